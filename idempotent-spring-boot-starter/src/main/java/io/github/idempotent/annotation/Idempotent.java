@@ -1,0 +1,95 @@
+package io.github.idempotent.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Makes a method safe to call again with the same idempotency key: the first call claims
+ * the key atomically and runs the method, every later call with the same key gets the
+ * stored result back without running it.
+ * <p>
+ * Durations ({@link #ttl()}, {@link #lease()}, {@link #waitFor()}, {@link #retryAfter()})
+ * are text: {@code "24h"}, {@code "PT30S"}, {@code "500ms"} or a placeholder such as
+ * {@code "${payments.ttl}"}. An empty value takes the {@code idempotent.*} property of
+ * the same name.
+ *
+ * <pre class="code">
+ * &#064;PostMapping("/payments")
+ * &#064;Idempotent(key = "#request.orderNo", ttl = "24h")
+ * public Payment pay(&#064;RequestBody PaymentRequest request) { ... }
+ * </pre>
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface Idempotent {
+
+	/**
+	 * SpEL expression over the method arguments that yields the idempotency key, by
+	 * parameter name ({@code #request.orderNo}) or position ({@code #p0}, {@code #a0}).
+	 * Empty: the key is the value of the {@code Idempotency-Key} request header.
+	 */
+	String key() default "";
+
+	/**
+	 * Name of the operation, part of the stored key so that two methods never share
+	 * results. Empty: {@code SimpleClassName#method}.
+	 */
+	String name() default "";
+
+	/**
+	 * How long a completed result is replayed. Empty: {@code idempotent.ttl}.
+	 */
+	String ttl() default "";
+
+	/**
+	 * How long an in-progress claim lives without renewal; a crashed instance blocks
+	 * retries for at most this long. Renewed every third of it while the method runs.
+	 * Empty: {@code idempotent.lease}.
+	 */
+	String lease() default "";
+
+	/**
+	 * How long a duplicate waits for the first call to finish before it is told the
+	 * operation is in progress. Empty: {@code idempotent.wait-for}.
+	 */
+	String waitFor() default "";
+
+	/**
+	 * Delay suggested to a duplicate that arrives while the first call runs (the HTTP
+	 * {@code Retry-After}). Empty: {@code idempotent.retry-after}.
+	 */
+	String retryAfter() default "";
+
+	/**
+	 * SpEL expression over the arguments whose value is fingerprinted to detect the same
+	 * key reused with a different payload. Empty: every argument except framework types
+	 * (servlet request and response, principal, binding result, model).
+	 */
+	String payload() default "";
+
+	/**
+	 * SpEL expression over the arguments that yields the scope the key lives in, so that
+	 * two callers never share results (a tenant id, say). Empty: the authenticated
+	 * principal when Spring Security is present, else a global scope.
+	 */
+	String scope() default "";
+
+	/**
+	 * Whether a call without a key is rejected. When {@code false}, such a call runs
+	 * unprotected, which lets an endpoint adopt idempotency keys gradually.
+	 */
+	boolean required() default true;
+
+	/**
+	 * Exception types that are outcomes rather than failures: when the method throws one
+	 * of them, the error is stored like a result and retries get the same exception
+	 * instead of running the method again. The type needs a public constructor taking a
+	 * {@code String} message, or a no-argument one. Any other exception releases the key.
+	 */
+	Class<? extends Throwable>[] cacheFor() default {};
+
+}

@@ -1,0 +1,91 @@
+package io.github.idempotent.aop;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * Proxies beans that have {@code @Idempotent} methods, as Spring proxies {@code @Async}
+ * and {@code @Retryable} ones; no auto-proxy creator is needed. The interceptor is looked
+ * up on first use so that this post-processor does not force the store and its
+ * dependencies to be created early. Every annotated method is parsed once all singletons
+ * exist, so a malformed annotation fails the start-up, not the first request.
+ */
+public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+		implements SmartInitializingSingleton {
+
+	private final List<Class<?>> proxiedClasses = new ArrayList<>();
+
+	private @Nullable BeanFactory beanFactory;
+
+	public IdempotentAnnotationBeanPostProcessor() {
+		setBeforeExistingAdvisors(true);
+	}
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		super.setBeanFactory(beanFactory);
+		this.beanFactory = beanFactory;
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+				new AnnotationMatchingPointcut(null, Idempotent.class, true), new LazyInterceptor(beanFactory));
+		this.advisor = advisor;
+	}
+
+	@Override
+	public Object postProcessAfterInitialization(Object bean, String beanName) {
+		Object result = super.postProcessAfterInitialization(bean, beanName);
+		if (result != bean || isEligible(bean, beanName)) {
+			synchronized (this.proxiedClasses) {
+				this.proxiedClasses.add(AopUtils.getTargetClass(bean));
+			}
+		}
+		return result;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (this.beanFactory == null) {
+			return;
+		}
+		IdempotentOperationSource operations = this.beanFactory.getBean(IdempotentOperationSource.class);
+		synchronized (this.proxiedClasses) {
+			this.proxiedClasses.forEach(operations::parseAll);
+			this.proxiedClasses.clear();
+		}
+	}
+
+	private static final class LazyInterceptor implements MethodInterceptor {
+
+		private final BeanFactory beanFactory;
+
+		private volatile @Nullable MethodInterceptor delegate;
+
+		LazyInterceptor(BeanFactory beanFactory) {
+			this.beanFactory = beanFactory;
+		}
+
+		@Override
+		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+			MethodInterceptor interceptor = this.delegate;
+			if (interceptor == null) {
+				interceptor = this.beanFactory.getBean(IdempotentInterceptor.class);
+				this.delegate = interceptor;
+			}
+			return interceptor.invoke(invocation);
+		}
+
+	}
+
+}

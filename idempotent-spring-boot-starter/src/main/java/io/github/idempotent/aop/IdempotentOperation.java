@@ -1,0 +1,30 @@
+package io.github.idempotent.aop;
+
+import java.lang.reflect.Method;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.expression.Expression;
+
+import io.github.idempotent.core.IdempotencyPolicy;
+
+/**
+ * Parsed form of one {@code @Idempotent} method: everything the per-call path needs, so
+ * that it evaluates and never parses.
+ *
+ * @param method the annotated method
+ * @param policy resolved settings
+ * @param key key expression, {@code null} to take the key from the context (the header)
+ * @param payload payload expression, {@code null} to fingerprint {@code payloadArguments}
+ * @param scope scope expression, {@code null} to take the scope from the resolver
+ * @param required whether a call without a key is refused
+ * @param payloadArguments positions of the arguments fingerprinted by default
+ */
+record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
+		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments) {
+
+	String describe() {
+		return this.method.getDeclaringClass().getName() + "#" + this.method.getName();
+	}
+
+}

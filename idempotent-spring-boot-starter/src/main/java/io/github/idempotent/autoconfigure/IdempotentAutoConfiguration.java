@@ -1,0 +1,88 @@
+package io.github.idempotent.autoconfigure;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
+import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.JacksonResultCodec;
+import io.github.idempotent.core.ResultCodec;
+import io.github.idempotent.core.ResultConverter;
+import io.github.idempotent.store.IdempotencyStore;
+
+/**
+ * Auto-configuration of {@code @Idempotent}: the store (Redis, JDBC or memory), the
+ * executor and the interceptor. Every bean backs off when the application defines its
+ * own.
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotentProperties.class)
+@Import({ RedisStoreConfiguration.class, MemoryStoreConfiguration.class, ScopeConfiguration.class })
+public final class IdempotentAutoConfiguration {
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static IdempotentAnnotationBeanPostProcessor idempotentAnnotationBeanPostProcessor() {
+		return new IdempotentAnnotationBeanPostProcessor();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ResultCodec idempotentResultCodec(ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<ResultConverter> converters) {
+		return new JacksonResultCodec(jsonMapper.getIfAvailable(JsonMapper::new), converters.orderedStream().toList());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Fingerprinter idempotentFingerprinter(ObjectProvider<JsonMapper> jsonMapper) {
+		return new Fingerprinter(jsonMapper.getIfAvailable(JsonMapper::new));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
+			ObjectProvider<IdempotencyObserver> observers) {
+		return new IdempotencyExecutor(store, properties.getFailureMode(), properties.getMaxResultSize().toBytes(),
+				IdempotencyObserver.composite(observers.orderedStream().toList()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
+			ConfigurableBeanFactory beanFactory) {
+		return new IdempotentOperationSource(new IdempotentOperationSource.Defaults(properties.getTtl(),
+				properties.getLease(), properties.getWaitFor(), properties.getRetryAfter()), codec, beanFactory);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
+			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
+			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory) {
+		return new IdempotentInterceptor(operations, executor, fingerprinter,
+				keyResolver.getIfAvailable(() -> () -> null), scopeResolver, properties.getKeyPrefix(),
+				properties.getMaxKeyLength(), beanFactory);
+	}
+
+}

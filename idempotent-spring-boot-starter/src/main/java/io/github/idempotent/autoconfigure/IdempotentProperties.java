@@ -1,0 +1,219 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+import io.github.idempotent.core.FailureMode;
+
+/**
+ * Configuration of {@code @Idempotent}.
+ */
+@ConfigurationProperties("idempotent")
+public class IdempotentProperties {
+
+	/**
+	 * Whether @Idempotent methods are guarded.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Prefix of every record key in the store.
+	 */
+	private String keyPrefix = "idempotent";
+
+	/**
+	 * Time to keep and replay completed results.
+	 */
+	private Duration ttl = Duration.ofHours(24);
+
+	/**
+	 * Lease of an in-progress call, renewed every third of it while the method runs; a
+	 * crashed instance blocks retries of its keys for at most this long.
+	 */
+	private Duration lease = Duration.ofSeconds(30);
+
+	/**
+	 * Time a duplicate waits for the first call to finish before it is refused as in
+	 * progress.
+	 */
+	private Duration waitFor = Duration.ZERO;
+
+	/**
+	 * Delay suggested to refused duplicates and to callers refused while the store is
+	 * down (HTTP Retry-After).
+	 */
+	private Duration retryAfter = Duration.ofSeconds(1);
+
+	/**
+	 * What to do when the store cannot be reached: refuse the call (closed) or run it
+	 * unprotected (open).
+	 */
+	private FailureMode failureMode = FailureMode.CLOSED;
+
+	/**
+	 * Longest key a caller may send, in characters.
+	 */
+	private int maxKeyLength = 255;
+
+	/**
+	 * Largest encoded result that is stored.
+	 */
+	private DataSize maxResultSize = DataSize.ofMegabytes(1);
+
+	/**
+	 * Scope of keys when the annotation names none: the authenticated principal, or one
+	 * scope shared by every caller.
+	 */
+	private DefaultScope defaultScope = DefaultScope.PRINCIPAL;
+
+	private final Store store = new Store();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public Duration getTtl() {
+		return this.ttl;
+	}
+
+	public void setTtl(Duration ttl) {
+		this.ttl = ttl;
+	}
+
+	public Duration getLease() {
+		return this.lease;
+	}
+
+	public void setLease(Duration lease) {
+		this.lease = lease;
+	}
+
+	public Duration getWaitFor() {
+		return this.waitFor;
+	}
+
+	public void setWaitFor(Duration waitFor) {
+		this.waitFor = waitFor;
+	}
+
+	public Duration getRetryAfter() {
+		return this.retryAfter;
+	}
+
+	public void setRetryAfter(Duration retryAfter) {
+		this.retryAfter = retryAfter;
+	}
+
+	public FailureMode getFailureMode() {
+		return this.failureMode;
+	}
+
+	public void setFailureMode(FailureMode failureMode) {
+		this.failureMode = failureMode;
+	}
+
+	public int getMaxKeyLength() {
+		return this.maxKeyLength;
+	}
+
+	public void setMaxKeyLength(int maxKeyLength) {
+		this.maxKeyLength = maxKeyLength;
+	}
+
+	public DataSize getMaxResultSize() {
+		return this.maxResultSize;
+	}
+
+	public void setMaxResultSize(DataSize maxResultSize) {
+		this.maxResultSize = maxResultSize;
+	}
+
+	public DefaultScope getDefaultScope() {
+		return this.defaultScope;
+	}
+
+	public void setDefaultScope(DefaultScope defaultScope) {
+		this.defaultScope = defaultScope;
+	}
+
+	public Store getStore() {
+		return this.store;
+	}
+
+	/**
+	 * Scope of keys when the annotation names none.
+	 */
+	public enum DefaultScope {
+
+		/**
+		 * The authenticated principal's name (Spring Security), else global.
+		 */
+		PRINCIPAL,
+
+		/**
+		 * One scope for every caller: keys must be unguessable and unique per client.
+		 */
+		GLOBAL
+
+	}
+
+	public static class Store {
+
+		/**
+		 * Store of idempotency records; auto picks Redis when a RedisConnectionFactory
+		 * exists, else memory.
+		 */
+		private StoreType type = StoreType.AUTO;
+
+		public StoreType getType() {
+			return this.type;
+		}
+
+		public void setType(StoreType type) {
+			this.type = type;
+		}
+
+	}
+
+	/**
+	 * Kinds of store.
+	 */
+	public enum StoreType {
+
+		/**
+		 * Redis when a RedisConnectionFactory exists, else memory.
+		 */
+		AUTO,
+
+		/**
+		 * Redis, through the application's RedisConnectionFactory.
+		 */
+		REDIS,
+
+		/**
+		 * A relational table, through the application's DataSource.
+		 */
+		JDBC,
+
+		/**
+		 * This JVM's memory: one instance only.
+		 */
+		MEMORY
+
+	}
+
+}

@@ -1,0 +1,41 @@
+package io.github.idempotent.autoconfigure;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.idempotent.autoconfigure.IdempotentProperties.StoreType;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+
+/**
+ * The in-memory store, when no other store applies. When the type names a store that
+ * could not be set up, fails with what is missing rather than falling back silently.
+ */
+@Configuration(proxyBeanMethods = false)
+class MemoryStoreConfiguration {
+
+	private static final Log logger = LogFactory.getLog(MemoryStoreConfiguration.class);
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotentProperties properties) {
+		StoreType type = properties.getStore().getType();
+		switch (type) {
+			case AUTO -> logger.warn("No RedisConnectionFactory found: @Idempotent keeps its records in memory, "
+					+ "so duplicates that reach another instance or arrive after a restart run again. "
+					+ "Add spring-boot-starter-data-redis (or set idempotent.store.type=memory to silence this)");
+			case MEMORY -> {
+			}
+			case REDIS -> throw new IllegalStateException("idempotent.store.type=redis but there is no "
+					+ "RedisConnectionFactory: add spring-boot-starter-data-redis and configure spring.data.redis.*");
+			case JDBC -> throw new IllegalStateException("idempotent.store.type=jdbc but there is no single "
+					+ "DataSource: add spring-boot-starter-jdbc and configure spring.datasource.*");
+		}
+		return new InMemoryIdempotencyStore();
+	}
+
+}

@@ -1,0 +1,55 @@
+package io.github.idempotent.core;
+
+import java.io.OutputStream;
+import java.security.MessageDigest;
+import java.util.Base64;
+
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Computes the {@link Fingerprint} of a payload: SHA-256 of its canonical JSON
+ * (properties and map entries sorted), so that two equal payloads give the same
+ * fingerprint whatever the order of their map entries.
+ */
+public final class Fingerprinter {
+
+	private final JsonMapper canonicalMapper;
+
+	public Fingerprinter(JsonMapper mapper) {
+		this.canonicalMapper = mapper.rebuild()
+			.enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
+			.enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+			.disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
+			.build();
+	}
+
+	public Fingerprint fingerprint(Object payload) {
+		MessageDigest digest = IdempotencyKey.sha256();
+		// The JSON is streamed into the digest: never materialised as a String or array.
+		this.canonicalMapper.writeValue(new DigestStream(digest), payload);
+		return new Fingerprint(Base64.getUrlEncoder().withoutPadding().encodeToString(digest.digest()));
+	}
+
+	private static final class DigestStream extends OutputStream {
+
+		private final MessageDigest digest;
+
+		DigestStream(MessageDigest digest) {
+			this.digest = digest;
+		}
+
+		@Override
+		public void write(int b) {
+			this.digest.update((byte) b);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) {
+			this.digest.update(b, off, len);
+		}
+
+	}
+
+}

@@ -1,0 +1,420 @@
+package io.github.idempotent.core;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
+
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * The idempotency protocol, written once for every store: claim the key atomically, run
+ * the method once while a watchdog renews the lease, store its outcome, replay it to
+ * every later call with the same key.
+ * <p>
+ * Stored bytes start with one marker byte: {@code V} for a return value (the codec's
+ * bytes follow), {@code E} for an exception listed in {@code cacheFor} (its class name
+ * and message follow), {@code X} for a result that could not be stored (the reason
+ * follows).
+ */
+public class IdempotencyExecutor implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
+
+	private static final byte VALUE = 'V';
+
+	private static final byte ERROR = 'E';
+
+	private static final byte UNSTORABLE = 'X';
+
+	private static final long FIRST_POLL_MILLIS = 10;
+
+	private static final long MAX_POLL_MILLIS = 200;
+
+	private final IdempotencyStore store;
+
+	private final FailureMode failureMode;
+
+	private final long maxResultSize;
+
+	private final ScheduledExecutorService watchdog;
+
+	private final IdempotencyObserver observer;
+
+	private final boolean ownsWatchdog;
+
+	/**
+	 * Creates an executor with its own lease watchdog thread, stopped by
+	 * {@link #close()}.
+	 */
+	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
+			IdempotencyObserver observer) {
+		this(store, failureMode, maxResultSize, newWatchdog(), observer, true);
+	}
+
+	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
+			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
+		this(store, failureMode, maxResultSize, watchdog, observer, false);
+	}
+
+	private IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
+			ScheduledExecutorService watchdog, IdempotencyObserver observer, boolean ownsWatchdog) {
+		Assert.notNull(store, "store must not be null");
+		Assert.notNull(failureMode, "failureMode must not be null");
+		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		Assert.notNull(watchdog, "watchdog must not be null");
+		Assert.notNull(observer, "observer must not be null");
+		this.store = store;
+		this.failureMode = failureMode;
+		this.maxResultSize = maxResultSize;
+		this.watchdog = watchdog;
+		this.observer = observer;
+		this.ownsWatchdog = ownsWatchdog;
+	}
+
+	private static ScheduledExecutorService newWatchdog() {
+		ScheduledThreadPoolExecutor watchdog = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "idempotent-lease-watchdog");
+			thread.setDaemon(true);
+			return thread;
+		});
+		// Most calls end long before their first renewal: drop their cancelled tasks at
+		// once instead of letting them pile up in the queue until due.
+		watchdog.setRemoveOnCancelPolicy(true);
+		return watchdog;
+	}
+
+	/**
+	 * Stops the lease watchdog if this executor created it.
+	 */
+	@Override
+	public void close() {
+		if (this.ownsWatchdog) {
+			this.watchdog.shutdownNow();
+		}
+	}
+
+	public IdempotencyStore getStore() {
+		return this.store;
+	}
+
+	/**
+	 * Runs {@code invocation} at most once per key and returns its result, or the stored
+	 * result of the call that ran.
+	 * @param policy the operation's settings
+	 * @param clientKey the key as the caller sent it, for messages
+	 * @param key the scoped store key
+	 * @param fingerprint fingerprint of the payload
+	 * @param invocation the method
+	 */
+	public Object execute(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+			Invocation invocation) throws Throwable {
+		ClaimResult claim;
+		try {
+			claim = this.store.claim(key, fingerprint, policy.lease());
+		}
+		catch (RuntimeException ex) {
+			return storeUnavailable(policy, clientKey, ex, invocation);
+		}
+		long deadline = 0;
+		long pollMillis = FIRST_POLL_MILLIS;
+		while (true) {
+			if (claim instanceof ClaimResult.Acquired acquired) {
+				return runAsOwner(policy, clientKey, key, acquired.token(), invocation);
+			}
+			if (claim instanceof ClaimResult.Completed completed) {
+				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint());
+				this.observer.replayed(policy, clientKey);
+				return replay(policy, clientKey, completed.result());
+			}
+			ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
+			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint());
+			long now = System.nanoTime();
+			if (deadline == 0) {
+				deadline = now + policy.waitFor().toNanos();
+			}
+			long remainingMillis = TimeUnit.NANOSECONDS.toMillis(deadline - now);
+			if (remainingMillis <= 0 || !sleep(Math.min(pollMillis, remainingMillis))) {
+				throw reject(policy, new IdempotencyInProgressException(clientKey, policy.name(), policy.retryAfter()));
+			}
+			pollMillis = Math.min(pollMillis * 2, MAX_POLL_MILLIS);
+			try {
+				// Claim, not just read: if the first call failed and released the key,
+				// this caller becomes the owner and runs the method itself.
+				claim = this.store.claim(key, fingerprint, policy.lease());
+			}
+			catch (RuntimeException ex) {
+				throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
+			}
+		}
+	}
+
+	private Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+			Invocation invocation) throws Throwable {
+		ScheduledFuture<?> renewal = scheduleRenewal(policy, clientKey, key, token);
+		Object result;
+		try {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			renewal.cancel(false);
+			if (policy.isCached(ex)) {
+				complete(policy, clientKey, key, token, errorOutcome(ex));
+			}
+			else {
+				release(policy, clientKey, key, token, ex);
+			}
+			throw ex;
+		}
+		renewal.cancel(false);
+		this.observer.executed(policy, clientKey);
+		complete(policy, clientKey, key, token, valueOutcome(policy, clientKey, result));
+		return result;
+	}
+
+	private ScheduledFuture<?> scheduleRenewal(IdempotencyPolicy policy, String clientKey, IdempotencyKey key,
+			String token) {
+		// A call shorter than a third of the lease never wakes the watchdog thread: the
+		// task is scheduled, then cancelled before it is due.
+		long period = Math.max(1, policy.lease().toMillis() / 3);
+		return this.watchdog.scheduleWithFixedDelay(new Renewal(policy, clientKey, key, token), period, period,
+				TimeUnit.MILLISECONDS);
+	}
+
+	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,
+			Invocation invocation) throws Throwable {
+		if (this.failureMode == FailureMode.CLOSED) {
+			throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
+		}
+		logger.warn("Idempotency store unavailable, running " + policy.name() + " for key '" + clientKey
+				+ "' unprotected (idempotent.failure-mode=open): " + ex);
+		this.observer.bypassed(policy, clientKey, ex);
+		return invocation.proceed();
+	}
+
+	private void checkFingerprint(IdempotencyPolicy policy, String clientKey, Fingerprint expected,
+			Fingerprint actual) {
+		if (!expected.equals(actual)) {
+			throw reject(policy, new IdempotencyKeyReusedException(clientKey, policy.name()));
+		}
+	}
+
+	private IdempotencyException reject(IdempotencyPolicy policy, IdempotencyException ex) {
+		String key = (ex instanceof IdempotencyInProgressException inProgress) ? inProgress.getKey()
+				: ((IdempotencyKeyReusedException) ex).getKey();
+		this.observer.rejected(policy, key, ex);
+		return ex;
+	}
+
+	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+			StoredResult result) {
+		try {
+			if (!this.store.complete(key, token, result, policy.ttl())) {
+				leaseLost(policy, clientKey, "complete");
+			}
+		}
+		catch (RuntimeException ex) {
+			// The method has run: its result goes back to this caller. Retries see the
+			// placeholder until the lease expires, then may run the method again.
+			logger.error("Could not store the result of " + policy.name() + " for key '" + clientKey
+					+ "'; the key stays claimed until its lease expires", ex);
+		}
+	}
+
+	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+			Throwable failure) {
+		try {
+			if (!this.store.release(key, token)) {
+				leaseLost(policy, clientKey, "release");
+			}
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+			logger.error("Could not release key '" + clientKey + "' of " + policy.name()
+					+ " after the method failed; retries are refused until its lease expires", ex);
+		}
+	}
+
+	private void leaseLost(IdempotencyPolicy policy, String clientKey, String step) {
+		logger.warn("Lease of key '" + clientKey + "' of " + policy.name() + " was lost before " + step
+				+ ": the method ran longer than the lease without renewal; a duplicate may have run. "
+				+ "Increase the lease or check the store's latency");
+		this.observer.leaseLost(policy, clientKey);
+	}
+
+	private StoredResult valueOutcome(IdempotencyPolicy policy, String clientKey, Object value) {
+		ResultBuffer out = new ResultBuffer();
+		out.write(VALUE);
+		try {
+			policy.codec().encode(value, out);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Result of " + policy.name() + " for key '" + clientKey
+					+ "' cannot be encoded; retries with this key get an error instead of a replay", ex);
+			return unstorable("The result of " + policy.name() + " could not be encoded (" + ex.getMessage()
+					+ "); it ran once and will not run again for this key");
+		}
+		if (out.size() > this.maxResultSize) {
+			logger.error("Result of " + policy.name() + " for key '" + clientKey + "' is " + out.size()
+					+ " bytes, above idempotent.max-result-size=" + this.maxResultSize
+					+ "; retries with this key get an error instead of a replay");
+			return unstorable("The result of " + policy.name() + " was " + out.size()
+					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
+		}
+		return new StoredResult(out.bytes());
+	}
+
+	private static StoredResult errorOutcome(Throwable ex) {
+		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
+		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + message));
+	}
+
+	private static StoredResult unstorable(String reason) {
+		return new StoredResult(concat(UNSTORABLE, reason));
+	}
+
+	private static byte[] concat(byte marker, String text) {
+		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+		byte[] bytes = new byte[utf8.length + 1];
+		bytes[0] = marker;
+		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
+		return bytes;
+	}
+
+	private Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result) throws Throwable {
+		byte[] bytes = result.bytes();
+		if (bytes.length > 0 && bytes[0] == VALUE) {
+			try {
+				return policy.codec().decode(bytes, 1, bytes.length - 1);
+			}
+			catch (RuntimeException ex) {
+				throw new IdempotencyResultException("Stored result of " + policy.name() + " for key '" + clientKey
+						+ "' does not decode into the method's return type (was it changed since?); "
+						+ "the call is not run again. Send a new key to run it", ex);
+			}
+		}
+		String text = new String(bytes, 1, Math.max(0, bytes.length - 1), StandardCharsets.UTF_8);
+		if (bytes.length > 0 && bytes[0] == ERROR) {
+			throw storedError(policy, clientKey, text);
+		}
+		throw new IdempotencyResultException(text);
+	}
+
+	private Throwable storedError(IdempotencyPolicy policy, String clientKey, String text) {
+		int newline = text.indexOf('\n');
+		String typeName = text.substring(0, newline);
+		String message = text.substring(newline + 1);
+		// Only types the annotation lists are instantiated: the stored name picks among
+		// them, it never loads an arbitrary class.
+		for (Class<? extends Throwable> allowed : policy.cacheFor()) {
+			try {
+				Class<?> type = ClassUtils.forName(typeName, allowed.getClassLoader());
+				if (allowed.isAssignableFrom(type)) {
+					return instantiate(type, message);
+				}
+			}
+			catch (ReflectiveOperationException | LinkageError ex) {
+				// try the next allowed type
+			}
+		}
+		return new IdempotencyResultException("Stored error " + typeName + " of " + policy.name() + " for key '"
+				+ clientKey + "' is no longer listed in cacheFor or cannot be created: " + message);
+	}
+
+	private static Throwable instantiate(Class<?> type, String message) throws ReflectiveOperationException {
+		try {
+			return (Throwable) type.getConstructor(String.class).newInstance(message);
+		}
+		catch (NoSuchMethodException ex) {
+			return (Throwable) type.getConstructor().newInstance();
+		}
+	}
+
+	private static boolean sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/**
+	 * Buffer whose bytes are handed over without a final copy when the buffer is exactly
+	 * full (a copy to size otherwise).
+	 */
+	private static final class ResultBuffer extends ByteArrayOutputStream {
+
+		ResultBuffer() {
+			super(256);
+		}
+
+		byte[] bytes() {
+			return (this.count == this.buf.length) ? this.buf : Arrays.copyOf(this.buf, this.count);
+		}
+
+	}
+
+	/**
+	 * The guarded method.
+	 */
+	@FunctionalInterface
+	public interface Invocation {
+
+		Object proceed() throws Throwable;
+
+	}
+
+	private final class Renewal implements Runnable {
+
+		private final IdempotencyPolicy policy;
+
+		private final String clientKey;
+
+		private final IdempotencyKey key;
+
+		private final String token;
+
+		private boolean lost;
+
+		Renewal(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token) {
+			this.policy = policy;
+			this.clientKey = clientKey;
+			this.key = key;
+			this.token = token;
+		}
+
+		@Override
+		public void run() {
+			if (this.lost) {
+				return;
+			}
+			try {
+				if (!IdempotencyExecutor.this.store.renew(this.key, this.token, this.policy.lease())) {
+					this.lost = true;
+					leaseLost(this.policy, this.clientKey, "renewal");
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not renew the lease of key '" + this.clientKey + "' of " + this.policy.name()
+						+ "; retrying: " + ex);
+			}
+		}
+
+	}
+
+}

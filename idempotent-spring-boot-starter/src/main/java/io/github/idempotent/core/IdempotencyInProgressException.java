@@ -1,0 +1,39 @@
+package io.github.idempotent.core;
+
+import java.time.Duration;
+
+/**
+ * A call with the same key is still running. Maps to HTTP 409 with {@code Retry-After}.
+ */
+public class IdempotencyInProgressException extends IdempotencyException {
+
+	private final String key;
+
+	private final String operation;
+
+	private final Duration retryAfter;
+
+	public IdempotencyInProgressException(String key, String operation, Duration retryAfter) {
+		super("A request with idempotency key '" + key + "' of " + operation + " is still in progress; retry after "
+				+ retryAfter.toMillis() + " ms with the same key");
+		this.key = key;
+		this.operation = operation;
+		this.retryAfter = retryAfter;
+	}
+
+	/**
+	 * Key as the caller sent it (unscoped).
+	 */
+	public String getKey() {
+		return this.key;
+	}
+
+	public String getOperation() {
+		return this.operation;
+	}
+
+	public Duration getRetryAfter() {
+		return this.retryAfter;
+	}
+
+}

@@ -1,0 +1,90 @@
+package io.github.idempotent.core;
+
+import java.util.List;
+
+/**
+ * Callbacks on the outcomes of the protocol, for metrics, logs and the HTTP layer (which
+ * marks replays). Called on the caller's thread; implementations must be fast and must
+ * not throw.
+ */
+public interface IdempotencyObserver {
+
+	/**
+	 * Observer that does nothing.
+	 */
+	IdempotencyObserver NONE = new IdempotencyObserver() {
+	};
+
+	/**
+	 * Observer that notifies each of {@code observers} in turn.
+	 */
+	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {
+		if (observers.isEmpty()) {
+			return NONE;
+		}
+		if (observers.size() == 1) {
+			return observers.get(0);
+		}
+		List<IdempotencyObserver> all = List.copyOf(observers);
+		return new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.executed(policy, key));
+			}
+
+			@Override
+			public void replayed(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.replayed(policy, key));
+			}
+
+			@Override
+			public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
+				all.forEach((observer) -> observer.rejected(policy, key, reason));
+			}
+
+			@Override
+			public void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
+				all.forEach((observer) -> observer.bypassed(policy, key, storeFailure));
+			}
+
+			@Override
+			public void leaseLost(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.leaseLost(policy, key));
+			}
+
+		};
+	}
+
+	/**
+	 * The method ran as the first call for the key.
+	 */
+	default void executed(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * A stored result was returned without running the method.
+	 */
+	default void replayed(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * A duplicate was refused: in progress or the key reused with another payload.
+	 */
+	default void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
+	}
+
+	/**
+	 * The store was unreachable and the method ran unprotected (fail open).
+	 */
+	default void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
+	}
+
+	/**
+	 * The caller lost its claim (its lease expired before it completed or renewed), so a
+	 * second execution may have started.
+	 */
+	default void leaseLost(IdempotencyPolicy policy, String key) {
+	}
+
+}

@@ -1,0 +1,37 @@
+package io.github.idempotent.store;
+
+import org.springframework.util.Assert;
+
+/**
+ * Encoded outcome of a completed call, as the store keeps it. The bytes are opaque to the
+ * store; {@link io.github.idempotent.core.ResultCodec} gives them meaning.
+ * <p>
+ * The array is shared, not copied, to keep the hot path free of copies: neither the store
+ * nor the codec may modify it.
+ */
+public record StoredResult(byte[] bytes) {
+
+	public StoredResult {
+		Assert.notNull(bytes, "bytes must not be null");
+	}
+
+	public int size() {
+		return this.bytes.length;
+	}
+
+	@Override
+	public boolean equals(Object other) {
+		return (other instanceof StoredResult that) && java.util.Arrays.equals(this.bytes, that.bytes);
+	}
+
+	@Override
+	public int hashCode() {
+		return java.util.Arrays.hashCode(this.bytes);
+	}
+
+	@Override
+	public String toString() {
+		return "StoredResult[" + this.bytes.length + " bytes]";
+	}
+
+}

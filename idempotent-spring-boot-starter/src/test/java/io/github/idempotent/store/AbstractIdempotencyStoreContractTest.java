@@ -1,0 +1,246 @@
+package io.github.idempotent.store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The semantics every {@link IdempotencyStore} must have. A store's test extends this
+ * class and supplies the store; each test works on keys of its own, so the class runs
+ * against a shared server.
+ */
+public abstract class AbstractIdempotencyStoreContractTest {
+
+	protected static final Duration LEASE = Duration.ofSeconds(30);
+
+	protected static final Duration TTL = Duration.ofMinutes(10);
+
+	private static final Fingerprint FP = new Fingerprint("fp-1");
+
+	private IdempotencyStore store;
+
+	protected abstract IdempotencyStore createStore();
+
+	protected void destroyStore(IdempotencyStore store) {
+	}
+
+	@BeforeEach
+	void setUpStore() {
+		this.store = createStore();
+	}
+
+	@AfterEach
+	void tearDownStore() {
+		destroyStore(this.store);
+	}
+
+	protected IdempotencyStore store() {
+		return this.store;
+	}
+
+	protected IdempotencyKey newKey() {
+		return new IdempotencyKey("idempotent-test:" + getClass().getSimpleName() + ":" + UUID.randomUUID());
+	}
+
+	@Test
+	void claimOfAnAbsentKeyAcquiresIt() {
+		ClaimResult result = this.store.claim(newKey(), FP, LEASE);
+		assertThat(result).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(((ClaimResult.Acquired) result).token()).isNotBlank();
+	}
+
+	@Test
+	void claimOfAKeyInProgressReportsItsFingerprintAndLease() {
+		IdempotencyKey key = newKey();
+		acquire(key);
+		ClaimResult second = this.store.claim(key, new Fingerprint("other"), LEASE);
+		assertThat(second).isInstanceOf(ClaimResult.InProgress.class);
+		ClaimResult.InProgress inProgress = (ClaimResult.InProgress) second;
+		assertThat(inProgress.fingerprint()).isEqualTo(FP);
+		assertThat(inProgress.leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+	}
+
+	@Test
+	void completedKeyReturnsTheStoredResultAndFingerprint() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		StoredResult result = new StoredResult(new byte[] { 'V', '4', '2' });
+		assertThat(this.store.complete(key, token, result, TTL)).isTrue();
+		ClaimResult again = this.store.claim(key, FP, LEASE);
+		assertThat(again).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void resultBytesRoundTripExactly() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		byte[] bytes = new byte[256 * 64];
+		for (int i = 0; i < bytes.length; i++) {
+			bytes[i] = (byte) i;
+		}
+		this.store.complete(key, token, new StoredResult(bytes), TTL);
+		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, FP, LEASE);
+		assertThat(completed.result().bytes()).isEqualTo(bytes);
+	}
+
+	@Test
+	void emptyResultRoundTrips() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		this.store.complete(key, token, new StoredResult(new byte[0]), TTL);
+		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, FP, LEASE);
+		assertThat(completed.result().bytes()).isEmpty();
+	}
+
+	@Test
+	void releaseLetsTheNextClaimAcquire() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		assertThat(this.store.release(key, token)).isTrue();
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void onlyTheOwnerCanCompleteReleaseOrRenew() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		assertThat(this.store.complete(key, "not-the-owner", new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+		assertThat(this.store.release(key, "not-the-owner")).isFalse();
+		assertThat(this.store.renew(key, "not-the-owner", LEASE)).isFalse();
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(this.store.renew(key, token, LEASE)).isTrue();
+	}
+
+	@Test
+	void aCompletedRecordCannotBeReleasedRenewedOrCompletedAgain() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		StoredResult result = new StoredResult(new byte[] { 1, 2, 3 });
+		this.store.complete(key, token, result, TTL);
+		assertThat(this.store.release(key, token)).isFalse();
+		assertThat(this.store.renew(key, token, LEASE)).isFalse();
+		assertThat(this.store.complete(key, token, new StoredResult(new byte[] { 9 }), TTL)).isFalse();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void operationsOnAnAbsentKeyReportNotOwned() {
+		IdempotencyKey key = newKey();
+		assertThat(this.store.complete(key, "token", new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+		assertThat(this.store.release(key, "token")).isFalse();
+		assertThat(this.store.renew(key, "token", LEASE)).isFalse();
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void anExpiredLeaseLetsANewOwnerInAndFencesTheOldOne() {
+		IdempotencyKey key = newKey();
+		String crashed = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(300))).token();
+		String[] next = new String[1];
+		await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> {
+			ClaimResult result = this.store.claim(key, FP, LEASE);
+			if (result instanceof ClaimResult.Acquired acquired) {
+				next[0] = acquired.token();
+				return true;
+			}
+			return false;
+		});
+		assertThat(next[0]).isNotEqualTo(crashed);
+		// The old owner wakes up: none of its writes may touch the new owner's record.
+		assertThat(this.store.complete(key, crashed, new StoredResult(new byte[] { 'X' }), TTL)).isFalse();
+		assertThat(this.store.release(key, crashed)).isFalse();
+		assertThat(this.store.renew(key, crashed, LEASE)).isFalse();
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		StoredResult result = new StoredResult(new byte[] { 'O', 'K' });
+		assertThat(this.store.complete(key, next[0], result, TTL)).isTrue();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void renewalKeepsALeaseAlive() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(400))).token();
+		assertThat(this.store.renew(key, token, Duration.ofSeconds(30))).isTrue();
+		Thread.sleep(800);
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(this.store.complete(key, token, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
+	}
+
+	@Test
+	void aCompletedResultExpiresAfterItsTtl() {
+		IdempotencyKey key = newKey();
+		String token = acquire(key);
+		this.store.complete(key, token, new StoredResult(new byte[] { 1 }), Duration.ofMillis(300));
+		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+		await().atMost(Duration.ofSeconds(5))
+			.pollInterval(Duration.ofMillis(50))
+			.until(() -> this.store.claim(key, FP, LEASE) instanceof ClaimResult.Acquired);
+	}
+
+	@Test
+	void keysAreIndependent() {
+		IdempotencyKey first = newKey();
+		IdempotencyKey second = newKey();
+		acquire(first);
+		assertThat(this.store.claim(second, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aStormOfClaimsOnOneKeyHasExactlyOneWinner() throws Exception {
+		int threads = 64;
+		for (int round = 0; round < 5; round++) {
+			IdempotencyKey key = newKey();
+			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			try {
+				CountDownLatch start = new CountDownLatch(1);
+				List<Future<ClaimResult>> futures = new ArrayList<>();
+				for (int i = 0; i < threads; i++) {
+					futures.add(pool.submit(() -> {
+						start.await();
+						return this.store.claim(key, FP, LEASE);
+					}));
+				}
+				start.countDown();
+				int acquired = 0;
+				int inProgress = 0;
+				for (Future<ClaimResult> future : futures) {
+					ClaimResult result = future.get(30, TimeUnit.SECONDS);
+					if (result instanceof ClaimResult.Acquired) {
+						acquired++;
+					}
+					else if (result instanceof ClaimResult.InProgress) {
+						inProgress++;
+					}
+				}
+				assertThat(acquired).as("claims that won, round %d", round).isEqualTo(1);
+				assertThat(inProgress).isEqualTo(threads - 1);
+			}
+			finally {
+				pool.shutdownNow();
+			}
+		}
+	}
+
+	private String acquire(IdempotencyKey key) {
+		ClaimResult result = this.store.claim(key, FP, LEASE);
+		assertThat(result).isInstanceOf(ClaimResult.Acquired.class);
+		return ((ClaimResult.Acquired) result).token();
+	}
+
+}
