@@ -11,6 +11,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.util.ClassUtils;
 
 import tools.jackson.databind.json.JsonMapper;
 
@@ -26,6 +27,7 @@ import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.web.PrincipalScopeResolver;
 
 /**
  * Auto-configuration of {@code @Idempotent}: the store (Redis, JDBC or memory), the
@@ -37,13 +39,30 @@ import io.github.idempotent.store.IdempotencyStore;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
-@Import({ RedisStoreConfiguration.class, MemoryStoreConfiguration.class, ScopeConfiguration.class })
+@Import({ RedisStoreConfiguration.class, MemoryStoreConfiguration.class })
 public final class IdempotentAutoConfiguration {
+
+	private static final String SECURITY_CONTEXT_HOLDER = "org.springframework.security.core.context.SecurityContextHolder";
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static IdempotentAnnotationBeanPostProcessor idempotentAnnotationBeanPostProcessor() {
 		return new IdempotentAnnotationBeanPostProcessor();
+	}
+
+	/**
+	 * Scope of keys: the authenticated principal when Spring Security is present (and
+	 * {@code idempotent.default-scope=principal}), else one global scope.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyScopeResolver idempotencyScopeResolver(IdempotentProperties properties,
+			ConfigurableBeanFactory beanFactory) {
+		if (properties.getDefaultScope() == IdempotentProperties.DefaultScope.PRINCIPAL
+				&& ClassUtils.isPresent(SECURITY_CONTEXT_HOLDER, beanFactory.getBeanClassLoader())) {
+			return new PrincipalScopeResolver();
+		}
+		return () -> IdempotencyScopeResolver.GLOBAL;
 	}
 
 	@Bean

@@ -70,6 +70,8 @@ public class IdempotentProperties {
 
 	private final Store store = new Store();
 
+	private final Web web = new Web();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -154,6 +156,10 @@ public class IdempotentProperties {
 		return this.store;
 	}
 
+	public Web getWeb() {
+		return this.web;
+	}
+
 	/**
 	 * Scope of keys when the annotation names none.
 	 */
@@ -213,6 +219,38 @@ public class IdempotentProperties {
 		 * This JVM's memory: one instance only.
 		 */
 		MEMORY
+
+	}
+
+	public static class Web {
+
+		/**
+		 * Request header that carries the idempotency key when the annotation has no key
+		 * expression.
+		 */
+		private String headerName = "Idempotency-Key";
+
+		/**
+		 * Whether the protocol's exceptions are mapped to problem responses (400, 409,
+		 * 422, 503).
+		 */
+		private boolean problemDetails = true;
+
+		public String getHeaderName() {
+			return this.headerName;
+		}
+
+		public void setHeaderName(String headerName) {
+			this.headerName = headerName;
+		}
+
+		public boolean isProblemDetails() {
+			return this.problemDetails;
+		}
+
+		public void setProblemDetails(boolean problemDetails) {
+			this.problemDetails = problemDetails;
+		}
 
 	}
 

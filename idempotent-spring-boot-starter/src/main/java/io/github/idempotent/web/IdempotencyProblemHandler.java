@@ -1,0 +1,94 @@
+package io.github.idempotent.web;
+
+import java.net.URI;
+import java.time.Duration;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.core.IdempotencyKeyReusedException;
+import io.github.idempotent.core.IdempotencyResultException;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+
+/**
+ * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
+ * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
+ * reused with another payload, 503 with {@code Retry-After} when the store is down. It
+ * has the lowest precedence, so an application's own {@code @ControllerAdvice} that
+ * handles these exceptions wins.
+ */
+@RestControllerAdvice
+@Order(Ordered.LOWEST_PRECEDENCE)
+public class IdempotencyProblemHandler {
+
+	private static final String TYPE_BASE = "urn:idempotent:";
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
+		ProblemDetail problem = problem(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getMessage());
+		problem.setProperty("idempotencyKey", ex.getKey());
+		return withRetryAfter(problem, ex.getRetryAfter());
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> keyReused(IdempotencyKeyReusedException ex) {
+		ProblemDetail problem = problem(HttpStatus.UNPROCESSABLE_CONTENT, "key-reused", "Idempotency key reused",
+				ex.getMessage());
+		problem.setProperty("idempotencyKey", ex.getKey());
+		return ResponseEntity.of(problem).build();
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> invalidKey(IdempotencyKeyException ex) {
+		return ResponseEntity
+			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getMessage()))
+			.build();
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
+		// The cause's message may name internal hosts: it stays in the logs.
+		return withRetryAfter(
+				problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable",
+						"The request was not processed because its idempotency key could not be checked; "
+								+ "retry later with the same key"),
+				ex.getRetryAfter());
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> resultUnavailable(IdempotencyResultException ex) {
+		return ResponseEntity
+			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
+					ex.getMessage()))
+			.build();
+	}
+
+	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+		problem.setType(URI.create(TYPE_BASE + type));
+		problem.setTitle(title);
+		return problem;
+	}
+
+	private static ResponseEntity<ProblemDetail> withRetryAfter(ProblemDetail problem, Duration retryAfter) {
+		return ResponseEntity.of(problem).header(HttpHeaders.RETRY_AFTER, Long.toString(seconds(retryAfter))).build();
+	}
+
+	/**
+	 * Whole seconds, rounded up and at least one: {@code Retry-After: 0} would invite an
+	 * immediate retry storm.
+	 */
+	static long seconds(Duration duration) {
+		long seconds = duration.getSeconds() + ((duration.getNano() > 0) ? 1 : 0);
+		return Math.max(1, seconds);
+	}
+
+}

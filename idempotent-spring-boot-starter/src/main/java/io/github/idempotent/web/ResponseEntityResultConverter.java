@@ -1,0 +1,71 @@
+package io.github.idempotent.web;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.ResolvableType;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
+
+import io.github.idempotent.core.ResultConverter;
+
+/**
+ * Stores a {@link ResponseEntity} as its status, its end-to-end headers and its body
+ * (typed by the entity's generic type), so a replay is the same response. Hop-by-hop
+ * headers and headers the server computes for each response are not stored.
+ */
+public class ResponseEntityResultConverter implements ResultConverter {
+
+	/**
+	 * Hop-by-hop headers (RFC 9110 section 7.6.1) and framing headers the container
+	 * recomputes.
+	 */
+	private static final Set<String> NOT_REPLAYED = Set.of("connection", "keep-alive", "proxy-authenticate",
+			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+			"content-length", "date", IdempotencyResponseHeaders.REPLAYED.toLowerCase(Locale.ROOT));
+
+	@Override
+	public @Nullable ResolvableType storedType(ResolvableType returnType) {
+		if (!ResponseEntity.class.isAssignableFrom(returnType.toClass())) {
+			return null;
+		}
+		ResolvableType body = returnType.as(ResponseEntity.class).getGeneric(0);
+		if (body.resolve() == null) {
+			body = ResolvableType.forClass(Object.class);
+		}
+		return ResolvableType.forClassWithGenerics(StoredResponse.class, body);
+	}
+
+	@Override
+	public Object toStored(Object value) {
+		ResponseEntity<?> entity = (ResponseEntity<?>) value;
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		for (Map.Entry<String, List<String>> header : entity.getHeaders().headerSet()) {
+			if (!NOT_REPLAYED.contains(header.getKey().toLowerCase(Locale.ROOT))) {
+				headers.put(header.getKey(), new ArrayList<>(header.getValue()));
+			}
+		}
+		return new StoredResponse<>(entity.getStatusCode().value(), headers, entity.getBody());
+	}
+
+	@Override
+	public Object fromStored(Object stored) {
+		StoredResponse<?> response = (StoredResponse<?>) stored;
+		HttpHeaders headers = new HttpHeaders();
+		response.headers().forEach(headers::put);
+		return ResponseEntity.status(response.status()).headers(headers).body(response.body());
+	}
+
+	/**
+	 * The stored form of a response entity.
+	 */
+	public record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {
+	}
+
+}

@@ -1,0 +1,219 @@
+package io.github.idempotent.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.security.authentication.TestingAuthenticationToken;
+import org.springframework.security.core.context.SecurityContextHolder;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.store.redis.RedisIdempotencyStore;
+import io.github.idempotent.testsupport.TestRedis;
+import io.github.idempotent.web.PrincipalScopeResolver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class IdempotentAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
+				IdempotentAutoConfiguration.class))
+		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
+
+	@Test
+	void redisStoreWhenARedisConnectionFactoryExists() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
+			assertThat(context).hasSingleBean(IdempotencyStore.class);
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(context).hasSingleBean(IdempotencyExecutor.class);
+			assertThat(context).hasSingleBean(IdempotentInterceptor.class);
+		});
+	}
+
+	@Test
+	void memoryStoreWhenRedisIsNotOnTheClasspath() {
+		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.data.redis")).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
+		});
+	}
+
+	@Test
+	void memoryStoreWhenAskedForEvenWithRedis() {
+		this.runner.withPropertyValues("idempotent.store.type=memory")
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(InMemoryIdempotencyStore.class));
+	}
+
+	@Test
+	void redisStoreRequestedWithoutRedisFailsWithAClearMessage() {
+		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))
+			.withPropertyValues("idempotent.store.type=redis")
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("idempotent.store.type=redis but there is no RedisConnectionFactory"));
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnStore() {
+		this.runner.withUserConfiguration(CustomStoreConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyStore.class);
+			assertThat(context.getBean(IdempotencyStore.class)).isSameAs(CustomStoreConfiguration.STORE);
+		});
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnScopeResolver() {
+		this.runner.withBean(IdempotencyScopeResolver.class, () -> () -> "tenant-1")
+			.run((context) -> assertThat(context.getBean(IdempotencyScopeResolver.class).resolveScope())
+				.isEqualTo("tenant-1"));
+	}
+
+	@Test
+	void disabledFlagTurnsEverythingOff() {
+		this.runner.withPropertyValues("idempotent.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(IdempotencyStore.class);
+			assertThat(context).doesNotHaveBean(IdempotencyExecutor.class);
+			assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
+		});
+	}
+
+	@Test
+	void disabledFlagLeavesAnnotatedBeansUnproxied() {
+		this.runner.withPropertyValues("idempotent.enabled=false")
+			.withUserConfiguration(AnnotatedServiceConfiguration.class)
+			.run((context) -> {
+				AnnotatedService service = context.getBean(AnnotatedService.class);
+				assertThat(service.next("k")).isEqualTo(1);
+				assertThat(service.next("k")).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void scopeIsThePrincipalWhenSpringSecurityIsPresent() {
+		this.runner.run((context) -> {
+			IdempotencyScopeResolver resolver = context.getBean(IdempotencyScopeResolver.class);
+			assertThat(resolver).isInstanceOf(PrincipalScopeResolver.class);
+			assertThat(resolver.resolveScope()).isEqualTo(IdempotencyScopeResolver.GLOBAL);
+			SecurityContextHolder.getContext()
+				.setAuthentication(new TestingAuthenticationToken("alice", "secret", "ROLE_USER"));
+			try {
+				assertThat(resolver.resolveScope()).isEqualTo("u=alice");
+			}
+			finally {
+				SecurityContextHolder.clearContext();
+			}
+		});
+	}
+
+	@Test
+	void scopeIsGlobalWithoutSpringSecurityOrWhenConfigured() {
+		this.runner.withClassLoader(new FilteredClassLoader(SecurityContextHolder.class))
+			.run((context) -> assertThat(context.getBean(IdempotencyScopeResolver.class).resolveScope())
+				.isEqualTo(IdempotencyScopeResolver.GLOBAL));
+		this.runner.withPropertyValues("idempotent.default-scope=global")
+			.run((context) -> assertThat(context.getBean(IdempotencyScopeResolver.class))
+				.isNotInstanceOf(PrincipalScopeResolver.class));
+	}
+
+	@Test
+	void malformedKeyExpressionFailsTheStartupNamingTheMethod() {
+		this.runner.withUserConfiguration(MalformedServiceConfiguration.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining(
+						"@Idempotent on MalformedService#charge: key expression '#request.(' does not parse"));
+	}
+
+	@Test
+	void malformedDurationFailsTheStartupNamingTheMethod() {
+		this.runner.withUserConfiguration(BadDurationServiceConfiguration.class)
+			.withPropertyValues("payments.ttl=forever")
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("@Idempotent on BadDurationService#charge: ttl '${payments.ttl}' "
+						+ "(resolved to 'forever') is not a duration"));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomStoreConfiguration {
+
+		static final IdempotencyStore STORE = new InMemoryIdempotencyStore();
+
+		@Bean
+		IdempotencyStore customStore() {
+			return STORE;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class AnnotatedServiceConfiguration {
+
+		@Bean
+		AnnotatedService annotatedService() {
+			return new AnnotatedService();
+		}
+
+	}
+
+	static class AnnotatedService {
+
+		private int calls;
+
+		@Idempotent(key = "#key")
+		public int next(String key) {
+			return ++this.calls;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class MalformedServiceConfiguration {
+
+		@Bean
+		MalformedService malformedService() {
+			return new MalformedService();
+		}
+
+	}
+
+	static class MalformedService {
+
+		@Idempotent(key = "#request.(")
+		public String charge(String request) {
+			return request;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadDurationServiceConfiguration {
+
+		@Bean
+		BadDurationService badDurationService() {
+			return new BadDurationService();
+		}
+
+	}
+
+	static class BadDurationService {
+
+		@Idempotent(key = "#p0", ttl = "${payments.ttl}")
+		public String charge(String request) {
+			return request;
+		}
+
+	}
+
+}

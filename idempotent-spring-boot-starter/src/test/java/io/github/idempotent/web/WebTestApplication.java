@@ -1,0 +1,166 @@
+package io.github.idempotent.web;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * A small payments API for the HTTP contract tests. Every endpoint counts its executions
+ * so that tests can tell a replay from a second run.
+ */
+@SpringBootApplication
+public class WebTestApplication {
+
+	@Bean
+	SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
+		return http.csrf((csrf) -> csrf.disable())
+			.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
+			.httpBasic((basic) -> {
+			})
+			.build();
+	}
+
+	@Bean
+	InMemoryUserDetailsManager users() {
+		return new InMemoryUserDetailsManager(User.withUsername("alice").password("{noop}alice").roles("USER").build(),
+				User.withUsername("bob").password("{noop}bob").roles("USER").build());
+	}
+
+	@Bean
+	Executions executions() {
+		return new Executions();
+	}
+
+	public record PaymentRequest(String orderNo, long amount) {
+	}
+
+	public record Payment(String id, String orderNo, long amount, String payer) {
+	}
+
+	public static class PaymentDeclinedException extends RuntimeException {
+
+		public PaymentDeclinedException(String message) {
+			super(message);
+		}
+
+	}
+
+	public static class Executions {
+
+		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
+
+		int increment(String endpoint) {
+			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
+		}
+
+		public int count(String endpoint) {
+			AtomicInteger count = this.counts.get(endpoint);
+			return (count != null) ? count.get() : 0;
+		}
+
+		public void reset() {
+			this.counts.clear();
+		}
+
+	}
+
+	@RestController
+	static class PaymentsController {
+
+		private final Executions executions;
+
+		PaymentsController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/payments")
+		@Idempotent
+		ResponseEntity<Payment> pay(@RequestBody PaymentRequest request, java.security.Principal principal) {
+			int n = this.executions.increment("payments");
+			String payer = (principal != null) ? principal.getName() : "anonymous";
+			Payment payment = new Payment("pay-" + n + "-" + request.orderNo(), request.orderNo(), request.amount(),
+					payer);
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.header("Location", "/payments/" + payment.id())
+				.header("X-Payment-Id", payment.id())
+				.header("Cache-Control", "no-store")
+				.body(payment);
+		}
+
+		@PostMapping("/slow-payments")
+		@Idempotent
+		Payment slowPay(@RequestBody PaymentRequest request) throws InterruptedException {
+			int n = this.executions.increment("slow");
+			Thread.sleep(300);
+			return new Payment("slow-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/orders")
+		@ResponseStatus(HttpStatus.CREATED)
+		@Idempotent
+		Payment createOrder(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("orders");
+			return new Payment("order-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/declining-payments")
+		@Idempotent
+		Payment decline(@RequestBody PaymentRequest request) {
+			this.executions.increment("declining");
+			throw new PaymentDeclinedException("Card declined for order " + request.orderNo());
+		}
+
+		@PostMapping("/optional-payments")
+		@Idempotent(required = false)
+		Payment optional(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("optional");
+			return new Payment("optional-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/spel-payments")
+		@Idempotent(key = "#idempotencyKey")
+		Payment spel(@RequestHeader("Idempotency-Key") String idempotencyKey, @RequestBody PaymentRequest request) {
+			int n = this.executions.increment("spel");
+			return new Payment("spel-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/tenant-payments")
+		@Idempotent(scope = "#tenant")
+		Payment tenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
+			int n = this.executions.increment("tenant");
+			return new Payment("tenant-" + n, request.orderNo(), request.amount(), tenant);
+		}
+
+	}
+
+	@RestControllerAdvice
+	static class ApplicationErrors {
+
+		@ExceptionHandler
+		ResponseEntity<ProblemDetail> declined(PaymentDeclinedException ex) {
+			return ResponseEntity.of(ProblemDetail.forStatusAndDetail(HttpStatus.PAYMENT_REQUIRED, ex.getMessage()))
+				.build();
+		}
+
+	}
+
+}
