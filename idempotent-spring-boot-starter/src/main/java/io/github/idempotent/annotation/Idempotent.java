@@ -87,7 +87,7 @@ public @interface Idempotent {
 	/**
 	 * Exception types that are outcomes rather than failures: when the method throws one
 	 * of them, the error is stored like a result and retries get the same exception
-	 * instead of running the method again. The type needs a public constructor taking a
+	 * instead of running the method again. The type needs a constructor taking a
 	 * {@code String} message, or a no-argument one. Any other exception releases the key.
 	 */
 	Class<? extends Throwable>[] cacheFor() default {};

@@ -24,6 +24,7 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.ResultCodec;
 
@@ -98,6 +99,12 @@ public class IdempotentOperationSource {
 		Duration lease = duration(where, "lease", annotation.lease(), this.defaults.lease());
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(), this.defaults.waitFor());
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
+		for (Class<? extends Throwable> type : annotation.cacheFor()) {
+			if (!IdempotencyExecutor.isRecreatable(type)) {
+				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()
+						+ " needs a constructor taking a String message, or none, to be replayed");
+			}
+		}
 		ResultCodec.Binding binding = this.codec.bind(ResolvableType.forMethodReturnType(method));
 		IdempotencyPolicy policy;
 		try {

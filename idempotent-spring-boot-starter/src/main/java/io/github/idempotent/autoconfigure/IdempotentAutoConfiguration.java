@@ -8,11 +8,14 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
@@ -63,6 +66,18 @@ public final class IdempotentAutoConfiguration {
 			return new PrincipalScopeResolver();
 		}
 		return () -> IdempotencyScopeResolver.GLOBAL;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	static class MetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyMetrics idempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
+			return new IdempotencyMetrics(registry);
+		}
+
 	}
 
 	@Bean

@@ -14,6 +14,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
@@ -335,11 +336,28 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private static Throwable instantiate(Class<?> type, String message) throws ReflectiveOperationException {
 		try {
-			return (Throwable) type.getConstructor(String.class).newInstance(message);
+			return (Throwable) ReflectionUtils.accessibleConstructor(type, String.class).newInstance(message);
 		}
 		catch (NoSuchMethodException ex) {
-			return (Throwable) type.getConstructor().newInstance();
+			return (Throwable) ReflectionUtils.accessibleConstructor(type).newInstance();
 		}
+	}
+
+	/**
+	 * Whether an exception type can be recreated from a stored outcome, which
+	 * {@code cacheFor} requires.
+	 */
+	public static boolean isRecreatable(Class<? extends Throwable> type) {
+		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
+			try {
+				type.getDeclaredConstructor(parameters);
+				return true;
+			}
+			catch (NoSuchMethodException ex) {
+				// try the next form
+			}
+		}
+		return false;
 	}
 
 	private static boolean sleep(long millis) {

@@ -1,0 +1,85 @@
+package io.github.idempotent.autoconfigure;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+
+import io.github.idempotent.core.IdempotencyException;
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPolicy;
+
+/**
+ * Counts the outcomes of idempotent calls in Micrometer as {@code idempotent.calls},
+ * tagged with the operation and the outcome: {@code executed}, {@code replayed},
+ * {@code in_progress}, {@code key_reused}, {@code bypassed} (store down, fail open) and
+ * {@code lease_lost}. The registry is looked up on first use, so the order of
+ * auto-configurations does not matter; without one nothing is counted.
+ */
+public class IdempotencyMetrics implements IdempotencyObserver {
+
+	static final String METER = "idempotent.calls";
+
+	private final ObjectProvider<MeterRegistry> registryProvider;
+
+	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	private volatile MeterRegistry registry;
+
+	public IdempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
+		this.registryProvider = registry;
+	}
+
+	@Override
+	public void executed(IdempotencyPolicy policy, String key) {
+		count(policy, "executed");
+	}
+
+	@Override
+	public void replayed(IdempotencyPolicy policy, String key) {
+		count(policy, "replayed");
+	}
+
+	@Override
+	public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
+		count(policy, (reason instanceof IdempotencyInProgressException) ? "in_progress" : "key_reused");
+	}
+
+	@Override
+	public void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
+		count(policy, "bypassed");
+	}
+
+	@Override
+	public void leaseLost(IdempotencyPolicy policy, String key) {
+		count(policy, "lease_lost");
+	}
+
+	private void count(IdempotencyPolicy policy, String outcome) {
+		MeterRegistry registry = registry();
+		if (registry != null) {
+			this.counters
+				.computeIfAbsent(policy.name() + '\n' + outcome,
+						(id) -> Counter.builder(METER)
+							.description("Calls of @Idempotent methods by outcome")
+							.tag("operation", policy.name())
+							.tag("outcome", outcome)
+							.register(registry))
+				.increment();
+		}
+	}
+
+	private MeterRegistry registry() {
+		MeterRegistry registry = this.registry;
+		if (registry == null) {
+			registry = this.registryProvider.getIfAvailable();
+			this.registry = registry;
+		}
+		return registry;
+	}
+
+}

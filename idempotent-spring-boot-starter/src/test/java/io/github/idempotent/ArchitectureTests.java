@@ -1,0 +1,68 @@
+package io.github.idempotent;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+/**
+ * Dependencies point inwards: the protocol and the store SPI know nothing of web, Redis
+ * or JDBC, so a store or an integration can be replaced without touching them.
+ */
+class ArchitectureTests {
+
+	private final JavaClasses classes = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.importPackages("io.github.idempotent");
+
+	@Test
+	void coreAndStoreSpiDependOnNoWebRedisOrJdbc() {
+		noClasses().that()
+			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.annotation..")
+			.or()
+			.resideInAPackage("io.github.idempotent.store")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.springframework.web..", "org.springframework.http..", "jakarta.servlet..",
+					"org.springframework.data.redis..", "io.lettuce..", "org.springframework.jdbc..", "java.sql..",
+					"javax.sql..", "org.springframework.security..")
+			.check(this.classes);
+	}
+
+	@Test
+	void coreDependsOnNoOuterPackage() {
+		noClasses().that()
+			.resideInAPackage("io.github.idempotent.core..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
+					"io.github.idempotent.autoconfigure..", "io.github.idempotent.store.redis..",
+					"io.github.idempotent.store.jdbc..", "io.github.idempotent.store.memory..")
+			.check(this.classes);
+	}
+
+	@Test
+	void storesDoNotDependOnEachOtherOrOnTheOuterLayers() {
+		noClasses().that()
+			.resideInAnyPackage("io.github.idempotent.store..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
+					"io.github.idempotent.autoconfigure..")
+			.check(this.classes);
+	}
+
+	@Test
+	void noJavaNativeSerialization() {
+		noClasses().should()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName("java.io.ObjectInputStream")
+			.orShould()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName("java.io.ObjectOutputStream")
+			.check(this.classes);
+	}
+
+}
