@@ -32,14 +32,14 @@ public class IdempotencyProblemHandler {
 	private static final String TYPE_BASE = "urn:idempotent:";
 
 	@ExceptionHandler
-	ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
+	public ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
 		ProblemDetail problem = problem(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getMessage());
 		problem.setProperty("idempotencyKey", ex.getKey());
 		return withRetryAfter(problem, ex.getRetryAfter());
 	}
 
 	@ExceptionHandler
-	ResponseEntity<ProblemDetail> keyReused(IdempotencyKeyReusedException ex) {
+	public ResponseEntity<ProblemDetail> keyReused(IdempotencyKeyReusedException ex) {
 		ProblemDetail problem = problem(HttpStatus.UNPROCESSABLE_CONTENT, "key-reused", "Idempotency key reused",
 				ex.getMessage());
 		problem.setProperty("idempotencyKey", ex.getKey());
@@ -47,14 +47,14 @@ public class IdempotencyProblemHandler {
 	}
 
 	@ExceptionHandler
-	ResponseEntity<ProblemDetail> invalidKey(IdempotencyKeyException ex) {
+	public ResponseEntity<ProblemDetail> invalidKey(IdempotencyKeyException ex) {
 		return ResponseEntity
 			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getMessage()))
 			.build();
 	}
 
 	@ExceptionHandler
-	ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
+	public ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
 		// The cause's message may name internal hosts: it stays in the logs.
 		return withRetryAfter(
 				problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable",
@@ -64,7 +64,7 @@ public class IdempotencyProblemHandler {
 	}
 
 	@ExceptionHandler
-	ResponseEntity<ProblemDetail> resultUnavailable(IdempotencyResultException ex) {
+	public ResponseEntity<ProblemDetail> resultUnavailable(IdempotencyResultException ex) {
 		return ResponseEntity
 			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
 					ex.getMessage()))
