@@ -83,7 +83,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 						+ ((operation.key() != null)
 								? ": expression '" + operation.key().getExpressionString() + "' of "
 										+ operation.describe() + " evaluated to null or blank"
-								: ": send it in the Idempotency-Key header"));
+								: ": send it in " + this.keyResolver.describeSource()));
 			}
 			return invocation.proceed();
 		}

@@ -45,6 +45,12 @@ import io.github.idempotent.web.PrincipalScopeResolver;
 @Import({ RedisStoreConfiguration.class, MemoryStoreConfiguration.class })
 public final class IdempotentAutoConfiguration {
 
+	/**
+	 * Outside a web application there is no context to take a key from: the annotation
+	 * must name one.
+	 */
+	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
+
 	private static final String SECURITY_CONTEXT_HOLDER = "org.springframework.security.core.context.SecurityContextHolder";
 
 	@Bean
@@ -115,7 +121,7 @@ public final class IdempotentAutoConfiguration {
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
 			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory) {
 		return new IdempotentInterceptor(operations, executor, fingerprinter,
-				keyResolver.getIfAvailable(() -> () -> null), scopeResolver, properties.getKeyPrefix(),
+				keyResolver.getIfAvailable(() -> NO_CONTEXT_KEY), scopeResolver, properties.getKeyPrefix(),
 				properties.getMaxKeyLength(), beanFactory);
 	}
 

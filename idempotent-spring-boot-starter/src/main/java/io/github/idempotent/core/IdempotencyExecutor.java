@@ -164,34 +164,29 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
 			Invocation invocation) throws Throwable {
-		ScheduledFuture<?> renewal = scheduleRenewal(policy, clientKey, key, token);
+		Renewal renewal = new Renewal(policy, clientKey, key, token);
+		// A call shorter than a third of the lease never wakes the watchdog thread: the
+		// task is scheduled, then cancelled before it is due.
+		long period = Math.max(1, policy.lease().toMillis() / 3);
+		renewal.future = this.watchdog.scheduleWithFixedDelay(renewal, period, period, TimeUnit.MILLISECONDS);
 		Object result;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			renewal.cancel(false);
+			renewal.cancel();
 			if (policy.isCached(ex)) {
-				complete(policy, clientKey, key, token, errorOutcome(ex));
+				complete(policy, clientKey, key, renewal, errorOutcome(ex));
 			}
 			else {
-				release(policy, clientKey, key, token, ex);
+				release(policy, clientKey, key, renewal, ex);
 			}
 			throw ex;
 		}
-		renewal.cancel(false);
+		renewal.cancel();
 		this.observer.executed(policy, clientKey);
-		complete(policy, clientKey, key, token, valueOutcome(policy, clientKey, result));
+		complete(policy, clientKey, key, renewal, valueOutcome(policy, clientKey, result));
 		return result;
-	}
-
-	private ScheduledFuture<?> scheduleRenewal(IdempotencyPolicy policy, String clientKey, IdempotencyKey key,
-			String token) {
-		// A call shorter than a third of the lease never wakes the watchdog thread: the
-		// task is scheduled, then cancelled before it is due.
-		long period = Math.max(1, policy.lease().toMillis() / 3);
-		return this.watchdog.scheduleWithFixedDelay(new Renewal(policy, clientKey, key, token), period, period,
-				TimeUnit.MILLISECONDS);
 	}
 
 	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,
@@ -219,10 +214,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return ex;
 	}
 
-	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Renewal owner,
 			StoredResult result) {
 		try {
-			if (!this.store.complete(key, token, result, policy.ttl())) {
+			if (!this.store.complete(key, owner.token, result, policy.ttl()) && !owner.lost) {
 				leaseLost(policy, clientKey, "complete");
 			}
 		}
@@ -234,10 +229,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Renewal owner,
 			Throwable failure) {
 		try {
-			if (!this.store.release(key, token)) {
+			if (!this.store.release(key, owner.token) && !owner.lost) {
 				leaseLost(policy, clientKey, "release");
 			}
 		}
@@ -407,13 +402,23 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private final String token;
 
-		private boolean lost;
+		private volatile boolean lost;
+
+		private ScheduledFuture<?> future;
 
 		Renewal(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token) {
 			this.policy = policy;
 			this.clientKey = clientKey;
 			this.key = key;
 			this.token = token;
+		}
+
+		/**
+		 * Stops renewing. The renewal task may still be running: it only renews, which
+		 * the owner's complete or release supersedes.
+		 */
+		void cancel() {
+			this.future.cancel(false);
 		}
 
 		@Override

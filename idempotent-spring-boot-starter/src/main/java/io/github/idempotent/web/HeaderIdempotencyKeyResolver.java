@@ -47,6 +47,11 @@ public class HeaderIdempotencyKeyResolver implements IdempotencyKeyResolver {
 		return IdempotencyKeyHeader.parse(this.headerName, value, this.maxLength);
 	}
 
+	@Override
+	public String describeSource() {
+		return "the " + this.headerName + " header";
+	}
+
 	public String getHeaderName() {
 		return this.headerName;
 	}

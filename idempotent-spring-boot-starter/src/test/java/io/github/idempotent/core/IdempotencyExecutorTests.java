@@ -1,0 +1,154 @@
+package io.github.idempotent.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ResolvableType;
+
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class IdempotencyExecutorTests {
+
+	private final InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
+
+	private final AtomicInteger leaseLost = new AtomicInteger();
+
+	private final IdempotencyObserver observer = new IdempotencyObserver() {
+
+		@Override
+		public void leaseLost(IdempotencyPolicy policy, String key) {
+			IdempotencyExecutorTests.this.leaseLost.incrementAndGet();
+		}
+
+	};
+
+	private IdempotencyExecutor executor;
+
+	@AfterEach
+	void close() {
+		if (this.executor != null) {
+			this.executor.close();
+		}
+	}
+
+	@Test
+	void anOwnerThatLostItsLeaseCannotOverwriteTheNewOwnersResult() throws Throwable {
+		// Renewals fail, as when the owner is partitioned from the store.
+		IdempotencyStore store = new RefusingRenewals(this.memory);
+		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = policy(Duration.ofMillis(200));
+		IdempotencyKey key = new IdempotencyKey("test:lost-lease");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		CountDownLatch slowStarted = new CountDownLatch(1);
+		CompletableFuture<Object> slow = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.executor.execute(policy, "k", key, fingerprint, () -> {
+					slowStarted.countDown();
+					Thread.sleep(800);
+					return "slow owner";
+				});
+			}
+			catch (Throwable ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		assertThat(slowStarted.await(5, TimeUnit.SECONDS)).isTrue();
+		Thread.sleep(400);
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "new owner")).isEqualTo("new owner");
+		assertThat(slow.get(5, TimeUnit.SECONDS)).isEqualTo("slow owner");
+		// The slow owner's complete was fenced off: the new owner's result stays.
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "must not run")).isEqualTo("new owner");
+		assertThat(this.leaseLost.get()).isEqualTo(1);
+	}
+
+	@Test
+	void aResultAboveTheSizeLimitIsReturnedOnceAndRetriesGetAClearError() throws Throwable {
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 64, this.observer);
+		IdempotencyPolicy policy = policy(Duration.ofSeconds(30));
+		IdempotencyKey key = new IdempotencyKey("test:too-large");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		String large = "x".repeat(100);
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> {
+			runs.incrementAndGet();
+			return large;
+		})).isEqualTo(large);
+		assertThatExceptionOfType(IdempotencyResultException.class)
+			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet()))
+			.withMessageContaining("max-result-size");
+		assertThat(runs.get()).isEqualTo(1);
+	}
+
+	@Test
+	void aWaitingDuplicateTakesOverWhenTheFirstCallFails() throws Throwable {
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
+				Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(), codec());
+		IdempotencyKey key = new IdempotencyKey("test:take-over");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		CountDownLatch firstStarted = new CountDownLatch(1);
+		CompletableFuture<Object> first = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.executor.execute(policy, "k", key, fingerprint, () -> {
+					firstStarted.countDown();
+					Thread.sleep(300);
+					throw new IllegalStateException("first failed");
+				});
+			}
+			catch (Throwable ex) {
+				return ex;
+			}
+		});
+		assertThat(firstStarted.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "second ran")).isEqualTo("second ran");
+		assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
+	}
+
+	private static IdempotencyPolicy policy(Duration lease) {
+		return new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO, Duration.ofSeconds(1),
+				List.of(), codec());
+	}
+
+	private static ResultCodec.Binding codec() {
+		return new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class));
+	}
+
+	private record RefusingRenewals(IdempotencyStore delegate) implements IdempotencyStore {
+
+		@Override
+		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+			return this.delegate.claim(key, fingerprint, lease);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
+			return this.delegate.complete(key, token, result, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, String token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean renew(IdempotencyKey key, String token, Duration lease) {
+			throw new IllegalStateException("store unreachable");
+		}
+
+	}
+
+}
