@@ -32,6 +32,10 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 
 	public IdempotentAnnotationBeanPostProcessor() {
 		setBeforeExistingAdvisors(true);
+		// Class-based proxies, like Spring Boot's default for AOP: an annotated
+		// controller or
+		// a bean injected by its class keeps working when it implements an interface.
+		setProxyTargetClass(true);
 	}
 
 	@Override

@@ -1,0 +1,72 @@
+package io.github.idempotent.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
+import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotencyResponseHeaders;
+import io.github.idempotent.web.ResponseEntityResultConverter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class IdempotentWebMvcAutoConfigurationTests {
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentWebMvcAutoConfiguration.class))
+		.withPropertyValues("idempotent.store.type=memory");
+
+	@Test
+	void servletApplicationGetsTheHttpContract() {
+		this.runner.withPropertyValues("idempotent.web.header-name=X-Request-Key").run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyProblemHandler.class);
+			assertThat(context).hasSingleBean(ResponseEntityResultConverter.class);
+			assertThat(context).hasSingleBean(IdempotencyResponseHeaders.class);
+			assertThat(context.getBean(IdempotencyKeyResolver.class)).isInstanceOf(HeaderIdempotencyKeyResolver.class);
+			assertThat(((HeaderIdempotencyKeyResolver) context.getBean(IdempotencyKeyResolver.class)).getHeaderName())
+				.isEqualTo("X-Request-Key");
+		});
+	}
+
+	@Test
+	void problemMappingCanBeSwitchedOff() {
+		this.runner.withPropertyValues("idempotent.web.problem-details=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class));
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnKeyResolverOrHandler() {
+		IdempotencyProblemHandler own = new IdempotencyProblemHandler();
+		this.runner.withBean(IdempotencyKeyResolver.class, () -> () -> "fixed")
+			.withBean(IdempotencyProblemHandler.class, () -> own)
+			.run((context) -> {
+				assertThat(context.getBean(IdempotencyKeyResolver.class).resolveKey()).isEqualTo("fixed");
+				assertThat(context.getBean(IdempotencyProblemHandler.class)).isSameAs(own);
+			});
+	}
+
+	@Test
+	void notAppliedOutsideAServletApplication() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+					IdempotentWebMvcAutoConfiguration.class))
+			.withPropertyValues("idempotent.store.type=memory")
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class);
+				assertThat(context).doesNotHaveBean(HeaderIdempotencyKeyResolver.class);
+			});
+	}
+
+	@Test
+	void disabledFlagTurnsTheHttpContractOff() {
+		this.runner.withPropertyValues("idempotent.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class));
+	}
+
+}
