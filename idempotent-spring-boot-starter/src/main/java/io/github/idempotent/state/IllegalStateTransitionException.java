@@ -1,0 +1,54 @@
+package io.github.idempotent.state;
+
+import java.util.Set;
+
+/**
+ * A transition the {@link StateMachine} does not allow from the entity's current state,
+ * such as refunding an order that was never paid. A conflict with the resource's state:
+ * maps to HTTP 409, and a retry cannot succeed until something else moves the entity.
+ */
+public class IllegalStateTransitionException extends RuntimeException {
+
+	private final Object id;
+
+	private final Enum<?> current;
+
+	private final Enum<?> target;
+
+	private final Set<? extends Enum<?>> allowed;
+
+	public IllegalStateTransitionException(Object id, Enum<?> current, Enum<?> target, Set<? extends Enum<?>> allowed) {
+		super("Cannot move " + id + " from " + current + " to " + target + ": "
+				+ (allowed.isEmpty() ? current + " is final" : "from " + current + " it can only move to " + allowed));
+		this.id = id;
+		this.current = current;
+		this.target = target;
+		this.allowed = Set.copyOf(allowed);
+	}
+
+	public Object getId() {
+		return this.id;
+	}
+
+	/**
+	 * State the entity was found in.
+	 */
+	public Enum<?> getCurrent() {
+		return this.current;
+	}
+
+	/**
+	 * State that was asked for.
+	 */
+	public Enum<?> getTarget() {
+		return this.target;
+	}
+
+	/**
+	 * States the entity could have moved to.
+	 */
+	public Set<? extends Enum<?>> getAllowed() {
+		return this.allowed;
+	}
+
+}

@@ -1,0 +1,31 @@
+package io.github.idempotent.state;
+
+/**
+ * Outcome of a compare-and-set transition; an illegal one is an
+ * {@link IllegalStateTransitionException} instead.
+ *
+ * @param <S> the state type
+ */
+public sealed interface TransitionResult<S extends Enum<S>> {
+
+	/**
+	 * This call moved the row from {@code from} to {@code to}: do the side effects now,
+	 * in the same transaction.
+	 */
+	record Applied<S extends Enum<S>>(S from, S to) implements TransitionResult<S> {
+	}
+
+	/**
+	 * The row was already in the target state, moved there by an earlier call: do no side
+	 * effect, answer as the earlier call did.
+	 */
+	record AlreadyInTarget<S extends Enum<S>>(S state) implements TransitionResult<S> {
+	}
+
+	/**
+	 * No row has that id.
+	 */
+	record NotFound<S extends Enum<S>>() implements TransitionResult<S> {
+	}
+
+}
