@@ -1,0 +1,7 @@
+package io.github.idempotent.demo.checkout;
+
+/**
+ * An account; money in minor units (cents).
+ */
+public record Account(long id, String holder, long balance) {
+}

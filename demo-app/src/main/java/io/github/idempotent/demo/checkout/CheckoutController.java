@@ -1,0 +1,118 @@
+package io.github.idempotent.demo.checkout;
+
+import java.net.URI;
+import java.util.List;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * The checkout's HTTP API. Payments and refunds take an {@code Idempotency-Key} header:
+ * {@code @Idempotent} with no key expression reads it, runs the method once per key and
+ * replays the stored {@code ResponseEntity} (status, headers, body) to every retry, with
+ * {@code Idempotent-Replayed: true}.
+ */
+@RestController
+@RequestMapping("/api")
+class CheckoutController {
+
+	private final CheckoutService checkout;
+
+	CheckoutController(CheckoutService checkout) {
+		this.checkout = checkout;
+	}
+
+	@GetMapping("/accounts/{id}")
+	Account account(@PathVariable long id) {
+		return this.checkout.account(id);
+	}
+
+	@PostMapping("/accounts")
+	ResponseEntity<Account> openAccount(@RequestBody OpenAccount request) {
+		Account account = this.checkout.openAccount(request.holder(), request.balance());
+		return ResponseEntity.created(URI.create("/api/accounts/" + account.id())).body(account);
+	}
+
+	@GetMapping("/accounts/{id}/ledger")
+	List<LedgerEntry> ledger(@PathVariable long id) {
+		return this.checkout.ledger(id);
+	}
+
+	/**
+	 * Not {@code @Idempotent}: the client's {@code orderNo} is the key, enforced by the
+	 * UNIQUE constraint.
+	 */
+	@PostMapping("/orders")
+	ResponseEntity<Order> createOrder(@RequestBody CreateOrder request) {
+		CheckoutService.Created<Order> order = this.checkout.createOrder(request.orderNo(), request.accountId(),
+				request.amount());
+		return ResponseEntity.status(order.created() ? HttpStatus.CREATED : HttpStatus.OK)
+			.location(URI.create("/api/orders/" + order.value().orderNo()))
+			.body(order.value());
+	}
+
+	@GetMapping("/orders/{orderNo}")
+	Order order(@PathVariable String orderNo) {
+		return this.checkout.order(orderNo);
+	}
+
+	/**
+	 * Duplicates that arrive while the first call runs wait up to 5 s for its result
+	 * instead of getting 409 at once.
+	 */
+	@PostMapping("/payments")
+	@Idempotent(name = "payments", waitFor = "5s")
+	ResponseEntity<Payment> pay(@RequestBody PayOrder request) {
+		if (request.orderNo() == null || request.orderNo().isBlank()) {
+			throw CheckoutException.invalid("orderNo is required");
+		}
+		CheckoutService.Created<Payment> payment = this.checkout.pay(request.orderNo());
+		return ResponseEntity.status(payment.created() ? HttpStatus.CREATED : HttpStatus.OK)
+			.location(URI.create("/api/payments/" + payment.value().paymentId()))
+			.body(payment.value());
+	}
+
+	@GetMapping("/payments/{paymentId}")
+	Payment payment(@PathVariable String paymentId) {
+		return this.checkout.payment(paymentId);
+	}
+
+	@PostMapping("/orders/{orderNo}/refund")
+	@Idempotent(name = "refunds", waitFor = "5s")
+	ResponseEntity<Order> refund(@PathVariable String orderNo) {
+		return ResponseEntity.ok(this.checkout.refund(orderNo));
+	}
+
+	@PostMapping("/orders/{orderNo}/ship")
+	Order ship(@PathVariable String orderNo) {
+		return this.checkout.ship(orderNo);
+	}
+
+	@PostMapping("/orders/{orderNo}/complete")
+	Order complete(@PathVariable String orderNo) {
+		return this.checkout.complete(orderNo);
+	}
+
+	@PostMapping("/orders/{orderNo}/cancel")
+	Order cancel(@PathVariable String orderNo) {
+		return this.checkout.cancel(orderNo);
+	}
+
+	record OpenAccount(String holder, long balance) {
+	}
+
+	record CreateOrder(String orderNo, long accountId, long amount) {
+	}
+
+	record PayOrder(String orderNo) {
+	}
+
+}
