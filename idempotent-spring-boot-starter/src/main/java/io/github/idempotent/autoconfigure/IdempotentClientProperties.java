@@ -1,0 +1,106 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Settings of the client side: the {@code RestClient} interceptor that sends one
+ * idempotency key per POST or PATCH and retries it.
+ */
+@ConfigurationProperties("idempotent.client")
+public class IdempotentClientProperties {
+
+	/**
+	 * Whether every RestClient.Builder of the application gets the idempotency key and
+	 * retry interceptor. Off by default: it changes how every POST and PATCH is sent.
+	 */
+	private boolean enabled;
+
+	/**
+	 * Request header that carries the key.
+	 */
+	private String headerName = "Idempotency-Key";
+
+	/**
+	 * Retries after the first attempt; 0 sends the key but never retries.
+	 */
+	private long maxRetries = 3;
+
+	/**
+	 * Back-off before the first retry when the server sends no Retry-After.
+	 */
+	private Duration delay = Duration.ofMillis(100);
+
+	/**
+	 * Factor applied to the back-off after each retry.
+	 */
+	private double multiplier = 2;
+
+	/**
+	 * Longest back-off between two attempts.
+	 */
+	private Duration maxDelay = Duration.ofSeconds(2);
+
+	/**
+	 * Longest Retry-After honoured; a response asking for longer is returned as is.
+	 */
+	private Duration maxRetryAfter = Duration.ofSeconds(30);
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getHeaderName() {
+		return this.headerName;
+	}
+
+	public void setHeaderName(String headerName) {
+		this.headerName = headerName;
+	}
+
+	public long getMaxRetries() {
+		return this.maxRetries;
+	}
+
+	public void setMaxRetries(long maxRetries) {
+		this.maxRetries = maxRetries;
+	}
+
+	public Duration getDelay() {
+		return this.delay;
+	}
+
+	public void setDelay(Duration delay) {
+		this.delay = delay;
+	}
+
+	public double getMultiplier() {
+		return this.multiplier;
+	}
+
+	public void setMultiplier(double multiplier) {
+		this.multiplier = multiplier;
+	}
+
+	public Duration getMaxDelay() {
+		return this.maxDelay;
+	}
+
+	public void setMaxDelay(Duration maxDelay) {
+		this.maxDelay = maxDelay;
+	}
+
+	public Duration getMaxRetryAfter() {
+		return this.maxRetryAfter;
+	}
+
+	public void setMaxRetryAfter(Duration maxRetryAfter) {
+		this.maxRetryAfter = maxRetryAfter;
+	}
+
+}
