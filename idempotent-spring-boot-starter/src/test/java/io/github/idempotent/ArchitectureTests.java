@@ -55,6 +55,19 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void clientAndStateStandAlone() {
+		// Usable without the server side: a client of someone else's API, or a state
+		// machine in an application that has no @Idempotent method.
+		noClasses().that()
+			.resideInAnyPackage("io.github.idempotent.client..", "io.github.idempotent.state..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.store..",
+					"io.github.idempotent.aop..", "io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
+			.check(this.classes);
+	}
+
+	@Test
 	void noJavaNativeSerialization() {
 		noClasses().should()
 			.dependOnClassesThat()
