@@ -6,6 +6,7 @@ import org.springframework.dao.DuplicateKeyException;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Isolation;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
 import io.github.idempotent.state.TransitionResult;
@@ -70,7 +71,7 @@ public class CheckoutService {
 	 * order with the same account and amount: the UNIQUE constraint on
 	 * {@code orders.order_no} turns a retried create into a read.
 	 */
-	@Transactional(propagation = org.springframework.transaction.annotation.Propagation.NEVER)
+	@Transactional(propagation = Propagation.NEVER)
 	public Created<Order> createOrder(String orderNo, long accountId, long amount) {
 		if (orderNo == null || orderNo.isBlank() || orderNo.length() > 64) {
 			throw CheckoutException.invalid("orderNo must be 1 to 64 characters");
