@@ -17,13 +17,15 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.state.IllegalStateTransitionException;
 
 /**
  * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
  * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
- * reused with another payload, 503 with {@code Retry-After} when the store is down. It
- * has the lowest precedence, so an application's own {@code @ControllerAdvice} that
- * handles these exceptions wins.
+ * reused with another payload, 503 with {@code Retry-After} when the store is down, and
+ * 409 without it for a transition a {@code StateMachine} refuses. It has the lowest
+ * precedence, so an application's own {@code @ControllerAdvice} that handles these
+ * exceptions wins.
  */
 @RestControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE)
@@ -69,6 +71,19 @@ public class IdempotencyProblemHandler {
 			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
 					ex.getMessage()))
 			.build();
+	}
+
+	/**
+	 * A state machine refused a transition: a conflict with the resource's state that a
+	 * retry cannot fix, so no {@code Retry-After}.
+	 */
+	@ExceptionHandler
+	public ResponseEntity<ProblemDetail> illegalTransition(IllegalStateTransitionException ex) {
+		ProblemDetail problem = problem(HttpStatus.CONFLICT, "illegal-transition", "Illegal state transition",
+				ex.getMessage());
+		problem.setProperty("currentState", ex.getCurrent().name());
+		problem.setProperty("targetState", ex.getTarget().name());
+		return ResponseEntity.of(problem).build();
 	}
 
 	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {

@@ -239,6 +239,15 @@ class HttpContractTests {
 	}
 
 	@Test
+	void illegalStateTransitionIsConflictWithoutRetryAfter() throws Exception {
+		HttpResponse<String> response = post("/refunds", newKey(), "{\"orderNo\":\"R-1\",\"amount\":1}");
+		assertThat(response.statusCode()).isEqualTo(409);
+		assertThat(response.headers().firstValue("Retry-After")).isEmpty();
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(response.body()).contains("\"currentState\":\"CREATED\"").contains("\"targetState\":\"REFUNDED\"");
+	}
+
+	@Test
 	void stormOfConcurrentClientsRunsTheMethodOnce() throws Exception {
 		int clients = 32;
 		String key = newKey();

@@ -22,6 +22,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.state.IllegalStateTransitionException;
 
 /**
  * A small payments API for the HTTP contract tests. Every endpoint counts its executions
@@ -48,6 +49,12 @@ public class WebTestApplication {
 	@Bean
 	Executions executions() {
 		return new Executions();
+	}
+
+	enum Status {
+
+		CREATED, PAID, REFUNDED
+
 	}
 
 	public record PaymentRequest(String orderNo, long amount) {
@@ -141,6 +148,12 @@ public class WebTestApplication {
 		Payment spel(@RequestHeader("Idempotency-Key") String idempotencyKey, @RequestBody PaymentRequest request) {
 			int n = this.executions.increment("spel");
 			return new Payment("spel-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/refunds")
+		Payment refund(@RequestBody PaymentRequest request) {
+			throw new IllegalStateTransitionException(request.orderNo(), Status.CREATED, Status.REFUNDED,
+					java.util.Set.of(Status.PAID));
 		}
 
 		@PostMapping("/tenant-payments")

@@ -1,8 +1,10 @@
 package io.github.idempotent.demo.checkout;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -26,8 +28,11 @@ class CheckoutController {
 
 	private final CheckoutService checkout;
 
-	CheckoutController(CheckoutService checkout) {
+	private final Duration gatewayDelay;
+
+	CheckoutController(CheckoutService checkout, @Value("${demo.payments.gateway-delay:0s}") Duration gatewayDelay) {
 		this.checkout = checkout;
+		this.gatewayDelay = gatewayDelay;
 	}
 
 	@GetMapping("/accounts/{id}")
@@ -65,15 +70,18 @@ class CheckoutController {
 	}
 
 	/**
-	 * Duplicates that arrive while the first call runs wait up to 5 s for its result
-	 * instead of getting 409 at once.
+	 * Duplicates that arrive while the first call runs wait up to
+	 * {@code demo.payments.wait-for} (5 s) for its result instead of getting 409 at once.
+	 * {@code demo.payments.gateway-delay} plays a slow card network, to watch a duplicate
+	 * arrive while the first call is still running.
 	 */
 	@PostMapping("/payments")
-	@Idempotent(name = "payments", waitFor = "5s")
-	ResponseEntity<Payment> pay(@RequestBody PayOrder request) {
+	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}")
+	ResponseEntity<Payment> pay(@RequestBody PayOrder request) throws InterruptedException {
 		if (request.orderNo() == null || request.orderNo().isBlank()) {
 			throw CheckoutException.invalid("orderNo is required");
 		}
+		Thread.sleep(this.gatewayDelay.toMillis());
 		CheckoutService.Created<Payment> payment = this.checkout.pay(request.orderNo());
 		return ResponseEntity.status(payment.created() ? HttpStatus.CREATED : HttpStatus.OK)
 			.location(URI.create("/api/payments/" + payment.value().paymentId()))
