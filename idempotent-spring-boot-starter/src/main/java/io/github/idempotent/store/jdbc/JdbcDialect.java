@@ -1,0 +1,145 @@
+package io.github.idempotent.store.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+import org.springframework.util.Assert;
+
+/**
+ * The few SQL fragments that differ between the supported databases. Every time the store
+ * compares or computes is the database's clock, never the JVM's: instances whose clocks
+ * drift apart still agree on when a lease or a result expires.
+ */
+public enum JdbcDialect {
+
+	/**
+	 * H2 2.x. {@code CURRENT_TIMESTAMP} is fixed for a transaction on H2, which only
+	 * matters for a completion that joins a long transaction.
+	 */
+	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
+			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "",
+			"DELETE FROM %TABLE_NAME% WHERE expires_at < CURRENT_TIMESTAMP FETCH FIRST ? ROWS ONLY"),
+
+	/**
+	 * PostgreSQL. {@code statement_timestamp()} rather than {@code CURRENT_TIMESTAMP},
+	 * which is the start of the transaction. The claim uses {@code ON CONFLICT DO
+	 * NOTHING}: a duplicate is a row count of 0, not an error that aborts the surrounding
+	 * transaction and fills the server log with one ERROR per replay. The purge skips
+	 * rows that another instance is deleting.
+	 */
+	POSTGRESQL("postgresql", "statement_timestamp()",
+			"statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'",
+			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)",
+			" ON CONFLICT (idempotency_key) DO NOTHING", """
+					DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
+					WHERE expires_at < statement_timestamp() LIMIT ? FOR UPDATE SKIP LOCKED)"""),
+
+	/**
+	 * MySQL and MariaDB, with {@code expires_at} in UTC so that sessions with different
+	 * time zones agree.
+	 */
+	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
+			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
+			"DELETE FROM %TABLE_NAME% WHERE expires_at < UTC_TIMESTAMP(6) LIMIT ?");
+
+	private final String platform;
+
+	private final String now;
+
+	private final String nowPlusMillis;
+
+	private final String millisLeft;
+
+	private final String insertSuffix;
+
+	private final String purge;
+
+	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
+			String purge) {
+		this.platform = platform;
+		this.now = now;
+		this.nowPlusMillis = nowPlusMillis;
+		this.millisLeft = millisLeft;
+		this.insertSuffix = insertSuffix;
+		this.purge = purge;
+	}
+
+	/**
+	 * Platform name of the schema script, as in {@code schema-{platform}.sql}.
+	 */
+	public String getPlatform() {
+		return this.platform;
+	}
+
+	/**
+	 * Location of the schema script of this database, on the classpath.
+	 */
+	public String getSchemaLocation() {
+		return "classpath:" + schemaPath(this.platform);
+	}
+
+	static String schemaPath(String platform) {
+		return "io/github/idempotent/store/jdbc/schema-" + platform + ".sql";
+	}
+
+	/**
+	 * The schema script of this database for a table named {@code tableName}: the shipped
+	 * script names the table (and its index)
+	 * {@value JdbcIdempotencyStore#DEFAULT_TABLE_NAME}.
+	 */
+	public String schema(String tableName) {
+		try (InputStream in = JdbcDialect.class.getClassLoader().getResourceAsStream(schemaPath(this.platform))) {
+			Assert.state(in != null, () -> "Schema script " + schemaPath(this.platform) + " is missing");
+			return withTableName(new String(in.readAllBytes(), StandardCharsets.UTF_8), tableName);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * Renames the table in a shipped schema script, and the constraint and index named
+	 * after it (by the table's name without its schema, as indexes cannot be qualified).
+	 */
+	public static String withTableName(String script, String tableName) {
+		String objectPrefix = tableName.substring(tableName.lastIndexOf('.') + 1) + "_";
+		return script.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "_", objectPrefix)
+			.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, tableName);
+	}
+
+	/**
+	 * The dialect of a database product, as JDBC metadata names it.
+	 * @throws IllegalArgumentException for a database without a dialect
+	 */
+	public static JdbcDialect forProductName(String productName) {
+		Assert.hasText(productName, "productName must not be empty");
+		String name = productName.toLowerCase(Locale.ROOT);
+		if (name.contains("h2")) {
+			return H2;
+		}
+		if (name.contains("postgresql")) {
+			return POSTGRESQL;
+		}
+		if (name.contains("mysql") || name.contains("mariadb")) {
+			return MYSQL;
+		}
+		throw new IllegalArgumentException("No JdbcDialect for database '" + productName
+				+ "': the JDBC store supports H2, PostgreSQL, MySQL and MariaDB");
+	}
+
+	String sql(String template, String tableName) {
+		return template.replace("%INSERT_SUFFIX%", this.insertSuffix)
+			.replace("%NOW_PLUS_MILLIS%", this.nowPlusMillis)
+			.replace("%MILLIS_LEFT%", this.millisLeft)
+			.replace("%NOW%", this.now)
+			.replace("%TABLE_NAME%", tableName);
+	}
+
+	String purgeSql(String tableName) {
+		return sql(this.purge, tableName);
+	}
+
+}

@@ -1,0 +1,13 @@
+-- Idempotency records for JdbcIdempotencyStore on H2.
+-- One row per scoped key: state P (in progress, expires_at is the lease) or C (completed,
+-- expires_at is the end of the TTL). The key length matches JdbcIdempotencyStore.maxKeyLength().
+CREATE TABLE IF NOT EXISTS idempotency_record (
+	idempotency_key VARCHAR(512) NOT NULL,
+	state CHAR(1) NOT NULL,
+	owner_token VARCHAR(64) NOT NULL,
+	fingerprint VARCHAR(255) NOT NULL,
+	result VARBINARY(16777216),
+	expires_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+	CONSTRAINT idempotency_record_pk PRIMARY KEY (idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_record_expires_at_idx ON idempotency_record (expires_at);

@@ -1,0 +1,16 @@
+-- Idempotency records for JdbcIdempotencyStore on MySQL and MariaDB.
+-- One row per scoped key: state P (in progress, expires_at is the lease) or C (completed,
+-- expires_at is the end of the TTL), in UTC (the store compares with UTC_TIMESTAMP(6)).
+-- The key is VARBINARY so that it compares byte for byte: the default collations ignore
+-- case and trailing spaces, which would let two different keys share one record.
+-- 2048 bytes hold the 512 characters of JdbcIdempotencyStore.maxKeyLength() in UTF-8.
+CREATE TABLE IF NOT EXISTS idempotency_record (
+	idempotency_key VARBINARY(2048) NOT NULL,
+	state CHAR(1) NOT NULL,
+	owner_token VARCHAR(64) NOT NULL,
+	fingerprint VARCHAR(255) NOT NULL,
+	result MEDIUMBLOB,
+	expires_at DATETIME(6) NOT NULL,
+	PRIMARY KEY (idempotency_key),
+	INDEX idempotency_record_expires_at_idx (expires_at)
+) ENGINE = InnoDB;

@@ -1,0 +1,237 @@
+package io.github.idempotent.store.jdbc;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.testsupport.TestDatabases;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The store contract plus what only the JDBC store does (take-over of expired rows,
+ * purge, completion inside the caller's transaction), against one database. Each subclass
+ * creates a table of its own from the shipped schema script and drops it.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStoreContractTest {
+
+	private static final Fingerprint FP = new Fingerprint("fp-1");
+
+	private HikariDataSource dataSource;
+
+	private String tableName;
+
+	private JdbcTemplate jdbc;
+
+	protected abstract HikariDataSource createDataSource();
+
+	protected abstract JdbcDialect expectedDialect();
+
+	@BeforeAll
+	void createTable() {
+		this.dataSource = createDataSource();
+		this.tableName = TestDatabases.uniqueTableName("idem_" + expectedDialect().getPlatform());
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		new ResourceDatabasePopulator(new ByteArrayResource(expectedDialect().schema(this.tableName).getBytes()))
+			.execute(this.dataSource);
+	}
+
+	@AfterAll
+	void dropTable() {
+		try {
+			if (this.jdbc != null) {
+				this.jdbc.execute("DROP TABLE " + this.tableName);
+			}
+		}
+		finally {
+			if (this.dataSource != null) {
+				this.dataSource.close();
+			}
+		}
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return new JdbcIdempotencyStore(this.dataSource, this.tableName);
+	}
+
+	private JdbcIdempotencyStore jdbcStore() {
+		return (JdbcIdempotencyStore) store();
+	}
+
+	@Test
+	void detectsTheDialectFromTheDatabase() {
+		assertThat(jdbcStore().getDialect()).isEqualTo(expectedDialect());
+		assertThat(jdbcStore().maxKeyLength()).isEqualTo(512);
+	}
+
+	@Test
+	void aKeyOfTheLongestLengthIsStored() {
+		IdempotencyKey key = new IdempotencyKey("k".repeat(496) + "é" + newKey().value().substring(0, 15));
+		assertThat(key.value()).hasSize(512);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void keysThatDifferOnlyInCaseOrTrailingSpacesAreDifferentRecords() {
+		String base = newKey().value();
+		assertThat(store().claim(new IdempotencyKey(base + "a"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(new IdempotencyKey(base + "A"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(new IdempotencyKey(base + "a "), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void anExpiredResultIsTakenOverByUpdateWithANewFingerprint() {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		store().complete(key, token, new StoredResult(new byte[] { 1 }), Duration.ofMillis(1));
+		expire(key);
+		ClaimResult again = store().claim(key, new Fingerprint("fp-2"), LEASE);
+		assertThat(again).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOfSatisfying(ClaimResult.InProgress.class,
+				(inProgress) -> assertThat(inProgress.fingerprint()).isEqualTo(new Fingerprint("fp-2")));
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName + " WHERE owner_token = ?",
+				Integer.class, ((ClaimResult.Acquired) again).token()))
+			.isOne();
+	}
+
+	@Test
+	void purgeDeletesExpiredRowsInBatchesAndKeepsLiveOnes() {
+		this.jdbc.update("DELETE FROM " + this.tableName);
+		IdempotencyKey live = newKey();
+		store().claim(live, FP, LEASE);
+		for (int i = 0; i < 7; i++) {
+			IdempotencyKey key = newKey();
+			store().claim(key, FP, LEASE);
+			expire(key);
+		}
+		assertThat(jdbcStore().purgeExpired(3)).isEqualTo(7);
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName, Integer.class)).isOne();
+		assertThat(store().claim(live, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void claimInsideATransactionCommitsOnItsOwn() {
+		IdempotencyKey key = newKey();
+		AtomicReference<ClaimResult> seenByOthers = new AtomicReference<>();
+		transactions().executeWithoutResult((status) -> {
+			store().claim(key, FP, LEASE);
+			// Another thread (another connection) must see the claim before the
+			// caller's transaction ends.
+			Thread other = new Thread(() -> seenByOthers.set(store().claim(key, FP, LEASE)));
+			other.start();
+			join(other);
+			status.setRollbackOnly();
+		});
+		assertThat(seenByOthers.get()).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void joinedCompletionCommitsWithTheCallersTransaction() {
+		jdbcStore().setJoinTransaction(true);
+		IdempotencyKey key = newKey();
+		StoredResult result = new StoredResult(new byte[] { 'V', 1 });
+		AtomicReference<ClaimResult> seenBeforeCommit = new AtomicReference<>();
+		Thread[] duplicate = new Thread[1];
+		transactions().executeWithoutResult((status) -> {
+			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+			assertThat(store().complete(key, token, result, TTL)).isTrue();
+			duplicate[0] = new Thread(() -> seenBeforeCommit.set(store().claim(key, FP, LEASE)));
+			duplicate[0].start();
+			if (expectedDialect() == JdbcDialect.H2) {
+				// H2 answers a duplicate from the committed row at once.
+				join(duplicate[0]);
+				assertThat(seenBeforeCommit.get()).isInstanceOf(ClaimResult.InProgress.class);
+			}
+		});
+		join(duplicate[0]);
+		if (expectedDialect() != JdbcDialect.H2) {
+			// PostgreSQL and InnoDB make the duplicate's INSERT wait on the row the
+			// transaction updated, until it commits: the duplicate then replays.
+			assertThat(seenBeforeCommit.get()).isEqualTo(new ClaimResult.Completed(FP, result));
+		}
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void joinedCompletionRolledBackReleasesTheClaim() {
+		jdbcStore().setJoinTransaction(true);
+		IdempotencyKey key = newKey();
+		transactions().executeWithoutResult((status) -> {
+			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+			assertThat(store().complete(key, token, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
+			status.setRollbackOnly();
+		});
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void withoutJoinTransactionACompletionCommitsEvenIfTheCallerRollsBack() {
+		IdempotencyKey key = newKey();
+		StoredResult result = new StoredResult(new byte[] { 1 });
+		transactions().executeWithoutResult((status) -> {
+			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+			store().complete(key, token, result, TTL);
+			status.setRollbackOnly();
+		});
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void rejectsATableNameThatIsNotAnIdentifier() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new JdbcIdempotencyStore(this.dataSource, "t; DROP TABLE x", expectedDialect()));
+	}
+
+	private TransactionTemplate transactions() {
+		return new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+	}
+
+	private void expire(IdempotencyKey key) {
+		// Moves the row's deadline into the past by the database's own clock.
+		this.jdbc.update(
+				"UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp() + " WHERE idempotency_key = ?",
+				key.value());
+	}
+
+	private String expiredTimestamp() {
+		return switch (expectedDialect()) {
+			case H2 -> "DATEADD(SECOND, -10, CURRENT_TIMESTAMP)";
+			case POSTGRESQL -> "statement_timestamp() - INTERVAL '10 seconds'";
+			case MYSQL -> "TIMESTAMPADD(SECOND, -10, UTC_TIMESTAMP(6))";
+		};
+	}
+
+	private static void join(Thread thread) {
+		try {
+			thread.join(10_000);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		assertThat(thread.isAlive()).as("other claimer finished").isFalse();
+	}
+
+}

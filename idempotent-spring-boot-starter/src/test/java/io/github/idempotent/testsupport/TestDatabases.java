@@ -1,0 +1,73 @@
+package io.github.idempotent.testsupport;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.UUID;
+
+import com.zaxxer.hikari.HikariDataSource;
+
+/**
+ * The databases the JDBC tests use: PostgreSQL and MariaDB on this machine (on CI they
+ * are always there; {@code IDEMPOTENT_POSTGRESQL_URL} and {@code IDEMPOTENT_MARIADB_URL}
+ * point elsewhere), and a private in-memory H2. A database that does not answer fails the
+ * test with what to start: these tests never skip.
+ */
+public final class TestDatabases {
+
+	private static final String POSTGRESQL_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+
+	private static final String MARIADB_URL = "jdbc:mariadb://127.0.0.1:3306/test";
+
+	private TestDatabases() {
+	}
+
+	public static HikariDataSource postgresql() {
+		return connect("PostgreSQL", url("IDEMPOTENT_POSTGRESQL_URL", POSTGRESQL_URL), "postgres", "");
+	}
+
+	public static HikariDataSource mariadb() {
+		return connect("MariaDB", url("IDEMPOTENT_MARIADB_URL", MARIADB_URL), "root", "");
+	}
+
+	/**
+	 * A new in-memory H2 database of the caller's own, alive until the pool closes.
+	 */
+	public static HikariDataSource h2() {
+		return connect("H2", "jdbc:h2:mem:" + UUID.randomUUID(), "sa", "");
+	}
+
+	/**
+	 * A table name of the caller's own, so that test classes running against one shared
+	 * database never see each other's rows.
+	 */
+	public static String uniqueTableName(String prefix) {
+		return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+	}
+
+	private static String url(String variable, String fallback) {
+		String url = System.getenv(variable);
+		return (url != null && !url.isBlank()) ? url : fallback;
+	}
+
+	private static HikariDataSource connect(String name, String url, String user, String password) {
+		HikariDataSource dataSource = new HikariDataSource();
+		dataSource.setJdbcUrl(url);
+		dataSource.setUsername(user);
+		dataSource.setPassword(password);
+		// The store's storm test claims from 64 threads at once.
+		dataSource.setMaximumPoolSize(16);
+		dataSource.setConnectionTimeout(10_000);
+		dataSource.setInitializationFailTimeout(-1);
+		try (Connection connection = dataSource.getConnection()) {
+			connection.isValid(5);
+		}
+		catch (SQLException | RuntimeException ex) {
+			dataSource.close();
+			throw new IllegalStateException(name + " does not answer at " + url + " (" + ex.getMessage()
+					+ "). The JDBC tests need it: start it (see README) or point the IDEMPOTENT_*_URL variable at one",
+					ex);
+		}
+		return dataSource;
+	}
+
+}
