@@ -42,7 +42,7 @@ import io.github.idempotent.web.PrincipalScopeResolver;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
-@Import({ RedisStoreConfiguration.class, MemoryStoreConfiguration.class })
+@Import({ RedisStoreConfiguration.class, JdbcStoreConfiguration.class, MemoryStoreConfiguration.class })
 public final class IdempotentAutoConfiguration {
 
 	/**

@@ -1,0 +1,131 @@
+package io.github.idempotent.autoconfigure;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.jdbc.JdbcDialect;
+import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
+import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.TestDatabases;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class JdbcStoreConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class));
+
+	@Test
+	void jdbcTypeWithADataSourceUsesTheJdbcStoreAndCreatesTheTableOfAnEmbeddedDatabase() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=jdbc").run((context) -> {
+			assertThat(context).hasSingleBean(JdbcIdempotencyStore.class).hasSingleBean(IdempotencyStore.class);
+			JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+			assertThat(store.getDialect()).isEqualTo(JdbcDialect.H2);
+			assertThat(store.isJoinTransaction()).isFalse();
+			assertThat(rows(context.getBean(DataSource.class), "idempotency_record")).isZero();
+			assertThat(context.getBean(JdbcIdempotencyPurger.class).isRunning()).isTrue();
+		});
+	}
+
+	@Test
+	void tableNameAndJoinTransactionAreConfigurable() {
+		this.contextRunner
+			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=my_records",
+					"idempotent.store.jdbc.join-transaction=true")
+			.run((context) -> {
+				JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+				assertThat(store.getTableName()).isEqualTo("my_records");
+				assertThat(store.isJoinTransaction()).isTrue();
+				assertThat(rows(context.getBean(DataSource.class), "my_records")).isZero();
+			});
+	}
+
+	@Test
+	void initializeSchemaNeverLeavesTheDatabaseAlone() {
+		this.contextRunner
+			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=never")
+			.run((context) -> assertThat(tableExists(context.getBean(DataSource.class), "IDEMPOTENCY_RECORD"))
+				.isFalse());
+	}
+
+	@Test
+	void initializeSchemaAlwaysCreatesTheTableOfAServerDatabaseOnlyOnce() {
+		String table = TestDatabases.uniqueTableName("idem_init");
+		try (var postgresql = TestDatabases.postgresql()) {
+			try {
+				ApplicationContextRunner runner = this.contextRunner
+					// not the pool itself: each context would close it
+					.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
+					.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table);
+				runner.run((context) -> {
+					assertThat(context).hasNotFailed();
+					assertThat(tableExists(postgresql, table)).as("embedded only by default").isFalse();
+				});
+				runner.withPropertyValues("idempotent.store.jdbc.initialize-schema=always")
+					.run((context) -> assertThat(rows(postgresql, table)).isZero());
+				// A second start finds the table and keeps it.
+				runner.withPropertyValues("idempotent.store.jdbc.initialize-schema=always")
+					.run((context) -> assertThat(context).hasNotFailed());
+			}
+			finally {
+				new JdbcTemplate(postgresql).execute("DROP TABLE IF EXISTS " + table);
+			}
+		}
+	}
+
+	@Test
+	void zeroPurgeIntervalSchedulesNoPurge() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.purge-interval=0")
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyPurger.class).isRunning()).isFalse());
+	}
+
+	@Test
+	void jdbcTypeWithoutADataSourceFailsWithWhatIsMissing() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+			.withPropertyValues("idempotent.store.type=jdbc")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotent.store.type=jdbc but there is no single DataSource"));
+	}
+
+	@Test
+	void jdbcTypeWithoutSpringJdbcFailsWithWhatIsMissing() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(JdbcTemplate.class))
+			.withBean(DataSource.class, TestDatabases::h2)
+			.withPropertyValues("idempotent.store.type=jdbc")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("no single DataSource"));
+	}
+
+	@Test
+	void autoTypeNeverPicksJdbc() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=auto", "idempotent.store.jdbc.table-name=unused")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(InMemoryIdempotencyStore.class)
+					.doesNotHaveBean(JdbcIdempotencyStore.class);
+				assertThat(tableExists(context.getBean(DataSource.class), "UNUSED")).isFalse();
+			});
+	}
+
+	private static int rows(DataSource dataSource, String table) {
+		return new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM " + table, Integer.class);
+	}
+
+	private static boolean tableExists(DataSource dataSource, String table) {
+		return new JdbcTemplate(dataSource).queryForObject(
+				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE UPPER(TABLE_NAME) = UPPER(?)", Integer.class,
+				table) > 0;
+	}
+
+}
