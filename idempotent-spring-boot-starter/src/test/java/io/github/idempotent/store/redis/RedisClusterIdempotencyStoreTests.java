@@ -1,0 +1,95 @@
+package io.github.idempotent.store.redis;
+
+import java.util.HashSet;
+import java.util.Set;
+
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.testsupport.LocalRedisCluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The store contract on a real three-node Redis Cluster of this test's own, configured
+ * the way an application does it: {@code spring.data.redis.cluster.nodes}.
+ */
+class RedisClusterIdempotencyStoreTests extends AbstractIdempotencyStoreContractTest {
+
+	private static LocalRedisCluster cluster;
+
+	private static ConfigurableApplicationContext context;
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = LocalRedisCluster.start();
+		try {
+			context = new SpringApplicationBuilder(Application.class).web(WebApplicationType.NONE)
+				.properties("spring.data.redis.cluster.nodes=" + cluster.nodes(), "idempotent.store.type=redis",
+						"spring.main.banner-mode=off")
+				.run();
+		}
+		catch (RuntimeException ex) {
+			cluster.close();
+			throw ex;
+		}
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		try {
+			if (context != null) {
+				SpringApplication.exit(context);
+			}
+		}
+		finally {
+			cluster.close();
+		}
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		IdempotencyStore store = context.getBean(IdempotencyStore.class);
+		assertThat(store).isInstanceOf(RedisIdempotencyStore.class);
+		return store;
+	}
+
+	@Test
+	void keysInSlotsOfEveryNodeAreClaimedCompletedAndReplayed() {
+		Fingerprint fp = new Fingerprint("fp");
+		Set<Integer> slots = new HashSet<>();
+		for (int i = 0; i < 30; i++) {
+			IdempotencyKey key = newKey();
+			slots.add(SlotHash.getSlot(key.value()));
+			String token = ((ClaimResult.Acquired) store().claim(key, fp, LEASE)).token();
+			StoredResult result = new StoredResult(key.value().getBytes());
+			assertThat(store().complete(key, token, result, TTL)).isTrue();
+			assertThat(store().claim(key, fp, LEASE)).isEqualTo(new ClaimResult.Completed(fp, result));
+		}
+		assertThat(slots).hasSizeGreaterThan(20);
+		assertThat(cluster.keysPerNode()).as("keys held by each node")
+			.allSatisfy((count) -> assertThat(count).isPositive());
+	}
+
+	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, IdempotentAutoConfiguration.class })
+	static class Application {
+
+	}
+
+}
