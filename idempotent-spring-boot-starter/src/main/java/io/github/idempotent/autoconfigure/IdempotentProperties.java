@@ -185,6 +185,8 @@ public class IdempotentProperties {
 		 */
 		private StoreType type = StoreType.AUTO;
 
+		private final Redis redis = new Redis();
+
 		private final Jdbc jdbc = new Jdbc();
 
 		public StoreType getType() {
@@ -195,8 +197,44 @@ public class IdempotentProperties {
 			this.type = type;
 		}
 
+		public Redis getRedis() {
+			return this.redis;
+		}
+
 		public Jdbc getJdbc() {
 			return this.jdbc;
+		}
+
+	}
+
+	public static class Redis {
+
+		/**
+		 * Number of replicas that must acknowledge each claim and result (Redis WAIT)
+		 * before the call goes on; 0 does not wait.
+		 */
+		private int waitReplicas;
+
+		/**
+		 * Longest wait for replica acknowledgements, after which the call goes on with a
+		 * warning.
+		 */
+		private Duration waitTimeout = Duration.ofMillis(500);
+
+		public int getWaitReplicas() {
+			return this.waitReplicas;
+		}
+
+		public void setWaitReplicas(int waitReplicas) {
+			this.waitReplicas = waitReplicas;
+		}
+
+		public Duration getWaitTimeout() {
+			return this.waitTimeout;
+		}
+
+		public void setWaitTimeout(Duration waitTimeout) {
+			this.waitTimeout = waitTimeout;
 		}
 
 	}

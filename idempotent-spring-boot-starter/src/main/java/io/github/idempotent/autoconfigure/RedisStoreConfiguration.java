@@ -19,8 +19,14 @@ class RedisStoreConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
-	RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory connectionFactory) {
-		return new RedisIdempotencyStore(connectionFactory);
+	RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory connectionFactory,
+			IdempotentProperties properties) {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		IdempotentProperties.Redis redis = properties.getStore().getRedis();
+		if (redis.getWaitReplicas() > 0) {
+			store.setWaitReplicas(redis.getWaitReplicas(), redis.getWaitTimeout());
+		}
+		return store;
 	}
 
 }

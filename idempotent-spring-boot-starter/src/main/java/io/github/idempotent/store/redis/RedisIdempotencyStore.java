@@ -3,9 +3,24 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.data.redis.core.SessionCallback;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.Assert;
@@ -24,10 +39,22 @@ import io.github.idempotent.store.StoredResult;
  * atomic and costs one round trip (EVALSHA): a first call costs two, a replay one.
  * Scripts touch only their own key, so they run on Redis Cluster; expiry is the server's
  * (PEXPIRE): the lease while in progress, the TTL once completed.
+ * <p>
+ * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
+ * fails may be missing on the replica promoted in its place. With
+ * {@link #setWaitReplicas(int, Duration) waitReplicas}, every claim and completion waits
+ * (WAIT) until that many replicas have it, which narrows that window but does not close
+ * it (see docs/stores.md).
  */
 public class RedisIdempotencyStore implements IdempotencyStore {
 
+	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
+
 	private final RedisTemplate<byte[], byte[]> redis;
+
+	private int waitReplicas;
+
+	private Duration waitTimeout = Duration.ofMillis(500);
 
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
@@ -40,11 +67,29 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		this.redis = template;
 	}
 
+	/**
+	 * Makes every claim and completion wait until {@code replicas} replicas have
+	 * acknowledged it, or {@code timeout} passes (then a warning is logged and the call
+	 * goes on). Zero replicas (the default) does not wait. Not supported on Redis
+	 * Cluster, where Spring Data Redis cannot send WAIT on the connection that wrote.
+	 */
+	public void setWaitReplicas(int replicas, Duration timeout) {
+		Assert.isTrue(replicas >= 0, "replicas must not be negative");
+		Assert.isTrue(timeout != null && !timeout.isNegative(), "timeout must not be negative");
+		if (replicas > 0) {
+			Boolean cluster = this.redis.execute((RedisCallback<Boolean>) (c) -> c instanceof RedisClusterConnection);
+			Assert.state(!Boolean.TRUE.equals(cluster),
+					"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
+		}
+		this.waitReplicas = replicas;
+		this.waitTimeout = timeout;
+	}
+
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
 		String token = OwnerToken.generate();
-		List<?> reply = this.redis.execute(Scripts.CLAIM, keyOf(key), utf8(token), utf8(fingerprint.value()),
-				millis(lease));
+		List<?> reply = executeAndWait(Scripts.CLAIM, (r) -> r != null && !r.isEmpty() && r.get(0).equals(1L),
+				keyOf(key), utf8(token), utf8(fingerprint.value()), millis(lease));
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
 		long state = (Long) reply.get(0);
 		if (state == Scripts.ACQUIRED) {
@@ -59,7 +104,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-		return isOne(this.redis.execute(Scripts.COMPLETE, keyOf(key), utf8(token), result.bytes(), millis(ttl)));
+		return isOne(executeAndWait(Scripts.COMPLETE, RedisIdempotencyStore::isOne, keyOf(key), utf8(token),
+				result.bytes(), millis(ttl)));
 	}
 
 	@Override
@@ -70,6 +116,59 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean renew(IdempotencyKey key, String token, Duration lease) {
 		return isOne(this.redis.execute(Scripts.RENEW, keyOf(key), utf8(token), millis(lease)));
+	}
+
+	/**
+	 * Runs a writing script, then, if it wrote and replicas are awaited, WAIT on the same
+	 * connection: WAIT counts the writes of the connection it is sent on.
+	 */
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	private <T> T executeAndWait(RedisScript<T> script, Predicate<T> wrote, List<byte[]> keys, Object... args) {
+		if (this.waitReplicas == 0) {
+			return this.redis.execute(script, keys, args);
+		}
+		return this.redis.execute(new SessionCallback<T>() {
+
+			@Override
+			public T execute(RedisOperations operations) {
+				T reply = (T) operations.execute(script, keys, args);
+				if (wrote.test(reply)) {
+					awaitReplicas(operations);
+				}
+				return reply;
+			}
+
+		});
+	}
+
+	private void awaitReplicas(RedisOperations<?, ?> operations) {
+		Long acknowledged = operations.execute((RedisConnection connection) -> waitForReplication(connection));
+		if (acknowledged != null && acknowledged < this.waitReplicas) {
+			logger.warn("Only " + acknowledged + " of " + this.waitReplicas + " Redis replicas acknowledged an "
+					+ "idempotency record within " + this.waitTimeout + "; a failover now could lose it");
+		}
+	}
+
+	// Through Lettuce: Spring Data Redis has no WAIT, and its generic execute() cannot
+	// read an integer reply.
+	private Long waitForReplication(RedisConnection connection) {
+		Object nativeConnection = connection.getNativeConnection();
+		Assert.state(nativeConnection instanceof BaseRedisAsyncCommands<?, ?>,
+				() -> "idempotent.store.redis.wait-replicas needs Lettuce, not " + nativeConnection);
+		RedisFuture<Long> reply = ((BaseRedisAsyncCommands<?, ?>) nativeConnection)
+			.waitForReplication(this.waitReplicas, this.waitTimeout.toMillis());
+		try {
+			return reply.get(this.waitTimeout.toMillis() + 5000, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return null;
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.warn("Could not confirm that " + this.waitReplicas + " Redis replicas have an idempotency record "
+					+ "(keep idempotent.store.redis.wait-timeout below spring.data.redis.timeout): " + ex);
+			return null;
+		}
 	}
 
 	private static List<byte[]> keyOf(IdempotencyKey key) {

@@ -1,5 +1,6 @@
 package io.github.idempotent.store.redis;
 
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -14,6 +15,7 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.core.Fingerprint;
@@ -25,6 +27,7 @@ import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.LocalRedisCluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The store contract on a real three-node Redis Cluster of this test's own, configured
@@ -85,6 +88,13 @@ class RedisClusterIdempotencyStoreTests extends AbstractIdempotencyStoreContract
 		assertThat(slots).hasSizeGreaterThan(20);
 		assertThat(cluster.keysPerNode()).as("keys held by each node")
 			.allSatisfy((count) -> assertThat(count).isPositive());
+	}
+
+	@Test
+	void waitForReplicasIsRefusedOnACluster() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(context.getBean(RedisConnectionFactory.class));
+		assertThatIllegalStateException().isThrownBy(() -> store.setWaitReplicas(1, Duration.ofMillis(100)))
+			.withMessageContaining("not supported on Redis Cluster");
 	}
 
 	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, IdempotentAutoConfiguration.class })
