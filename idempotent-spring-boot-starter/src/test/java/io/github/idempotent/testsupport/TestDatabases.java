@@ -22,7 +22,15 @@ public final class TestDatabases {
 	}
 
 	public static HikariDataSource postgresql() {
-		return connect("PostgreSQL", url("IDEMPOTENT_POSTGRESQL_URL", POSTGRESQL_URL), "postgres", "");
+		return connect("PostgreSQL", postgresqlUrl(), "postgres", "");
+	}
+
+	/**
+	 * The PostgreSQL URL, for {@code spring.datasource.url} (user {@code postgres}, no
+	 * password).
+	 */
+	public static String postgresqlUrl() {
+		return url("IDEMPOTENT_POSTGRESQL_URL", POSTGRESQL_URL);
 	}
 
 	public static HikariDataSource mariadb() {

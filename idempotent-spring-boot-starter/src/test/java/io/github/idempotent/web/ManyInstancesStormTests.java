@@ -1,0 +1,217 @@
+package io.github.idempotent.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
+import io.github.idempotent.store.redis.RedisIdempotencyStore;
+import io.github.idempotent.testsupport.TestDatabases;
+import io.github.idempotent.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two instances of one application (two servers on random ports) on one shared store, and
+ * a storm of concurrent requests with one key sent to both: the method runs exactly once
+ * in all, and every other answer is 409 with Retry-After or a replay identical to the
+ * first answer.
+ */
+class ManyInstancesStormTests {
+
+	private static final int REQUESTS = 48;
+
+	private static final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
+
+	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	@Test
+	void oneExecutionAcrossTwoInstancesOnRedis() throws Exception {
+		runStorm(RedisIdempotencyStore.class, "idempotent.store.type=redis",
+				"spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
+	}
+
+	@Test
+	void oneExecutionAcrossTwoInstancesOnPostgreSql() throws Exception {
+		String table = TestDatabases.uniqueTableName("idem_storm");
+		try {
+			runStorm(JdbcIdempotencyStore.class, "idempotent.store.type=jdbc",
+					"spring.datasource.url=" + TestDatabases.postgresqlUrl(), "spring.datasource.username=postgres",
+					"spring.datasource.password=", "idempotent.store.jdbc.table-name=" + table,
+					"idempotent.store.jdbc.initialize-schema=always");
+		}
+		finally {
+			try (var postgresql = TestDatabases.postgresql()) {
+				new JdbcTemplate(postgresql).execute("DROP TABLE IF EXISTS " + table);
+			}
+		}
+	}
+
+	private void runStorm(Class<? extends IdempotencyStore> storeType, String... properties) throws Exception {
+		ConfigurableApplicationContext first = start("first", properties);
+		try {
+			ConfigurableApplicationContext second = start("second", properties);
+			try {
+				assertThat(first.getBean(IdempotencyStore.class)).isInstanceOf(storeType);
+				assertThat(second.getBean(IdempotencyStore.class)).isInstanceOf(storeType);
+				storm(port(first), port(second));
+			}
+			finally {
+				SpringApplication.exit(second);
+			}
+		}
+		finally {
+			SpringApplication.exit(first);
+		}
+	}
+
+	private void storm(int firstPort, int secondPort) throws Exception {
+		String key = UUID.randomUUID().toString();
+		String body = "{\"from\":\"acc-1\",\"to\":\"acc-2\",\"amount\":125}";
+		List<HttpResponse<String>> responses = new ArrayList<>();
+		ExecutorService pool = Executors.newFixedThreadPool(REQUESTS);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+			for (int i = 0; i < REQUESTS; i++) {
+				int port = (i % 2 == 0) ? firstPort : secondPort;
+				futures.add(pool.submit(() -> {
+					start.await();
+					return post(port, key, body);
+				}));
+			}
+			start.countDown();
+			for (Future<HttpResponse<String>> future : futures) {
+				responses.add(future.get(30, TimeUnit.SECONDS));
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		// Once the first call has completed, both instances replay it.
+		for (int i = 0; i < 8; i++) {
+			responses.add(post((i % 2 == 0) ? firstPort : secondPort, key, body));
+		}
+
+		assertThat(executions.get(key)).as("executions across both instances").hasValue(1);
+		List<HttpResponse<String>> successes = responses.stream()
+			.filter((response) -> response.statusCode() / 100 == 2)
+			.toList();
+		assertThat(successes).as("the first answer and the replays").hasSizeGreaterThanOrEqualTo(9);
+		String original = successes.get(0).body();
+		assertThat(original).contains("\"amount\":125");
+		for (HttpResponse<String> response : responses) {
+			if (response.statusCode() / 100 == 2) {
+				assertThat(response.body()).isEqualTo(original);
+			}
+			else {
+				assertThat(response.statusCode()).as(response.body()).isEqualTo(409);
+				assertThat(response.headers().firstValue("Retry-After")).isPresent();
+			}
+		}
+		long replays = responses.stream()
+			.filter((response) -> response.headers().firstValue("Idempotent-Replayed").isPresent())
+			.count();
+		assertThat(replays).isEqualTo(successes.size() - 1);
+		System.out.println("Storm of " + REQUESTS + " on two instances: " + successes.size() + " 2xx ("
+				+ (successes.size() - replays) + " executed), "
+				+ responses.stream().filter((response) -> response.statusCode() == 409).count() + " 409");
+	}
+
+	private HttpResponse<String> post(int port, String key, String body) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/transfers"))
+			.timeout(Duration.ofSeconds(20))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build();
+		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+	}
+
+	private static ConfigurableApplicationContext start(String name, String... properties) {
+		List<String> all = new ArrayList<>(List.of(properties));
+		all.addAll(List.of("server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off",
+				"instance.name=" + name, "spring.application.name=" + name));
+		return new SpringApplicationBuilder(TransferApplication.class).properties(all.toArray(String[]::new)).run();
+	}
+
+	private static int port(ConfigurableApplicationContext context) {
+		return ((WebServerApplicationContext) context).getWebServer().getPort();
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(TransferController.class)
+	static class TransferApplication {
+
+		@Bean
+		SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
+			return http.csrf((csrf) -> csrf.disable())
+				.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
+				.build();
+		}
+
+	}
+
+	record TransferRequest(String from, String to, long amount) {
+	}
+
+	record Transfer(String id, String from, String to, long amount, String instance) {
+	}
+
+	@RestController
+	static class TransferController {
+
+		private final String instance;
+
+		TransferController(@Value("${instance.name}") String instance) {
+			this.instance = instance;
+		}
+
+		@PostMapping("/transfers")
+		@Idempotent
+		Transfer transfer(@RequestBody TransferRequest request, @RequestHeader("Idempotency-Key") String key)
+				throws InterruptedException {
+			executions.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			Thread.sleep(300);
+			return new Transfer(UUID.randomUUID().toString(), request.from(), request.to(), request.amount(),
+					this.instance);
+		}
+
+	}
+
+}
