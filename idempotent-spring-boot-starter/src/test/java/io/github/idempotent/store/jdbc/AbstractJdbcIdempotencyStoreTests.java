@@ -1,6 +1,13 @@
 package io.github.idempotent.store.jdbc;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -25,6 +32,7 @@ import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The store contract plus what only the JDBC store does (take-over of expired rows,
@@ -116,6 +124,43 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 	}
 
 	@Test
+	void aStormOfClaimsOnAnExpiredRowHasExactlyOneWinner() throws Exception {
+		int threads = 64;
+		for (int round = 0; round < 3; round++) {
+			IdempotencyKey key = newKey();
+			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+			store().complete(key, token, new StoredResult(new byte[] { 1 }), TTL);
+			expire(key);
+			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			try {
+				CountDownLatch start = new CountDownLatch(1);
+				List<Future<ClaimResult>> claims = new ArrayList<>();
+				for (int i = 0; i < threads; i++) {
+					claims.add(pool.submit(() -> {
+						start.await();
+						return store().claim(key, FP, LEASE);
+					}));
+				}
+				start.countDown();
+				int acquired = 0;
+				for (Future<ClaimResult> claim : claims) {
+					ClaimResult result = claim.get(30, TimeUnit.SECONDS);
+					if (result instanceof ClaimResult.Acquired) {
+						acquired++;
+					}
+					else {
+						assertThat(result).isInstanceOf(ClaimResult.InProgress.class);
+					}
+				}
+				assertThat(acquired).as("take-overs that won, round %d", round).isOne();
+			}
+			finally {
+				pool.shutdownNow();
+			}
+		}
+	}
+
+	@Test
 	void purgeDeletesExpiredRowsInBatchesAndKeepsLiveOnes() {
 		this.jdbc.update("DELETE FROM " + this.tableName);
 		IdempotencyKey live = newKey();
@@ -128,6 +173,56 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 		assertThat(jdbcStore().purgeExpired(3)).isEqualTo(7);
 		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName, Integer.class)).isOne();
 		assertThat(store().claim(live, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void concurrentPurgesDeleteEveryExpiredRowOnce() throws Exception {
+		this.jdbc.update("DELETE FROM " + this.tableName);
+		int rows = 400;
+		for (int i = 0; i < rows; i++) {
+			store().claim(newKey(), FP, LEASE);
+		}
+		this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp());
+		ExecutorService pool = Executors.newFixedThreadPool(4);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<Integer>> purges = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				purges.add(pool.submit(() -> {
+					start.await();
+					return jdbcStore().purgeExpired(20);
+				}));
+			}
+			start.countDown();
+			int deleted = 0;
+			for (Future<Integer> purge : purges) {
+				deleted += purge.get(30, TimeUnit.SECONDS);
+			}
+			assertThat(deleted).isEqualTo(rows);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName, Integer.class)).isZero();
+	}
+
+	@Test
+	void thePurgerPurgesOnItsSchedule() {
+		IdempotencyKey key = newKey();
+		store().claim(key, FP, LEASE);
+		expire(key);
+		JdbcIdempotencyPurger purger = new JdbcIdempotencyPurger(jdbcStore(), Duration.ofMillis(50), 100);
+		purger.start();
+		try {
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.jdbc.queryForObject(
+						"SELECT COUNT(*) FROM " + this.tableName + " WHERE idempotency_key = ?", Integer.class,
+						key.value()) == 0);
+		}
+		finally {
+			purger.stop();
+		}
+		assertThat(purger.isRunning()).isFalse();
 	}
 
 	@Test
