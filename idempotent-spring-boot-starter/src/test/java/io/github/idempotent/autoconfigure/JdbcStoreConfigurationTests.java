@@ -16,6 +16,8 @@ import io.github.idempotent.store.jdbc.JdbcDialect;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.RequiresDatabase;
+import io.github.idempotent.testsupport.RequiresDatabase.Database;
 import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,6 +61,7 @@ class JdbcStoreConfigurationTests {
 	}
 
 	@Test
+	@RequiresDatabase(Database.POSTGRESQL)
 	void initializeSchemaAlwaysCreatesTheTableOfAServerDatabaseOnlyOnce() {
 		String table = TestDatabases.uniqueTableName("idem_init");
 		try (var postgresql = TestDatabases.postgresql()) {

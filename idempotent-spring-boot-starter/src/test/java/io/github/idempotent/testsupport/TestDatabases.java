@@ -7,10 +7,11 @@ import java.util.UUID;
 import com.zaxxer.hikari.HikariDataSource;
 
 /**
- * The databases the JDBC tests use: PostgreSQL and MariaDB on this machine (on CI they
- * are always there; {@code IDEMPOTENT_POSTGRESQL_URL} and {@code IDEMPOTENT_MARIADB_URL}
- * point elsewhere), and a private in-memory H2. A database that does not answer fails the
- * test with what to start: these tests never skip.
+ * The databases the JDBC tests use: PostgreSQL and MariaDB on this machine
+ * ({@code IDEMPOTENT_POSTGRESQL_URL} and {@code IDEMPOTENT_MARIADB_URL} point elsewhere),
+ * and a private in-memory H2. Tests that need a server carry {@link RequiresDatabase}: on
+ * CI they always run; a server that answers the port check but refuses the connection
+ * fails the test with what is wrong.
  */
 public final class TestDatabases {
 
@@ -34,7 +35,14 @@ public final class TestDatabases {
 	}
 
 	public static HikariDataSource mariadb() {
-		return connect("MariaDB", url("IDEMPOTENT_MARIADB_URL", MARIADB_URL), "root", "");
+		return connect("MariaDB", mariadbUrl(), "root", "");
+	}
+
+	/**
+	 * The MariaDB URL (user {@code root}, no password).
+	 */
+	public static String mariadbUrl() {
+		return url("IDEMPOTENT_MARIADB_URL", MARIADB_URL);
 	}
 
 	/**

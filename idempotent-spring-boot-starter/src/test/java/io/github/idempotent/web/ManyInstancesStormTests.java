@@ -40,6 +40,8 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
+import io.github.idempotent.testsupport.RequiresDatabase;
+import io.github.idempotent.testsupport.RequiresDatabase.Database;
 import io.github.idempotent.testsupport.TestDatabases;
 import io.github.idempotent.testsupport.TestRedis;
 
@@ -66,6 +68,7 @@ class ManyInstancesStormTests {
 	}
 
 	@Test
+	@RequiresDatabase(Database.POSTGRESQL)
 	void oneExecutionAcrossTwoInstancesOnPostgreSql() throws Exception {
 		String table = TestDatabases.uniqueTableName("idem_storm");
 		try {

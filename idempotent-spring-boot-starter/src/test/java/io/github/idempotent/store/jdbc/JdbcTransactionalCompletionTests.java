@@ -23,6 +23,8 @@ import org.springframework.transaction.annotation.Transactional;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.testsupport.RequiresDatabase;
+import io.github.idempotent.testsupport.RequiresDatabase.Database;
 import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * result in that transaction, so the business row and the stored result commit or roll
  * back together.
  */
+@RequiresDatabase(Database.POSTGRESQL)
 class JdbcTransactionalCompletionTests {
 
 	private static HikariDataSource postgresql;

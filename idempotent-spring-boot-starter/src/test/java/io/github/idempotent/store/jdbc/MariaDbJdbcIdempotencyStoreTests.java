@@ -2,8 +2,11 @@ package io.github.idempotent.store.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
 
+import io.github.idempotent.testsupport.RequiresDatabase;
+import io.github.idempotent.testsupport.RequiresDatabase.Database;
 import io.github.idempotent.testsupport.TestDatabases;
 
+@RequiresDatabase(Database.MARIADB)
 class MariaDbJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests {
 
 	@Override
