@@ -1,5 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
+import java.time.Duration;
+
 import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
@@ -11,6 +13,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.jdbc.JdbcDialect;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
@@ -82,6 +87,36 @@ class JdbcStoreConfigurationTests {
 			}
 			finally {
 				new JdbcTemplate(postgresql).execute("DROP TABLE IF EXISTS " + table);
+			}
+		}
+	}
+
+	@Test
+	@RequiresDatabase(Database.POSTGRESQL)
+	void aSchemaQualifiedTableIsCreatedAndUsed() {
+		String schema = TestDatabases.uniqueTableName("idem_schema");
+		try (var postgresql = TestDatabases.postgresql()) {
+			JdbcTemplate jdbc = new JdbcTemplate(postgresql);
+			jdbc.execute("CREATE SCHEMA " + schema);
+			try {
+				this.contextRunner.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
+					.withPropertyValues("idempotent.store.type=jdbc",
+							"idempotent.store.jdbc.table-name=" + schema + ".records",
+							"idempotent.store.jdbc.initialize-schema=always")
+					.run((context) -> {
+						IdempotencyStore store = context.getBean(IdempotencyStore.class);
+						IdempotencyKey key = new IdempotencyKey("schema-test:" + schema);
+						assertThat(store.claim(key, new Fingerprint("fp"), Duration.ofSeconds(30)))
+							.isInstanceOf(ClaimResult.Acquired.class);
+						assertThat(rows(postgresql, schema + ".records")).isOne();
+						assertThat(jdbc.queryForObject(
+								"SELECT COUNT(*) FROM pg_indexes WHERE schemaname = ? AND indexname = 'records_expires_at_idx'",
+								Integer.class, schema))
+							.isOne();
+					});
+			}
+			finally {
+				jdbc.execute("DROP SCHEMA " + schema + " CASCADE");
 			}
 		}
 	}
