@@ -10,6 +10,10 @@ import java.util.function.Function;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 
 /**
@@ -40,8 +44,7 @@ public final class LocalRedisSentinel implements AutoCloseable {
 					"sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + setup.primary.port() + " 1",
 					"sentinel down-after-milliseconds " + MASTER_NAME + " 1000",
 					"sentinel failover-timeout " + MASTER_NAME + " 5000");
-			await("replica in sync", Duration.SECONDS_10, () -> setup.withServer(setup.primary.port(),
-					(redis) -> redis.sync().info("replication").contains("state=online")));
+			setup.awaitReplicaInSync();
 			await("sentinel sees the replica", Duration.SECONDS_10,
 					() -> setup.withSentinel((sentinel) -> !sentinel.sync().replicas(MASTER_NAME).isEmpty()));
 			return setup;
@@ -50,6 +53,14 @@ public final class LocalRedisSentinel implements AutoCloseable {
 			setup.close();
 			throw ex;
 		}
+	}
+
+	/**
+	 * Waits until the primary reports its replica online.
+	 */
+	public void awaitReplicaInSync() {
+		await("replica in sync", Duration.SECONDS_10, () -> withServer(this.primary.port(),
+				(redis) -> redis.sync().info("replication").contains("state=online")));
 	}
 
 	/**
@@ -87,6 +98,23 @@ public final class LocalRedisSentinel implements AutoCloseable {
 				() -> currentPrimaryPort() == this.replica.port() && withServer(this.replica.port(),
 						(redis) -> redis.sync().info("replication").contains("role:master")));
 		return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+	}
+
+	/**
+	 * Makes the replica stop answering for {@code millis} (DEBUG SLEEP, on a thread of
+	 * its own), as a slow or partitioned replica would; returns once the sleep has begun.
+	 * @return the thread that waits for the sleep to end
+	 */
+	public Thread pauseReplica(long millis) {
+		CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8).add("SLEEP")
+			.add(Double.toString(millis / 1000.0));
+		Thread sleeper = new Thread(() -> withServer(this.replica.port(),
+				(redis) -> redis.sync().dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8), args)),
+				"replica-sleep");
+		sleeper.setDaemon(true);
+		sleeper.start();
+		RedisProcess.sleep(100);
+		return sleeper;
 	}
 
 	private <T> T withServer(int port, Function<StatefulRedisConnection<String, String>, T> action) {

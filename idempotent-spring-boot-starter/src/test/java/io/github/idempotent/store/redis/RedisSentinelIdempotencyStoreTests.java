@@ -66,6 +66,18 @@ class RedisSentinelIdempotencyStoreTests {
 				IdempotencyKey inProgress = key();
 				assertThat(store.claim(inProgress, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
+				// WAIT really waits for the replica (not just for any connection): while
+				// the
+				// replica does not answer, a completion takes the whole wait-timeout.
+				IdempotencyKey slow = key();
+				String slowToken = ((ClaimResult.Acquired) store.claim(slow, FP, LEASE)).token();
+				Thread sleeper = redis.pauseReplica(800);
+				long start = System.nanoTime();
+				assertThat(store.complete(slow, slowToken, result(slow), Duration.ofMinutes(10))).isTrue();
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
+				sleeper.join(5000);
+				redis.awaitReplicaInSync();
+
 				Probe probe = new Probe(store);
 				probe.start();
 				long failoverMillis = redis.crashPrimaryAndAwaitFailover();
