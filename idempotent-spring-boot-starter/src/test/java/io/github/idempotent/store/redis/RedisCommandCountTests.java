@@ -1,0 +1,179 @@
+package io.github.idempotent.store.redis;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Counts the Redis commands an {@code @Idempotent} call sends, from
+ * {@code INFO commandstats} of a private server (its statistics are reset before each
+ * phase, which must never be done to a shared one). Counts are deterministic, timings are
+ * not: this is the part of the benchmarks that is a test.
+ * <p>
+ * A round trip is one EVALSHA (or EVAL, the one-time fallback when the server does not
+ * know a script). The commands a Lua script runs inside the server ({@code HMGET},
+ * {@code HSET}, ...) are listed in {@code commandstats} too, but they are no round trip:
+ * they are checked to be only those.
+ */
+class RedisCommandCountTests {
+
+	private static final int CALLS = 50;
+
+	/**
+	 * Commands the store's Lua scripts run inside the server.
+	 */
+	private static final Set<String> SCRIPT_INTERNAL = Set.of("hmget", "hget", "hset", "hdel", "pexpire", "pttl",
+			"del");
+
+	/**
+	 * Commands this test sends itself, on its own connection, to read the statistics.
+	 */
+	private static final Set<String> MEASUREMENT = Set.of("info", "config");
+
+	private static TestRedis.EmbeddedRedis redis;
+
+	private static LettuceConnectionFactory statsConnectionFactory;
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withBean(LettuceConnectionFactory.class,
+				() -> new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", redis.port())))
+		.withBean(Payments.class)
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=redis");
+
+	@BeforeAll
+	static void startRedis() {
+		redis = TestRedis.EmbeddedRedis.start();
+		statsConnectionFactory = redis.connectionFactory();
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		statsConnectionFactory.destroy();
+		redis.stop();
+	}
+
+	@Test
+	void firstCallCostsTwoRoundTripsAndReplayOne() {
+		this.contextRunner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			warmUp(payments);
+			String[] keys = newKeys();
+
+			resetStats();
+			for (String key : keys) {
+				payments.pay(key, 10);
+			}
+			Map<String, Long> firstCalls = commandStats();
+
+			resetStats();
+			for (String key : keys) {
+				payments.pay(key, 10);
+			}
+			Map<String, Long> replays = commandStats();
+
+			System.out.println("Redis commands for " + CALLS + " first calls: " + firstCalls);
+			System.out.println("Redis commands for " + CALLS + " replays: " + replays);
+			assertThat(payments.executions()).isEqualTo(CALLS + 1);
+			assertThat(roundTrips(firstCalls)).isPositive().isLessThanOrEqualTo(2L * CALLS);
+			assertThat(roundTrips(replays)).isPositive().isLessThanOrEqualTo(CALLS);
+			assertOnlyScriptsWereSent(firstCalls);
+			assertOnlyScriptsWereSent(replays);
+		});
+	}
+
+	private static void warmUp(Payments payments) {
+		// Loads the scripts (the first EVALSHA of each fails with NOSCRIPT and is sent
+		// again as EVAL) and settles the connection before anything is counted.
+		String key = UUID.randomUUID().toString();
+		payments.pay(key, 10);
+		payments.pay(key, 10);
+	}
+
+	private static String[] newKeys() {
+		String[] keys = new String[CALLS];
+		for (int i = 0; i < CALLS; i++) {
+			keys[i] = UUID.randomUUID().toString();
+		}
+		return keys;
+	}
+
+	private static long roundTrips(Map<String, Long> stats) {
+		return stats.getOrDefault("evalsha", 0L) + stats.getOrDefault("eval", 0L);
+	}
+
+	private static void assertOnlyScriptsWereSent(Map<String, Long> stats) {
+		Map<String, Long> others = new HashMap<>(stats);
+		others.keySet().removeAll(Set.of("evalsha", "eval"));
+		others.keySet().removeAll(SCRIPT_INTERNAL);
+		others.keySet().removeAll(MEASUREMENT);
+		assertThat(others).as("commands sent besides the scripts").isEmpty();
+	}
+
+	private static void resetStats() {
+		try (RedisConnection connection = statsConnectionFactory.getConnection()) {
+			connection.serverCommands().resetConfigStats();
+		}
+	}
+
+	/**
+	 * Calls per command name, from lines such as
+	 * {@code cmdstat_evalsha:calls=100,usec=...,failed_calls=0}.
+	 */
+	static Map<String, Long> commandStats() {
+		Properties info;
+		try (RedisConnection connection = statsConnectionFactory.getConnection()) {
+			info = connection.serverCommands().info("commandstats");
+		}
+		Map<String, Long> calls = new HashMap<>();
+		for (String name : info.stringPropertyNames()) {
+			if (name.startsWith("cmdstat_")) {
+				String value = info.getProperty(name);
+				int start = value.indexOf("calls=") + "calls=".length();
+				int end = value.indexOf(',', start);
+				calls.put(name.substring("cmdstat_".length()).toLowerCase(),
+						Long.parseLong(value.substring(start, (end > 0) ? end : value.length())));
+			}
+		}
+		return calls;
+	}
+
+	static class Payments {
+
+		private int executions;
+
+		// Read through a method: the test holds the proxy, whose own fields stay unset.
+		public int executions() {
+			return this.executions;
+		}
+
+		@Idempotent(key = "#key")
+		public Receipt pay(String key, int amount) {
+			this.executions++;
+			return new Receipt(key, amount, "PAID");
+		}
+
+	}
+
+	record Receipt(String key, int amount, String status) {
+	}
+
+}
