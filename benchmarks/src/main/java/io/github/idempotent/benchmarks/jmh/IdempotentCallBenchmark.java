@@ -1,0 +1,143 @@
+package io.github.idempotent.benchmarks.jmh;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+import org.springframework.boot.Banner;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+
+/**
+ * Per-call cost of {@code @Idempotent} with the in-memory store, next to the same method
+ * called directly: the whole path of a call (proxy, key expression, scoped key,
+ * fingerprint, claim, lease watchdog, encoding, complete; or claim and decoding for a
+ * replay), with no network in the way. {@code result} is the size of the returned JSON:
+ * {@code small} (about 100 bytes) or {@code 10k}.
+ * <p>
+ * Every first call uses a fresh key. Records are kept for 1 ms so that the store sweeps
+ * them as the benchmark goes instead of filling the heap.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class IdempotentCallBenchmark {
+
+	@Param({ "small", "10k" })
+	public String result;
+
+	private ConfigurableApplicationContext context;
+
+	private Payments direct;
+
+	private Payments idempotent;
+
+	private OrderRequest request;
+
+	private long sequence;
+
+	private String replayKey;
+
+	@Setup(Level.Trial)
+	public void setUp() {
+		this.context = new SpringApplicationBuilder(BenchmarkConfiguration.class).web(WebApplicationType.NONE)
+			.bannerMode(Banner.Mode.OFF)
+			.logStartupInfo(false)
+			.properties("idempotent.store.type=memory", "idempotent.default-scope=global", "idempotent.ttl=1ms",
+					"logging.level.root=warn")
+			.run();
+		this.idempotent = this.context.getBean(Payments.class);
+		this.direct = new Payments();
+		int items = "10k".equals(this.result) ? 96 : 1;
+		this.request = new OrderRequest("customer-42", 1999, "EUR", items);
+		this.replayKey = "replayed-key";
+		this.idempotent.replayable(this.replayKey, this.request);
+	}
+
+	@TearDown(Level.Trial)
+	public void tearDown() {
+		this.context.close();
+	}
+
+	@Benchmark
+	public Receipt direct() {
+		return this.direct.pay(nextKey(), this.request);
+	}
+
+	@Benchmark
+	public Receipt firstCall() {
+		return this.idempotent.pay(nextKey(), this.request);
+	}
+
+	@Benchmark
+	public Receipt replay() {
+		return this.idempotent.replayable(this.replayKey, this.request);
+	}
+
+	private String nextKey() {
+		return Long.toString(++this.sequence);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration(IdempotentAutoConfiguration.class)
+	static class BenchmarkConfiguration {
+
+		@Bean
+		Payments payments() {
+			return new Payments();
+		}
+
+	}
+
+	public static class Payments {
+
+		@Idempotent(key = "#key")
+		public Receipt pay(String key, OrderRequest request) {
+			return Receipt.of(key, request);
+		}
+
+		// Replays outlive the 1 ms of the first calls' records.
+		@Idempotent(key = "#key", ttl = "1h")
+		public Receipt replayable(String key, OrderRequest request) {
+			return Receipt.of(key, request);
+		}
+
+	}
+
+	public record OrderRequest(String customerId, long amountCents, String currency, int items) {
+	}
+
+	public record Receipt(String paymentId, String status, long amountCents, String currency, List<Line> lines) {
+
+		static Receipt of(String key, OrderRequest request) {
+			List<Line> lines = new ArrayList<>(request.items());
+			for (int i = 0; i < request.items(); i++) {
+				lines.add(new Line("sku-" + i, "Line item number " + i + " of the order", 1, request.amountCents()));
+			}
+			return new Receipt("pay-" + key, "CAPTURED", request.amountCents(), request.currency(), lines);
+		}
+
+	}
+
+	public record Line(String sku, String description, int quantity, long priceCents) {
+	}
+
+}
