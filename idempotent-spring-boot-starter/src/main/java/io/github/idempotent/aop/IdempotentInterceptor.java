@@ -1,7 +1,5 @@
 package io.github.idempotent.aop;
 
-import java.lang.reflect.Method;
-
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -9,9 +7,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.context.expression.MethodBasedEvaluationContext;
-import org.springframework.core.DefaultParameterNameDiscoverer;
-import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
@@ -32,8 +27,6 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
  * annotation lookup happen here beyond the first call of a method.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
-
-	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final IdempotentOperationSource operations;
 
@@ -171,9 +164,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 		private EvaluationContext context() {
 			if (this.context == null) {
-				Method method = this.operation.method();
-				MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(this.target, method, this.args,
-						IdempotentInterceptor.this.parameterNames);
+				ArgumentsEvaluationContext context = new ArgumentsEvaluationContext(this.target,
+						this.operation.variables(), this.args);
 				if (IdempotentInterceptor.this.beanResolver != null) {
 					context.setBeanResolver(IdempotentInterceptor.this.beanResolver);
 				}

@@ -19,9 +19,11 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * @param scope scope expression, {@code null} to take the scope from the resolver
  * @param required whether a call without a key is refused
  * @param payloadArguments positions of the arguments fingerprinted by default
+ * @param variables names under which expressions see the arguments
  */
 record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
-		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments) {
+		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
+		ArgumentsEvaluationContext.Variables variables) {
 
 	String describe() {
 		return this.method.getDeclaringClass().getName() + "#" + this.method.getName();

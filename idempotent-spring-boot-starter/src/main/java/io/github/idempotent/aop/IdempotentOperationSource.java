@@ -13,7 +13,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
@@ -48,6 +50,8 @@ public class IdempotentOperationSource {
 			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
 
 	private final Map<MethodClassKey, IdempotentOperation> cache = new ConcurrentHashMap<>();
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final Defaults defaults;
 
@@ -116,7 +120,8 @@ public class IdempotentOperationSource {
 		}
 		return new IdempotentOperation(method, policy, expression(where, "key", annotation.key()),
 				expression(where, "payload", annotation.payload()), expression(where, "scope", annotation.scope()),
-				annotation.required(), payloadArguments(method));
+				annotation.required(), payloadArguments(method),
+				ArgumentsEvaluationContext.Variables.of(method, this.parameterNames));
 	}
 
 	private static int[] payloadArguments(Method method) {

@@ -15,7 +15,17 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class Fingerprinter {
 
+	private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
+
 	private final JsonMapper canonicalMapper;
+
+	/**
+	 * Cloned per call: a clone copies a few words of state, where
+	 * {@link MessageDigest#getInstance} looks the algorithm up among the providers.
+	 */
+	private final MessageDigest prototype = IdempotencyKey.sha256();
+
+	private final boolean cloneable;
 
 	public Fingerprinter(JsonMapper mapper) {
 		this.canonicalMapper = mapper.rebuild()
@@ -23,13 +33,36 @@ public final class Fingerprinter {
 			.enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
 			.disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
 			.build();
+		this.cloneable = isCloneable(this.prototype);
+	}
+
+	private static boolean isCloneable(MessageDigest digest) {
+		try {
+			digest.clone();
+			return true;
+		}
+		catch (CloneNotSupportedException ex) {
+			return false;
+		}
+	}
+
+	private MessageDigest newDigest() {
+		if (this.cloneable) {
+			try {
+				return (MessageDigest) this.prototype.clone();
+			}
+			catch (CloneNotSupportedException ex) {
+				// checked at construction
+			}
+		}
+		return IdempotencyKey.sha256();
 	}
 
 	public Fingerprint fingerprint(Object payload) {
-		MessageDigest digest = IdempotencyKey.sha256();
+		MessageDigest digest = newDigest();
 		// The JSON is streamed into the digest: never materialised as a String or array.
 		this.canonicalMapper.writeValue(new DigestStream(digest), payload);
-		return new Fingerprint(Base64.getUrlEncoder().withoutPadding().encodeToString(digest.digest()));
+		return new Fingerprint(BASE64.encodeToString(digest.digest()));
 	}
 
 	private static final class DigestStream extends OutputStream {

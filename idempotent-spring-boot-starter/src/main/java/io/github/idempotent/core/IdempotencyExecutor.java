@@ -1,16 +1,17 @@
 package io.github.idempotent.core;
 
-import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
@@ -52,6 +53,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private final ScheduledExecutorService watchdog;
 
+	private final LeaseWatchdog leases;
+
 	private final IdempotencyObserver observer;
 
 	private final boolean ownsWatchdog;
@@ -81,6 +84,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
 		this.watchdog = watchdog;
+		this.leases = new LeaseWatchdog(store, watchdog, this::leaseLost);
 		this.observer = observer;
 		this.ownsWatchdog = ownsWatchdog;
 	}
@@ -91,9 +95,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
-		// Most calls end long before their first renewal: drop their cancelled tasks at
-		// once instead of letting them pile up in the queue until due.
-		watchdog.setRemoveOnCancelPolicy(true);
 		return watchdog;
 	}
 
@@ -164,28 +165,24 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
 			Invocation invocation) throws Throwable {
-		Renewal renewal = new Renewal(policy, clientKey, key, token);
-		// A call shorter than a third of the lease never wakes the watchdog thread: the
-		// task is scheduled, then cancelled before it is due.
-		long period = Math.max(1, policy.lease().toMillis() / 3);
-		renewal.future = this.watchdog.scheduleWithFixedDelay(renewal, period, period, TimeUnit.MILLISECONDS);
+		LeaseWatchdog.Lease lease = this.leases.watch(policy, clientKey, key, token);
 		Object result;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			renewal.cancel();
+			this.leases.unwatch(lease);
 			if (policy.isCached(ex)) {
-				complete(policy, clientKey, key, renewal, errorOutcome(ex));
+				complete(policy, clientKey, key, lease, errorOutcome(ex));
 			}
 			else {
-				release(policy, clientKey, key, renewal, ex);
+				release(policy, clientKey, key, lease, ex);
 			}
 			throw ex;
 		}
-		renewal.cancel();
+		this.leases.unwatch(lease);
 		this.observer.executed(policy, clientKey);
-		complete(policy, clientKey, key, renewal, valueOutcome(policy, clientKey, result));
+		complete(policy, clientKey, key, lease, valueOutcome(policy, clientKey, result));
 		return result;
 	}
 
@@ -214,10 +211,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return ex;
 	}
 
-	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Renewal owner,
+	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, LeaseWatchdog.Lease owner,
 			StoredResult result) {
 		try {
-			if (!this.store.complete(key, owner.token, result, policy.ttl()) && !owner.lost) {
+			if (!this.store.complete(key, owner.token(), result, policy.ttl()) && !owner.isLost()) {
 				leaseLost(policy, clientKey, "complete");
 			}
 		}
@@ -229,10 +226,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Renewal owner,
+	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, LeaseWatchdog.Lease owner,
 			Throwable failure) {
 		try {
-			if (!this.store.release(key, owner.token) && !owner.lost) {
+			if (!this.store.release(key, owner.token()) && !owner.isLost()) {
 				leaseLost(policy, clientKey, "release");
 			}
 		}
@@ -251,8 +248,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	private StoredResult valueOutcome(IdempotencyPolicy policy, String clientKey, Object value) {
-		ResultBuffer out = new ResultBuffer();
-		out.write(VALUE);
+		ResultBuffer out = new ResultBuffer(VALUE, this.maxResultSize);
 		try {
 			policy.codec().encode(value, out);
 		}
@@ -367,17 +363,79 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Buffer whose bytes are handed over without a final copy when the buffer is exactly
-	 * full (a copy to size otherwise).
+	 * The encoded result behind its marker byte, copied as little as possible: the codec
+	 * writes through its own buffer, so a result that fits in that buffer (8 KB with
+	 * Jackson) arrives in one write, which is copied once into an array of exactly the
+	 * final size, and that array is stored as it is. A larger result arrives in a few
+	 * chunks, each copied once and joined once. Bytes past {@code limit} are counted, not
+	 * kept.
 	 */
-	private static final class ResultBuffer extends ByteArrayOutputStream {
+	private static final class ResultBuffer extends OutputStream {
 
-		ResultBuffer() {
-			super(256);
+		private final byte marker;
+
+		private final long limit;
+
+		private byte @Nullable [] first;
+
+		private @Nullable List<byte[]> more;
+
+		private long size = 1;
+
+		ResultBuffer(byte marker, long limit) {
+			this.marker = marker;
+			this.limit = limit;
+		}
+
+		@Override
+		public void write(int b) {
+			write(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) {
+			if (len == 0) {
+				return;
+			}
+			this.size += len;
+			if (this.size > this.limit) {
+				this.first = null;
+				this.more = null;
+			}
+			else if (this.first == null) {
+				byte[] first = new byte[len + 1];
+				first[0] = this.marker;
+				System.arraycopy(b, off, first, 1, len);
+				this.first = first;
+			}
+			else {
+				if (this.more == null) {
+					this.more = new ArrayList<>();
+				}
+				this.more.add(Arrays.copyOfRange(b, off, off + len));
+			}
+		}
+
+		long size() {
+			return this.size;
 		}
 
 		byte[] bytes() {
-			return (this.count == this.buf.length) ? this.buf : Arrays.copyOf(this.buf, this.count);
+			byte[] first = this.first;
+			if (first == null) {
+				return new byte[] { this.marker };
+			}
+			if (this.more == null) {
+				return first;
+			}
+			byte[] all = new byte[(int) this.size];
+			System.arraycopy(first, 0, all, 0, first.length);
+			int position = first.length;
+			for (byte[] chunk : this.more) {
+				System.arraycopy(chunk, 0, all, position, chunk.length);
+				position += chunk.length;
+			}
+			return all;
 		}
 
 	}
@@ -389,54 +447,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public interface Invocation {
 
 		Object proceed() throws Throwable;
-
-	}
-
-	private final class Renewal implements Runnable {
-
-		private final IdempotencyPolicy policy;
-
-		private final String clientKey;
-
-		private final IdempotencyKey key;
-
-		private final String token;
-
-		private volatile boolean lost;
-
-		private ScheduledFuture<?> future;
-
-		Renewal(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token) {
-			this.policy = policy;
-			this.clientKey = clientKey;
-			this.key = key;
-			this.token = token;
-		}
-
-		/**
-		 * Stops renewing. The renewal task may still be running: it only renews, which
-		 * the owner's complete or release supersedes.
-		 */
-		void cancel() {
-			this.future.cancel(false);
-		}
-
-		@Override
-		public void run() {
-			if (this.lost) {
-				return;
-			}
-			try {
-				if (!IdempotencyExecutor.this.store.renew(this.key, this.token, this.policy.lease())) {
-					this.lost = true;
-					leaseLost(this.policy, this.clientKey, "renewal");
-				}
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Could not renew the lease of key '" + this.clientKey + "' of " + this.policy.name()
-						+ "; retrying: " + ex);
-			}
-		}
 
 	}
 

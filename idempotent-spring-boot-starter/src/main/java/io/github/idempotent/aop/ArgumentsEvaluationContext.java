@@ -1,0 +1,70 @@
+package io.github.idempotent.aop;
+
+import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
+
+/**
+ * SpEL context of one call: the target as root object, the arguments as variables by name
+ * ({@code #request}) and by position ({@code #p0}, {@code #a0}), as in Spring's
+ * {@code MethodBasedEvaluationContext}. Unlike that class, it discovers no parameter
+ * names and copies no argument into a variable map per call: the names are resolved once
+ * per method ({@link Variables}) and a lookup is an index into the arguments.
+ */
+final class ArgumentsEvaluationContext extends StandardEvaluationContext {
+
+	private final Variables variables;
+
+	private final Object[] arguments;
+
+	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments) {
+		super(target);
+		this.variables = variables;
+		this.arguments = arguments;
+	}
+
+	@Override
+	public @Nullable Object lookupVariable(String name) {
+		Integer index = this.variables.indexes.get(name);
+		if (index != null && index < this.arguments.length) {
+			return this.arguments[index];
+		}
+		return super.lookupVariable(name);
+	}
+
+	/**
+	 * Variable names of a method's arguments, resolved once.
+	 */
+	static final class Variables {
+
+		private final Map<String, Integer> indexes;
+
+		private Variables(Map<String, Integer> indexes) {
+			this.indexes = indexes;
+		}
+
+		static Variables of(Method method, ParameterNameDiscoverer parameterNames) {
+			Map<String, Integer> indexes = new HashMap<>();
+			for (int i = 0; i < method.getParameterCount(); i++) {
+				indexes.put("a" + i, i);
+				indexes.put("p" + i, i);
+			}
+			String[] names = parameterNames.getParameterNames(method);
+			if (names != null) {
+				for (int i = 0; i < names.length; i++) {
+					if (names[i] != null) {
+						indexes.put(names[i], i);
+					}
+				}
+			}
+			return new Variables(Map.copyOf(indexes));
+		}
+
+	}
+
+}
