@@ -72,6 +72,8 @@ public class IdempotentProperties {
 
 	private final Web web = new Web();
 
+	private final LocalCache localCache = new LocalCache();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -158,6 +160,10 @@ public class IdempotentProperties {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	public LocalCache getLocalCache() {
+		return this.localCache;
 	}
 
 	/**
@@ -389,6 +395,54 @@ public class IdempotentProperties {
 
 		public void setProblemDetails(boolean problemDetails) {
 			this.problemDetails = problemDetails;
+		}
+
+	}
+
+	/**
+	 * Local cache of completed results in front of the store (needs Caffeine).
+	 */
+	public static class LocalCache {
+
+		/**
+		 * Whether completed results are also kept in this JVM, so that replaying a hot
+		 * key needs no round trip to the store.
+		 */
+		private boolean enabled;
+
+		/**
+		 * Largest number of results kept in the local cache.
+		 */
+		private long maximumSize = 10_000;
+
+		/**
+		 * Longest time a result stays in the local cache, and never longer than its
+		 * record's TTL; keep it below the shortest @Idempotent ttl.
+		 */
+		private Duration ttl = Duration.ofMinutes(1);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaximumSize() {
+			return this.maximumSize;
+		}
+
+		public void setMaximumSize(long maximumSize) {
+			this.maximumSize = maximumSize;
+		}
+
+		public Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(Duration ttl) {
+			this.ttl = ttl;
 		}
 
 	}

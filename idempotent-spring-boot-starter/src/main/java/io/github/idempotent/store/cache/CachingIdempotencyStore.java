@@ -1,0 +1,153 @@
+package io.github.idempotent.store.cache;
+
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * Keeps completed results in a bounded local cache in front of another store, so that a
+ * replay of a hot key is answered from this JVM's memory without a round trip.
+ * <p>
+ * Only completed results are cached: a claim that finds a key in progress, or acquires
+ * it, always goes to the store, so the store alone still decides who runs a call. A
+ * result enters the cache when this instance completes it (write-through: the store's
+ * {@code complete} comes first) or when a claim reads it from the store. The cached
+ * fingerprint goes back to the executor with the result, so a different payload under the
+ * same key is still refused.
+ * <p>
+ * The trade-off: a cached result is replayed until its cache entry expires even if the
+ * record leaves the store earlier (deleted by hand, or evicted by Redis under memory
+ * pressure). An entry lives at most {@code ttl}, and an entry written through lives no
+ * longer than the record's own TTL; an entry read from the store cannot know how long its
+ * record has left, so {@code ttl} should be no longer than the shortest TTL of the
+ * methods that use the store.
+ */
+public class CachingIdempotencyStore implements IdempotencyStore {
+
+	private final IdempotencyStore delegate;
+
+	private final long ttlNanos;
+
+	private final Cache<String, Entry> completed;
+
+	/**
+	 * Fingerprints of the claims this instance holds, by owner token: {@code complete}
+	 * does not carry one, and the cached entry needs it.
+	 */
+	private final ConcurrentHashMap<String, Fingerprint> owned = new ConcurrentHashMap<>();
+
+	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl) {
+		this(delegate, maximumSize, ttl, Ticker.systemTicker());
+	}
+
+	CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, Ticker ticker) {
+		Assert.notNull(delegate, "delegate must not be null");
+		Assert.isTrue(maximumSize > 0, "maximumSize must be positive");
+		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
+		this.delegate = delegate;
+		this.ttlNanos = ttl.toNanos();
+		this.completed = Caffeine.newBuilder()
+			.maximumSize(maximumSize)
+			.expireAfter(new EntryExpiry())
+			.ticker(ticker)
+			.build();
+	}
+
+	@Override
+	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		Entry cached = this.completed.getIfPresent(key.value());
+		if (cached != null) {
+			return new ClaimResult.Completed(cached.fingerprint(), cached.result());
+		}
+		ClaimResult claim = this.delegate.claim(key, fingerprint, lease);
+		if (claim instanceof ClaimResult.Completed completed) {
+			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
+		}
+		else if (claim instanceof ClaimResult.Acquired acquired) {
+			this.owned.put(acquired.token(), fingerprint);
+		}
+		return claim;
+	}
+
+	@Override
+	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
+		Fingerprint fingerprint = this.owned.remove(token);
+		boolean completed = this.delegate.complete(key, token, result, ttl);
+		if (completed && fingerprint != null) {
+			this.completed.put(key.value(), new Entry(fingerprint, result, Math.min(this.ttlNanos, ttl.toNanos())));
+		}
+		return completed;
+	}
+
+	@Override
+	public boolean release(IdempotencyKey key, String token) {
+		this.owned.remove(token);
+		return this.delegate.release(key, token);
+	}
+
+	@Override
+	public boolean renew(IdempotencyKey key, String token, Duration lease) {
+		return this.delegate.renew(key, token, lease);
+	}
+
+	@Override
+	public int maxKeyLength() {
+		return this.delegate.maxKeyLength();
+	}
+
+	public IdempotencyStore getDelegate() {
+		return this.delegate;
+	}
+
+	/**
+	 * Number of cached results (an estimate, as Caffeine gives it).
+	 */
+	public long cachedResults() {
+		return this.completed.estimatedSize();
+	}
+
+	/**
+	 * Drops every cached result; the store is untouched.
+	 */
+	public void clear() {
+		this.completed.invalidateAll();
+	}
+
+	private record Entry(Fingerprint fingerprint, StoredResult result, long ttlNanos) {
+	}
+
+	/**
+	 * Each entry expires its own time after it was written; reads do not extend it.
+	 */
+	private static final class EntryExpiry implements Expiry<String, Entry> {
+
+		@Override
+		public long expireAfterCreate(String key, Entry entry, long currentTime) {
+			return entry.ttlNanos();
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
+			return entry.ttlNanos();
+		}
+
+		@Override
+		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
+			return currentDuration;
+		}
+
+	}
+
+}

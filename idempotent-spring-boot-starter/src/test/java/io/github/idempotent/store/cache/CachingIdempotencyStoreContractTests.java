@@ -1,0 +1,19 @@
+package io.github.idempotent.store.cache;
+
+import java.time.Duration;
+
+import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+
+/**
+ * The local cache in front of a store keeps the store's contract.
+ */
+class CachingIdempotencyStoreContractTests extends AbstractIdempotencyStoreContractTest {
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return new CachingIdempotencyStore(new InMemoryIdempotencyStore(), 1000, Duration.ofMinutes(1));
+	}
+
+}

@@ -1,0 +1,147 @@
+package io.github.idempotent.store.cache;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ResolvableType;
+
+import io.github.idempotent.core.FailureMode;
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.core.IdempotencyKeyReusedException;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.JacksonResultCodec;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class CachingIdempotencyStoreTests {
+
+	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private final CountingStore store = new CountingStore();
+
+	private final AtomicLong nanos = new AtomicLong();
+
+	private final CachingIdempotencyStore cache = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
+			this.nanos::get);
+
+	@Test
+	void replayOfAResultCompletedHereIsServedWithoutTheStore() {
+		IdempotencyKey key = new IdempotencyKey("k");
+		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
+		StoredResult result = new StoredResult(new byte[] { 'V', '1' });
+		assertThat(this.cache.complete(key, token, result, Duration.ofHours(1))).isTrue();
+		int claims = this.store.claims.get();
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.cache.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		}
+		assertThat(this.store.claims).hasValue(claims);
+	}
+
+	@Test
+	void replayOfAResultCompletedElsewhereIsReadOnceThenServedLocally() {
+		IdempotencyKey key = new IdempotencyKey("elsewhere");
+		StoredResult result = completeInStore(key, Duration.ofHours(1));
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.cache.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		}
+		assertThat(this.store.claims).hasValue(2);
+	}
+
+	@Test
+	void aKeyInProgressIsNeverCached() {
+		IdempotencyKey key = new IdempotencyKey("running");
+		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		}
+		assertThat(this.store.claims).hasValue(4);
+		assertThat(this.cache.cachedResults()).isZero();
+	}
+
+	@Test
+	void aReleasedKeyIsNotCachedAndCanBeClaimedAgain() {
+		IdempotencyKey key = new IdempotencyKey("released");
+		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
+		assertThat(this.cache.release(key, token)).isTrue();
+		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(this.cache.cachedResults()).isZero();
+	}
+
+	@Test
+	void anEntryLivesNoLongerThanItsRecord() {
+		IdempotencyKey key = new IdempotencyKey("short-ttl");
+		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
+		this.cache.complete(key, token, new StoredResult(new byte[] { 'V' }), Duration.ofSeconds(2));
+		this.nanos.addAndGet(Duration.ofMillis(1900).toNanos());
+		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+		int claims = this.store.claims.get();
+		this.nanos.addAndGet(Duration.ofMillis(200).toNanos());
+		this.cache.claim(key, FP, LEASE);
+		assertThat(this.store.claims).as("expired entry goes to the store").hasValue(claims + 1);
+	}
+
+	@Test
+	void anEntryLivesNoLongerThanTheCacheTtl() {
+		IdempotencyKey key = new IdempotencyKey("long-ttl");
+		completeInStore(key, Duration.ofHours(1));
+		this.cache.claim(key, FP, LEASE);
+		this.nanos.addAndGet(Duration.ofSeconds(9).toNanos());
+		this.cache.claim(key, FP, LEASE);
+		assertThat(this.store.claims).hasValue(2);
+		this.nanos.addAndGet(Duration.ofSeconds(2).toNanos());
+		this.cache.claim(key, FP, LEASE);
+		assertThat(this.store.claims).hasValue(3);
+	}
+
+	@Test
+	void aDifferentPayloadUnderACachedKeyIsStillRefused() throws Throwable {
+		IdempotencyExecutor executor = new IdempotencyExecutor(this.cache, FailureMode.CLOSED, 1 << 20,
+				IdempotencyObserver.NONE);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofHours(1), LEASE, Duration.ZERO,
+				Duration.ofSeconds(1), List.of(),
+				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
+		IdempotencyKey key = new IdempotencyKey("reused");
+		try (executor) {
+			assertThat(executor.execute(policy, "reused", key, FP, () -> "first")).isEqualTo("first");
+			assertThat(executor.execute(policy, "reused", key, FP, () -> "second")).isEqualTo("first");
+			int claims = this.store.claims.get();
+			assertThatExceptionOfType(IdempotencyKeyReusedException.class)
+				.isThrownBy(() -> executor.execute(policy, "reused", key, new Fingerprint("other"), () -> "third"));
+			assertThat(this.store.claims).as("refused from the cache").hasValue(claims);
+		}
+	}
+
+	private StoredResult completeInStore(IdempotencyKey key, Duration ttl) {
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, LEASE)).token();
+		StoredResult result = new StoredResult(new byte[] { 'V', '2' });
+		this.store.complete(key, token, result, ttl);
+		return result;
+	}
+
+	static final class CountingStore extends InMemoryIdempotencyStore {
+
+		final AtomicInteger claims = new AtomicInteger();
+
+		@Override
+		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+			this.claims.incrementAndGet();
+			return super.claim(key, fingerprint, lease);
+		}
+
+	}
+
+}
