@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# HTTP load benchmark of @Idempotent: one Spring Boot app with three endpoints doing the same work
+# (bare, @Idempotent with a fresh key per request, @Idempotent replaying one key), driven by wrk on
+# loopback against a private redis-server. Runs the three in turn, ROUNDS times, then once more each
+# over a single connection for unloaded latency; prints Markdown tables with requests/s, p50/p99,
+# the ratios to bare from the same round, and Redis round trips per request from INFO commandstats
+# (reset before each phase: the server is this script's own, never a shared one).
+#
+# Usage: benchmarks/run-http.sh            (about 4 minutes; every phase is bounded by -d and timeout)
+# Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
+#   HEAP=512m SKIP_BUILD=1 PROFILE=1 (JFR recording of the app) APP_ARGS="--idempotent.local-cache.enabled=true"
+set -euo pipefail
+
+DURATION=${DURATION:-15}
+WARMUP=${WARMUP:-10}
+LATENCY_DURATION=${LATENCY_DURATION:-10}
+ROUNDS=${ROUNDS:-2}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-1}
+HEAP=${HEAP:-512m}
+APP_ARGS=${APP_ARGS:-}
+
+here="$(cd "$(dirname "$0")" && pwd)"
+out="$here/target/http-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+
+log() { echo "[run-http] $*" >&2; }
+
+install_package() {
+	local sudo=""
+	if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+	$sudo apt-get install -y "$1" >/dev/null 2>&1 || { $sudo apt-get update >/dev/null && $sudo apt-get install -y "$1" >/dev/null; }
+}
+
+command -v wrk >/dev/null || { log "installing wrk"; install_package wrk; }
+command -v redis-server >/dev/null || { log "installing redis-server"; install_package redis-server; }
+command -v redis-cli >/dev/null || { log "installing redis-tools"; install_package redis-tools; }
+
+free_port() {
+	local port
+	while true; do
+		port=$((20000 + RANDOM % 30000))
+		if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+pids=()
+cleanup() {
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+
+if [[ "${SKIP_BUILD:-}" != "1" ]]; then
+	log "building"
+	(cd "$here/.." && ./mvnw -B -q -Pbenchmarks -pl benchmarks -am package -DskipTests)
+fi
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
+pids+=($!)
+redis() { redis-cli -p "$redis_port" "$@"; }
+for _ in $(seq 50); do redis PING >/dev/null 2>&1 && break; sleep 0.1; done
+redis PING >/dev/null
+
+app_port=$(free_port)
+jvm_args=(-Xms"$HEAP" -Xmx"$HEAP" -XX:+AlwaysPreTouch)
+if [[ "${PROFILE:-}" == "1" ]]; then
+	jvm_args+=(-XX:StartFlightRecording=filename="$out/app.jfr",settings=profile)
+fi
+# shellcheck disable=SC2086
+java "${jvm_args[@]}" -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
+	io.github.idempotent.benchmarks.http.BenchmarkApplication \
+	--server.port="$app_port" --spring.data.redis.port="$redis_port" $APP_ARGS >"$out/app.log" 2>&1 &
+pids+=($!)
+app_pid=$!
+
+url() { echo "http://127.0.0.1:$app_port/$1/payments"; }
+for _ in $(seq 120); do
+	if curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"orderNo":"warm","customerId":"c","amountCents":1,"currency":"EUR"}' "$(url bare)"; then
+		break
+	fi
+	kill -0 "$app_pid" 2>/dev/null || { cat "$out/app.log" >&2; exit 1; }
+	sleep 0.5
+done
+log "app on 127.0.0.1:$app_port (heap $HEAP), redis-server on 127.0.0.1:$redis_port, output in $out"
+
+mode_of() { [[ "$1" == "replay" ]] && echo fixed || echo fresh; }
+
+# run_wrk ENDPOINT SECONDS THREADS CONNECTIONS: prints "requests duration_us p50_us p99_us errors non2xx"
+run_wrk() {
+	local file="$out/wrk-$1-$2s-c$4-$(date +%s%N).txt"
+	timeout $(($2 + 30)) wrk -t"$3" -c"$4" -d"$2"s --latency -s "$here/wrk/payments.lua" "$(url "$1")" \
+		-- "$(mode_of "$1")" "$$" >"$file" 2>&1
+	sed -n 's/^RESULT //p' "$file" | tr ' ' '\n' | cut -d= -f2 | tr '\n' ' '
+}
+
+# Client commands (round trips) and any other command since the last reset; script-internal commands
+# (HMGET, HSET, ... run by the Lua scripts inside the server) are not round trips.
+redis_counts() {
+	redis INFO commandstats | tr -d '\r' | awk -F'[:=,]' '
+		/^cmdstat_/ {
+			name = substr($1, 9)
+			sub(/\|.*/, "", name)
+			if (name == "evalsha" || name == "eval") trips += $3
+			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config)$/) other += $3
+		}
+		END { printf "%d %d", trips, other }'
+}
+
+log "warm-up: ${WARMUP}s per endpoint"
+for endpoint in bare first replay; do
+	run_wrk "$endpoint" "$WARMUP" "$THREADS" "$CONNECTIONS" >/dev/null
+done
+
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+declare -A rps p50 p99 trips errors
+for round in $(seq "$ROUNDS"); do
+	for endpoint in bare first replay; do
+		log "round $round: $endpoint, ${DURATION}s, $CONNECTIONS connections"
+		redis CONFIG RESETSTAT >/dev/null
+		read -r requests duration p50_us p99_us errs non2xx <<<"$(run_wrk "$endpoint" "$DURATION" "$THREADS" "$CONNECTIONS")"
+		read -r round_trips other <<<"$(redis_counts)"
+		key="$round,$endpoint"
+		rps[$key]=$(awk -v r="$requests" -v d="$duration" 'BEGIN { printf "%.0f", r * 1e6 / d }')
+		p50[$key]=$(awk -v v="$p50_us" 'BEGIN { printf "%.2f", v / 1000 }')
+		p99[$key]=$(awk -v v="$p99_us" 'BEGIN { printf "%.2f", v / 1000 }')
+		trips[$key]=$(awk -v t="$round_trips" -v r="$requests" 'BEGIN { printf "%.2f", t / r }')
+		errors[$key]=$((errs + non2xx + other))
+	done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+declare -A lat50 lat99
+for endpoint in bare first replay; do
+	log "latency: $endpoint, ${LATENCY_DURATION}s, 1 connection"
+	read -r _ _ p50_us p99_us _ _ <<<"$(run_wrk "$endpoint" "$LATENCY_DURATION" 1 1)"
+	lat50[$endpoint]=$(awk -v v="$p50_us" 'BEGIN { printf "%.3f", v / 1000 }')
+	lat99[$endpoint]=$(awk -v v="$p99_us" 'BEGIN { printf "%.3f", v / 1000 }')
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
+{
+	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
+	echo "load average $load before the rounds, $load_after after. APP_ARGS: ${APP_ARGS:-none}."
+	echo
+	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request | errors |"
+	echo "|---|---|---:|---:|---:|---:|---:|"
+	for round in $(seq "$ROUNDS"); do
+		for endpoint in bare first replay; do
+			key="$round,$endpoint"
+			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]} | ${errors[$key]} |"
+		done
+	done
+	echo
+	echo "| round | first / bare (requests/s) | replay / bare (requests/s) | p50 first - bare (ms) | p50 replay - bare (ms) |"
+	echo "|---|---:|---:|---:|---:|"
+	for round in $(seq "$ROUNDS"); do
+		echo "| $round | $(ratio "${rps[$round,first]}" "${rps[$round,bare]}") | $(ratio "${rps[$round,replay]}" "${rps[$round,bare]}") |" \
+			"$(minus "${p50[$round,first]}" "${p50[$round,bare]}") | $(minus "${p50[$round,replay]}" "${p50[$round,bare]}") |"
+	done
+	echo
+	echo "Latency without queueing: one connection (wrk -t1 -c1 -d${LATENCY_DURATION}s), one request at a time."
+	echo
+	echo "| endpoint | p50 ms | p99 ms | p50 added to bare (ms) |"
+	echo "|---|---:|---:|---:|"
+	for endpoint in bare first replay; do
+		echo "| $endpoint | ${lat50[$endpoint]} | ${lat99[$endpoint]} | $(minus "${lat50[$endpoint]}" "${lat50[bare]}") |"
+	done
+} | tee "$out/results.md"
+log "wrk outputs, app log and results.md in $out"
