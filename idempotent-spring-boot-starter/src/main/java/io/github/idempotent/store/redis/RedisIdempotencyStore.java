@@ -14,15 +14,14 @@ import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.RedisCallback;
-import org.springframework.data.redis.core.RedisOperations;
-import org.springframework.data.redis.core.RedisTemplate;
-import org.springframework.data.redis.core.SessionCallback;
+import org.springframework.data.redis.connection.RedisScriptingCommands;
+import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
-import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.Fingerprint;
@@ -50,7 +49,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	private final RedisTemplate<byte[], byte[]> redis;
+	private final RedisConnectionFactory connectionFactory;
 
 	private int waitReplicas;
 
@@ -58,13 +57,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
-		RedisTemplate<byte[], byte[]> template = new RedisTemplate<>();
-		template.setConnectionFactory(connectionFactory);
-		template.setEnableDefaultSerializer(false);
-		template.setKeySerializer(RedisSerializer.byteArray());
-		template.setValueSerializer(RedisSerializer.byteArray());
-		template.afterPropertiesSet();
-		this.redis = template;
+		this.connectionFactory = connectionFactory;
 	}
 
 	/**
@@ -77,8 +70,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		Assert.isTrue(replicas >= 0, "replicas must not be negative");
 		Assert.isTrue(timeout != null && !timeout.isNegative(), "timeout must not be negative");
 		if (replicas > 0) {
-			Boolean cluster = this.redis.execute((RedisCallback<Boolean>) (c) -> c instanceof RedisClusterConnection);
-			Assert.state(!Boolean.TRUE.equals(cluster),
+			boolean cluster;
+			try (RedisConnection connection = this.connectionFactory.getConnection()) {
+				cluster = connection instanceof RedisClusterConnection;
+			}
+			Assert.state(!cluster,
 					"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
 		}
 		this.waitReplicas = replicas;
@@ -88,8 +84,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
 		String token = OwnerToken.generate();
-		List<?> reply = executeAndWait(Scripts.CLAIM, (r) -> r != null && !r.isEmpty() && r.get(0).equals(1L),
-				keyOf(key), utf8(token), utf8(fingerprint.value()), millis(lease));
+		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
+				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key), utf8(token),
+				utf8(fingerprint.value()), millis(lease));
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
 		long state = (Long) reply.get(0);
 		if (state == Scripts.ACQUIRED) {
@@ -104,45 +101,62 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-		return isOne(executeAndWait(Scripts.COMPLETE, RedisIdempotencyStore::isOne, keyOf(key), utf8(token),
-				result.bytes(), millis(ttl)));
+		return isOne(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isOne, keyOf(key),
+				utf8(token), result.bytes(), millis(ttl)));
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, String token) {
-		return isOne(this.redis.execute(Scripts.RELEASE, keyOf(key), utf8(token)));
+		return isOne(executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), utf8(token)));
 	}
 
 	@Override
 	public boolean renew(IdempotencyKey key, String token, Duration lease) {
-		return isOne(this.redis.execute(Scripts.RENEW, keyOf(key), utf8(token), millis(lease)));
+		return isOne(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), utf8(token), millis(lease)));
 	}
 
 	/**
-	 * Runs a writing script, then, if it wrote and replicas are awaited, WAIT on the same
-	 * connection: WAIT counts the writes of the connection it is sent on.
+	 * Runs a script on its one key by SHA (EVALSHA), sending its text (EVAL) only when
+	 * the server does not know it yet, after a restart or a SCRIPT FLUSH; then, if the
+	 * script wrote ({@code wrote}, {@code null} for scripts that need no replica) and
+	 * replicas are awaited, WAIT on the same connection: WAIT counts the writes of the
+	 * connection it is sent on. Straight on the connection rather than through
+	 * {@code RedisTemplate}, which wraps the connection in a JDK proxy and calls it by
+	 * reflection on every command.
 	 */
-	@SuppressWarnings({ "unchecked", "rawtypes" })
-	private <T> T executeAndWait(RedisScript<T> script, Predicate<T> wrote, List<byte[]> keys, Object... args) {
-		if (this.waitReplicas == 0) {
-			return this.redis.execute(script, keys, args);
-		}
-		return this.redis.execute(new SessionCallback<T>() {
-
-			@Override
-			public T execute(RedisOperations operations) {
-				T reply = (T) operations.execute(script, keys, args);
-				if (wrote.test(reply)) {
-					awaitReplicas(operations);
-				}
-				return reply;
+	@SuppressWarnings("unchecked")
+	private <T> T executeAndWait(Script script, ReturnType returnType, @Nullable Predicate<T> wrote,
+			byte[]... keyAndArgs) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			RedisScriptingCommands scripting = connection.scriptingCommands();
+			T reply;
+			try {
+				reply = (T) scripting.evalSha(script.sha1(), returnType, 1, keyAndArgs);
 			}
-
-		});
+			catch (RuntimeException ex) {
+				if (!isNoScript(ex)) {
+					throw ex;
+				}
+				reply = (T) scripting.eval(script.text(), returnType, 1, keyAndArgs);
+			}
+			if (this.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
+				awaitReplicas(connection);
+			}
+			return reply;
+		}
 	}
 
-	private void awaitReplicas(RedisOperations<?, ?> operations) {
-		Long acknowledged = operations.execute((RedisConnection connection) -> waitForReplication(connection));
+	private static boolean isNoScript(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private void awaitReplicas(RedisConnection connection) {
+		Long acknowledged = waitForReplication(connection);
 		if (acknowledged != null && acknowledged < this.waitReplicas) {
 			logger.warn("Only " + acknowledged + " of " + this.waitReplicas + " Redis replicas acknowledged an "
 					+ "idempotency record within " + this.waitTimeout + "; a failover now could lose it");
@@ -171,8 +185,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	private static List<byte[]> keyOf(IdempotencyKey key) {
-		return List.of(utf8(key.value()));
+	private static byte[] keyOf(IdempotencyKey key) {
+		return utf8(key.value());
 	}
 
 	private static byte[] utf8(String text) {
@@ -183,13 +197,12 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return utf8(Long.toString(Math.max(1, duration.toMillis())));
 	}
 
-	private static boolean isOne(Long reply) {
+	private static boolean isOne(@Nullable Long reply) {
 		return reply != null && reply == 1L;
 	}
 
 	/**
-	 * The Lua scripts, loaded once; Spring Data Redis sends them by SHA (EVALSHA) and
-	 * falls back to EVAL once when the server does not know them yet.
+	 * The Lua scripts and their SHA-1, computed once.
 	 */
 	static final class Scripts {
 
@@ -197,8 +210,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 		static final long IN_PROGRESS = 2;
 
-		@SuppressWarnings("rawtypes")
-		static final RedisScript<List> CLAIM = RedisScript.of("""
+		static final Script CLAIM = Script.of("""
 				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
 				if not r[1] then
 				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[2])
@@ -209,11 +221,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				  return {2, r[2], redis.call('PTTL', KEYS[1])}
 				end
 				return {3, r[2], r[3]}
-				""", List.class);
+				""");
 
 		// Fencing: only the holder of the token may complete, release or renew; a
 		// completed record has no token left, so it can never be overwritten.
-		static final RedisScript<Long> COMPLETE = RedisScript.of("""
+		static final Script COMPLETE = Script.of("""
 				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
 				  redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
 				  redis.call('HDEL', KEYS[1], 't')
@@ -221,25 +233,36 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				  return 1
 				end
 				return 0
-				""", Long.class);
+				""");
 
-		static final RedisScript<Long> RELEASE = RedisScript.of("""
+		static final Script RELEASE = Script.of("""
 				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
 				  redis.call('DEL', KEYS[1])
 				  return 1
 				end
 				return 0
-				""", Long.class);
+				""");
 
-		static final RedisScript<Long> RENEW = RedisScript.of("""
+		static final Script RENEW = Script.of("""
 				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
 				end
 				return 0
-				""", Long.class);
+				""");
 
 		private Scripts() {
+		}
+
+	}
+
+	/**
+	 * A script's text and the SHA-1 that EVALSHA names it by.
+	 */
+	record Script(byte[] text, String sha1) {
+
+		static Script of(String text) {
+			return new Script(utf8(text), RedisScript.of(text).getSha1());
 		}
 
 	}

@@ -129,6 +129,26 @@ class RedisCommandCountTests {
 		});
 	}
 
+	@Test
+	void scriptsAreSentAgainWhenTheServerHasForgottenThem() {
+		this.contextRunner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			warmUp(payments);
+			try (RedisConnection connection = statsConnectionFactory.getConnection()) {
+				connection.scriptingCommands().scriptFlush();
+			}
+			resetStats();
+			String key = UUID.randomUUID().toString();
+			payments.pay(key, 10);
+			payments.pay(key, 10);
+			Map<String, Long> stats = commandStats();
+			// Claim and complete each fail once with NOSCRIPT and are sent as EVAL; the
+			// replay's claim then runs by SHA again.
+			assertThat(stats).containsEntry("eval", 2L).containsEntry("evalsha", 3L);
+			assertThat(payments.executions()).isEqualTo(2);
+		});
+	}
+
 	private static void warmUp(Payments payments) {
 		// Loads the scripts (the first EVALSHA of each fails with NOSCRIPT and is sent
 		// again as EVAL) and settles the connection before anything is counted.
