@@ -8,7 +8,9 @@
 #
 # Usage: benchmarks/run-http.sh            (about 4 minutes; every phase is bounded by -d and timeout)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
-#   HEAP=512m SKIP_BUILD=1 PROFILE=1 (JFR recording of the app) APP_ARGS="--idempotent.local-cache.enabled=true"
+#   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=true"
+#   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
+#   ENDPOINTS="first" measures only some endpoints (the ratio table needs all three)
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -19,6 +21,8 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
+ENDPOINTS=${ENDPOINTS:-bare first replay}
+JFR_SETTINGS=${JFR_SETTINGS:-profile}
 
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/target/http-$(date +%Y%m%d-%H%M%S)"
@@ -66,6 +70,7 @@ fi
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
 pids+=($!)
+redis_pid=$!
 redis() { redis-cli -p "$redis_port" "$@"; }
 for _ in $(seq 50); do redis PING >/dev/null 2>&1 && break; sleep 0.1; done
 redis PING >/dev/null
@@ -73,7 +78,7 @@ redis PING >/dev/null
 app_port=$(free_port)
 jvm_args=(-Xms"$HEAP" -Xmx"$HEAP" -XX:+AlwaysPreTouch)
 if [[ "${PROFILE:-}" == "1" ]]; then
-	jvm_args+=(-XX:StartFlightRecording=filename="$out/app.jfr",settings=profile)
+	jvm_args+=(-XX:StartFlightRecording=filename="$out/app.jfr",settings="$JFR_SETTINGS")
 fi
 # shellcheck disable=SC2086
 java "${jvm_args[@]}" -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
@@ -94,12 +99,20 @@ log "app on 127.0.0.1:$app_port (heap $HEAP), redis-server on 127.0.0.1:$redis_p
 
 mode_of() { [[ "$1" == "replay" ]] && echo fixed || echo fresh; }
 
-# run_wrk ENDPOINT SECONDS THREADS CONNECTIONS: prints "requests duration_us p50_us p99_us errors non2xx"
+# CPU time (utime + stime, in clock ticks) a process has used so far; cpu_sys_ticks: stime only.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+cpu_sys_ticks() { awk '{ print $15 }' "/proc/$1/stat"; }
+ticks_per_second=$(getconf CLK_TCK)
+
+# run_wrk ENDPOINT SECONDS THREADS CONNECTIONS: prints
+# "requests duration_us p50_us p99_us errors non2xx wrk_cpu_ticks"
 run_wrk() {
 	local file="$out/wrk-$1-$2s-c$4-$(date +%s%N).txt"
-	timeout $(($2 + 30)) wrk -t"$3" -c"$4" -d"$2"s --latency -s "$here/wrk/payments.lua" "$(url "$1")" \
-		-- "$(mode_of "$1")" "$$" >"$file" 2>&1
-	sed -n 's/^RESULT //p' "$file" | tr ' ' '\n' | cut -d= -f2 | tr '\n' ' '
+	# wrk runs as the child of its own shell, whose cutime + cstime are then wrk's CPU time.
+	timeout $(($2 + 30)) bash -c 'wrk "$@" >"$0" 2>&1; awk "{ print \$16 + \$17 }" /proc/$$/stat' "$file" \
+		-t"$3" -c"$4" -d"$2"s --latency -s "$here/wrk/payments.lua" "$(url "$1")" -- "$(mode_of "$1")" "$$" \
+		>"$file.cpu"
+	echo "$(sed -n 's/^RESULT //p' "$file" | tr ' ' '\n' | cut -d= -f2 | tr '\n' ' ') $(cat "$file.cpu")"
 }
 
 # Client commands (round trips) and any other command since the last reset; script-internal commands
@@ -116,19 +129,27 @@ redis_counts() {
 }
 
 log "warm-up: ${WARMUP}s per endpoint"
-for endpoint in bare first replay; do
+for endpoint in $ENDPOINTS; do
 	run_wrk "$endpoint" "$WARMUP" "$THREADS" "$CONNECTIONS" >/dev/null
 done
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -A rps p50 p99 trips errors
+declare -A rps p50 p99 trips errors cpu
+per_request_us() { awk -v t="$1" -v r="$2" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", t * 1e6 / hz / r }'; }
 for round in $(seq "$ROUNDS"); do
-	for endpoint in bare first replay; do
+	for endpoint in $ENDPOINTS; do
 		log "round $round: $endpoint, ${DURATION}s, $CONNECTIONS connections"
 		redis CONFIG RESETSTAT >/dev/null
-		read -r requests duration p50_us p99_us errs non2xx <<<"$(run_wrk "$endpoint" "$DURATION" "$THREADS" "$CONNECTIONS")"
+		app_before=$(cpu_ticks "$app_pid")
+		app_sys_before=$(cpu_sys_ticks "$app_pid")
+		redis_before=$(cpu_ticks "$redis_pid")
+		read -r requests duration p50_us p99_us errs non2xx wrk_ticks <<<"$(run_wrk "$endpoint" "$DURATION" "$THREADS" "$CONNECTIONS")"
+		app_ticks=$(($(cpu_ticks "$app_pid") - app_before))
+		app_sys_ticks=$(($(cpu_sys_ticks "$app_pid") - app_sys_before))
+		redis_ticks=$(($(cpu_ticks "$redis_pid") - redis_before))
 		read -r round_trips other <<<"$(redis_counts)"
 		key="$round,$endpoint"
+		cpu[$key]="$(per_request_us "$app_ticks" "$requests") ($(per_request_us "$app_sys_ticks" "$requests") sys) / $(per_request_us "$redis_ticks" "$requests") / $(per_request_us "$wrk_ticks" "$requests")"
 		rps[$key]=$(awk -v r="$requests" -v d="$duration" 'BEGIN { printf "%.0f", r * 1e6 / d }')
 		p50[$key]=$(awk -v v="$p50_us" 'BEGIN { printf "%.2f", v / 1000 }')
 		p99[$key]=$(awk -v v="$p99_us" 'BEGIN { printf "%.2f", v / 1000 }')
@@ -139,9 +160,9 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 declare -A lat50 lat99
-for endpoint in bare first replay; do
+for endpoint in $ENDPOINTS; do
 	log "latency: $endpoint, ${LATENCY_DURATION}s, 1 connection"
-	read -r _ _ p50_us p99_us _ _ <<<"$(run_wrk "$endpoint" "$LATENCY_DURATION" 1 1)"
+	read -r _ _ p50_us p99_us _ _ _ <<<"$(run_wrk "$endpoint" "$LATENCY_DURATION" 1 1)"
 	lat50[$endpoint]=$(awk -v v="$p50_us" 'BEGIN { printf "%.3f", v / 1000 }')
 	lat99[$endpoint]=$(awk -v v="$p99_us" 'BEGIN { printf "%.3f", v / 1000 }')
 done
@@ -152,14 +173,17 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
 	echo "load average $load before the rounds, $load_after after. APP_ARGS: ${APP_ARGS:-none}."
 	echo
-	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request | errors |"
-	echo "|---|---|---:|---:|---:|---:|---:|"
+	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|"
 	for round in $(seq "$ROUNDS"); do
-		for endpoint in bare first replay; do
+		for endpoint in $ENDPOINTS; do
 			key="$round,$endpoint"
-			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]} | ${errors[$key]} |"
+			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]} | ${cpu[$key]} | ${errors[$key]} |"
 		done
 	done
+	if [[ "$ENDPOINTS" != "bare first replay" ]]; then
+		exit 0
+	fi
 	echo
 	echo "| round | first / bare (requests/s) | replay / bare (requests/s) | p50 first - bare (ms) | p50 replay - bare (ms) |"
 	echo "|---|---:|---:|---:|---:|"
