@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # HTTP load benchmark of @Idempotent: one Spring Boot app with three endpoints doing the same work
-# (bare, @Idempotent with a fresh key per request, @Idempotent replaying one key), driven by wrk on
+# (bare, @Idempotent with a fresh key per request, @Idempotent replaying one key; and, for reference,
+# bare plus one Redis PING: the floor of one round trip), driven by wrk on
 # loopback against a private redis-server. Runs the three in turn, ROUNDS times, then once more each
 # over a single connection for unloaded latency; prints Markdown tables with requests/s, p50/p99,
 # the ratios to bare from the same round, and Redis round trips per request from INFO commandstats
@@ -10,7 +11,7 @@
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=true"
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
-#   ENDPOINTS="first" measures only some endpoints (the ratio table needs all three)
+#   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -21,7 +22,7 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
-ENDPOINTS=${ENDPOINTS:-bare first replay}
+ENDPOINTS=${ENDPOINTS:-bare roundtrip first replay}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -115,17 +116,19 @@ run_wrk() {
 	echo "$(sed -n 's/^RESULT //p' "$file" | tr ' ' '\n' | cut -d= -f2 | tr '\n' ' ') $(cat "$file.cpu")"
 }
 
-# Client commands (round trips) and any other command since the last reset; script-internal commands
-# (HMGET, HSET, ... run by the Lua scripts inside the server) are not round trips.
+# Client commands (round trips: EVALSHA, EVAL, and the PING of /roundtrip) and any other command since
+# the last reset; script-internal commands (HMGET, HSET, ... run by the Lua scripts inside the server)
+# are not round trips.
 redis_counts() {
 	redis INFO commandstats | tr -d '\r' | awk -F'[:=,]' '
 		/^cmdstat_/ {
 			name = substr($1, 9)
 			sub(/\|.*/, "", name)
 			if (name == "evalsha" || name == "eval") trips += $3
+			else if (name == "ping") pings += $3
 			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config)$/) other += $3
 		}
-		END { printf "%d %d", trips, other }'
+		END { printf "%d %d", trips + pings, other }'
 }
 
 log "warm-up: ${WARMUP}s per endpoint"
@@ -181,7 +184,7 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]} | ${cpu[$key]} | ${errors[$key]} |"
 		done
 	done
-	if [[ "$ENDPOINTS" != "bare first replay" ]]; then
+	if [[ " $ENDPOINTS " != *" bare "* || " $ENDPOINTS " != *" first "* || " $ENDPOINTS " != *" replay "* ]]; then
 		exit 0
 	fi
 	echo

@@ -2,6 +2,8 @@ package io.github.idempotent.benchmarks.http;
 
 import java.net.URI;
 
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -20,6 +22,12 @@ import io.github.idempotent.annotation.Idempotent;
 @RestController
 public class PaymentController {
 
+	private final RedisConnectionFactory redis;
+
+	public PaymentController(RedisConnectionFactory redis) {
+		this.redis = redis;
+	}
+
 	@PostMapping("/bare/payments")
 	public ResponseEntity<Receipt> bare(@RequestBody PaymentRequest request) {
 		return receipt(request);
@@ -34,6 +42,19 @@ public class PaymentController {
 	@PostMapping("/replay/payments")
 	@Idempotent
 	public ResponseEntity<Receipt> replay(@RequestBody PaymentRequest request) {
+		return receipt(request);
+	}
+
+	/**
+	 * The bare work plus one Redis PING on the same connection the store uses: the floor
+	 * of what one round trip costs here, to compare with a replay (one round trip) and a
+	 * first call (two).
+	 */
+	@PostMapping("/roundtrip/payments")
+	public ResponseEntity<Receipt> roundTrip(@RequestBody PaymentRequest request) {
+		try (RedisConnection connection = this.redis.getConnection()) {
+			connection.ping();
+		}
 		return receipt(request);
 	}
 
