@@ -137,7 +137,7 @@ for endpoint in $ENDPOINTS; do
 done
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -A rps p50 p99 trips errors cpu
+declare -A rps p50 p99 trips errors cpu cpu_total
 per_request_us() { awk -v t="$1" -v r="$2" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", t * 1e6 / hz / r }'; }
 for round in $(seq "$ROUNDS"); do
 	for endpoint in $ENDPOINTS; do
@@ -152,6 +152,7 @@ for round in $(seq "$ROUNDS"); do
 		redis_ticks=$(($(cpu_ticks "$redis_pid") - redis_before))
 		read -r round_trips other <<<"$(redis_counts)"
 		key="$round,$endpoint"
+		cpu_total[$key]=$(per_request_us $((app_ticks + redis_ticks + wrk_ticks)) "$requests")
 		cpu[$key]="$(per_request_us "$app_ticks" "$requests") ($(per_request_us "$app_sys_ticks" "$requests") sys) / $(per_request_us "$redis_ticks" "$requests") / $(per_request_us "$wrk_ticks" "$requests")"
 		rps[$key]=$(awk -v r="$requests" -v d="$duration" 'BEGIN { printf "%.0f", r * 1e6 / d }')
 		p50[$key]=$(awk -v v="$p50_us" 'BEGIN { printf "%.2f", v / 1000 }')
@@ -188,18 +189,22 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 		exit 0
 	fi
 	echo
-	echo "| round | first / bare (requests/s) | replay / bare (requests/s) | p50 first - bare (ms) | p50 replay - bare (ms) |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| round | first / bare (requests/s) | replay / bare (requests/s) | p50 first - bare (ms) | p50 replay - bare (ms) | first / bare (by CPU per request) | replay / bare (by CPU per request) |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for round in $(seq "$ROUNDS"); do
 		echo "| $round | $(ratio "${rps[$round,first]}" "${rps[$round,bare]}") | $(ratio "${rps[$round,replay]}" "${rps[$round,bare]}") |" \
-			"$(minus "${p50[$round,first]}" "${p50[$round,bare]}") | $(minus "${p50[$round,replay]}" "${p50[$round,bare]}") |"
+			"$(minus "${p50[$round,first]}" "${p50[$round,bare]}") | $(minus "${p50[$round,replay]}" "${p50[$round,bare]}") |" \
+			"$(ratio "${cpu_total[$round,bare]}" "${cpu_total[$round,first]}") | $(ratio "${cpu_total[$round,bare]}" "${cpu_total[$round,replay]}") |"
 	done
+	echo
+	echo "By CPU per request: total CPU time (app + redis-server + wrk) of a bare request over that of the"
+	echo "other, the throughput ratio the machine would show with nothing else running on it."
 	echo
 	echo "Latency without queueing: one connection (wrk -t1 -c1 -d${LATENCY_DURATION}s), one request at a time."
 	echo
 	echo "| endpoint | p50 ms | p99 ms | p50 added to bare (ms) |"
 	echo "|---|---:|---:|---:|"
-	for endpoint in bare first replay; do
+	for endpoint in $ENDPOINTS; do
 		echo "| $endpoint | ${lat50[$endpoint]} | ${lat99[$endpoint]} | $(minus "${lat50[$endpoint]}" "${lat50[bare]}") |"
 	done
 } | tee "$out/results.md"
