@@ -31,7 +31,7 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
  * called directly: the whole path of a call (proxy, key expression, scoped key,
  * fingerprint, claim, lease watchdog, encoding, complete; or claim and decoding for a
  * replay), with no network in the way. {@code result} is the size of the returned JSON:
- * {@code small} (about 100 bytes) or {@code 10k}.
+ * {@code small} (187 bytes, one line item) or {@code 10k} (10 267 bytes, 105 line items).
  * <p>
  * Every first call uses a fresh key. Records are kept for 1 ms so that the store sweeps
  * them as the benchmark goes instead of filling the heap.
@@ -66,7 +66,7 @@ public class IdempotentCallBenchmark {
 			.run();
 		this.idempotent = this.context.getBean(Payments.class);
 		this.direct = new Payments();
-		int items = "10k".equals(this.result) ? 96 : 1;
+		int items = "10k".equals(this.result) ? 105 : 1;
 		this.request = new OrderRequest("customer-42", 1999, "EUR", items);
 		this.replayKey = "replayed-key";
 		this.idempotent.replayable(this.replayKey, this.request);
