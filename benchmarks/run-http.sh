@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # HTTP load benchmark of @Idempotent: one Spring Boot app with three endpoints doing the same work
 # (bare, @Idempotent with a fresh key per request, @Idempotent replaying one key; and, for reference,
-# bare plus one Redis PING: the floor of one round trip), driven by wrk on
-# loopback against a private redis-server. Runs the three in turn, ROUNDS times, then once more each
-# over a single connection for unloaded latency; prints Markdown tables with requests/s, p50/p99,
-# the ratios to bare from the same round, and Redis round trips per request from INFO commandstats
-# (reset before each phase: the server is this script's own, never a shared one).
+# bare plus one and two Redis PINGs: what round trips alone cost), driven by wrk on
+# loopback against a private redis-server. Runs the endpoints in turn, ROUNDS times, then once more
+# each over a single connection for unloaded latency; prints Markdown tables with requests/s, p50/p99,
+# CPU time per request of each process, the ratios to bare from the same round, and Redis round trips
+# per request from INFO commandstats (reset before each phase: the server is this script's own,
+# never a shared one).
 #
-# Usage: benchmarks/run-http.sh            (about 4 minutes; every phase is bounded by -d and timeout)
+# Usage: benchmarks/run-http.sh            (about 5 minutes; every phase is bounded by -d and timeout)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=true"
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
@@ -22,7 +23,7 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
-ENDPOINTS=${ENDPOINTS:-bare roundtrip first replay}
+ENDPOINTS=${ENDPOINTS:-bare roundtrip1 roundtrip2 first replay}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -116,7 +117,7 @@ run_wrk() {
 	echo "$(sed -n 's/^RESULT //p' "$file" | tr ' ' '\n' | cut -d= -f2 | tr '\n' ' ') $(cat "$file.cpu")"
 }
 
-# Client commands (round trips: EVALSHA, EVAL, and the PING of /roundtrip) and any other command since
+# Client commands (round trips: EVALSHA, EVAL, and the PINGs of /roundtrip*) and any other command since
 # the last reset; script-internal commands (HMGET, HSET, ... run by the Lua scripts inside the server)
 # are not round trips.
 redis_counts() {

@@ -46,16 +46,31 @@ public class PaymentController {
 	}
 
 	/**
-	 * The bare work plus one Redis PING on the same connection the store uses: the floor
-	 * of what one round trip costs here, to compare with a replay (one round trip) and a
-	 * first call (two).
+	 * The bare work plus one Redis PING on the connection the store uses: what one round
+	 * trip costs here, whatever is sent, to compare with a replay (one round trip).
 	 */
-	@PostMapping("/roundtrip/payments")
-	public ResponseEntity<Receipt> roundTrip(@RequestBody PaymentRequest request) {
+	@PostMapping("/roundtrip1/payments")
+	public ResponseEntity<Receipt> roundTrip1(@RequestBody PaymentRequest request) {
+		ping();
+		return receipt(request);
+	}
+
+	/**
+	 * The bare work between two PINGs: the floor of any design that, like a first call,
+	 * claims before the work and stores after it.
+	 */
+	@PostMapping("/roundtrip2/payments")
+	public ResponseEntity<Receipt> roundTrip2(@RequestBody PaymentRequest request) {
+		ping();
+		ResponseEntity<Receipt> receipt = receipt(request);
+		ping();
+		return receipt;
+	}
+
+	private void ping() {
 		try (RedisConnection connection = this.redis.getConnection()) {
 			connection.ping();
 		}
-		return receipt(request);
 	}
 
 	private static ResponseEntity<Receipt> receipt(PaymentRequest request) {
