@@ -125,11 +125,11 @@ redis_counts() {
 		/^cmdstat_/ {
 			name = substr($1, 9)
 			sub(/\|.*/, "", name)
-			if (name == "evalsha" || name == "eval") trips += $3
-			else if (name == "ping") pings += $3
+			if (name == "evalsha" || name == "eval") { trips += $3; usec += $5 }
+			else if (name == "ping") { pings += $3; usec += $5 }
 			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config)$/) other += $3
 		}
-		END { printf "%d %d", trips + pings, other }'
+		END { printf "%d %d %d", trips + pings, other, usec }'
 }
 
 log "warm-up: ${WARMUP}s per endpoint"
@@ -151,14 +151,14 @@ for round in $(seq "$ROUNDS"); do
 		app_ticks=$(($(cpu_ticks "$app_pid") - app_before))
 		app_sys_ticks=$(($(cpu_sys_ticks "$app_pid") - app_sys_before))
 		redis_ticks=$(($(cpu_ticks "$redis_pid") - redis_before))
-		read -r round_trips other <<<"$(redis_counts)"
+		read -r round_trips other executing_us <<<"$(redis_counts)"
 		key="$round,$endpoint"
 		cpu_total[$key]=$(per_request_us $((app_ticks + redis_ticks + wrk_ticks)) "$requests")
 		cpu[$key]="$(per_request_us "$app_ticks" "$requests") ($(per_request_us "$app_sys_ticks" "$requests") sys) / $(per_request_us "$redis_ticks" "$requests") / $(per_request_us "$wrk_ticks" "$requests")"
 		rps[$key]=$(awk -v r="$requests" -v d="$duration" 'BEGIN { printf "%.0f", r * 1e6 / d }')
 		p50[$key]=$(awk -v v="$p50_us" 'BEGIN { printf "%.2f", v / 1000 }')
 		p99[$key]=$(awk -v v="$p99_us" 'BEGIN { printf "%.2f", v / 1000 }')
-		trips[$key]=$(awk -v t="$round_trips" -v r="$requests" 'BEGIN { printf "%.2f", t / r }')
+		trips[$key]=$(awk -v t="$round_trips" -v r="$requests" -v u="$executing_us" 'BEGIN { printf "%.2f (%.1f µs)", t / r, u / r }')
 		errors[$key]=$((errs + non2xx + other))
 	done
 done
@@ -178,7 +178,7 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
 	echo "load average $load before the rounds, $load_after after. APP_ARGS: ${APP_ARGS:-none}."
 	echo
-	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
+	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request (µs executing them) | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"
 	for round in $(seq "$ROUNDS"); do
 		for endpoint in $ENDPOINTS; do
