@@ -2,6 +2,7 @@ package io.github.idempotent.store.memory;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.idempotent.core.Fingerprint;
@@ -14,7 +15,9 @@ import io.github.idempotent.store.StoredResult;
 /**
  * {@link IdempotencyStore} in this JVM's memory, for a single instance and for tests.
  * Every primitive is one atomic {@link ConcurrentHashMap#compute}; expired records are
- * dropped when touched and swept every {@value #SWEEP_EVERY} claims.
+ * dropped when touched and swept after as many claims as there were records at the last
+ * sweep (at least {@value #SWEEP_EVERY}), so sweeping costs a constant amount per claim
+ * however many records are held.
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
@@ -22,12 +25,16 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	private final ConcurrentHashMap<String, Entry> records = new ConcurrentHashMap<>();
 
-	private final AtomicInteger claims = new AtomicInteger();
+	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
+
+	private final AtomicBoolean sweeping = new AtomicBoolean();
+
+	private volatile int sweepAfter = SWEEP_EVERY;
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
-		if ((this.claims.incrementAndGet() % SWEEP_EVERY) == 0) {
-			sweep();
+		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
+			sweepIfDue();
 		}
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
@@ -78,6 +85,23 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			return entry.isExpired(now) ? null : entry;
 		});
 		return owned[0];
+	}
+
+	private void sweepIfDue() {
+		// One caller sweeps; the others carry on.
+		if (!this.sweeping.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
+				this.claimsSinceSweep.set(0);
+				sweep();
+				this.sweepAfter = Math.max(SWEEP_EVERY, this.records.size());
+			}
+		}
+		finally {
+			this.sweeping.set(false);
+		}
 	}
 
 	private void sweep() {
