@@ -41,6 +41,7 @@ install_package() {
 command -v wrk >/dev/null || { log "installing wrk"; install_package wrk; }
 command -v redis-server >/dev/null || { log "installing redis-server"; install_package redis-server; }
 command -v redis-cli >/dev/null || { log "installing redis-tools"; install_package redis-tools; }
+command -v curl >/dev/null || { log "installing curl"; install_package curl; }
 
 free_port() {
 	local port
