@@ -120,7 +120,7 @@ run_wrk() {
 
 # Client commands (round trips: EVALSHA, EVAL, and the PINGs of /roundtrip*) and any other command since
 # the last reset; script-internal commands (HMGET, HSET, ... run by the Lua scripts inside the server)
-# are not round trips.
+# are not round trips, nor is the set-up of a new pooled connection (HELLO, CLIENT SETINFO, ...).
 redis_counts() {
 	redis INFO commandstats | tr -d '\r' | awk -F'[:=,]' '
 		/^cmdstat_/ {
@@ -128,7 +128,7 @@ redis_counts() {
 			sub(/\|.*/, "", name)
 			if (name == "evalsha" || name == "eval") { trips += $3; usec += $5 }
 			else if (name == "ping") { pings += $3; usec += $5 }
-			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config)$/) other += $3
+			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config|hello|client|select|auth)$/) other += $3
 		}
 		END { printf "%d %d %d", trips + pings, other, usec }'
 }
