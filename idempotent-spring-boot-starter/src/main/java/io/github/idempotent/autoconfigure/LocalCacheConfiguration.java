@@ -31,8 +31,13 @@ class LocalCacheConfiguration {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (bean instanceof IdempotencyStore store && !(bean instanceof CachingIdempotencyStore)) {
-					IdempotentProperties.LocalCache cache = properties.getObject().getLocalCache();
-					return new CachingIdempotencyStore(store, cache.getMaximumSize(), cache.getTtl());
+					IdempotentProperties settings = properties.getObject();
+					IdempotentProperties.LocalCache cache = settings.getLocalCache();
+					// A result completed in the caller's transaction may still roll back:
+					// it
+					// is cached once read back from the store, never written through.
+					boolean writeThrough = !settings.getStore().getJdbc().isJoinTransaction();
+					return new CachingIdempotencyStore(store, cache.getMaximumSize(), cache.getTtl(), writeThrough);
 				}
 				return bean;
 			}

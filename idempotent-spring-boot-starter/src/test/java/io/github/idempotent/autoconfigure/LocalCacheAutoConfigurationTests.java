@@ -48,6 +48,15 @@ class LocalCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void doesNotWriteThroughResultsThatJoinTheCallersTransaction() {
+		this.contextRunner
+			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.store.jdbc.join-transaction=true")
+			.run((context) -> assertThat(context.getBean(CachingIdempotencyStore.class).isWriteThrough()).isFalse());
+		this.contextRunner.withPropertyValues("idempotent.local-cache.enabled=true")
+			.run((context) -> assertThat(context.getBean(CachingIdempotencyStore.class).isWriteThrough()).isTrue());
+	}
+
+	@Test
 	void backsOffWithoutCaffeine() {
 		this.contextRunner.withPropertyValues("idempotent.local-cache.enabled=true")
 			.withClassLoader(new FilteredClassLoader(Caffeine.class))

@@ -40,6 +40,8 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	private final long ttlNanos;
 
+	private final boolean writeThrough;
+
 	private final Cache<String, Entry> completed;
 
 	/**
@@ -49,15 +51,26 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	private final ConcurrentHashMap<String, Fingerprint> owned = new ConcurrentHashMap<>();
 
 	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl) {
-		this(delegate, maximumSize, ttl, Ticker.systemTicker());
+		this(delegate, maximumSize, ttl, true);
 	}
 
-	CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, Ticker ticker) {
+	/**
+	 * @param writeThrough whether a result this instance completes is cached at once;
+	 * {@code false} when the store's {@code complete} joins the caller's transaction,
+	 * which may still roll back
+	 */
+	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, boolean writeThrough) {
+		this(delegate, maximumSize, ttl, writeThrough, Ticker.systemTicker());
+	}
+
+	CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, boolean writeThrough,
+			Ticker ticker) {
 		Assert.notNull(delegate, "delegate must not be null");
 		Assert.isTrue(maximumSize > 0, "maximumSize must be positive");
 		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
 		this.delegate = delegate;
 		this.ttlNanos = ttl.toNanos();
+		this.writeThrough = writeThrough;
 		this.completed = Caffeine.newBuilder()
 			.maximumSize(maximumSize)
 			.expireAfter(new EntryExpiry())
@@ -75,7 +88,7 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 		if (claim instanceof ClaimResult.Completed completed) {
 			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
 		}
-		else if (claim instanceof ClaimResult.Acquired acquired) {
+		else if (this.writeThrough && claim instanceof ClaimResult.Acquired acquired) {
 			this.owned.put(acquired.token(), fingerprint);
 		}
 		return claim;
@@ -109,6 +122,10 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	public IdempotencyStore getDelegate() {
 		return this.delegate;
+	}
+
+	public boolean isWriteThrough() {
+		return this.writeThrough;
 	}
 
 	/**

@@ -36,7 +36,7 @@ class CachingIdempotencyStoreTests {
 	private final AtomicLong nanos = new AtomicLong();
 
 	private final CachingIdempotencyStore cache = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
-			this.nanos::get);
+			true, this.nanos::get);
 
 	@Test
 	void replayOfAResultCompletedHereIsServedWithoutTheStore() {
@@ -59,6 +59,19 @@ class CachingIdempotencyStoreTests {
 			assertThat(this.cache.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
 		}
 		assertThat(this.store.claims).hasValue(2);
+	}
+
+	@Test
+	void withoutWriteThroughAResultIsCachedOnlyOnceReadBackFromTheStore() {
+		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
+				false, this.nanos::get);
+		IdempotencyKey key = new IdempotencyKey("in-a-transaction");
+		String token = ((ClaimResult.Acquired) readThrough.claim(key, FP, LEASE)).token();
+		readThrough.complete(key, token, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
+		assertThat(readThrough.cachedResults()).isZero();
+		readThrough.claim(key, FP, LEASE);
+		readThrough.claim(key, FP, LEASE);
+		assertThat(this.store.claims).as("one read from the store, then the cache").hasValue(2);
 	}
 
 	@Test
