@@ -71,6 +71,17 @@ class RedisCommandCountTests {
 		redis.stop();
 	}
 
+	/**
+	 * Commands the server received while every key was paid once, from reset statistics.
+	 */
+	private Map<String, Long> commandsOf(Payments payments, String[] keys) {
+		resetStats();
+		for (String key : keys) {
+			payments.pay(key, 10);
+		}
+		return commandStats();
+	}
+
 	@Test
 	void firstCallCostsTwoRoundTripsAndReplayOne() {
 		this.contextRunner.run((context) -> {
@@ -78,17 +89,8 @@ class RedisCommandCountTests {
 			warmUp(payments);
 			String[] keys = newKeys();
 
-			resetStats();
-			for (String key : keys) {
-				payments.pay(key, 10);
-			}
-			Map<String, Long> firstCalls = commandStats();
-
-			resetStats();
-			for (String key : keys) {
-				payments.pay(key, 10);
-			}
-			Map<String, Long> replays = commandStats();
+			Map<String, Long> firstCalls = commandsOf(payments, keys);
+			Map<String, Long> replays = commandsOf(payments, keys);
 
 			System.out.println("Redis commands for " + CALLS + " first calls: " + firstCalls);
 			System.out.println("Redis commands for " + CALLS + " replays: " + replays);
@@ -107,17 +109,8 @@ class RedisCommandCountTests {
 			warmUp(payments);
 			String[] keys = newKeys();
 
-			resetStats();
-			for (String key : keys) {
-				payments.pay(key, 10);
-			}
-			Map<String, Long> firstCalls = commandStats();
-
-			resetStats();
-			for (String key : keys) {
-				payments.pay(key, 10);
-			}
-			Map<String, Long> replays = commandStats();
+			Map<String, Long> firstCalls = commandsOf(payments, keys);
+			Map<String, Long> replays = commandsOf(payments, keys);
 
 			System.out.println("With the local cache, Redis commands for " + CALLS + " first calls: " + firstCalls);
 			System.out.println("With the local cache, Redis commands for " + CALLS + " replays: " + replays);
