@@ -134,7 +134,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		long pollMillis = FIRST_POLL_MILLIS;
 		while (true) {
 			if (claim instanceof ClaimResult.Acquired acquired) {
-				return runAsOwner(policy, clientKey, key, acquired.token(), invocation);
+				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation);
 			}
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint());
@@ -164,8 +164,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	private Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
-			Invocation invocation) throws Throwable {
-		LeaseWatchdog.Lease lease = this.leases.watch(policy, clientKey, key, token);
+			Fingerprint fingerprint, Invocation invocation) throws Throwable {
+		LeaseWatchdog.Lease lease = this.leases.watch(policy, clientKey, key, token, fingerprint);
 		Object result;
 		try {
 			result = invocation.proceed();
@@ -214,7 +214,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, LeaseWatchdog.Lease owner,
 			StoredResult result) {
 		try {
-			if (!this.store.complete(key, owner.token(), result, policy.ttl()) && !owner.isLost()) {
+			if (!this.store.complete(key, owner.token(), owner.fingerprint(), result, policy.ttl())
+					&& !owner.isLost()) {
 				leaseLost(policy, clientKey, "complete");
 			}
 		}

@@ -53,17 +53,24 @@ final class LeaseWatchdog {
 		this.leaseLostListener = leaseLostListener;
 	}
 
-	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token) {
+	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint) {
 		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), policy.lease().toNanos() / 3);
-		Lease lease = new Lease(policy, clientKey, key, token, period, System.nanoTime() + period);
+		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, period, System.nanoTime() + period);
 		// Registered before nextTick is read: a tick that starts after this read sees it.
 		this.running.add(lease);
 		tickBy(lease.renewAt);
 		return lease;
 	}
 
+	/**
+	 * Stops renewing {@code lease}. Returns once no renewal of it is running: a renewal
+	 * re-creates a record that has vanished, so one that ran after the caller released
+	 * the key would leave a placeholder behind that blocks retries until its lease ends.
+	 */
 	void unwatch(Lease lease) {
-		lease.ended = true;
+		synchronized (lease) {
+			lease.ended = true;
+		}
 		this.running.remove(lease);
 	}
 
@@ -116,8 +123,16 @@ final class LeaseWatchdog {
 	}
 
 	private void renew(Lease lease) {
+		synchronized (lease) {
+			if (!lease.ended) {
+				renewHeld(lease);
+			}
+		}
+	}
+
+	private void renewHeld(Lease lease) {
 		try {
-			if (!this.store.renew(lease.key, lease.token, lease.policy.lease()) && !lease.ended) {
+			if (!this.store.renew(lease.key, lease.token, lease.fingerprint, lease.policy.lease())) {
 				// Not renewed again: whoever holds the key now is not this call. Reported
 				// here once; the call's complete or release does not report it again.
 				lease.lost = true;
@@ -144,6 +159,8 @@ final class LeaseWatchdog {
 
 		private final String token;
 
+		private final Fingerprint fingerprint;
+
 		private final long period;
 
 		private volatile long renewAt;
@@ -152,17 +169,23 @@ final class LeaseWatchdog {
 
 		private volatile boolean lost;
 
-		Lease(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, long period, long renewAt) {
+		Lease(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
+				long period, long renewAt) {
 			this.policy = policy;
 			this.clientKey = clientKey;
 			this.key = key;
 			this.token = token;
+			this.fingerprint = fingerprint;
 			this.period = period;
 			this.renewAt = renewAt;
 		}
 
 		String token() {
 			return this.token;
+		}
+
+		Fingerprint fingerprint() {
+			return this.fingerprint;
 		}
 
 		/**

@@ -21,24 +21,30 @@ public interface IdempotencyStore {
 	ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease);
 
 	/**
-	 * Stores the result and keeps it for {@code ttl}, only if the record is still in
-	 * progress under {@code token}.
-	 * @return whether the record was still held by {@code token}
+	 * Stores the result and keeps it for {@code ttl}, if the record is still in progress
+	 * under {@code token}, even past its lease: only a take-over changes the token, so a
+	 * token that still holds proves that nobody else ran the call. A record that has
+	 * vanished (its lease expired and nobody claimed it since) is written anew, as
+	 * completed with {@code fingerprint}.
+	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
-	boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl);
+	boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl);
 
 	/**
-	 * Deletes the in-progress record, only if it is still held by {@code token}.
-	 * @return whether the record was still held by {@code token}
+	 * Deletes the in-progress record, if it is still held by {@code token}.
+	 * @return {@code false} only if another owner took the key over (or completed it); a
+	 * record that has already vanished counts as released
 	 */
 	boolean release(IdempotencyKey key, String token);
 
 	/**
-	 * Extends the lease of the in-progress record, only if it is still held by
-	 * {@code token}.
-	 * @return whether the record was still held by {@code token}
+	 * Extends the lease of the in-progress record to {@code lease} from now, if it is
+	 * still held by {@code token}, even past its lease. A record that has vanished is
+	 * claimed again under the same token and {@code fingerprint}, so a call that outlived
+	 * its lease without a take-over is protected again.
+	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
-	boolean renew(IdempotencyKey key, String token, Duration lease);
+	boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease);
 
 	/**
 	 * Longest key the store accepts; longer keys are hashed by {@link IdempotencyKey#of}.

@@ -135,8 +135,9 @@ class IdempotencyExecutorTests {
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-			return this.delegate.complete(key, token, result, ttl);
+		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			return this.delegate.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
@@ -145,7 +146,7 @@ class IdempotencyExecutorTests {
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Duration lease) {
+		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
 			throw new IllegalStateException("store unreachable");
 		}
 

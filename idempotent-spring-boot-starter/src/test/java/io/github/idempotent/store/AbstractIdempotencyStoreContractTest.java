@@ -81,7 +81,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		IdempotencyKey key = newKey();
 		String token = acquire(key);
 		StoredResult result = new StoredResult(new byte[] { 'V', '4', '2' });
-		assertThat(this.store.complete(key, token, result, TTL)).isTrue();
+		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
 		ClaimResult again = this.store.claim(key, FP, LEASE);
 		assertThat(again).isEqualTo(new ClaimResult.Completed(FP, result));
 	}
@@ -94,7 +94,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		for (int i = 0; i < bytes.length; i++) {
 			bytes[i] = (byte) i;
 		}
-		this.store.complete(key, token, new StoredResult(bytes), TTL);
+		this.store.complete(key, token, FP, new StoredResult(bytes), TTL);
 		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, FP, LEASE);
 		assertThat(completed.result().bytes()).isEqualTo(bytes);
 	}
@@ -103,7 +103,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	void emptyResultRoundTrips() {
 		IdempotencyKey key = newKey();
 		String token = acquire(key);
-		this.store.complete(key, token, new StoredResult(new byte[0]), TTL);
+		this.store.complete(key, token, FP, new StoredResult(new byte[0]), TTL);
 		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, FP, LEASE);
 		assertThat(completed.result().bytes()).isEmpty();
 	}
@@ -120,11 +120,11 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	void onlyTheOwnerCanCompleteReleaseOrRenew() {
 		IdempotencyKey key = newKey();
 		String token = acquire(key);
-		assertThat(this.store.complete(key, "not-the-owner", new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+		assertThat(this.store.complete(key, "not-the-owner", FP, new StoredResult(new byte[] { 1 }), TTL)).isFalse();
 		assertThat(this.store.release(key, "not-the-owner")).isFalse();
-		assertThat(this.store.renew(key, "not-the-owner", LEASE)).isFalse();
+		assertThat(this.store.renew(key, "not-the-owner", FP, LEASE)).isFalse();
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
-		assertThat(this.store.renew(key, token, LEASE)).isTrue();
+		assertThat(this.store.renew(key, token, FP, LEASE)).isTrue();
 	}
 
 	@Test
@@ -132,20 +132,55 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		IdempotencyKey key = newKey();
 		String token = acquire(key);
 		StoredResult result = new StoredResult(new byte[] { 1, 2, 3 });
-		this.store.complete(key, token, result, TTL);
+		this.store.complete(key, token, FP, result, TTL);
 		assertThat(this.store.release(key, token)).isFalse();
-		assertThat(this.store.renew(key, token, LEASE)).isFalse();
-		assertThat(this.store.complete(key, token, new StoredResult(new byte[] { 9 }), TTL)).isFalse();
+		assertThat(this.store.renew(key, token, FP, LEASE)).isFalse();
+		assertThat(this.store.complete(key, token, FP, new StoredResult(new byte[] { 9 }), TTL)).isFalse();
 		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
 	}
 
 	@Test
-	void operationsOnAnAbsentKeyReportNotOwned() {
+	void anOwnerPastItsLeaseWhomNobodyTookOverCompletes() throws InterruptedException {
 		IdempotencyKey key = newKey();
-		assertThat(this.store.complete(key, "token", new StoredResult(new byte[] { 1 }), TTL)).isFalse();
-		assertThat(this.store.release(key, "token")).isFalse();
-		assertThat(this.store.renew(key, "token", LEASE)).isFalse();
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
+		Thread.sleep(500);
+		StoredResult result = new StoredResult(new byte[] { 'V', '1' });
+		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
+		assertThat(this.store.claim(key, new Fingerprint("other"), LEASE))
+			.isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void anOwnerPastItsLeaseWhomNobodyTookOverRenewsAndKeepsTheKey() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
+		Thread.sleep(500);
+		assertThat(this.store.renew(key, token, FP, LEASE)).isTrue();
+		ClaimResult duplicate = this.store.claim(key, FP, LEASE);
+		assertThat(duplicate).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(((ClaimResult.InProgress) duplicate).fingerprint()).isEqualTo(FP);
+		StoredResult result = new StoredResult(new byte[] { 'V', '2' });
+		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void anOwnerPastItsLeaseWhomNobodyTookOverReleases() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
+		Thread.sleep(500);
+		assertThat(this.store.release(key, token)).isTrue();
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void anOwnerWhoseRecordVanishedWritesItAnew() {
+		IdempotencyKey key = newKey();
+		StoredResult result = new StoredResult(new byte[] { 1 });
+		assertThat(this.store.release(key, "token")).isTrue();
+		assertThat(this.store.complete(key, "token", FP, result, TTL)).isTrue();
+		assertThat(this.store.claim(key, new Fingerprint("other"), LEASE))
+			.isEqualTo(new ClaimResult.Completed(FP, result));
 	}
 
 	@Test
@@ -163,12 +198,12 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		});
 		assertThat(next[0]).isNotEqualTo(crashed);
 		// The old owner wakes up: none of its writes may touch the new owner's record.
-		assertThat(this.store.complete(key, crashed, new StoredResult(new byte[] { 'X' }), TTL)).isFalse();
+		assertThat(this.store.complete(key, crashed, FP, new StoredResult(new byte[] { 'X' }), TTL)).isFalse();
 		assertThat(this.store.release(key, crashed)).isFalse();
-		assertThat(this.store.renew(key, crashed, LEASE)).isFalse();
+		assertThat(this.store.renew(key, crashed, FP, LEASE)).isFalse();
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
 		StoredResult result = new StoredResult(new byte[] { 'O', 'K' });
-		assertThat(this.store.complete(key, next[0], result, TTL)).isTrue();
+		assertThat(this.store.complete(key, next[0], FP, result, TTL)).isTrue();
 		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
 	}
 
@@ -176,17 +211,17 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	void renewalKeepsALeaseAlive() throws InterruptedException {
 		IdempotencyKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(400))).token();
-		assertThat(this.store.renew(key, token, Duration.ofSeconds(30))).isTrue();
+		assertThat(this.store.renew(key, token, FP, Duration.ofSeconds(30))).isTrue();
 		Thread.sleep(800);
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
-		assertThat(this.store.complete(key, token, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
+		assertThat(this.store.complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
 	}
 
 	@Test
 	void aCompletedResultExpiresAfterItsTtl() {
 		IdempotencyKey key = newKey();
 		String token = acquire(key);
-		this.store.complete(key, token, new StoredResult(new byte[] { 1 }), Duration.ofMillis(300));
+		this.store.complete(key, token, FP, new StoredResult(new byte[] { 1 }), Duration.ofMillis(300));
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
 		await().atMost(Duration.ofSeconds(5))
 			.pollInterval(Duration.ofMillis(50))

@@ -1,7 +1,6 @@
 package io.github.idempotent.store.cache;
 
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -44,12 +43,6 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	private final Cache<String, Entry> completed;
 
-	/**
-	 * Fingerprints of the claims this instance holds, by owner token: {@code complete}
-	 * does not carry one, and the cached entry needs it.
-	 */
-	private final ConcurrentHashMap<String, Fingerprint> owned = new ConcurrentHashMap<>();
-
 	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl) {
 		this(delegate, maximumSize, ttl, true);
 	}
@@ -88,17 +81,14 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 		if (claim instanceof ClaimResult.Completed completed) {
 			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
 		}
-		else if (this.writeThrough && claim instanceof ClaimResult.Acquired acquired) {
-			this.owned.put(acquired.token(), fingerprint);
-		}
 		return claim;
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-		Fingerprint fingerprint = this.owned.remove(token);
-		boolean completed = this.delegate.complete(key, token, result, ttl);
-		if (completed && fingerprint != null) {
+	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
+		boolean completed = this.delegate.complete(key, token, fingerprint, result, ttl);
+		if (completed && this.writeThrough) {
 			this.completed.put(key.value(), new Entry(fingerprint, result, Math.min(this.ttlNanos, ttl.toNanos())));
 		}
 		return completed;
@@ -106,13 +96,12 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean release(IdempotencyKey key, String token) {
-		this.owned.remove(token);
 		return this.delegate.release(key, token);
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Duration lease) {
-		return this.delegate.renew(key, token, lease);
+	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		return this.delegate.renew(key, token, fingerprint, lease);
 	}
 
 	@Override

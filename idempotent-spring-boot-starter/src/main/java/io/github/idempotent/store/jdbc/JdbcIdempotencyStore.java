@@ -79,17 +79,28 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND expires_at <= %NOW%""";
 
+	// Complete, release and renew hold for the owner token even past the lease: only a
+	// take-over writes another token, so a token that still holds proves nobody else ran.
 	private static final String COMPLETE = """
 			UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
-			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P' AND expires_at > %NOW%""";
+			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
+
+	// A row purged after its lease expired, with nobody claiming it since, is written
+	// anew by its owner; a concurrent claim makes this INSERT lose like any other.
+	private static final String INSERT_COMPLETED = """
+			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, result, expires_at)
+			VALUES (?, 'C', ?, ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
 
 	private static final String RELEASE = """
 			DELETE FROM %TABLE_NAME%
-			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P' AND expires_at > %NOW%""";
+			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
 	private static final String RENEW = """
 			UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
-			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P' AND expires_at > %NOW%""";
+			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
+
+	private static final String EXISTS = """
+			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
 	private final DataSource dataSource;
 
@@ -108,6 +119,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final String takeOverSql;
 
 	private final String completeSql;
+
+	private final String insertCompletedSql;
+
+	private final String existsSql;
 
 	private final String releaseSql;
 
@@ -144,6 +159,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.selectSql = dialect.sql(SELECT, tableName);
 		this.takeOverSql = dialect.sql(TAKE_OVER, tableName);
 		this.completeSql = dialect.sql(COMPLETE, tableName);
+		this.insertCompletedSql = dialect.sql(INSERT_COMPLETED, tableName);
+		this.existsSql = dialect.sql(EXISTS, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
@@ -235,29 +252,56 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
+	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
 		if (this.joinTransaction && TransactionSynchronizationManager.isActualTransactionActive()
 				&& TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			// JdbcTemplate runs on the transaction's connection: the result commits or
 			// rolls back with the business rows. Until then duplicates see the claim.
-			boolean owned = this.jdbc.update(this.completeSql, result.bytes(), millis(ttl), key.value(), token) == 1;
+			boolean owned = doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl));
 			if (owned) {
 				TransactionSynchronizationManager.registerSynchronization(new ReleaseOnRollback(key, token));
 			}
 			return owned;
 		}
-		return inOwnTransaction(
-				() -> this.jdbc.update(this.completeSql, result.bytes(), millis(ttl), key.value(), token) == 1);
+		return inOwnTransaction(() -> doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl)));
+	}
+
+	private boolean doComplete(String key, String token, String fingerprint, byte[] result, long ttlMillis) {
+		if (this.jdbc.update(this.completeSql, result, ttlMillis, key, token) == 1) {
+			return true;
+		}
+		if (exists(key)) {
+			return false;
+		}
+		try {
+			return this.jdbc.update(this.insertCompletedSql, key, token, fingerprint, result, ttlMillis) == 1;
+		}
+		catch (DuplicateKeyException ex) {
+			return false;
+		}
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, String token) {
-		return inOwnTransaction(() -> this.jdbc.update(this.releaseSql, key.value(), token) == 1);
+		return inOwnTransaction(
+				() -> this.jdbc.update(this.releaseSql, key.value(), token) == 1 || !exists(key.value()));
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Duration lease) {
-		return inOwnTransaction(() -> this.jdbc.update(this.renewSql, millis(lease), key.value(), token) == 1);
+	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		return inOwnTransaction(() -> {
+			long leaseMillis = millis(lease);
+			if (this.jdbc.update(this.renewSql, leaseMillis, key.value(), token) == 1) {
+				return true;
+			}
+			return !exists(key.value()) && insert(key.value(), token, fingerprint.value(), leaseMillis);
+		});
+	}
+
+	private boolean exists(String key) {
+		Integer count = this.jdbc.queryForObject(this.existsSql, Integer.class, key);
+		return count != null && count > 0;
 	}
 
 	/**

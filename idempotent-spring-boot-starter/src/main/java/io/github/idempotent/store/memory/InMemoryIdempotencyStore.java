@@ -5,6 +5,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
@@ -52,8 +54,9 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-		return update(key, token, (entry, now) -> new Entry(null, entry.fingerprint, result, now + ttl.toNanos()));
+	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
+		return update(key, token, (entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos()));
 	}
 
 	@Override
@@ -62,9 +65,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Duration lease) {
-		return update(key, token,
-				(entry, now) -> new Entry(entry.token, entry.fingerprint, null, now + lease.toNanos()));
+	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos()));
 	}
 
 	/**
@@ -74,11 +76,16 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.records.size();
 	}
 
+	/**
+	 * Applies {@code transition} if the record is in progress under {@code token}, even
+	 * past its lease (only a take-over changes the token), or if it has vanished (then
+	 * with {@code entry} {@code null}).
+	 */
 	private boolean update(IdempotencyKey key, String token, Transition transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
-		this.records.computeIfPresent(key.value(), (k, entry) -> {
-			if (entry.result == null && token.equals(entry.token) && !entry.isExpired(now)) {
+		this.records.compute(key.value(), (k, entry) -> {
+			if (entry == null || (entry.result == null && token.equals(entry.token))) {
 				owned[0] = true;
 				return transition.apply(entry, now);
 			}
@@ -112,7 +119,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@FunctionalInterface
 	private interface Transition {
 
-		Entry apply(Entry entry, long now);
+		@Nullable Entry apply(@Nullable Entry entry, long now);
 
 	}
 

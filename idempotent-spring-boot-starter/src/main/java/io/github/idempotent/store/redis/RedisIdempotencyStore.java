@@ -100,19 +100,21 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, StoredResult result, Duration ttl) {
-		return isOne(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isOne, keyOf(key),
-				utf8(token), result.bytes(), millis(ttl)));
+	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
+		return isPositive(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
+				keyOf(key), utf8(token), result.bytes(), millis(ttl), utf8(fingerprint.value())));
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, String token) {
-		return isOne(executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), utf8(token)));
+		return isPositive(executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), utf8(token)));
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Duration lease) {
-		return isOne(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), utf8(token), millis(lease)));
+	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), utf8(token),
+				millis(lease), utf8(fingerprint.value())));
 	}
 
 	/**
@@ -197,8 +199,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return utf8(Long.toString(Math.max(1, duration.toMillis())));
 	}
 
-	private static boolean isOne(@Nullable Long reply) {
-		return reply != null && reply == 1L;
+	private static boolean isPositive(@Nullable Long reply) {
+		return reply != null && reply > 0;
 	}
 
 	/**
@@ -224,13 +226,20 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				""");
 
 		// Fencing: only the holder of the token may complete, release or renew; a
-		// completed record has no token left, so it can never be overwritten.
+		// completed record has no token left, so it can never be overwritten. A record
+		// that expired with nobody claiming it since is written anew by its owner (2):
+		// only a take-over, which writes another token, makes the owner lose (0).
 		static final Script COMPLETE = Script.of("""
 				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
 				  redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
 				  redis.call('HDEL', KEYS[1], 't')
 				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 				  return 1
+				end
+				if redis.call('EXISTS', KEYS[1]) == 0 then
+				  redis.call('HSET', KEYS[1], 's', 'C', 'f', ARGV[4], 'r', ARGV[2])
+				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+				  return 2
 				end
 				return 0
 				""");
@@ -240,6 +249,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				  redis.call('DEL', KEYS[1])
 				  return 1
 				end
+				if redis.call('EXISTS', KEYS[1]) == 0 then
+				  return 2
+				end
 				return 0
 				""");
 
@@ -247,6 +259,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
+				end
+				if redis.call('EXISTS', KEYS[1]) == 0 then
+				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[3])
+				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+				  return 2
 				end
 				return 0
 				""");

@@ -43,7 +43,7 @@ class CachingIdempotencyStoreTests {
 		IdempotencyKey key = new IdempotencyKey("k");
 		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 'V', '1' });
-		assertThat(this.cache.complete(key, token, result, Duration.ofHours(1))).isTrue();
+		assertThat(this.cache.complete(key, token, FP, result, Duration.ofHours(1))).isTrue();
 		int claims = this.store.claims.get();
 		for (int i = 0; i < 5; i++) {
 			assertThat(this.cache.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
@@ -67,7 +67,7 @@ class CachingIdempotencyStoreTests {
 				false, this.nanos::get);
 		IdempotencyKey key = new IdempotencyKey("in-a-transaction");
 		String token = ((ClaimResult.Acquired) readThrough.claim(key, FP, LEASE)).token();
-		readThrough.complete(key, token, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
+		readThrough.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
 		assertThat(readThrough.cachedResults()).isZero();
 		readThrough.claim(key, FP, LEASE);
 		readThrough.claim(key, FP, LEASE);
@@ -98,7 +98,7 @@ class CachingIdempotencyStoreTests {
 	void anEntryLivesNoLongerThanItsRecord() {
 		IdempotencyKey key = new IdempotencyKey("short-ttl");
 		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
-		this.cache.complete(key, token, new StoredResult(new byte[] { 'V' }), Duration.ofSeconds(2));
+		this.cache.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofSeconds(2));
 		this.nanos.addAndGet(Duration.ofMillis(1900).toNanos());
 		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
 		int claims = this.store.claims.get();
@@ -141,7 +141,7 @@ class CachingIdempotencyStoreTests {
 	private StoredResult completeInStore(IdempotencyKey key, Duration ttl) {
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 'V', '2' });
-		this.store.complete(key, token, result, ttl);
+		this.store.complete(key, token, FP, result, ttl);
 		return result;
 	}
 

@@ -112,7 +112,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 	void anExpiredResultIsTakenOverByUpdateWithANewFingerprint() {
 		IdempotencyKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
-		store().complete(key, token, new StoredResult(new byte[] { 1 }), Duration.ofMillis(1));
+		store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), Duration.ofMillis(1));
 		expire(key);
 		ClaimResult again = store().claim(key, new Fingerprint("fp-2"), LEASE);
 		assertThat(again).isInstanceOf(ClaimResult.Acquired.class);
@@ -129,7 +129,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 		for (int round = 0; round < 3; round++) {
 			IdempotencyKey key = newKey();
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
-			store().complete(key, token, new StoredResult(new byte[] { 1 }), TTL);
+			store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL);
 			expire(key);
 			ExecutorService pool = Executors.newFixedThreadPool(threads);
 			try {
@@ -251,7 +251,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 		Thread[] duplicate = new Thread[1];
 		transactions().executeWithoutResult((status) -> {
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
-			assertThat(store().complete(key, token, result, TTL)).isTrue();
+			assertThat(store().complete(key, token, FP, result, TTL)).isTrue();
 			duplicate[0] = new Thread(() -> seenBeforeCommit.set(store().claim(key, FP, LEASE)));
 			duplicate[0].start();
 			if (expectedDialect() == JdbcDialect.H2) {
@@ -275,7 +275,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 		IdempotencyKey key = newKey();
 		transactions().executeWithoutResult((status) -> {
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
-			assertThat(store().complete(key, token, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
+			assertThat(store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
 			status.setRollbackOnly();
 		});
 		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
@@ -287,7 +287,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 		StoredResult result = new StoredResult(new byte[] { 1 });
 		transactions().executeWithoutResult((status) -> {
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
-			store().complete(key, token, result, TTL);
+			store().complete(key, token, FP, result, TTL);
 			status.setRollbackOnly();
 		});
 		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));

@@ -21,7 +21,7 @@ class InMemoryIdempotencyStoreSweepTests {
 		for (int i = 0; i < 3000; i++) {
 			IdempotencyKey key = new IdempotencyKey("short-" + i);
 			String token = ((ClaimResult.Acquired) store.claim(key, FP, Duration.ofSeconds(30))).token();
-			store.complete(key, token, new StoredResult(new byte[] { 'V' }), Duration.ofMillis(1));
+			store.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofMillis(1));
 		}
 		Thread.sleep(5);
 		for (int i = 0; i < 4000; i++) {

@@ -82,7 +82,7 @@ class RedisClusterIdempotencyStoreTests extends AbstractIdempotencyStoreContract
 			slots.add(SlotHash.getSlot(key.value()));
 			String token = ((ClaimResult.Acquired) store().claim(key, fp, LEASE)).token();
 			StoredResult result = new StoredResult(key.value().getBytes());
-			assertThat(store().complete(key, token, result, TTL)).isTrue();
+			assertThat(store().complete(key, token, fp, result, TTL)).isTrue();
 			assertThat(store().claim(key, fp, LEASE)).isEqualTo(new ClaimResult.Completed(fp, result));
 		}
 		assertThat(slots).hasSizeGreaterThan(20);

@@ -60,7 +60,7 @@ class RedisSentinelIdempotencyStoreTests {
 				for (int i = 0; i < 20; i++) {
 					IdempotencyKey key = key();
 					String token = ((ClaimResult.Acquired) store.claim(key, FP, LEASE)).token();
-					assertThat(store.complete(key, token, result(key), Duration.ofMinutes(10))).isTrue();
+					assertThat(store.complete(key, token, FP, result(key), Duration.ofMinutes(10))).isTrue();
 					completed.add(key);
 				}
 				IdempotencyKey inProgress = key();
@@ -73,7 +73,7 @@ class RedisSentinelIdempotencyStoreTests {
 				String slowToken = ((ClaimResult.Acquired) store.claim(slow, FP, LEASE)).token();
 				Thread sleeper = redis.pauseReplica(800);
 				long start = System.nanoTime();
-				assertThat(store.complete(slow, slowToken, result(slow), Duration.ofMinutes(10))).isTrue();
+				assertThat(store.complete(slow, slowToken, FP, result(slow), Duration.ofMinutes(10))).isTrue();
 				assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
 				sleeper.join(5000);
 				redis.awaitReplicaInSync();
