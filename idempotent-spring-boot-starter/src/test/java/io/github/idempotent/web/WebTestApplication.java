@@ -2,6 +2,8 @@ package io.github.idempotent.web;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -51,6 +53,11 @@ public class WebTestApplication {
 		return new Executions();
 	}
 
+	@Bean
+	Gate gate() {
+		return new Gate();
+	}
+
 	enum Status {
 
 		CREATED, PAID, REFUNDED
@@ -90,13 +97,54 @@ public class WebTestApplication {
 
 	}
 
+	/**
+	 * Holds the gated endpoint inside its method until the test opens the gate, so that a
+	 * test can inject a fault while the method runs.
+	 */
+	public static class Gate {
+
+		private volatile CountDownLatch entered = new CountDownLatch(1);
+
+		private volatile CountDownLatch open = new CountDownLatch(1);
+
+		public void reset() {
+			this.entered = new CountDownLatch(1);
+			this.open = new CountDownLatch(1);
+		}
+
+		public boolean awaitEntered() throws InterruptedException {
+			return this.entered.await(10, TimeUnit.SECONDS);
+		}
+
+		public void open() {
+			this.open.countDown();
+		}
+
+		void pass() throws InterruptedException {
+			this.entered.countDown();
+			this.open.await(30, TimeUnit.SECONDS);
+		}
+
+	}
+
 	@RestController
 	static class PaymentsController {
 
 		private final Executions executions;
 
-		PaymentsController(Executions executions) {
+		private final Gate gate;
+
+		PaymentsController(Executions executions, Gate gate) {
 			this.executions = executions;
+			this.gate = gate;
+		}
+
+		@PostMapping("/gated-payments")
+		@Idempotent(lease = "300ms")
+		Payment gatedPay(@RequestBody PaymentRequest request) throws InterruptedException {
+			int n = this.executions.increment("gated");
+			this.gate.pass();
+			return new Payment("gated-" + n, request.orderNo(), request.amount(), "anonymous");
 		}
 
 		@PostMapping("/payments")

@@ -1,0 +1,241 @@
+package io.github.idempotent.testsupport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loopback TCP proxy between the application and a real server (Redis, PostgreSQL) that
+ * injects network faults: it delays, stalls, drops or cuts the traffic, in both
+ * directions or only the replies. Tests point the client at {@link #port()} and switch
+ * faults on and off while requests are in flight; nothing in the client is mocked.
+ * <p>
+ * Faults apply to bytes as they arrive, so a fault switched on mid-command takes effect
+ * at the next chunk. {@link #stall()} holds bytes until {@link #pass()}; the held bytes
+ * are then delivered in order, as a network that recovers would deliver them.
+ */
+public final class FaultProxy implements AutoCloseable {
+
+	private final ServerSocket server;
+
+	private final String targetHost;
+
+	private final int targetPort;
+
+	private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+	private final Object lock = new Object();
+
+	private volatile Mode requests = Mode.PASS;
+
+	private volatile Mode replies = Mode.PASS;
+
+	private volatile long delayMillis;
+
+	private volatile boolean closed;
+
+	private FaultProxy(String targetHost, int targetPort) throws IOException {
+		this.targetHost = targetHost;
+		this.targetPort = targetPort;
+		this.server = new ServerSocket();
+		this.server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+		Thread acceptor = new Thread(this::accept, "fault-proxy-" + this.server.getLocalPort());
+		acceptor.setDaemon(true);
+		acceptor.start();
+	}
+
+	/**
+	 * A proxy on a free loopback port in front of {@code targetHost:targetPort}, passing
+	 * traffic through until told otherwise.
+	 */
+	public static FaultProxy start(String targetHost, int targetPort) {
+		try {
+			return new FaultProxy(targetHost, targetPort);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Could not start a fault proxy", ex);
+		}
+	}
+
+	public int port() {
+		return this.server.getLocalPort();
+	}
+
+	/**
+	 * Delivers everything again, including bytes held by a stall.
+	 */
+	public void pass() {
+		set(Mode.PASS, Mode.PASS, 0);
+	}
+
+	/**
+	 * Delays every chunk in both directions by {@code delay}.
+	 */
+	public void delay(Duration delay) {
+		set(Mode.DELAY, Mode.DELAY, delay.toMillis());
+	}
+
+	/**
+	 * Holds every byte in both directions until {@link #pass()}: a network that stops
+	 * delivering without closing anything, or a server that stopped answering.
+	 */
+	public void stall() {
+		set(Mode.STALL, Mode.STALL, 0);
+	}
+
+	/**
+	 * Holds the server's replies until {@link #pass()}; requests still reach the server
+	 * and are executed.
+	 */
+	public void stallReplies() {
+		set(Mode.PASS, Mode.STALL, 0);
+	}
+
+	/**
+	 * Discards the server's replies: requests are executed, their answers are lost.
+	 */
+	public void dropReplies() {
+		set(Mode.PASS, Mode.DROP, 0);
+	}
+
+	/**
+	 * Discards every byte in both directions; connections stay open.
+	 */
+	public void drop() {
+		set(Mode.DROP, Mode.DROP, 0);
+	}
+
+	/**
+	 * Closes every open connection at once, as a crashed peer or a reset would; new
+	 * connections are accepted as usual.
+	 */
+	public void cut() {
+		for (Socket socket : this.sockets) {
+			closeQuietly(socket);
+		}
+		this.sockets.clear();
+	}
+
+	private void set(Mode requests, Mode replies, long delayMillis) {
+		synchronized (this.lock) {
+			this.requests = requests;
+			this.replies = replies;
+			this.delayMillis = delayMillis;
+			this.lock.notifyAll();
+		}
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		pass();
+		closeQuietly(this.server);
+		cut();
+	}
+
+	private void accept() {
+		while (!this.closed) {
+			try {
+				Socket client = this.server.accept();
+				Socket upstream = new Socket();
+				try {
+					upstream.connect(new InetSocketAddress(this.targetHost, this.targetPort), 5000);
+				}
+				catch (IOException ex) {
+					closeQuietly(client);
+					closeQuietly(upstream);
+					continue;
+				}
+				client.setTcpNoDelay(true);
+				upstream.setTcpNoDelay(true);
+				this.sockets.add(client);
+				this.sockets.add(upstream);
+				pump(client, upstream, true);
+				pump(upstream, client, false);
+			}
+			catch (IOException ex) {
+				if (this.closed) {
+					return;
+				}
+			}
+		}
+	}
+
+	private void pump(Socket from, Socket to, boolean request) {
+		Thread thread = new Thread(() -> {
+			byte[] buffer = new byte[16 * 1024];
+			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+				int read;
+				while ((read = in.read(buffer)) != -1) {
+					if (forward(request)) {
+						out.write(buffer, 0, read);
+						out.flush();
+					}
+				}
+			}
+			catch (IOException | InterruptedException ex) {
+				// the connection was cut or closed
+			}
+			finally {
+				closeQuietly(from);
+				closeQuietly(to);
+				this.sockets.remove(from);
+				this.sockets.remove(to);
+			}
+		}, "fault-proxy-" + (request ? "requests" : "replies"));
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+	/**
+	 * Applies the fault of one direction to a chunk: waits out a stall or a delay.
+	 * @return whether to deliver the chunk
+	 */
+	private boolean forward(boolean request) throws InterruptedException {
+		long delay;
+		synchronized (this.lock) {
+			while (mode(request) == Mode.STALL && !this.closed) {
+				this.lock.wait();
+			}
+			if (mode(request) == Mode.DROP) {
+				return false;
+			}
+			delay = (mode(request) == Mode.DELAY) ? this.delayMillis : 0;
+		}
+		if (delay > 0) {
+			Thread.sleep(delay);
+		}
+		return true;
+	}
+
+	private Mode mode(boolean request) {
+		return request ? this.requests : this.replies;
+	}
+
+	private static void closeQuietly(AutoCloseable closeable) {
+		try {
+			closeable.close();
+		}
+		catch (SocketException ex) {
+			// already closed
+		}
+		catch (Exception ex) {
+			// nothing to do
+		}
+	}
+
+	private enum Mode {
+
+		PASS, DELAY, STALL, DROP
+
+	}
+
+}
