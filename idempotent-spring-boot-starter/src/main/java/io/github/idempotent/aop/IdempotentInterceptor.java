@@ -38,6 +38,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
+	/**
+	 * Longest scope: a principal name or a tenant id, never a payload.
+	 */
+	private static final int MAX_SCOPE_LENGTH = 1024;
+
 	private final String keyPrefix;
 
 	private final int maxKeyLength;
@@ -72,23 +77,65 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		String key = call.key();
 		if (key == null) {
 			if (operation.required()) {
-				throw new IdempotencyKeyException("Idempotency key is required by " + operation.policy().name()
-						+ ((operation.key() != null)
-								? ": expression '" + operation.key().getExpressionString() + "' of "
-										+ operation.describe() + " evaluated to null or blank"
-								: ": send it in " + this.keyResolver.describeSource()));
+				throw missingKey(operation);
 			}
 			return invocation.proceed();
 		}
-		if (key.length() > this.maxKeyLength) {
-			throw new IdempotencyKeyException("Idempotency key of " + operation.policy().name() + " is " + key.length()
-					+ " characters, longer than idempotent.max-key-length=" + this.maxKeyLength
-					+ "; send a shorter key, such as a UUID");
-		}
-		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, call.scope(), operation.policy().name(), key,
+		validate(operation, "key", key, this.maxKeyLength);
+		String scope = call.scope();
+		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
+		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
 		Fingerprint fingerprint = this.fingerprinter.fingerprint(call.payload());
 		return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
+	}
+
+	private IdempotencyKeyException missingKey(IdempotentOperation operation) {
+		if (operation.key() == null) {
+			return new IdempotencyKeyException(
+					"Idempotency key is required: send it in " + this.keyResolver.describeSource());
+		}
+		return new IdempotencyKeyException(
+				"Idempotency key is required: the request field it is taken from is " + "missing or blank",
+				"Idempotency key is required by " + operation.policy().name() + ": expression '"
+						+ operation.key().getExpressionString() + "' of " + operation.describe()
+						+ " evaluated to null or blank");
+	}
+
+	/**
+	 * Checks a key or scope before it reaches the store, so that a store never sees a
+	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
+	 * a malformed value is the caller's 400, not a store failure (which would be a 503,
+	 * or an unprotected run under {@code failure-mode=open}). Validated values are also
+	 * safe to log.
+	 */
+	static void validate(IdempotentOperation operation, String what, String value, int maxLength) {
+		if (value.length() > maxLength) {
+			throw new IdempotencyKeyException(
+					"Idempotency " + what + " is " + value.length() + " characters, longer than the " + maxLength
+							+ " allowed; send a shorter key, such as a UUID",
+					"Idempotency " + what + " of " + operation.policy().name() + " is " + value.length()
+							+ " characters, longer than " + maxLength
+							+ " (idempotent.max-key-length for keys); send a shorter key, such as a UUID");
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean bad;
+			if (Character.isHighSurrogate(c)) {
+				bad = i + 1 >= value.length() || !Character.isLowSurrogate(value.charAt(i + 1));
+				i++;
+			}
+			else {
+				bad = Character.isLowSurrogate(c) || Character.isISOControl(c);
+			}
+			if (bad) {
+				throw new IdempotencyKeyException(
+						"Idempotency " + what + " must be printable text; character " + (i + 1)
+								+ " is a control character or a broken surrogate pair. Send a key such as a UUID",
+						"Idempotency " + what + " of " + operation.policy().name() + " has a control character or "
+								+ "a broken surrogate pair at position " + (i + 1));
+			}
+		}
 	}
 
 	/**
@@ -128,8 +175,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			Object value = evaluate(expression, "scope");
 			if (value == null || !StringUtils.hasText(value.toString())) {
-				throw new IdempotencyKeyException("Scope expression '" + expression.getExpressionString() + "' of "
-						+ this.operation.describe() + " evaluated to null or blank; every call needs a scope");
+				throw new IdempotencyKeyException(
+						"The request has no scope for its idempotency key: the request field it is taken from is "
+								+ "missing or blank",
+						"Scope expression '" + expression.getExpressionString() + "' of " + this.operation.describe()
+								+ " evaluated to null or blank; every call needs a scope");
 			}
 			return value.toString();
 		}
@@ -155,7 +205,10 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				return expression.getValue(context());
 			}
 			catch (EvaluationException ex) {
-				throw new IdempotencyKeyException(
+				// The expression does not fit the arguments: a bug of the application,
+				// not
+				// of the request, so a server error (500) rather than a 400.
+				throw new IllegalStateException(
 						"Cannot evaluate " + attribute + " expression '" + expression.getExpressionString() + "' of "
 								+ this.operation.describe() + ": " + ex.getMessage(),
 						ex);

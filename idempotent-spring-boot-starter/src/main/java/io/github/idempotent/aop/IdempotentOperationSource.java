@@ -1,6 +1,7 @@
 package io.github.idempotent.aop;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -78,16 +79,24 @@ public class IdempotentOperationSource {
 			if (annotation == null) {
 				return null;
 			}
-			operation = this.cache.computeIfAbsent(cacheKey, (k) -> parse(specific, annotation));
+			Class<?> owner = (targetClass != null) ? targetClass : specific.getDeclaringClass();
+			operation = this.cache.computeIfAbsent(cacheKey, (k) -> parse(specific, owner, annotation));
 		}
 		return operation;
 	}
 
 	/**
 	 * Parses every annotated method of the class, failing on the first one that is
-	 * malformed.
+	 * malformed or that the proxy cannot intercept.
 	 */
 	void parseAll(Class<?> targetClass) {
+		for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
+			for (Method method : type.getDeclaredMethods()) {
+				if (AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)) {
+					checkInterceptable(method);
+				}
+			}
+		}
 		for (Method method : targetClass.getMethods()) {
 			get(method, targetClass);
 		}
@@ -96,8 +105,8 @@ public class IdempotentOperationSource {
 		}
 	}
 
-	private IdempotentOperation parse(Method method, Idempotent annotation) {
-		String where = method.getDeclaringClass().getSimpleName() + "#" + method.getName();
+	private IdempotentOperation parse(Method method, Class<?> targetClass, Idempotent annotation) {
+		String where = defaultName(method, targetClass);
 		String name = StringUtils.hasText(annotation.name()) ? resolve(annotation.name()) : where;
 		Duration ttl = duration(where, "ttl", annotation.ttl(), this.defaults.ttl());
 		Duration lease = duration(where, "lease", annotation.lease(), this.defaults.lease());
@@ -109,7 +118,11 @@ public class IdempotentOperationSource {
 						+ " needs a constructor taking a String message, or none, to be replayed");
 			}
 		}
-		ResultCodec.Binding binding = this.codec.bind(ResolvableType.forMethodReturnType(method));
+		// Resolved against the bean's class: Base<T>.make() on OrderService extends
+		// Base<Order> returns an Order, not the erasure of T.
+		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
+		checkReturnType(where, method, returnType);
+		ResultCodec.Binding binding = this.codec.bind(returnType);
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
@@ -122,6 +135,95 @@ public class IdempotentOperationSource {
 				expression(where, "payload", annotation.payload()), expression(where, "scope", annotation.scope()),
 				annotation.required(), payloadArguments(method),
 				ArgumentsEvaluationContext.Variables.of(method, this.parameterNames));
+	}
+
+	/**
+	 * Name of an operation whose annotation gives none: the bean's class and the method's
+	 * signature, fully qualified, so that no two methods share records:
+	 * {@code com.shop.a.Svc#run(java.lang.String)}. The bean's class rather than the
+	 * method's declaring class, so that two beans inheriting one method stay apart.
+	 */
+	static String defaultName(Method method, Class<?> targetClass) {
+		StringBuilder name = new StringBuilder(targetClass.getName()).append('#').append(method.getName()).append('(');
+		Class<?>[] types = method.getParameterTypes();
+		for (int i = 0; i < types.length; i++) {
+			name.append((i > 0) ? "," : "").append(types[i].getTypeName());
+		}
+		return name.append(')').toString();
+	}
+
+	/**
+	 * A method the class-based proxy cannot intercept would run unprotected on every
+	 * call: refuse it at start-up instead.
+	 */
+	private static void checkInterceptable(Method method) {
+		int modifiers = method.getModifiers();
+		String problem = Modifier.isPrivate(modifiers) ? "private"
+				: Modifier.isStatic(modifiers) ? "static" : Modifier.isFinal(modifiers) ? "final" : null;
+		if (problem != null) {
+			throw new IllegalStateException("@Idempotent on " + method.getDeclaringClass().getName() + "#"
+					+ method.getName() + " has no effect: the method is " + problem
+					+ ", so Spring's proxy cannot intercept it and every call would run unprotected. "
+					+ "Make it a public (or protected, or package-private), non-static, non-final method");
+		}
+	}
+
+	/**
+	 * Return types whose value is not the result: it arrives later (futures, reactive
+	 * types, Kotlin suspend functions, Spring MVC's deferred results) or is written as it
+	 * is produced (streams). Storing such an object would store its state, not its
+	 * result, and a replay would never complete; until they are supported, they are
+	 * refused at start-up.
+	 */
+	private static final List<String> UNSUPPORTED_RETURN_TYPES = List.of("java.util.concurrent.Future",
+			"java.util.concurrent.CompletionStage", "java.util.concurrent.Callable", "java.util.stream.BaseStream",
+			"org.reactivestreams.Publisher", "java.util.concurrent.Flow$Publisher",
+			"org.springframework.web.context.request.async.DeferredResult",
+			"org.springframework.web.context.request.async.WebAsyncTask",
+			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
+			"org.springframework.core.io.Resource", "java.io.InputStream", "kotlinx.coroutines.flow.Flow");
+
+	private static void checkReturnType(String where, Method method, ResolvableType returnType) {
+		Class<?>[] parameters = method.getParameterTypes();
+		if (parameters.length > 0
+				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName())) {
+			throw unsupported(where, "a Kotlin suspend function");
+		}
+		ResolvableType valueType = returnType;
+		if ("org.springframework.http.ResponseEntity".equals(returnType.toClass().getName())
+				|| "org.springframework.http.HttpEntity".equals(returnType.toClass().getName())) {
+			valueType = returnType.getGeneric(0);
+		}
+		for (ResolvableType type : List.of(returnType, valueType)) {
+			for (String name : UNSUPPORTED_RETURN_TYPES) {
+				if (isA(type.toClass(), name)) {
+					throw unsupported(where, type.toString());
+				}
+			}
+		}
+	}
+
+	private static IllegalStateException unsupported(String where, String what) {
+		return new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns " + what
+				+ ": its result arrives later or as a stream, and storing the returned object would not store it. "
+				+ "Return the value itself (call the asynchronous work and wait for it inside the method), "
+				+ "or put @Idempotent on a method that does");
+	}
+
+	private static boolean isA(@Nullable Class<?> type, String name) {
+		if (type == null || type == Object.class) {
+			return false;
+		}
+		if (type.getName().equals(name)) {
+			return true;
+		}
+		for (Class<?> implemented : type.getInterfaces()) {
+			if (isA(implemented, name)) {
+				return true;
+			}
+		}
+		return isA(type.getSuperclass(), name);
 	}
 
 	private static int[] payloadArguments(Method method) {

@@ -1,6 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -19,7 +21,9 @@ public class IdempotentProperties {
 	private boolean enabled = true;
 
 	/**
-	 * Prefix of every record key in the store.
+	 * Prefix of every record key in the store. Two applications that share a store and
+	 * contain the same classes (two deployments of one code base) need different
+	 * prefixes; every instance of one application needs the same one.
 	 */
 	private String keyPrefix = "idempotent";
 
@@ -380,6 +384,22 @@ public class IdempotentProperties {
 		 * 422, 503).
 		 */
 		private boolean problemDetails = true;
+
+		/**
+		 * Response headers never stored with a ResponseEntity result nor replayed,
+		 * besides the credential headers that are never stored (Set-Cookie,
+		 * Authorization, WWW-Authenticate and their proxy counterparts) and hop-by-hop
+		 * headers.
+		 */
+		private List<String> excludedResponseHeaders = new ArrayList<>();
+
+		public List<String> getExcludedResponseHeaders() {
+			return this.excludedResponseHeaders;
+		}
+
+		public void setExcludedResponseHeaders(List<String> excludedResponseHeaders) {
+			this.excludedResponseHeaders = excludedResponseHeaders;
+		}
 
 		public String getHeaderName() {
 			return this.headerName;

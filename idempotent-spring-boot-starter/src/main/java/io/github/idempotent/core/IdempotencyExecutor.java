@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +45,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private static final long FIRST_POLL_MILLIS = 10;
 
 	private static final long MAX_POLL_MILLIS = 200;
+
+	private static final long UNAVAILABLE_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+	private final java.util.concurrent.atomic.AtomicLong lastUnavailableLog = new java.util.concurrent.atomic.AtomicLong(
+			System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
 
 	private final IdempotencyStore store;
 
@@ -85,7 +91,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.maxResultSize = maxResultSize;
 		this.watchdog = watchdog;
 		this.leases = new LeaseWatchdog(store, watchdog, this::leaseLost);
-		this.observer = observer;
+		this.observer = IdempotencyObserver.failSafe(observer);
 		this.ownsWatchdog = ownsWatchdog;
 	}
 
@@ -128,6 +134,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 			claim = this.store.claim(key, fingerprint, policy.lease());
 		}
 		catch (RuntimeException ex) {
+			if (!isUnavailable(ex)) {
+				throw ex;
+			}
 			return storeUnavailable(policy, clientKey, ex, invocation);
 		}
 		long deadline = 0;
@@ -158,8 +167,63 @@ public class IdempotencyExecutor implements AutoCloseable {
 				claim = this.store.claim(key, fingerprint, policy.lease());
 			}
 			catch (RuntimeException ex) {
+				if (!isUnavailable(ex)) {
+					throw ex;
+				}
+				logUnavailable(policy, clientKey, ex);
 				throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
 			}
+		}
+	}
+
+	/**
+	 * Whether a store failure means the store cannot be reached (a connection refused,
+	 * reset or timed out, a pool exhausted, a server that is loading or read-only), as
+	 * opposed to a failure of the data or of the code. Only the former is "store
+	 * unavailable": it answers 503, or runs the method unprotected under
+	 * {@code failure-mode=open}, which a malformed request must never be able to cause.
+	 * Checked by class name so that the core needs neither Spring's DAO classes nor a
+	 * store client.
+	 */
+	static boolean isUnavailable(Throwable failure) {
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
+			if (ex instanceof java.io.IOException || ex instanceof java.util.concurrent.TimeoutException
+					|| ex instanceof IdempotencyStoreUnavailableException) {
+				return true;
+			}
+			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
+				if (UNAVAILABLE_TYPES.contains(type.getName())) {
+					return true;
+				}
+			}
+			if (ex.getCause() == ex) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	private static final java.util.Set<String> UNAVAILABLE_TYPES = java.util.Set.of(
+			"org.springframework.dao.TransientDataAccessException",
+			"org.springframework.dao.DataAccessResourceFailureException",
+			"org.springframework.dao.RecoverableDataAccessException",
+			"org.springframework.transaction.CannotCreateTransactionException", "java.sql.SQLTransientException",
+			"java.sql.SQLRecoverableException", "io.lettuce.core.RedisConnectionException",
+			"io.lettuce.core.RedisCommandTimeoutException", "io.lettuce.core.RedisLoadingException",
+			"io.lettuce.core.RedisBusyException");
+
+	private void logUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex) {
+		long now = System.nanoTime();
+		long last = this.lastUnavailableLog.get();
+		// One line per ten seconds at most: an outage refuses every call.
+		if (now - last >= UNAVAILABLE_LOG_INTERVAL_NANOS && this.lastUnavailableLog.compareAndSet(last, now)) {
+			logger.warn("Idempotency store unavailable: refusing " + policy.name() + " for key '" + clientKey
+					+ "' (idempotent.failure-mode=closed answers 503); further refusals are logged at debug for "
+					+ "10 s: " + ex);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Idempotency store unavailable: refusing " + policy.name() + " for key '" + clientKey + "'",
+					ex);
 		}
 	}
 
@@ -172,7 +236,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 		catch (Throwable ex) {
 			this.leases.unwatch(lease);
-			if (policy.isCached(ex)) {
+			if (policy.isCached(ex) && isReplayable(policy, clientKey, ex)) {
 				complete(policy, clientKey, key, lease, errorOutcome(ex));
 			}
 			else {
@@ -189,6 +253,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,
 			Invocation invocation) throws Throwable {
 		if (this.failureMode == FailureMode.CLOSED) {
+			logUnavailable(policy, clientKey, ex);
 			throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
 		}
 		logger.warn("Idempotency store unavailable, running " + policy.name() + " for key '" + clientKey
@@ -267,6 +332,35 @@ public class IdempotencyExecutor implements AutoCloseable {
 					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
 		}
 		return new StoredResult(out.bytes());
+	}
+
+	/**
+	 * Whether a replay would throw the same exception: the same class with the same
+	 * message, recreated as {@link #storedError} will recreate it. An exception that
+	 * cannot be (a {@code ResponseStatusException} under {@code cacheFor =
+	 * RuntimeException.class}, whose status would be lost) is not stored: its key is
+	 * released, so a retry runs the method and gets the real outcome again.
+	 */
+	private static boolean isReplayable(IdempotencyPolicy policy, String clientKey, Throwable ex) {
+		Throwable recreated;
+		try {
+			recreated = instantiate(ex.getClass(), (ex.getMessage() != null) ? ex.getMessage() : "");
+		}
+		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
+			recreated = null;
+		}
+		if (recreated != null && recreated.getClass() == ex.getClass()
+				&& Objects.equals(normalized(recreated.getMessage()), normalized(ex.getMessage()))) {
+			return true;
+		}
+		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
+				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "
+				+ "taking a String message, or none); the key was released, so a retry runs the method again");
+		return false;
+	}
+
+	private static String normalized(@Nullable String message) {
+		return (message != null) ? message : "";
 	}
 
 	private static StoredResult errorOutcome(Throwable ex) {

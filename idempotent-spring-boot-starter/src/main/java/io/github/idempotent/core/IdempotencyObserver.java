@@ -16,6 +16,18 @@ public interface IdempotencyObserver {
 	};
 
 	/**
+	 * Observer that passes every callback to {@code observer} and logs, rather than
+	 * throws, what it throws: an observer is told about a call after the fact, and its
+	 * failure must not lose that call's result or turn a replay into an error.
+	 */
+	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
+		if (observer == NONE || observer instanceof FailSafeObserver) {
+			return observer;
+		}
+		return new FailSafeObserver(observer);
+	}
+
+	/**
 	 * Observer that notifies each of {@code observers} in turn.
 	 */
 	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {

@@ -213,6 +213,84 @@ public class WebTestApplication {
 
 	}
 
+	public record Customer(String id) {
+	}
+
+	public record Order(String orderNo, Customer customer, long amount) {
+	}
+
+	@RestController
+	static class KeyedController {
+
+		private final Executions executions;
+
+		KeyedController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/keyed-payments")
+		@Idempotent(key = "#request.orderNo", payload = "#request.amount")
+		Payment keyed(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("keyed");
+			return new Payment("keyed-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/customer-orders")
+		@Idempotent(key = "#order.customer.id + ':' + #order.orderNo")
+		Payment customerOrder(@RequestBody Order order) {
+			int n = this.executions.increment("customer-orders");
+			return new Payment("co-" + n, order.orderNo(), order.amount(), order.customer().id());
+		}
+
+	}
+
+	/**
+	 * Two controllers with one simple name and one method signature, in two "packages".
+	 */
+	static class ShopA {
+
+		@RestController
+		static class Ledger {
+
+			private final Executions executions;
+
+			Ledger(Executions executions) {
+				this.executions = executions;
+			}
+
+			@PostMapping("/a/ledger")
+			@Idempotent
+			Payment post(@RequestBody PaymentRequest request) {
+				int n = this.executions.increment("a-ledger");
+				return new Payment("a-" + n, request.orderNo(), request.amount(), "anonymous");
+			}
+
+		}
+
+	}
+
+	static class ShopB {
+
+		@RestController
+		static class Ledger {
+
+			private final Executions executions;
+
+			Ledger(Executions executions) {
+				this.executions = executions;
+			}
+
+			@PostMapping("/b/ledger")
+			@Idempotent
+			Payment post(@RequestBody PaymentRequest request) {
+				int n = this.executions.increment("b-ledger");
+				return new Payment("b-" + n, request.orderNo(), request.amount(), "anonymous");
+			}
+
+		}
+
+	}
+
 	@RestControllerAdvice
 	static class ApplicationErrors {
 
