@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,6 +84,13 @@ public class IdempotentOperationSource {
 			operation = this.cache.computeIfAbsent(cacheKey, (k) -> parse(specific, owner, annotation));
 		}
 		return operation;
+	}
+
+	/**
+	 * The operations parsed so far.
+	 */
+	Collection<IdempotentOperation> parsed() {
+		return this.cache.values();
 	}
 
 	/**

@@ -72,7 +72,7 @@ public final class IdempotentAutoConfiguration {
 				&& ClassUtils.isPresent(SECURITY_CONTEXT_HOLDER, beanFactory.getBeanClassLoader())) {
 			return new PrincipalScopeResolver();
 		}
-		return () -> IdempotencyScopeResolver.GLOBAL;
+		return IdempotencyScopeResolver.NONE;
 	}
 
 	@Configuration(proxyBeanMethods = false)

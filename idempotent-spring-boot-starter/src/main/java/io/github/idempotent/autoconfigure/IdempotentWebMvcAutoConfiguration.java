@@ -36,8 +36,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseEntityResultConverter responseEntityResultConverter() {
-		return new ResponseEntityResultConverter();
+	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
+		return new ResponseEntityResultConverter(properties.getWeb().getExcludedResponseHeaders());
 	}
 
 	@Bean

@@ -10,10 +10,12 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Marks HTTP responses of idempotent calls: the key is echoed in the
- * {@code Idempotency-Key} header, and a replayed response carries
- * {@code Idempotent-Replayed: true}. The headers are set on the servlet response before
- * the handler's return value is written, so they join a replayed entity's own headers.
+ * Marks HTTP responses of idempotent calls: a key the client sent in the
+ * {@code Idempotency-Key} header is echoed in it (a key taken from the body by an
+ * expression is not: it may be data the client never meant as a header), and a replayed
+ * response carries {@code Idempotent-Replayed: true}. The headers are set on the servlet
+ * response before the handler's return value is written, so they join a replayed entity's
+ * own headers.
  */
 public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
@@ -30,24 +32,29 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
 	@Override
 	public void executed(IdempotencyPolicy policy, String key) {
-		HttpServletResponse response = currentResponse();
-		if (response != null && !response.isCommitted()) {
-			response.setHeader(this.keyHeaderName, key);
-		}
+		mark(key, false);
 	}
 
 	@Override
 	public void replayed(IdempotencyPolicy policy, String key) {
-		HttpServletResponse response = currentResponse();
-		if (response != null && !response.isCommitted()) {
-			response.setHeader(this.keyHeaderName, key);
-			response.setHeader(REPLAYED, "true");
-		}
+		mark(key, true);
 	}
 
-	private static HttpServletResponse currentResponse() {
+	private void mark(String key, boolean replayed) {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getResponse() : null;
+		if (!(attributes instanceof ServletRequestAttributes servlet)) {
+			return;
+		}
+		HttpServletResponse response = servlet.getResponse();
+		if (response == null || response.isCommitted()) {
+			return;
+		}
+		if (servlet.getRequest().getHeader(this.keyHeaderName) != null) {
+			response.setHeader(this.keyHeaderName, key);
+		}
+		if (replayed) {
+			response.setHeader(REPLAYED, "true");
+		}
 	}
 
 }

@@ -22,6 +22,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.server.ResponseStatusException;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.state.IllegalStateTransitionException;
@@ -240,6 +241,36 @@ public class WebTestApplication {
 		Payment customerOrder(@RequestBody Order order) {
 			int n = this.executions.increment("customer-orders");
 			return new Payment("co-" + n, order.orderNo(), order.amount(), order.customer().id());
+		}
+
+	}
+
+	@RestController
+	static class SessionController {
+
+		private final Executions executions;
+
+		SessionController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/logins")
+		@Idempotent
+		ResponseEntity<Payment> login(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("logins");
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.header("Set-Cookie", "SESSION=secret-" + n + "; HttpOnly")
+				.header("WWW-Authenticate", "Bearer realm=\"demo\"")
+				.header("X-Session-Token", "token-" + n)
+				.header("X-Payment-Id", "login-" + n)
+				.body(new Payment("login-" + n, request.orderNo(), request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/declined-with-status")
+		@Idempotent(cacheFor = RuntimeException.class)
+		Payment declinedWithStatus(@RequestBody PaymentRequest request) {
+			this.executions.increment("declined-with-status");
+			throw new ResponseStatusException(HttpStatus.PAYMENT_REQUIRED, "Card declined");
 		}
 
 	}
