@@ -210,7 +210,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			"org.springframework.transaction.CannotCreateTransactionException", "java.sql.SQLTransientException",
 			"java.sql.SQLRecoverableException", "io.lettuce.core.RedisConnectionException",
 			"io.lettuce.core.RedisCommandTimeoutException", "io.lettuce.core.RedisLoadingException",
-			"io.lettuce.core.RedisBusyException");
+			"io.lettuce.core.RedisBusyException", "io.github.idempotent.store.memory.InMemoryStoreFullException");
 
 	private void logUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex) {
 		long now = System.nanoTime();

@@ -163,8 +163,8 @@ class IdempotentAutoConfigurationTests {
 	void malformedKeyExpressionFailsTheStartupNamingTheMethod() {
 		this.runner.withUserConfiguration(MalformedServiceConfiguration.class)
 			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining(
-						"@Idempotent on MalformedService#charge: key expression '#request.(' does not parse"));
+				.hasStackTraceContaining("@Idempotent on " + MalformedService.class.getName()
+						+ "#charge(java.lang.String): key expression '#request.(' does not parse"));
 	}
 
 	@Test
@@ -172,7 +172,8 @@ class IdempotentAutoConfigurationTests {
 		this.runner.withUserConfiguration(BadDurationServiceConfiguration.class)
 			.withPropertyValues("payments.ttl=forever")
 			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining("@Idempotent on BadDurationService#charge: ttl '${payments.ttl}' "
+				.hasStackTraceContaining("@Idempotent on " + BadDurationService.class.getName()
+						+ "#charge(java.lang.String): ttl '${payments.ttl}' "
 						+ "(resolved to 'forever') is not a duration"));
 	}
 
