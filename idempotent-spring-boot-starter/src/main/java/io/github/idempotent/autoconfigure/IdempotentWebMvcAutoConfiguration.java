@@ -14,6 +14,7 @@ import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.StateTransitionProblemHandler;
 
 /**
  * The HTTP contract of {@code @Idempotent} on Spring MVC: the key from the
@@ -51,6 +52,13 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
 	IdempotencyProblemHandler idempotencyProblemHandler() {
 		return new IdempotencyProblemHandler();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
+	StateTransitionProblemHandler stateTransitionProblemHandler() {
+		return new StateTransitionProblemHandler();
 	}
 
 }
