@@ -1,5 +1,8 @@
 package io.github.idempotent.web.openapi;
 
+import java.math.BigDecimal;
+import java.util.List;
+
 import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.media.Content;
@@ -70,7 +73,7 @@ public class IdempotencyOperationCustomizer implements OperationCustomizer {
 				response.addHeaderObject(this.replayedHeader,
 						new Header()
 							.description("true when this response is a replay of the first response to the same key")
-							.schema(new StringSchema()._enum(java.util.List.of("true"))));
+							.schema(new StringSchema()._enum(List.of("true"))));
 			}
 		});
 		if (idempotent.required() || !headerKey) {
@@ -104,7 +107,7 @@ public class IdempotencyOperationCustomizer implements OperationCustomizer {
 		if (retryAfter) {
 			response.addHeaderObject("Retry-After",
 					new Header().description("Seconds to wait before retrying with the same key")
-						.schema(new IntegerSchema().minimum(java.math.BigDecimal.ONE)));
+						.schema(new IntegerSchema().minimum(BigDecimal.ONE)));
 		}
 		responses.addApiResponse(status, response);
 	}
