@@ -33,11 +33,11 @@ import io.github.idempotent.store.StoredResult;
 
 /**
  * {@link IdempotencyStore} on Redis. A record is one hash under one key ({@code s}: state
- * {@code P} or {@code C}, {@code t}: owner token while in progress, {@code f}:
- * fingerprint, {@code r}: result), and every primitive is one Lua script, so each is
- * atomic and costs one round trip (EVALSHA): a first call costs two, a replay one.
- * Scripts touch only their own key, so they run on Redis Cluster; expiry is the server's
- * (PEXPIRE): the lease while in progress, the TTL once completed.
+ * {@code P} or {@code C}, {@code t}: token of the owner, then of the owner that completed
+ * it, {@code f}: fingerprint, {@code r}: result), and every primitive is one Lua script,
+ * so each is atomic and costs one round trip (EVALSHA): a first call costs two, a replay
+ * one. Scripts touch only their own key, so they run on Redis Cluster; expiry is the
+ * server's (PEXPIRE): the lease while in progress, the TTL once completed.
  * <p>
  * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
  * fails may be missing on the replica promoted in its place. With
@@ -248,32 +248,46 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 
 		static final long IN_PROGRESS = 2;
 
+		// A claim sent again for the same token finds its own placeholder and wins:
+		// Lettuce sends a command again on the new connection when the old one broke
+		// before the reply (at-least-once), and the first send may have run.
 		static final Script CLAIM = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
+				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r', 't')
 				if not r[1] then
 				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[2])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 				  return {1}
 				end
 				if r[1] == 'P' then
+				  if r[4] == ARGV[1] then
+				    return {1}
+				  end
 				  return {2, r[2], redis.call('PTTL', KEYS[1])}
 				end
 				return {3, r[2], r[3]}
 				""");
 
-		// Fencing: only the holder of the token may complete, release or renew; a
-		// completed record has no token left, so it can never be overwritten. A record
-		// that expired with nobody claiming it since is written anew by its owner (2):
-		// only a take-over, which writes another token, makes the owner lose (0).
+		// Fencing: only the holder of the token may complete, release or renew. A
+		// record that expired with nobody claiming it since is written anew by its
+		// owner (2): only a take-over, which writes another token, makes the owner lose
+		// (0). A completed record keeps the token of the owner that completed it, so
+		// that the same completion sent again (after a broken connection, as above)
+		// succeeds instead of reporting a lost lease; nothing else can change it.
 		static final Script COMPLETE = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
-				  redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
-				  redis.call('HDEL', KEYS[1], 't')
-				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-				  return 1
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if r[2] == ARGV[1] then
+				  if r[1] == 'P' then
+				    redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
+				    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+				    return 1
+				  end
+				  if redis.call('HGET', KEYS[1], 'r') == ARGV[2] then
+				    return 1
+				  end
+				  return 0
 				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
-				  redis.call('HSET', KEYS[1], 's', 'C', 'f', ARGV[4], 'r', ARGV[2])
+				if not r[1] then
+				  redis.call('HSET', KEYS[1], 's', 'C', 't', ARGV[1], 'f', ARGV[4], 'r', ARGV[2])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 				  return 2
 				end
@@ -281,22 +295,24 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 				""");
 
 		static final Script RELEASE = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if not r[1] then
+				  return 2
+				end
+				if r[1] == 'P' and r[2] == ARGV[1] then
 				  redis.call('DEL', KEYS[1])
 				  return 1
-				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
-				  return 2
 				end
 				return 0
 				""");
 
 		static final Script RENEW = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if r[1] == 'P' and r[2] == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
 				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
+				if not r[1] then
 				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[3])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 2
