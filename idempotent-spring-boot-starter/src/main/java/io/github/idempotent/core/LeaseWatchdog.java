@@ -233,13 +233,19 @@ final class LeaseWatchdog {
 
 	private void renew(Attempt attempt) {
 		Lease lease = attempt.lease;
+		boolean skipped;
 		synchronized (lease) {
-			if (lease.ended || lease.lost || attempt.abandoned) {
+			skipped = lease.ended || lease.lost || attempt.abandoned;
+			if (skipped) {
 				lease.inFlight--;
-				ended(lease);
-				return;
 			}
-			lease.renewing++;
+			else {
+				lease.renewing++;
+			}
+		}
+		if (skipped) {
+			ended(lease);
+			return;
 		}
 		Boolean renewed = null;
 		RuntimeException failure = null;
