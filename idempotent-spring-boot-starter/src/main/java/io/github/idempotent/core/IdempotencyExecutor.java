@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -51,6 +54,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final java.util.concurrent.atomic.AtomicLong lastUnavailableLog = new java.util.concurrent.atomic.AtomicLong(
 			System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
 
+	/**
+	 * Most lease renewals running at once. A renewal normally takes one round trip, so
+	 * one thread keeps up with thousands of calls; the others are for renewals stuck
+	 * until the client's timeout, each of which holds a thread meanwhile (at most
+	 * {@link LeaseWatchdog#MAX_ATTEMPTS} per call).
+	 */
+	private static final int RENEWAL_THREADS = 16;
+
 	private final IdempotencyStore store;
 
 	private final FailureMode failureMode;
@@ -59,6 +70,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private final ScheduledExecutorService watchdog;
 
+	private final ThreadPoolExecutor renewals;
+
 	private final LeaseWatchdog leases;
 
 	private final IdempotencyObserver observer;
@@ -66,14 +79,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final boolean ownsWatchdog;
 
 	/**
-	 * Creates an executor with its own lease watchdog thread, stopped by
-	 * {@link #close()}.
+	 * Creates an executor with its own lease watchdog thread and renewal threads, stopped
+	 * by {@link #close()}.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, newWatchdog(), observer, true);
 	}
 
+	/**
+	 * Creates an executor whose lease renewals are timed by {@code watchdog}, which it
+	 * does not stop; the renewals themselves run on threads of the executor's own,
+	 * stopped by {@link #close()}, so that a slow store never delays the timer.
+	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, watchdog, observer, false);
@@ -90,7 +108,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
 		this.watchdog = watchdog;
-		this.leases = new LeaseWatchdog(store, watchdog, this::leaseLost);
+		this.renewals = newRenewals();
+		this.leases = new LeaseWatchdog(store, watchdog, this.renewals, this::leaseLost);
 		this.observer = IdempotencyObserver.failSafe(observer);
 		this.ownsWatchdog = ownsWatchdog;
 	}
@@ -105,10 +124,26 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the lease watchdog if this executor created it.
+	 * Renewal threads started on demand and stopped after a while idle; a renewal that
+	 * finds all of them busy is rejected and retried by the watchdog shortly after.
+	 */
+	private static ThreadPoolExecutor newRenewals() {
+		AtomicInteger threads = new AtomicInteger();
+		ThreadPoolExecutor renewals = new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS,
+				new SynchronousQueue<>(), (task) -> {
+					Thread thread = new Thread(task, "idempotent-lease-renewal-" + threads.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
+		return renewals;
+	}
+
+	/**
+	 * Stops the renewal threads, and the lease watchdog if this executor created it.
 	 */
 	@Override
 	public void close() {
+		this.renewals.shutdownNow();
 		if (this.ownsWatchdog) {
 			this.watchdog.shutdownNow();
 		}
@@ -285,10 +320,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			// The method has run: its result goes back to this caller. Retries see the
-			// placeholder until the lease expires, then may run the method again.
-			logger.error("Could not store the result of " + policy.name() + " for key '" + clientKey
-					+ "'; the key stays claimed until its lease expires", ex);
+			// The method has run: its result goes back to this caller. The store may
+			// have stored it all the same (only the answer was lost): then retries get
+			// it replayed. If not, they see the placeholder until the lease expires, then
+			// may run the method again.
+			logger.error("Could not confirm that the result of " + policy.name() + " for key '" + clientKey
+					+ "' was stored: if it was not, retries are refused as in progress until the lease expires "
+					+ "and may then run the method again", ex);
 		}
 	}
 
