@@ -4,7 +4,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -241,8 +240,10 @@ class FaultInjectionHttpTests {
 				Cursor<byte[]> keys = connection.keyCommands()
 					.scan(ScanOptions.scanOptions().match("*:" + key).count(1000).build())) {
 			while (keys.hasNext()) {
-				byte[] state = connection.hashCommands().hGet(keys.next(), "s".getBytes(StandardCharsets.UTF_8));
-				return (state != null) ? new String(state, StandardCharsets.UTF_8) : null;
+				// The record is a string whose first byte is the state: P or C, in lower
+				// case when its fingerprint is kept as text (RecordLayout).
+				byte[] record = connection.stringCommands().get(keys.next());
+				return (record != null) ? String.valueOf((char) Character.toUpperCase(record[0])) : null;
 			}
 			return null;
 		}

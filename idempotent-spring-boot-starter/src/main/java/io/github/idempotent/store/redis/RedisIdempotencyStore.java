@@ -2,9 +2,11 @@ package io.github.idempotent.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
@@ -28,16 +30,16 @@ import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
-import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * {@link IdempotencyStore} on Redis. A record is one hash under one key ({@code s}: state
- * {@code P} or {@code C}, {@code t}: token of the owner, then of the owner that completed
- * it, {@code f}: fingerprint, {@code r}: result), and every primitive is one Lua script,
- * so each is atomic and costs one round trip (EVALSHA): a first call costs two, a replay
- * one. Scripts touch only their own key, so they run on Redis Cluster; expiry is the
- * server's (PEXPIRE): the lease while in progress, the TTL once completed.
+ * {@link IdempotencyStore} on Redis. A record is one string under one key: a state byte,
+ * the token of the owner (then of the owner that completed it), the fingerprint and the
+ * result ({@link RecordLayout}); records of the previous layout, hashes, are still read.
+ * Every primitive is one Lua script, so each is atomic and costs one round trip
+ * (EVALSHA): a first call costs two, a replay one. Scripts touch only their own key, so
+ * they run on Redis Cluster; expiry is the server's (PEXPIRE): the lease while in
+ * progress, the TTL once completed.
  * <p>
  * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
  * fails may be missing on the replica promoted in its place. With
@@ -98,17 +100,28 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
-		String token = OwnerToken.generate();
+		String token = newToken();
+		byte[] record = RecordLayout.record(RecordLayout.IN_PROGRESS, RecordLayout.token(token), fingerprint, null);
 		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
-				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key), utf8(token),
-				utf8(fingerprint.value()), millis(lease));
+				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key), record, millis(lease));
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
 		long state = (Long) reply.get(0);
 		if (state == Scripts.ACQUIRED) {
 			return new ClaimResult.Acquired(token);
 		}
-		Fingerprint stored = new Fingerprint(new String((byte[]) reply.get(1), StandardCharsets.UTF_8));
 		if (state == Scripts.IN_PROGRESS) {
+			return new ClaimResult.InProgress(RecordLayout.fingerprint((byte[]) reply.get(1)),
+					Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
+		}
+		if (state == Scripts.COMPLETED) {
+			byte[] stored = (byte[]) reply.get(1);
+			return new ClaimResult.Completed(RecordLayout.fingerprint(stored),
+					new StoredResult(RecordLayout.result(stored)));
+		}
+		// A record of the previous layout, a hash: its fingerprint as text, its result
+		// as it was stored.
+		Fingerprint stored = new Fingerprint(new String((byte[]) reply.get(1), StandardCharsets.UTF_8));
+		if (state == Scripts.IN_PROGRESS_HASH) {
 			return new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
 		}
 		return new ClaimResult.Completed(stored, new StoredResult((byte[]) reply.get(2)));
@@ -117,19 +130,34 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 	@Override
 	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
+		byte[] owner = RecordLayout.token(token);
 		return isPositive(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
-				keyOf(key), utf8(token), result.bytes(), millis(ttl), utf8(fingerprint.value())));
+				keyOf(key), owner, RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes()),
+				millis(ttl)));
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, String token) {
-		return isPositive(executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), utf8(token)));
+		return isPositive(
+				executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), RecordLayout.token(token)));
 	}
 
 	@Override
 	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
-		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), utf8(token),
-				millis(lease), utf8(fingerprint.value())));
+		byte[] owner = RecordLayout.token(token);
+		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner, millis(lease),
+				RecordLayout.record(RecordLayout.IN_PROGRESS, owner, fingerprint, null)));
+	}
+
+	/**
+	 * A token of 64 random bits, as 16 hex digits ({@link RecordLayout#token} stores them
+	 * as 8 bytes). A token only has to differ from the other claims of the same key
+	 * within one lease or TTL, so 64 bits are plenty, and each byte saved is saved per
+	 * record.
+	 */
+	static String newToken() {
+		long bits = ThreadLocalRandom.current().nextLong();
+		return HexFormat.of().withLowerCase().toHexDigits(bits);
 	}
 
 	/**
@@ -248,23 +276,50 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 
 		static final long IN_PROGRESS = 2;
 
+		static final long COMPLETED = 3;
+
+		static final long IN_PROGRESS_HASH = 4;
+
+		static final long COMPLETED_HASH = 5;
+
+		// A record is one string (RecordLayout): byte 1 the state, 'P' or 'p' in
+		// progress, 'C' or 'c' completed (upper or lower case: the form of the
+		// fingerprint, which only the Java side reads), bytes 2-9 the owner's token.
+		// Java builds every value the scripts write, so a script only compares a state
+		// byte and a token and writes or returns a value whole: GET and one SET (with
+		// PX) or PEXPIRE per call, nothing parsed in Redis.
+		//
+		// Records written before this layout are hashes (s, t, f, r): GET on them fails
+		// with WRONGTYPE, caught by pcall, so a new record costs no TYPE check. Those
+		// records are read as they are; their owner runs the previous version, whose
+		// 32-hex-digit token can never equal an 8-byte one here, so complete, release
+		// and renew find them fenced (0) and leave them to it.
+		//
 		// A claim sent again for the same token finds its own placeholder and wins:
 		// Lettuce sends a command again on the new connection when the old one broke
 		// before the reply (at-least-once), and the first send may have run.
+		// ARGV: the in-progress record, the lease in ms.
 		static final Script CLAIM = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r', 't')
-				if not r[1] then
-				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[2])
-				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 				  return {1}
 				end
-				if r[1] == 'P' then
-				  if r[4] == ARGV[1] then
+				if type(v) == 'table' then
+				  local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
+				  if r[1] == 'P' then
+				    return {4, r[2], redis.call('PTTL', KEYS[1])}
+				  end
+				  return {5, r[2], r[3]}
+				end
+				local s = string.byte(v)
+				if s == 80 or s == 112 then
+				  if string.sub(v, 2, 9) == string.sub(ARGV[1], 2, 9) then
 				    return {1}
 				  end
-				  return {2, r[2], redis.call('PTTL', KEYS[1])}
+				  return {2, v, redis.call('PTTL', KEYS[1])}
 				end
-				return {3, r[2], r[3]}
+				return {3, v}
 				""");
 
 		// Fencing: only the holder of the token may complete, release or renew. A
@@ -272,50 +327,60 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 		// owner (2): only a take-over, which writes another token, makes the owner lose
 		// (0). A completed record keeps the token of the owner that completed it, so
 		// that the same completion sent again (after a broken connection, as above)
-		// succeeds instead of reporting a lost lease; nothing else can change it.
+		// finds the very value it would write and succeeds instead of reporting a lost
+		// lease; nothing else can change it.
+		// ARGV: the token (8 bytes), the completed record, the TTL in ms.
 		static final Script COMPLETE = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 't')
-				if r[2] == ARGV[1] then
-				  if r[1] == 'P' then
-				    redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
-				    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-				    return 1
-				  end
-				  if redis.call('HGET', KEYS[1], 'r') == ARGV[2] then
-				    return 1
-				  end
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+				  return 2
+				end
+				if type(v) == 'table' or string.sub(v, 2, 9) ~= ARGV[1] then
 				  return 0
 				end
-				if not r[1] then
-				  redis.call('HSET', KEYS[1], 's', 'C', 't', ARGV[1], 'f', ARGV[4], 'r', ARGV[2])
-				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-				  return 2
+				local s = string.byte(v)
+				if s == 80 or s == 112 then
+				  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+				  return 1
+				end
+				if v == ARGV[2] then
+				  return 1
 				end
 				return 0
 				""");
 
+		// ARGV: the token (8 bytes).
 		static final Script RELEASE = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 't')
-				if not r[1] then
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
 				  return 2
 				end
-				if r[1] == 'P' and r[2] == ARGV[1] then
+				if type(v) == 'table' then
+				  return 0
+				end
+				local s = string.byte(v)
+				if (s == 80 or s == 112) and string.sub(v, 2, 9) == ARGV[1] then
 				  redis.call('DEL', KEYS[1])
 				  return 1
 				end
 				return 0
 				""");
 
+		// ARGV: the token (8 bytes), the lease in ms, the in-progress record.
 		static final Script RENEW = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 't')
-				if r[1] == 'P' and r[2] == ARGV[1] then
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2])
+				  return 2
+				end
+				if type(v) == 'table' then
+				  return 0
+				end
+				local s = string.byte(v)
+				if (s == 80 or s == 112) and string.sub(v, 2, 9) == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
-				end
-				if not r[1] then
-				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[3])
-				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-				  return 2
 				end
 				return 0
 				""");

@@ -1,0 +1,169 @@
+package io.github.idempotent.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.Base64;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.core.Fingerprint;
+
+/**
+ * The bytes of a Redis record: one string value per record, rather than a hash, because a
+ * hash leaves Redis's compact encoding as soon as one field passes 64 bytes
+ * ({@code hash-max-listpack-value}) and then costs about 500 bytes more; a string costs
+ * its bytes plus a 16-byte object header. Layout:
+ * <ul>
+ * <li>byte 0: the state, {@code P} in progress or {@code C} completed, when the
+ * fingerprint is the URL-safe base64 of a SHA-256 digest (as {@code Fingerprinter} makes
+ * them), kept as its 32 raw bytes instead of 43 characters; {@code p} or {@code c} for
+ * any other fingerprint, kept as text;</li>
+ * <li>bytes 1-8: the owner's token ({@link #token});</li>
+ * <li>then the fingerprint: 32 bytes, or one length byte and up to 255 bytes of UTF-8
+ * text;</li>
+ * <li>then, in a completed record, the result, to the end.</li>
+ * </ul>
+ * The Lua scripts read only the state byte and the token, at fixed offsets; everything
+ * else is built and parsed here, off the server.
+ */
+final class RecordLayout {
+
+	static final byte IN_PROGRESS = 'P';
+
+	static final byte COMPLETED = 'C';
+
+	/** Added to an upper-case state byte: the fingerprint is text. */
+	private static final int TEXT = 'p' - 'P';
+
+	private static final int TOKEN_LENGTH = 8;
+
+	private static final int FINGERPRINT = 1 + TOKEN_LENGTH;
+
+	private static final int DIGEST_LENGTH = 32;
+
+	/** Characters of a base64 digest of 32 bytes, without padding. */
+	private static final int DIGEST_TEXT_LENGTH = 43;
+
+	private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
+
+	private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
+
+	private RecordLayout() {
+	}
+
+	/**
+	 * The 8 bytes a token is stored as: the store's own tokens are 16 hex digits
+	 * ({@code RedisIdempotencyStore.newToken}), kept as the 64 bits they spell; any other
+	 * text (a token of another store, a test's) as the first 8 bytes of its SHA-256, so
+	 * that it can still be compared, only never equal to a token the store issued but by
+	 * chance of 2^-64.
+	 */
+	static byte[] token(String token) {
+		byte[] bytes = new byte[TOKEN_LENGTH];
+		if (isLowerHex(token)) {
+			long bits = Long.parseUnsignedLong(token, 16);
+			for (int i = TOKEN_LENGTH - 1; i >= 0; i--) {
+				bytes[i] = (byte) bits;
+				bits >>>= 8;
+			}
+			return bytes;
+		}
+		byte[] digest = sha256(token);
+		System.arraycopy(digest, 0, bytes, 0, TOKEN_LENGTH);
+		return bytes;
+	}
+
+	private static boolean isLowerHex(String token) {
+		if (token.length() != 2 * TOKEN_LENGTH) {
+			return false;
+		}
+		for (int i = 0; i < token.length(); i++) {
+			char c = token.charAt(i);
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static byte[] sha256(String text) {
+		try {
+			return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	}
+
+	/**
+	 * A record as the scripts write it: {@code state} is {@link #IN_PROGRESS} or
+	 * {@link #COMPLETED}, {@code result} {@code null} in progress.
+	 */
+	static byte[] record(byte state, byte[] token, Fingerprint fingerprint, byte @Nullable [] result) {
+		byte[] digest = digest(fingerprint.value());
+		byte[] text = (digest != null) ? null : fingerprint.value().getBytes(StandardCharsets.UTF_8);
+		if (text != null) {
+			Assert.isTrue(text.length <= 255, "A fingerprint kept in Redis must not be longer than 255 bytes");
+		}
+		int fingerprintLength = (digest != null) ? DIGEST_LENGTH : 1 + text.length;
+		int resultLength = (result != null) ? result.length : 0;
+		byte[] record = new byte[FINGERPRINT + fingerprintLength + resultLength];
+		record[0] = (byte) ((digest != null) ? state : state + TEXT);
+		System.arraycopy(token, 0, record, 1, TOKEN_LENGTH);
+		if (digest != null) {
+			System.arraycopy(digest, 0, record, FINGERPRINT, DIGEST_LENGTH);
+		}
+		else {
+			record[FINGERPRINT] = (byte) text.length;
+			System.arraycopy(text, 0, record, FINGERPRINT + 1, text.length);
+		}
+		if (result != null) {
+			System.arraycopy(result, 0, record, FINGERPRINT + fingerprintLength, resultLength);
+		}
+		return record;
+	}
+
+	/**
+	 * The 32 bytes of a fingerprint that is the base64 of a SHA-256 digest, or
+	 * {@code null} when it is anything else. Only a canonical encoding (the last
+	 * character's two unused bits zero) counts, so the text read back is the text given.
+	 */
+	private static byte @Nullable [] digest(String fingerprint) {
+		if (fingerprint.length() != DIGEST_TEXT_LENGTH) {
+			return null;
+		}
+		char last = fingerprint.charAt(DIGEST_TEXT_LENGTH - 1);
+		if ("AEIMQUYcgkosw048".indexOf(last) < 0) {
+			return null;
+		}
+		try {
+			return DECODER.decode(fingerprint);
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
+	}
+
+	static Fingerprint fingerprint(byte[] record) {
+		if (isDigestForm(record)) {
+			return new Fingerprint(
+					ENCODER.encodeToString(Arrays.copyOfRange(record, FINGERPRINT, FINGERPRINT + DIGEST_LENGTH)));
+		}
+		int length = record[FINGERPRINT] & 0xFF;
+		return new Fingerprint(new String(record, FINGERPRINT + 1, length, StandardCharsets.UTF_8));
+	}
+
+	static byte[] result(byte[] record) {
+		int start = FINGERPRINT + (isDigestForm(record) ? DIGEST_LENGTH : 1 + (record[FINGERPRINT] & 0xFF));
+		return Arrays.copyOfRange(record, start, record.length);
+	}
+
+	private static boolean isDigestForm(byte[] record) {
+		return record[0] == IN_PROGRESS || record[0] == COMPLETED;
+	}
+
+}

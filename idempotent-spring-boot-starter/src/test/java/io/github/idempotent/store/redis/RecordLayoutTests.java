@@ -1,0 +1,43 @@
+package io.github.idempotent.store.redis;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.idempotent.core.Fingerprint;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RecordLayoutTests {
+
+	private static final byte[] TOKEN = RecordLayout.token("0123456789abcdef");
+
+	@Test
+	void aDigestFingerprintIsKeptAsItsThirtyTwoBytesAndReadBackAsTheSameText() {
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		byte[] record = RecordLayout.record(RecordLayout.COMPLETED, TOKEN, fingerprint, new byte[] { 'V', '1' });
+		assertThat(record).hasSize(1 + 8 + 32 + 2);
+		assertThat(record[0]).isEqualTo((byte) 'C');
+		assertThat(RecordLayout.fingerprint(record)).isEqualTo(fingerprint);
+		assertThat(RecordLayout.result(record)).containsExactly('V', '1');
+	}
+
+	@Test
+	void anyOtherFingerprintIsKeptAsText() {
+		// 43 characters, but not a canonical base64 digest: its last character has
+		// unused bits set, so decoding and encoding again would change it.
+		for (String text : new String[] { "fp-1", "q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hJ",
+				"q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6+I" }) {
+			byte[] record = RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, new Fingerprint(text), null);
+			assertThat(record[0]).isEqualTo((byte) 'p');
+			assertThat(RecordLayout.fingerprint(record)).isEqualTo(new Fingerprint(text));
+			assertThat(RecordLayout.result(record)).isEmpty();
+		}
+	}
+
+	@Test
+	void tokensAreEightBytesAndDistinct() {
+		assertThat(TOKEN).containsExactly(0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef);
+		assertThat(RecordLayout.token("not-the-owner")).hasSize(8).isNotEqualTo(RecordLayout.token("token"));
+		assertThat(RecordLayout.token(RedisIdempotencyStore.newToken())).hasSize(8);
+	}
+
+}

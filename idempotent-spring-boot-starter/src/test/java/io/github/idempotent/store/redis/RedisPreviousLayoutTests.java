@@ -1,0 +1,197 @@
+package io.github.idempotent.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Records written by the previous layout (a hash with {@code s}, {@code t}, {@code f},
+ * {@code r}) are still there after an upgrade, until their TTL: they replay, and stay
+ * fenced against every owner but their own. Written here with raw hash commands, as the
+ * previous version's scripts wrote them.
+ */
+class RedisPreviousLayoutTests {
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofMinutes(10);
+
+	private static final String OLD_TOKEN = "0123456789abcdef0123456789abcdef";
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withBean(LettuceConnectionFactory.class,
+				() -> new LettuceConnectionFactory(
+						new RedisStandaloneConfiguration(TestRedis.host(), TestRedis.port())))
+		.withBean(Payments.class)
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=redis");
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = TestRedis.connectionFactory();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@Test
+	void aCompletedRecordOfThePreviousLayoutReplaysItsResultAndFingerprint() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		IdempotencyKey key = newKey();
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		byte[] result = { 'V', '4', '2' };
+		writePreviousLayout(key, "C", fingerprint, result, TTL);
+		assertThat(store.claim(key, new Fingerprint("other"), LEASE))
+			.isEqualTo(new ClaimResult.Completed(fingerprint, new StoredResult(result)));
+	}
+
+	@Test
+	void aCompletedRecordOfThePreviousLayoutCannotBeCompletedReleasedOrRenewed() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		IdempotencyKey key = newKey();
+		Fingerprint fingerprint = new Fingerprint("fp-1");
+		writePreviousLayout(key, "C", fingerprint, new byte[] { 1 }, TTL);
+		assertThat(store.complete(key, "someone-else", fingerprint, new StoredResult(new byte[] { 2 }), TTL)).isFalse();
+		assertThat(store.complete(key, OLD_TOKEN, fingerprint, new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+		assertThat(store.release(key, OLD_TOKEN)).isFalse();
+		assertThat(store.renew(key, OLD_TOKEN, fingerprint, LEASE)).isFalse();
+		assertThat(field(key, "s")).isEqualTo(bytes("C"));
+		assertThat(field(key, "t")).isEqualTo(bytes(OLD_TOKEN));
+		assertThat(field(key, "r")).isEqualTo(new byte[] { 1 });
+		assertThat(store.claim(key, fingerprint, LEASE))
+			.isEqualTo(new ClaimResult.Completed(fingerprint, new StoredResult(new byte[] { 1 })));
+	}
+
+	@Test
+	void aRecordInProgressOfThePreviousLayoutIsInProgressAndFencedAgainstNewOwners() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		IdempotencyKey key = newKey();
+		Fingerprint fingerprint = new Fingerprint("fp-1");
+		writePreviousLayout(key, "P", fingerprint, null, LEASE);
+		ClaimResult claim = store.claim(key, fingerprint, LEASE);
+		assertThat(claim).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(((ClaimResult.InProgress) claim).fingerprint()).isEqualTo(fingerprint);
+		assertThat(((ClaimResult.InProgress) claim).leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+		assertThat(store.complete(key, "someone-else", fingerprint, new StoredResult(new byte[] { 2 }), TTL)).isFalse();
+		assertThat(store.release(key, "someone-else")).isFalse();
+		assertThat(store.renew(key, "someone-else", fingerprint, LEASE)).isFalse();
+		assertThat(store.claim(key, fingerprint, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void theExecutorReplaysACompletedRecordOfThePreviousLayout() {
+		this.contextRunner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			IdempotencyStore store = context.getBean(IdempotencyStore.class);
+			String clientKey = UUID.randomUUID().toString();
+			IdempotencyKey key = IdempotencyKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay",
+					clientKey, store.maxKeyLength());
+			Fingerprint fingerprint = context.getBean(Fingerprinter.class).fingerprint(10);
+			byte[] json = ("{\"key\":\"" + clientKey + "\",\"amount\":10,\"status\":\"PAID\"}")
+				.getBytes(StandardCharsets.UTF_8);
+			byte[] result = new byte[json.length + 1];
+			result[0] = 'V';
+			System.arraycopy(json, 0, result, 1, json.length);
+			writePreviousLayout(key, "C", fingerprint, result, TTL);
+
+			assertThat(payments.pay(clientKey, 10)).isEqualTo(new Receipt(clientKey, 10, "PAID"));
+			assertThat(payments.executions()).isZero();
+		});
+	}
+
+	@Test
+	void theExecutorReportsARecordInProgressOfThePreviousLayoutAsInProgress() {
+		this.contextRunner.withPropertyValues("idempotent.wait-for=0s").run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			IdempotencyStore store = context.getBean(IdempotencyStore.class);
+			String clientKey = UUID.randomUUID().toString();
+			IdempotencyKey key = IdempotencyKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay",
+					clientKey, store.maxKeyLength());
+			writePreviousLayout(key, "P", context.getBean(Fingerprinter.class).fingerprint(10), null, LEASE);
+
+			assertThatExceptionOfType(IdempotencyInProgressException.class)
+				.isThrownBy(() -> payments.pay(clientKey, 10));
+			assertThat(payments.executions()).isZero();
+		});
+	}
+
+	private static IdempotencyKey newKey() {
+		return new IdempotencyKey("idempotent-test:RedisPreviousLayoutTests:" + UUID.randomUUID());
+	}
+
+	/**
+	 * A record as the previous version's scripts left it: HSET of its fields, PEXPIRE.
+	 */
+	private static void writePreviousLayout(IdempotencyKey key, String state, Fingerprint fingerprint, byte[] result,
+			Duration expiry) {
+		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			connection.hashCommands().hSet(raw, bytes("s"), bytes(state));
+			connection.hashCommands().hSet(raw, bytes("t"), bytes(OLD_TOKEN));
+			connection.hashCommands().hSet(raw, bytes("f"), bytes(fingerprint.value()));
+			if (result != null) {
+				connection.hashCommands().hSet(raw, bytes("r"), result);
+			}
+			connection.keyCommands().pExpire(raw, expiry.toMillis());
+		}
+	}
+
+	private static byte[] field(IdempotencyKey key, String field) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			return connection.hashCommands().hGet(key.value().getBytes(StandardCharsets.UTF_8), bytes(field));
+		}
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	static class Payments {
+
+		private int executions;
+
+		public int executions() {
+			return this.executions;
+		}
+
+		@Idempotent(name = "payments.pay", key = "#key", payload = "#amount")
+		public Receipt pay(String key, int amount) {
+			this.executions++;
+			return new Receipt(key, amount, "PAID");
+		}
+
+	}
+
+	record Receipt(String key, int amount, String status) {
+	}
+
+}
