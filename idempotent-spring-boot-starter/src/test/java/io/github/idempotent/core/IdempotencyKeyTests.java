@@ -1,0 +1,49 @@
+package io.github.idempotent.core;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class IdempotencyKeyTests {
+
+	private static final String PAY = "com.shop.checkout.PaymentController#pay(com.shop.checkout.PaymentRequest)";
+
+	@Test
+	void aDefaultOperationNameIsShortenedToItsClassAndMethodAndAHash() {
+		IdempotencyKey key = IdempotencyKey.of("idempotent", "_", PAY, "k-1", 255);
+		assertThat(key.value()).matches("idempotent:_:PaymentController\\.pay~[0-9a-f]{8}:k-1");
+		assertThat(key.value().substring(key.value().indexOf('~') + 1, key.value().lastIndexOf(':')))
+			.isEqualTo(IdempotencyKey.sha256Hex(PAY).substring(0, 8));
+		assertThat(IdempotencyKey.of("idempotent", "_", PAY, "k-1", 255)).isEqualTo(key);
+	}
+
+	@Test
+	void overloadsAndSameNamedClassesGetDifferentKeys() {
+		String overload = "com.shop.checkout.PaymentController#pay(com.shop.checkout.PaymentRequest,boolean)";
+		String otherPackage = "com.shop.legacy.PaymentController#pay(com.shop.checkout.PaymentRequest)";
+		IdempotencyKey key = IdempotencyKey.of("idempotent", "_", PAY, "k-1", 255);
+		assertThat(IdempotencyKey.of("idempotent", "_", overload, "k-1", 255)).isNotEqualTo(key);
+		assertThat(IdempotencyKey.of("idempotent", "_", otherPackage, "k-1", 255)).isNotEqualTo(key);
+	}
+
+	@Test
+	void shortNamesAreKeptAndCannotSpellAShortenedName() {
+		assertThat(IdempotencyKey.of("idempotent", "_", "payments.create", "k-1", 255).value())
+			.isEqualTo("idempotent:_:payments.create:k-1");
+		String shortened = IdempotencyKey.shortName(PAY);
+		assertThat(shortened).hasSizeLessThanOrEqualTo(IdempotencyKey.MAX_NAME_LENGTH);
+		assertThat(IdempotencyKey.of("idempotent", "_", shortened, "k-1", 255))
+			.isNotEqualTo(IdempotencyKey.of("idempotent", "_", PAY, "k-1", 255));
+	}
+
+	@Test
+	void theReadablePartOfALongNameIsEscapedAndBounded() {
+		String name = "com.shop.Very{Long}ControllerNameOfSomething#createTheShipmentForTheOrder(java.lang.String)";
+		String value = IdempotencyKey.of("idempotent", "_", name, "k-1", 255).value();
+		assertThat(value).doesNotContain("{", "}");
+		String shortName = value.substring("idempotent:_:".length(), value.lastIndexOf(':'));
+		assertThat(shortName).endsWith(IdempotencyKey.sha256Hex(name).substring(0, 8))
+			.contains("createTheShipmentForTheOrder".substring(5));
+	}
+
+}
