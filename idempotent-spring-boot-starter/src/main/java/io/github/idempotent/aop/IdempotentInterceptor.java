@@ -3,6 +3,7 @@ package io.github.idempotent.aop;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -19,6 +20,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
@@ -86,8 +88,24 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
 		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
-		Fingerprint fingerprint = this.fingerprinter.fingerprint(call.payload());
+		Fingerprint fingerprint = fingerprint(operation, call.payload());
 		return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
+	}
+
+	/**
+	 * An argument the mapper cannot write fails every call the same way: reported as
+	 * {@link IdempotencyPayloadException}, which message listeners treat as not
+	 * retryable, instead of a mapper error that a broker would redeliver forever.
+	 */
+	private Fingerprint fingerprint(IdempotentOperation operation, @Nullable Object payload) {
+		try {
+			return this.fingerprinter.fingerprint(payload);
+		}
+		catch (JacksonException ex) {
+			throw new IdempotencyPayloadException("Cannot fingerprint the payload of " + operation.describe() + ": "
+					+ ex.getOriginalMessage() + ". Name what identifies the request with @Idempotent(payload = "
+					+ "\"#event\"), or keep arguments the JSON mapper cannot write out of the method", ex);
+		}
 	}
 
 	private IdempotencyKeyException missingKey(IdempotentOperation operation) {
@@ -190,12 +208,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				return evaluate(expression, "payload");
 			}
 			int[] positions = this.operation.payloadArguments();
-			if (positions.length == this.args.length) {
+			if (positions.length == this.args.length && !MessagePayloads.anyMessage(this.args)) {
 				return this.args;
 			}
 			Object[] payload = new Object[positions.length];
 			for (int i = 0; i < positions.length; i++) {
-				payload[i] = this.args[positions[i]];
+				payload[i] = MessagePayloads.payloadOf(this.args[positions[i]]);
 			}
 			return payload;
 		}
@@ -218,7 +236,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		private EvaluationContext context() {
 			if (this.context == null) {
 				ArgumentsEvaluationContext context = new ArgumentsEvaluationContext(this.target,
-						this.operation.variables(), this.args);
+						this.operation.variables(), this.args, IdempotentInterceptor.this.keyResolver::resolveVariable);
 				if (IdempotentInterceptor.this.beanResolver != null) {
 					context.setBeanResolver(IdempotentInterceptor.this.beanResolver);
 				}

@@ -219,7 +219,7 @@ public class IdempotentOperationSource {
 				+ "or put @Idempotent on a method that does");
 	}
 
-	private static boolean isA(@Nullable Class<?> type, String name) {
+	static boolean isA(@Nullable Class<?> type, String name) {
 		if (type == null || type == Object.class) {
 			return false;
 		}
@@ -234,9 +234,45 @@ public class IdempotentOperationSource {
 		return isA(type.getSuperclass(), name);
 	}
 
+	/**
+	 * The envelope of a message, never fingerprinted: it differs between two deliveries
+	 * of one message (delivery tag, offset, {@code redelivered} flag, a channel or
+	 * consumer). Matched by class name so that no messaging library is needed.
+	 */
+	private static final List<String> ENVELOPE_TYPES = List.of("com.rabbitmq.client.Channel",
+			"org.springframework.amqp.core.MessageProperties", "org.springframework.messaging.MessageHeaders",
+			"org.springframework.kafka.support.Acknowledgment", "org.apache.kafka.clients.consumer.Consumer",
+			"org.springframework.kafka.listener.adapter.ConsumerRecordMetadata",
+			"org.apache.kafka.common.header.Headers");
+
+	/**
+	 * Parameters bound to message headers ({@code @Header}, {@code @Headers}) are part of
+	 * the envelope too: name a header in the key or payload expression to use it.
+	 */
+	private static final List<String> ENVELOPE_ANNOTATIONS = List.of(
+			"org.springframework.messaging.handler.annotation.Header",
+			"org.springframework.messaging.handler.annotation.Headers");
+
 	private static int[] payloadArguments(Method method) {
 		Class<?>[] types = method.getParameterTypes();
-		return IntStream.range(0, types.length).filter((i) -> !isFrameworkType(types[i])).toArray();
+		java.lang.annotation.Annotation[][] annotations = method.getParameterAnnotations();
+		return IntStream.range(0, types.length)
+			.filter((i) -> !isFrameworkType(types[i]) && !isEnvelope(types[i], annotations[i]))
+			.toArray();
+	}
+
+	private static boolean isEnvelope(Class<?> type, java.lang.annotation.Annotation[] annotations) {
+		for (java.lang.annotation.Annotation annotation : annotations) {
+			if (ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName())) {
+				return true;
+			}
+		}
+		for (String name : ENVELOPE_TYPES) {
+			if (isA(type, name)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean isFrameworkType(Class<?> type) {

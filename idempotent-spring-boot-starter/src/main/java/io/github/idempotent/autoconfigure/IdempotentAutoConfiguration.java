@@ -1,5 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
+import java.util.List;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -121,9 +123,12 @@ public final class IdempotentAutoConfiguration {
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
 			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory) {
+		// One resolver per context (an HTTP request, a message): a web application with
+		// listeners has both, and the one that applies to the current call answers.
+		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
 		return new IdempotentInterceptor(operations, executor, fingerprinter,
-				keyResolver.getIfAvailable(() -> NO_CONTEXT_KEY), scopeResolver, properties.getKeyPrefix(),
-				properties.getMaxKeyLength(), beanFactory);
+				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
+				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
 	}
 
 }
