@@ -150,9 +150,9 @@ async function pay(withNewKeyOnly) {
 		await sendWithKey('POST /api/payments', path, { orderNo: order.orderNo }, key, lose);
 		await refreshOrder();
 		await refreshBalance();
-		// Over RabbitMQ the shipment follows the payment by a few milliseconds.
+		// The shipment follows the payment: its event is consumed asynchronously.
 		await refreshShipments();
-		setTimeout(refreshShipments, 500);
+		[300, 1000, 3000].forEach((delay) => setTimeout(refreshShipments, delay));
 	}
 	finally {
 		$('pay').disabled = false;
