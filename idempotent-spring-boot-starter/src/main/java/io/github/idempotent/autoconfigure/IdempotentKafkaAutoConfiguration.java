@@ -25,6 +25,7 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.RecordInterceptor;
 import org.springframework.util.StringUtils;
 
+import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.kafka.IdempotencyErrorHandling;
 import io.github.idempotent.messaging.kafka.IdempotencyKeyProducerInterceptor;
 import io.github.idempotent.messaging.kafka.IdempotencyRecordInterceptor;
@@ -51,6 +52,11 @@ public final class IdempotentKafkaAutoConfiguration {
 	@ConditionalOnMissingBean
 	KafkaRecordKeyResolver kafkaRecordKeyResolver(IdempotentProperties properties) {
 		return new KafkaRecordKeyResolver(properties.getMessaging().getKeyHeader());
+	}
+
+	@Bean
+	DuplicateMessageLogger idempotentKafkaDuplicateLogger() {
+		return new DuplicateMessageLogger("Kafka", () -> KafkaRecordKeyResolver.currentRecord() != null);
 	}
 
 	@Bean

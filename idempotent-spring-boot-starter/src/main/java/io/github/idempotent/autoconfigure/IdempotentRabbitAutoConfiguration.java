@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
+import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
@@ -42,6 +43,11 @@ public final class IdempotentRabbitAutoConfiguration {
 	@ConditionalOnMissingBean
 	RabbitMessageKeyResolver rabbitMessageKeyResolver() {
 		return new RabbitMessageKeyResolver();
+	}
+
+	@Bean
+	DuplicateMessageLogger idempotentRabbitDuplicateLogger() {
+		return new DuplicateMessageLogger("RabbitMQ", () -> RabbitMessageKeyResolver.currentMessage() != null);
 	}
 
 	@Bean
