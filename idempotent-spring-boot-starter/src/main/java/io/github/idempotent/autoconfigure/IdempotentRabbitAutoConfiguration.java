@@ -5,9 +5,14 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.aopalliance.aop.Advice;
+import org.aopalliance.intercept.MethodInterceptor;
 
+import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.retry.MessageRecoverer;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.amqp.autoconfigure.RabbitTemplateCustomizer;
@@ -18,7 +23,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
+import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.messaging.DuplicateMessageLogger;
+import io.github.idempotent.messaging.ListenerFailures;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
@@ -26,8 +33,9 @@ import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
 /**
  * {@code @Idempotent} on {@code @RabbitListener} methods: the key from the message's
  * {@code message-id}, the failure classification in every listener container factory's
- * advice chain (added to the application's chain, not replacing it), and a
- * {@code message-id} on every message {@code RabbitTemplate} sends.
+ * advice chain (added to the application's chain, not replacing it), retry recoverers
+ * that leave in-progress duplicates alone, and a {@code message-id} on every message
+ * {@code RabbitTemplate} sends.
  * <p>
  * After the web auto-configuration, whose key resolver backs off when it finds another
  * one: a web application with listeners needs both.
@@ -61,6 +69,9 @@ public final class IdempotentRabbitAutoConfiguration {
 					addAdvice(factory, new IdempotentRabbitListenerAdvice(
 							properties.getObject().getMessaging().getInProgressBackOff()));
 				}
+				if (bean instanceof MessageRecoverer recoverer && !(bean instanceof Advised)) {
+					return requeueInProgress(recoverer);
+				}
 				return bean;
 			}
 
@@ -81,6 +92,32 @@ public final class IdempotentRabbitAutoConfiguration {
 				.forEach(chain::add);
 		}
 		factory.setAdviceChain(chain.toArray(new Advice[0]));
+	}
+
+	/**
+	 * A retry recoverer that republishes (Spring AMQP's
+	 * {@code RepublishMessageRecoverer}, to a dead-letter exchange with the exception in
+	 * headers) and then acknowledges would dead-letter a duplicate that is merely in
+	 * progress. Such a duplicate is requeued instead, and never reaches it. A class-based
+	 * proxy, so that the bean keeps its type for whoever injects it.
+	 */
+	static Object requeueInProgress(MessageRecoverer recoverer) {
+		ProxyFactory proxy = new ProxyFactory(recoverer);
+		proxy.setProxyTargetClass(true);
+		proxy.addAdvice((MethodInterceptor) (invocation) -> {
+			if ("recover".equals(invocation.getMethod().getName())) {
+				for (Object argument : invocation.getArguments()) {
+					if (argument instanceof Throwable failure) {
+						IdempotencyInProgressException inProgress = ListenerFailures.inProgress(failure);
+						if (inProgress != null) {
+							throw new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress);
+						}
+					}
+				}
+			}
+			return invocation.proceed();
+		});
+		return proxy.getProxy(recoverer.getClass().getClassLoader());
 	}
 
 	@Bean
