@@ -44,8 +44,9 @@ public interface IdempotencyKeyResolver {
 	}
 
 	/**
-	 * Resolver that answers with the first of {@code resolvers} that applies to the
-	 * current call, or with the first of all when none does.
+	 * Resolver that answers with the first key of those of {@code resolvers} that apply
+	 * to the current call; its source and variables are those of the first that applies,
+	 * or of the first of all when none does.
 	 */
 	static IdempotencyKeyResolver composite(List<? extends IdempotencyKeyResolver> resolvers) {
 		if (resolvers.size() == 1) {
@@ -66,9 +67,22 @@ public interface IdempotencyKeyResolver {
 				return all.get(0);
 			}
 
+			/**
+			 * The first key among the resolvers that apply: a resolver of the
+			 * application's that does not override {@code appliesToCurrentCall} and has
+			 * no key outside its own context leaves the message's key to the next.
+			 */
 			@Override
 			public @Nullable String resolveKey() {
-				return current().resolveKey();
+				for (IdempotencyKeyResolver resolver : all) {
+					if (resolver.appliesToCurrentCall()) {
+						String key = resolver.resolveKey();
+						if (key != null) {
+							return key;
+						}
+					}
+				}
+				return null;
 			}
 
 			@Override
