@@ -1,8 +1,18 @@
 package io.github.idempotent.store.jdbc;
 
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -11,7 +21,9 @@ import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
@@ -37,14 +49,22 @@ import io.github.idempotent.store.StoredResult;
  * A claim is an INSERT; when the row exists and has expired (a lease not renewed, or a
  * result past its TTL) it is taken over by an UPDATE conditional on the owner token that
  * was read, never by delete-then-insert, so two claimers can never both win. Complete,
- * release and renew are UPDATE or DELETE statements conditional on the token, the
- * in-progress state and an unexpired lease. Every time is the database's clock.
+ * release and renew are UPDATE or DELETE statements conditional on the token and the
+ * in-progress state. Every time is the database's clock.
  * <p>
  * Claims, releases and renewals always commit on their own, even when the caller runs in
  * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
  * duplicates at once. With {@link #setJoinTransaction(boolean) joinTransaction}, a
- * completion inside such a transaction is written in it, so that the stored result
- * commits or rolls back with the business rows; a rollback releases the claim.
+ * completion inside such a transaction is tied to it: the stored result commits with the
+ * business rows, a rollback releases the claim, and a second call with the same key in
+ * the same transaction replays the result without waiting for the row its own transaction
+ * has locked. The completion is written in the caller's transaction when that transaction
+ * can see and update the claim's latest version (always at READ COMMITTED; at REPEATABLE
+ * READ or SERIALIZABLE only if its snapshot postdates the claim and every renewal, else
+ * PostgreSQL reports no row or a serialization failure). When it cannot, the completion
+ * is written right after the commit, and until then the lease is renewed; a crash between
+ * that commit and that write leaves the key to expire with its lease, after which a retry
+ * runs the method again.
  */
 public class JdbcIdempotencyStore implements IdempotencyStore {
 
@@ -65,6 +85,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	// Each failed attempt means another claimer changed the row in between (took it
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
+
+	// Lease of a completion that waits for its transaction to commit, when the claim
+	// was not made in that transaction (so its lease is unknown): the default lease.
+	private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 
 	private static final String INSERT = """
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
@@ -131,6 +155,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final String purgeSql;
 
 	private volatile boolean joinTransaction;
+
+	/**
+	 * Key of this store's {@link TransactionState}s among the resources bound to a
+	 * thread.
+	 */
+	private final Object transactionStatesKey = new Object();
+
+	private ScheduledExecutorService renewals;
 
 	/**
 	 * Creates a store on {@code tableName}, with the dialect of the database behind
@@ -206,7 +238,46 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
-		return inOwnTransaction(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		boolean joinable = isJoinable();
+		if (joinable) {
+			ClaimResult pending = claimCompletedOnThisThread(key.value(), lease);
+			if (pending != null) {
+				return pending;
+			}
+		}
+		ClaimResult claim = inOwnTransaction(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		if (joinable && claim instanceof ClaimResult.Acquired acquired) {
+			// Remembered for a completion that has to wait for the commit: it renews the
+			// lease until then.
+			currentTransactionState().leases.put(acquired.token(), lease);
+		}
+		return claim;
+	}
+
+	/**
+	 * The answer to a claim of a key that a transaction on this thread has completed and
+	 * not yet committed: the same transaction replays its own result; another one (a
+	 * REQUIRES_NEW inside it) is told the key is in progress, as it is to everyone else
+	 * until the commit. Never the database's answer: its row may be locked by the very
+	 * transaction this thread is waiting in.
+	 */
+	private ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
+		@SuppressWarnings("unchecked")
+		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
+			.getResource(this.transactionStatesKey);
+		if (states == null) {
+			return null;
+		}
+		Object current = TransactionSynchronizationManager.getResource(this.dataSource);
+		for (TransactionState state : states.values()) {
+			PendingCompletion pending = state.completions.get(key);
+			if (pending != null) {
+				Fingerprint stored = new Fingerprint(pending.fingerprint);
+				return (state.transaction == current) ? new ClaimResult.Completed(stored, pending.result)
+						: new ClaimResult.InProgress(stored, lease);
+			}
+		}
+		return null;
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
@@ -254,17 +325,90 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
-		if (this.joinTransaction && TransactionSynchronizationManager.isActualTransactionActive()
-				&& TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			// JdbcTemplate runs on the transaction's connection: the result commits or
-			// rolls back with the business rows. Until then duplicates see the claim.
-			boolean owned = doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl));
-			if (owned) {
-				TransactionSynchronizationManager.registerSynchronization(new ReleaseOnRollback(key, token));
-			}
-			return owned;
+		if (isJoinable()) {
+			return completeWithTransaction(key, token, fingerprint, result, ttl);
 		}
 		return inOwnTransaction(() -> doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl)));
+	}
+
+	private boolean isJoinable() {
+		return this.joinTransaction && TransactionSynchronizationManager.isActualTransactionActive()
+				&& TransactionSynchronizationManager.isSynchronizationActive()
+				&& TransactionSynchronizationManager.hasResource(this.dataSource);
+	}
+
+	private boolean completeWithTransaction(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		TransactionState state = currentTransactionState();
+		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
+		PendingCompletion pending = new PendingCompletion(key, token, fingerprint.value(), result, ttl, lease);
+		// From here on a rollback releases the claim, and a claim of the same key on this
+		// thread is answered without the database.
+		state.completions.put(key.value(), pending);
+		try {
+			if (completeInCallersTransaction(key.value(), token, result.bytes(), millis(ttl))) {
+				return true;
+			}
+		}
+		catch (DataAccessException ex) {
+			// Without a savepoint PostgreSQL has aborted the caller's transaction, whose
+			// rollback will release the claim; other databases may still commit it.
+			logger.warn("Could not complete key '" + key + "' in its transaction; storing its result after the "
+					+ "commit: " + ex);
+		}
+		// The caller's transaction cannot see the claim, or cannot update it without a
+		// serialization failure: complete after the commit instead. Renewing now also
+		// tells a take-over (false) from a row this transaction cannot see, and writes
+		// anew a row that vanished, so that nobody else claims it meanwhile.
+		boolean owned;
+		try {
+			owned = renew(key, token, fingerprint, lease);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not renew the lease of key '" + key + "' while its transaction is open; "
+					+ "its result is stored after the commit: " + ex);
+			owned = true;
+		}
+		if (!owned) {
+			state.completions.remove(key.value());
+			return false;
+		}
+		pending.completeAfterCommit(renewals());
+		return true;
+	}
+
+	/**
+	 * Completes in the caller's transaction, as one UPDATE of the claim's row. Above READ
+	 * COMMITTED (or when the level is the database's default, which the transaction does
+	 * not tell) it runs behind a savepoint: a serialization failure then undoes only this
+	 * statement, not the caller's work. The savepoint is not released: the commit
+	 * releases it, and releasing costs one more round trip.
+	 * @return whether the row was updated in the caller's transaction
+	 */
+	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
+		Integer isolation = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
+		boolean readCommitted = isolation != null && isolation <= TransactionDefinition.ISOLATION_READ_COMMITTED;
+		return Boolean.TRUE.equals(this.jdbc.execute((ConnectionCallback<Boolean>) (connection) -> {
+			Savepoint savepoint = readCommitted ? null : connection.setSavepoint();
+			try (PreparedStatement update = connection.prepareStatement(this.completeSql)) {
+				update.setBytes(1, result);
+				update.setLong(2, ttlMillis);
+				update.setString(3, key);
+				update.setString(4, token);
+				return update.executeUpdate() == 1;
+			}
+			catch (SQLException ex) {
+				if (savepoint == null) {
+					throw ex;
+				}
+				connection.rollback(savepoint);
+				if (logger.isDebugEnabled()) {
+					logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
+							+ "); storing its result after the commit");
+				}
+				return false;
+			}
+		}));
 	}
 
 	private boolean doComplete(String key, String token, String fingerprint, byte[] result, long ttlMillis) {
@@ -324,6 +468,52 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Stops renewing the leases of completions that wait for their transaction to commit.
+	 */
+	public void close() {
+		synchronized (this.transactionStatesKey) {
+			if (this.renewals != null) {
+				this.renewals.shutdownNow();
+			}
+		}
+	}
+
+	private ScheduledExecutorService renewals() {
+		synchronized (this.transactionStatesKey) {
+			if (this.renewals == null) {
+				ScheduledThreadPoolExecutor renewals = new ScheduledThreadPoolExecutor(1, (task) -> {
+					Thread thread = new Thread(task, "idempotent-jdbc-commit-wait");
+					thread.setDaemon(true);
+					return thread;
+				});
+				renewals.setRemoveOnCancelPolicy(true);
+				this.renewals = renewals;
+			}
+			return this.renewals;
+		}
+	}
+
+	private TransactionState currentTransactionState() {
+		@SuppressWarnings("unchecked")
+		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
+			.getResource(this.transactionStatesKey);
+		if (states == null) {
+			states = new IdentityHashMap<>();
+			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
+		}
+		// The connection holder of the data source identifies the transaction, also
+		// across a REQUIRES_NEW transaction that suspends it.
+		Object transaction = TransactionSynchronizationManager.getResource(this.dataSource);
+		TransactionState state = states.get(transaction);
+		if (state == null) {
+			state = new TransactionState(transaction, states);
+			states.put(transaction, state);
+			TransactionSynchronizationManager.registerSynchronization(state);
+		}
+		return state;
+	}
+
+	/**
 	 * Runs {@code action} so that its statements commit on their own: as autocommit
 	 * statements when no transaction holds a connection of this data source on this
 	 * thread (no transaction overhead on the common path), else in a new transaction on
@@ -350,33 +540,132 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Releases a claim whose completion was rolled back with the caller's transaction, so
-	 * that a retry can run the method again at once instead of waiting for the lease.
+	 * What one transaction on one thread has to do when it ends: the leases of the claims
+	 * made in it, and its completions, to release on a rollback or, for those that could
+	 * not be written in it, to write after its commit. Bound to the thread (not to the
+	 * transaction's synchronizations) so that a REQUIRES_NEW transaction inside it still
+	 * sees the keys it holds.
 	 */
-	private final class ReleaseOnRollback implements TransactionSynchronization {
+	private final class TransactionState implements TransactionSynchronization {
+
+		private final Object transaction;
+
+		private final Map<Object, TransactionState> states;
+
+		private final Map<String, Duration> leases = new LinkedHashMap<>();
+
+		private final Map<String, PendingCompletion> completions = new LinkedHashMap<>();
+
+		TransactionState(Object transaction, Map<Object, TransactionState> states) {
+			this.transaction = transaction;
+			this.states = states;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			this.states.remove(this.transaction);
+			if (this.states.isEmpty()) {
+				TransactionSynchronizationManager
+					.unbindResourceIfPossible(JdbcIdempotencyStore.this.transactionStatesKey);
+			}
+			for (PendingCompletion pending : this.completions.values()) {
+				pending.transactionEnded(status == STATUS_COMMITTED);
+			}
+		}
+
+	}
+
+	/**
+	 * A completion tied to the caller's transaction: written in it (nothing left to do on
+	 * commit), or to be written after it, its lease renewed meanwhile.
+	 */
+	private final class PendingCompletion {
 
 		private final IdempotencyKey key;
 
 		private final String token;
 
-		ReleaseOnRollback(IdempotencyKey key, String token) {
+		private final String fingerprint;
+
+		private final StoredResult result;
+
+		private final Duration ttl;
+
+		private final Duration lease;
+
+		private ScheduledFuture<?> renewal;
+
+		private boolean afterCommit;
+
+		private boolean ended;
+
+		PendingCompletion(IdempotencyKey key, String token, String fingerprint, StoredResult result, Duration ttl,
+				Duration lease) {
 			this.key = key;
 			this.token = token;
+			this.fingerprint = fingerprint;
+			this.result = result;
+			this.ttl = ttl;
+			this.lease = lease;
 		}
 
-		@Override
-		public void afterCompletion(int status) {
-			if (status == STATUS_COMMITTED) {
+		synchronized void completeAfterCommit(ScheduledExecutorService scheduler) {
+			this.afterCommit = true;
+			long period = Math.max(1, this.lease.toMillis() / 3);
+			this.renewal = scheduler.scheduleWithFixedDelay(this::renewLease, period, period, TimeUnit.MILLISECONDS);
+		}
+
+		/**
+		 * Keeps duplicates out while the caller's transaction stays open after the method
+		 * returned: without it they would take the key over once the lease ran out, and
+		 * run the method a second time.
+		 */
+		private synchronized void renewLease() {
+			if (this.ended) {
 				return;
 			}
 			try {
-				// The transaction's connection may still be bound here: release() runs
-				// in a new transaction, as Spring requires of work done after completion.
-				release(this.key, this.token);
+				if (!renew(this.key, this.token, new Fingerprint(this.fingerprint), this.lease)) {
+					logger.warn("Key '" + this.key + "' was taken over while the transaction that ran its method was "
+							+ "still open: a duplicate may run it again. Keep such transactions shorter");
+					this.renewal.cancel(false);
+				}
 			}
 			catch (RuntimeException ex) {
-				logger.error("Could not release key '" + this.key + "' after its transaction rolled back; "
-						+ "retries are refused until its lease expires", ex);
+				logger.warn("Could not renew the lease of key '" + this.key
+						+ "' while its transaction is open; retrying: " + ex);
+			}
+		}
+
+		void transactionEnded(boolean committed) {
+			synchronized (this) {
+				// Waits for a renewal in flight: one that ran after the release below
+				// would write the record anew.
+				this.ended = true;
+				if (this.renewal != null) {
+					this.renewal.cancel(false);
+				}
+			}
+			try {
+				if (!committed) {
+					// In a new transaction, as Spring requires of work after completion;
+					// a retry then runs the method again at once instead of waiting for
+					// the lease.
+					release(this.key, this.token);
+				}
+				else if (this.afterCommit && !inOwnTransaction(() -> doComplete(this.key.value(), this.token,
+						this.fingerprint, this.result.bytes(), millis(this.ttl)))) {
+					logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
+							+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.error((committed) ? "Could not store the result of key '" + this.key
+						+ "' after its transaction committed; "
+						+ "the key stays in progress until its lease expires, then a retry runs the method again"
+						: "Could not release key '" + this.key + "' after its transaction rolled back; "
+								+ "retries are refused until its lease expires",
+						ex);
 			}
 		}
 
