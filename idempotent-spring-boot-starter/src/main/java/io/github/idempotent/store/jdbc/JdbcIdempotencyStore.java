@@ -94,8 +94,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
 
+	// Whether the row has expired is decided by the same comparison as the take-over's,
+	// not by the milliseconds left: a row with less than 1 ms left reads as 0 ms left
+	// yet is not expired for the take-over, and the claim would loop on it.
 	private static final String SELECT = """
-			SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left
+			SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
+			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
 			FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
 	private static final String TAKE_OVER = """
@@ -290,13 +294,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
-			if (row.millisLeft() > 0) {
+			if (!row.expired()) {
 				Fingerprint stored = new Fingerprint(row.fingerprint());
 				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
-						: new ClaimResult.InProgress(stored, Duration.ofMillis(row.millisLeft()));
+						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 			}
 			// Expired: conditional on the token read, so of all the claimers that saw
-			// this row expired exactly one takes it over.
+			// this row expired exactly one takes it over. It fails only if another
+			// claimer changed the row meanwhile: time only moves the row further into
+			// the past (and H2's clock, fixed for a transaction, does not move at all).
 			if (this.jdbc.update(this.takeOverSql, token, fingerprint, leaseMillis, key, row.token()) == 1) {
 				return new ClaimResult.Acquired(token);
 			}
@@ -318,7 +324,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private Row select(String key) {
 		List<Row> rows = this.jdbc.query(this.selectSql, (rs, rowNum) -> new Row("C".equals(rs.getString(1)),
-				rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5)), key);
+				rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5), rs.getInt(6) == 1), key);
 		return rows.isEmpty() ? null : rows.get(0);
 	}
 
@@ -530,7 +536,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return Math.max(1, duration.toMillis());
 	}
 
-	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft) {
+	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft,
+			boolean expired) {
 
 		@Override
 		public byte[] result() {
