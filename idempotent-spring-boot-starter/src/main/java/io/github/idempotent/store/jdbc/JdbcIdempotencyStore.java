@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +24,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -85,6 +87,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	// Each failed attempt means another claimer changed the row in between (took it
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
+
+	private static final int MAX_PURGE_ATTEMPTS = 5;
 
 	// Lease of a completion that waits for its transaction to commit, when the claim
 	// was not made in that transaction (so its lease is unknown): the default lease.
@@ -158,6 +162,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String purgeSql;
 
+	private final String purgeLockSql;
+
 	private volatile boolean joinTransaction;
 
 	/**
@@ -200,6 +206,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
+		this.purgeLockSql = dialect.purgeLockSql(tableName);
 	}
 
 	private static JdbcDialect detectDialect(DataSource dataSource) {
@@ -465,12 +472,44 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
 		int total = 0;
 		while (true) {
-			int deleted = inOwnTransaction(() -> this.jdbc.update(this.purgeSql, batchSize));
+			int deleted = (this.purgeLockSql != null) ? purgeLockedBatch(batchSize)
+					: inOwnTransaction(() -> this.jdbc.update(this.purgeSql, batchSize));
 			total += deleted;
 			if (deleted < batchSize) {
 				return total;
 			}
 		}
+	}
+
+	private int purgeLockedBatch(int batchSize) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				return lockAndPurgeBatch(batchSize);
+			}
+			catch (PessimisticLockingFailureException ex) {
+				// Two purges can still deadlock on each other (InnoDB may keep locks on
+				// rows its skip-locked scan passed over); the loser's batch was rolled
+				// back whole and is simply tried again. Claims never wait on a purge
+				// here: every row it deletes it has locked before.
+				if (attempt == MAX_PURGE_ATTEMPTS) {
+					throw ex;
+				}
+			}
+		}
+	}
+
+	private int lockAndPurgeBatch(int batchSize) {
+		// Always a transaction of its own at READ COMMITTED, even without a caller's: the
+		// row locks of the query must last until the delete, and no gap may be locked.
+		Integer deleted = this.ownTransaction.execute((status) -> {
+			List<byte[]> keys = this.jdbc.query(this.purgeLockSql, (rs, rowNum) -> rs.getBytes(1), batchSize);
+			if (keys.isEmpty()) {
+				return 0;
+			}
+			String delete = this.purgeSql.replace("%KEYS%", String.join(", ", Collections.nCopies(keys.size(), "?")));
+			return this.jdbc.update(delete, keys.toArray());
+		});
+		return (deleted != null) ? deleted : 0;
 	}
 
 	/**
