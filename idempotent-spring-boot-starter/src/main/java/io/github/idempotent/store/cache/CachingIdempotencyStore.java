@@ -7,7 +7,9 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
@@ -34,6 +36,10 @@ import io.github.idempotent.store.StoredResult;
  * methods that use the store.
  */
 public class CachingIdempotencyStore implements IdempotencyStore {
+
+	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			CachingIdempotencyStore.class.getClassLoader());
 
 	private final IdempotencyStore delegate;
 
@@ -78,7 +84,7 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 			return new ClaimResult.Completed(cached.fingerprint(), cached.result());
 		}
 		ClaimResult claim = this.delegate.claim(key, fingerprint, lease);
-		if (claim instanceof ClaimResult.Completed completed) {
+		if (claim instanceof ClaimResult.Completed completed && (this.writeThrough || !inTransaction())) {
 			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
 		}
 		return claim;
@@ -107,6 +113,15 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	@Override
 	public int maxKeyLength() {
 		return this.delegate.maxKeyLength();
+	}
+
+	/**
+	 * Whether the calling thread is in a transaction: without write-through, a store that
+	 * joins transactions may answer a claim in one with a result its transaction has not
+	 * committed yet (and may still roll back).
+	 */
+	private static boolean inTransaction() {
+		return TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive();
 	}
 
 	public IdempotencyStore getDelegate() {

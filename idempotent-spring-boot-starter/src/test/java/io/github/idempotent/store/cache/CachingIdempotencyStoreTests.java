@@ -5,10 +5,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.Fingerprint;
@@ -21,6 +24,7 @@ import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -118,6 +122,24 @@ class CachingIdempotencyStoreTests {
 		this.nanos.addAndGet(Duration.ofSeconds(2).toNanos());
 		this.cache.claim(key, FP, LEASE);
 		assertThat(this.store.claims).hasValue(3);
+	}
+
+	@Test
+	void withoutWriteThroughAResultReadInsideATransactionIsNotCached() {
+		// A store that joins transactions may answer inside one with a result that is not
+		// committed yet; only a read outside a transaction is known to be committed.
+		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
+				false, this.nanos::get);
+		IdempotencyKey key = new IdempotencyKey("read-in-a-transaction");
+		StoredResult result = completeInStore(key, Duration.ofHours(1));
+		try (HikariDataSource h2 = TestDatabases.h2()) {
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(h2));
+			ClaimResult inTransaction = transactions.execute((status) -> readThrough.claim(key, FP, LEASE));
+			assertThat(inTransaction).isEqualTo(new ClaimResult.Completed(FP, result));
+		}
+		assertThat(readThrough.cachedResults()).isZero();
+		readThrough.claim(key, FP, LEASE);
+		assertThat(readThrough.cachedResults()).isOne();
 	}
 
 	@Test

@@ -207,6 +207,26 @@ abstract class AbstractJoinTransactionIsolationTests {
 		});
 	}
 
+	@ParameterizedTest(name = "isolation {0}")
+	@MethodSource("isolationLevels")
+	void withTheLocalCacheAReplayInsideARolledBackTransactionIsNotCached(int isolation) {
+		contextRunner().withPropertyValues("idempotent.local-cache.enabled=true").run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			String orderNo = UUID.randomUUID().toString();
+			TransactionTemplate transactions = transactions(context, isolation);
+			assertThatIllegalStateException().isThrownBy(() -> transactions.executeWithoutResult((status) -> {
+				orders.place(orderNo);
+				// Replayed from the transaction's own, uncommitted result.
+				assertThat(orders.place(orderNo)).isEqualTo("order " + orderNo);
+				throw new IllegalStateException("payment declined after the order was placed");
+			}));
+			assertThat(recordState(orderNo)).as("claim released").isNull();
+			orders.place(orderNo);
+			assertThat(orders.executions()).as("executions: the retry ran, not replayed from the cache").isEqualTo(2);
+			assertThat(ordersNamed(orderNo)).isOne();
+		});
+	}
+
 	private void assertRanOnceAndReplays(Orders orders, String orderNo) {
 		assertThat(orders.executions()).as("executions").isOne();
 		assertThat(ordersNamed(orderNo)).as("order rows").isOne();
