@@ -411,9 +411,10 @@ public class IdempotentProperties {
 		private boolean enabled;
 
 		/**
-		 * Largest number of results kept in the local cache.
+		 * Largest total size of the results kept in the local cache, with their keys; a
+		 * number without a unit is bytes.
 		 */
-		private long maximumSize = 10_000;
+		private DataSize maximumSize = DataSize.ofMegabytes(16);
 
 		/**
 		 * Longest time a result stays in the local cache, and never longer than its
@@ -429,11 +430,11 @@ public class IdempotentProperties {
 			this.enabled = enabled;
 		}
 
-		public long getMaximumSize() {
+		public DataSize getMaximumSize() {
 			return this.maximumSize;
 		}
 
-		public void setMaximumSize(long maximumSize) {
+		public void setMaximumSize(DataSize maximumSize) {
 			this.maximumSize = maximumSize;
 		}
 

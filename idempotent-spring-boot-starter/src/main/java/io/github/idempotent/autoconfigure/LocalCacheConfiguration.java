@@ -1,6 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -9,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
@@ -25,16 +28,25 @@ import io.github.idempotent.store.cache.CachingIdempotencyStore;
 @ConditionalOnBooleanProperty(name = "idempotent.local-cache.enabled")
 class LocalCacheConfiguration {
 
+	private static final Log logger = LogFactory.getLog(LocalCacheConfiguration.class);
+
 	@Bean
 	@Primary
 	@ConditionalOnMissingBean(CachingIdempotencyStore.class)
 	@ConditionalOnSingleCandidate(IdempotencyStore.class)
 	CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties) {
 		IdempotentProperties.LocalCache cache = properties.getLocalCache();
+		DataSize maximumSize = cache.getMaximumSize();
+		if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
+			// Most likely a number of results from before the property became a size.
+			logger.warn("idempotent.local-cache.maximum-size is " + maximumSize.toBytes() + " bytes, less than "
+					+ "idempotent.max-result-size (" + properties.getMaxResultSize().toBytes() + " bytes): larger "
+					+ "results are never cached. It is a size, not a number of results: give it a unit, e.g. 16MB");
+		}
 		// A result completed in the caller's transaction may still roll back: it is
 		// cached once read back from the store, never written through.
 		boolean writeThrough = !properties.getStore().getJdbc().isJoinTransaction();
-		return new CachingIdempotencyStore(store, cache.getMaximumSize(), cache.getTtl(), writeThrough);
+		return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
 	}
 
 }
