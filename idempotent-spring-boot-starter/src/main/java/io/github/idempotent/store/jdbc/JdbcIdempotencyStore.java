@@ -1,5 +1,6 @@
 package io.github.idempotent.store.jdbc;
 
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -27,10 +28,14 @@ import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.MetaDataAccessException;
+import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
+import org.springframework.transaction.support.ResourceHolderSupport;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -131,6 +136,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
+	// What changes with every claim, renewal and completion of a row.
+	private static final String VERSION = """
+			SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""";
+
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
@@ -156,6 +165,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String existsSql;
 
+	private final String versionSql;
+
 	private final String releaseSql;
 
 	private final String renewSql;
@@ -173,6 +184,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final Object transactionStatesKey = new Object();
 
 	private ScheduledExecutorService renewals;
+
+	private volatile Boolean innodbSnapshotIsolation;
 
 	/**
 	 * Creates a store on {@code tableName}, with the dialect of the database behind
@@ -203,6 +216,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.completeSql = dialect.sql(COMPLETE, tableName);
 		this.insertCompletedSql = dialect.sql(INSERT_COMPLETED, tableName);
 		this.existsSql = dialect.sql(EXISTS, tableName);
+		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
@@ -364,10 +378,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			}
 		}
 		catch (DataAccessException ex) {
-			// Without a savepoint PostgreSQL has aborted the caller's transaction, whose
-			// rollback will release the claim; other databases may still commit it.
-			logger.warn("Could not complete key '" + key + "' in its transaction; storing its result after the "
-					+ "commit: " + ex);
+			// The database has aborted or rolled back the caller's transaction (or may
+			// have: no savepoint to return to). It must not commit what is left of it,
+			// or later statements, as if the method's writes were in it: rolled back, it
+			// releases the claim and the retry runs the method again.
+			markRollbackOnly();
+			logger.warn("Could not complete key '" + key + "' in its transaction, which is now rollback-only "
+					+ "(its commit will fail and release the key): " + ex);
+			return true;
 		}
 		// The caller's transaction cannot see the claim, or cannot update it without a
 		// serialization failure: complete after the commit instead. Renewing now also
@@ -391,18 +409,49 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Completes in the caller's transaction, as one UPDATE of the claim's row. Above READ
-	 * COMMITTED (or when the level is the database's default, which the transaction does
-	 * not tell) it runs behind a savepoint: a serialization failure then undoes only this
-	 * statement, not the caller's work. The savepoint is not released: the commit
-	 * releases it, and releasing costs one more round trip.
-	 * @return whether the row was updated in the caller's transaction
+	 * Completes in the caller's transaction, as one UPDATE of the claim's row, when that
+	 * transaction can update the row's latest version without a failure that would undo
+	 * the caller's own work:
+	 * <ul>
+	 * <li>at READ COMMITTED or below every statement sees the latest version;</li>
+	 * <li>InnoDB's UPDATE reads the latest committed version at every level, unless
+	 * MariaDB's {@code innodb_snapshot_isolation} is on: then a locking read of a row
+	 * changed since the transaction's snapshot fails and rolls back the whole
+	 * transaction, and at SERIALIZABLE every read is a locking read, so the row is not
+	 * touched at all;</li>
+	 * <li>otherwise (PostgreSQL and H2 at REPEATABLE READ or SERIALIZABLE, MariaDB at
+	 * REPEATABLE READ with snapshot isolation) only if the row the transaction's snapshot
+	 * sees is the latest committed one: a snapshot older than the claim or than a renewal
+	 * makes the UPDATE find no row or fail.</li>
+	 * </ul>
+	 * In the last case the UPDATE runs behind a savepoint, so that a failure left
+	 * (another claimer's change in between) undoes only this statement. The savepoint is
+	 * not released: the commit releases it, and releasing costs one more round trip.
+	 * @return whether the row was updated in the caller's transaction; {@code false} if
+	 * the completion has to wait for the commit
+	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
 	 */
 	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
-		Integer isolation = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
-		boolean readCommitted = isolation != null && isolation <= TransactionDefinition.ISOLATION_READ_COMMITTED;
+		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
+		int isolation = (declared != null) ? declared
+				: this.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
+		boolean savepoint = false;
+		if (isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
+				&& (this.dialect != JdbcDialect.MYSQL || innodbSnapshotIsolation())) {
+			if (isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE && this.dialect == JdbcDialect.MYSQL) {
+				return false;
+			}
+			if (!snapshotSeesLatest(key)) {
+				return false;
+			}
+			savepoint = true;
+		}
+		return update(key, token, result, ttlMillis, savepoint);
+	}
+
+	private boolean update(String key, String token, byte[] result, long ttlMillis, boolean withSavepoint) {
 		return Boolean.TRUE.equals(this.jdbc.execute((ConnectionCallback<Boolean>) (connection) -> {
-			Savepoint savepoint = readCommitted ? null : connection.setSavepoint();
+			Savepoint savepoint = withSavepoint ? connection.setSavepoint() : null;
 			try (PreparedStatement update = connection.prepareStatement(this.completeSql)) {
 				update.setBytes(1, result);
 				update.setLong(2, ttlMillis);
@@ -414,7 +463,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				if (savepoint == null) {
 					throw ex;
 				}
-				connection.rollback(savepoint);
+				try {
+					connection.rollback(savepoint);
+				}
+				catch (SQLException lost) {
+					// The database rolled back the whole transaction, savepoint included.
+					ex.addSuppressed(lost);
+					throw ex;
+				}
 				if (logger.isDebugEnabled()) {
 					logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
 							+ "); storing its result after the commit");
@@ -422,6 +478,53 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				return false;
 			}
 		}));
+	}
+
+	/**
+	 * Whether MariaDB's {@code innodb_snapshot_isolation} is on (the default from
+	 * 11.6.2), read once; MySQL has no such variable and behaves as if it were off.
+	 */
+	private boolean innodbSnapshotIsolation() {
+		Boolean on = this.innodbSnapshotIsolation;
+		if (on == null) {
+			try {
+				Integer value = inOwnTransaction(
+						() -> this.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class));
+				on = value != null && value == 1;
+			}
+			catch (DataAccessException ex) {
+				on = false;
+			}
+			this.innodbSnapshotIsolation = on;
+		}
+		return on;
+	}
+
+	/**
+	 * Whether the caller's transaction sees the claim's row as last committed: the row
+	 * read with the transaction's snapshot (a plain, non-locking read) against the row
+	 * read on a connection of its own.
+	 */
+	private boolean snapshotSeesLatest(String key) {
+		List<Version> seen = this.jdbc.query(this.versionSql, VERSION_MAPPER, key);
+		if (seen.isEmpty()) {
+			return false;
+		}
+		List<Version> latest = inOwnTransaction(() -> this.jdbc.query(this.versionSql, VERSION_MAPPER, key));
+		return seen.equals(latest);
+	}
+
+	private void markRollbackOnly() {
+		if (TransactionSynchronizationManager.getResource(this.dataSource) instanceof ResourceHolderSupport holder) {
+			// Enough for DataSourceTransactionManager and JdbcTransactionManager.
+			holder.setRollbackOnly();
+		}
+		try {
+			TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+		}
+		catch (NoTransactionException ex) {
+			// Not a @Transactional method: the connection holder's flag has to do.
+		}
 	}
 
 	private boolean doComplete(String key, String token, String fingerprint, byte[] result, long ttlMillis) {
@@ -571,8 +674,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.ownTransaction.execute((status) -> action.get());
 	}
 
+	private static final RowMapper<Version> VERSION_MAPPER = (rs, rowNum) -> new Version(rs.getString(1),
+			rs.getString(2), rs.getObject(3));
+
 	private static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
+	}
+
+	private record Version(String state, String token, Object expiresAt) {
 	}
 
 	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft,
