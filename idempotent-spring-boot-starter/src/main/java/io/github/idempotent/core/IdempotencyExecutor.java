@@ -1,8 +1,20 @@
 package io.github.idempotent.core;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -10,7 +22,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.IdempotencyStore;
 
 /**
@@ -47,6 +61,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final IdempotencyObserver observer;
 
 	private final boolean ownsWatchdog;
+
+	private volatile @Nullable Executor blockingStoreExecutor;
+
+	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
 	 * Creates an executor with its own lease watchdog thread, stopped by
@@ -94,6 +112,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public void close() {
 		if (this.ownsWatchdog) {
 			this.watchdog.shutdownNow();
+		}
+		synchronized (this) {
+			if (this.ownedBlockingStoreExecutor != null) {
+				this.ownedBlockingStoreExecutor.shutdown();
+			}
 		}
 	}
 
@@ -157,6 +180,320 @@ public class IdempotencyExecutor implements AutoCloseable {
 				throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
 			}
 		}
+	}
+
+	/**
+	 * Runs an asynchronous {@code invocation} (one that returns a future) at most once
+	 * per key. The claim is made on the calling thread, like {@link #execute}'s, so that
+	 * the method runs there with its thread-bound context (request, security); the key is
+	 * completed or released when the returned stage completes, and the lease renewed
+	 * until then. A replay is an already-completed future. A duplicate in progress waits
+	 * up to {@code waitFor} without holding a thread: its re-claims are scheduled, and if
+	 * one of them wins, the method runs on the thread that completed that claim. Refusals
+	 * (in progress, key reused, store unavailable) complete the returned future
+	 * exceptionally.
+	 * <p>
+	 * Cancelling the returned future detaches the caller: a method that has started runs
+	 * to completion and its outcome is stored, so that the caller's retry gets it (a
+	 * retry that runs again could repeat a side effect the cancelled call already had). A
+	 * caller that cancels while waiting for a duplicate stops waiting.
+	 */
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, this.observer.forAsyncCall());
+		ClaimResult claim;
+		try {
+			claim = this.store.claim(key, fingerprint, policy.lease());
+		}
+		catch (RuntimeException ex) {
+			call.firstClaimFailed(ex);
+			return call.result;
+		}
+		call.handle(claim);
+		return call.result;
+	}
+
+	/**
+	 * {@link #executeAsync} without blocking the calling thread at all, for reactive
+	 * callers (an event loop): the first claim is asynchronous too, and the method runs
+	 * on the thread that completes it.
+	 */
+	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
+	}
+
+	/**
+	 * {@link #executeNonBlocking} that also tells {@code callObserver} about this call's
+	 * outcome: the caller's own context (a WebFlux response), which no thread carries.
+	 */
+	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+		Assert.notNull(callObserver, "callObserver must not be null");
+		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? this.observer.forAsyncCall()
+				: IdempotencyObserver
+					.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, observer);
+		claimAsync(key, fingerprint, policy.lease()).whenComplete((claim, failure) -> {
+			if (failure != null) {
+				call.firstClaimFailed(unwrap(failure));
+			}
+			else {
+				call.handle(claim);
+			}
+		});
+		return call.result;
+	}
+
+	/**
+	 * Sets the executor that runs the blocking store primitives for asynchronous calls on
+	 * a store without {@link AsyncIdempotencyStore} support: never the thread that
+	 * completes a caller's future, which may be an event loop.
+	 */
+	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
+		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
+		this.blockingStoreExecutor = blockingStoreExecutor;
+	}
+
+	private @Nullable AsyncIdempotencyStore asyncStore() {
+		return (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) ? async : null;
+	}
+
+	CompletableFuture<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.claimAsync(key, fingerprint, lease));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease), blockingStoreExecutor());
+	}
+
+	CompletableFuture<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.completeAsync(key, token, fingerprint, result, ttl));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.complete(key, token, fingerprint, result, ttl),
+				blockingStoreExecutor());
+	}
+
+	CompletableFuture<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.releaseAsync(key, token));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.release(key, token), blockingStoreExecutor());
+	}
+
+	private static <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> operation) {
+		try {
+			return operation.get().toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private Executor blockingStoreExecutor() {
+		Executor executor = this.blockingStoreExecutor;
+		if (executor == null) {
+			synchronized (this) {
+				executor = this.blockingStoreExecutor;
+				if (executor == null) {
+					executor = newBlockingStoreExecutor();
+					this.ownedBlockingStoreExecutor = (ExecutorService) executor;
+					this.blockingStoreExecutor = executor;
+				}
+			}
+		}
+		return executor;
+	}
+
+	private static ExecutorService newBlockingStoreExecutor() {
+		// Used only when no executor was set (no Reactor): bounded, like Reactor's
+		// bounded
+		// elastic scheduler, with idle threads let go.
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				(task) -> {
+					Thread thread = new Thread(task, "idempotent-store");
+					thread.setDaemon(true);
+					return thread;
+				});
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
+	}
+
+	static Throwable unwrap(Throwable failure) {
+		Throwable ex = failure;
+		while ((ex instanceof CompletionException || ex instanceof ExecutionException) && ex.getCause() != null) {
+			ex = ex.getCause();
+		}
+		return ex;
+	}
+
+	/**
+	 * One asynchronous call: its claims, its wait for a duplicate, and its outcome.
+	 */
+	private final class AsyncCall {
+
+		private final IdempotencyPolicy policy;
+
+		private final String clientKey;
+
+		private final IdempotencyKey key;
+
+		private final Fingerprint fingerprint;
+
+		private final AsyncInvocation invocation;
+
+		private final IdempotencyObserver observer;
+
+		final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+
+		private long deadline;
+
+		private long pollMillis = FIRST_POLL_MILLIS;
+
+		AsyncCall(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+				AsyncInvocation invocation, IdempotencyObserver observer) {
+			this.policy = policy;
+			this.clientKey = clientKey;
+			this.key = key;
+			this.fingerprint = fingerprint;
+			this.invocation = invocation;
+			this.observer = observer;
+		}
+
+		void firstClaimFailed(Throwable ex) {
+			if (!isUnavailable(ex)) {
+				this.result.completeExceptionally(ex);
+				return;
+			}
+			RuntimeException failure = (ex instanceof RuntimeException runtime) ? runtime
+					: new IllegalStateException(ex);
+			if (IdempotencyExecutor.this.failureMode == FailureMode.CLOSED) {
+				logUnavailable(this.policy, this.clientKey, failure);
+				this.result.completeExceptionally(
+						new IdempotencyStoreUnavailableException(this.policy.name(), this.policy.retryAfter(), ex));
+				return;
+			}
+			logger.warn("Idempotency store unavailable, running " + this.policy.name() + " for key '" + this.clientKey
+					+ "' unprotected (idempotent.failure-mode=open): " + ex);
+			this.observer.bypassed(this.policy, this.clientKey, failure);
+			try {
+				pipe(this.invocation.proceed());
+			}
+			catch (Throwable methodFailure) {
+				this.result.completeExceptionally(methodFailure);
+			}
+		}
+
+		private void pipe(@Nullable CompletionStage<?> stage) {
+			if (stage == null) {
+				this.result.completeExceptionally(nullStage());
+				return;
+			}
+			stage.whenComplete((value, ex) -> {
+				if (ex != null) {
+					this.result.completeExceptionally(unwrap(ex));
+				}
+				else {
+					this.result.complete(value);
+				}
+			});
+		}
+
+		private IllegalStateException nullStage() {
+			return new IllegalStateException(this.policy.name()
+					+ " returned null instead of a future or Mono; return a completed one for a null result");
+		}
+
+		void handle(ClaimResult claim) {
+			try {
+				if (claim instanceof ClaimResult.Acquired acquired) {
+					run(acquired.token());
+					return;
+				}
+				if (claim instanceof ClaimResult.Completed completed) {
+					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint());
+					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result());
+					this.observer.replayed(this.policy, this.clientKey);
+					this.result.complete(value);
+					return;
+				}
+				ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
+				checkFingerprint(this.policy, this.clientKey, this.fingerprint, inProgress.fingerprint());
+				long now = System.nanoTime();
+				if (this.deadline == 0) {
+					this.deadline = now + this.policy.waitFor().toNanos();
+				}
+				long remainingMillis = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
+				if (remainingMillis <= 0) {
+					throw reject(this.policy, new IdempotencyInProgressException(this.clientKey, this.policy.name(),
+							this.policy.retryAfter()));
+				}
+				long delay = Math.min(this.pollMillis, remainingMillis);
+				this.pollMillis = Math.min(this.pollMillis * 2, MAX_POLL_MILLIS);
+				// Scheduled on the watchdog's timer, which only starts the next claim: no
+				// thread waits for the first call.
+				IdempotencyExecutor.this.watchdog.schedule(this::reclaim, delay, TimeUnit.MILLISECONDS);
+			}
+			catch (Throwable ex) {
+				this.result.completeExceptionally(ex);
+			}
+		}
+
+		private void reclaim() {
+			if (this.result.isDone()) {
+				return;
+			}
+			claimAsync(this.key, this.fingerprint, this.policy.lease()).whenComplete((claim, failure) -> {
+				if (failure == null) {
+					handle(claim);
+					return;
+				}
+				Throwable ex = unwrap(failure);
+				if (isUnavailable(ex)) {
+					logUnavailable(this.policy, this.clientKey,
+							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
+					ex = new IdempotencyStoreUnavailableException(this.policy.name(), this.policy.retryAfter(), ex);
+				}
+				this.result.completeExceptionally(ex);
+			});
+		}
+
+		private void run(String token) {
+			OwnerHandle owner = own(this.policy, this.clientKey, this.key, token, this.fingerprint, this.observer);
+			if (this.result.isDone()) {
+				// The caller went away before the method started: nothing ran, so a
+				// retry may run it.
+				owner.abandonAsync(new CancellationException());
+				return;
+			}
+			CompletionStage<?> stage;
+			try {
+				stage = this.invocation.proceed();
+				if (stage == null) {
+					throw nullStage();
+				}
+			}
+			catch (Throwable ex) {
+				owner.releaseAsync(ex).whenComplete((done, never) -> this.result.completeExceptionally(ex));
+				return;
+			}
+			// The caller's future completes after the store has answered, so that a
+			// client that retries as soon as it has the answer gets a replay, not a 409.
+			stage.whenComplete((value, failure) -> {
+				if (failure == null) {
+					owner.completeAsync(value).whenComplete((done, never) -> this.result.complete(value));
+				}
+				else {
+					Throwable cause = unwrap(failure);
+					owner.releaseAsync(cause).whenComplete((done, never) -> this.result.completeExceptionally(cause));
+				}
+			});
+		}
+
 	}
 
 	/**
@@ -293,6 +630,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Thread.currentThread().interrupt();
 			return false;
 		}
+	}
+
+	/**
+	 * A guarded method whose result arrives later, as a future (a {@code Mono} is adapted
+	 * to one).
+	 */
+	@FunctionalInterface
+	public interface AsyncInvocation {
+
+		@Nullable CompletionStage<?> proceed() throws Throwable;
+
 	}
 
 	/**

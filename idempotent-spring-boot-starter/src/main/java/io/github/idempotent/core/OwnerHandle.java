@@ -1,5 +1,7 @@
 package io.github.idempotent.core;
 
+import java.util.concurrent.CompletableFuture;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -74,14 +76,69 @@ public final class OwnerHandle {
 			return;
 		}
 		try {
-			if (!this.executor.getStore().release(this.key, token()) && !this.lease.isLost()) {
-				this.executor.leaseLost(this.policy, this.clientKey, "release");
+			if (!this.executor.getStore().release(this.key, token())) {
+				releasedByOther();
 			}
 		}
 		catch (RuntimeException ex) {
 			failure.addSuppressed(ex);
 			logReleaseFailure(ex);
 		}
+	}
+
+	/**
+	 * {@link #complete} for a result that arrived on a completion signal: the store is
+	 * written without blocking the signalling thread. The returned stage completes, never
+	 * exceptionally, once the store has answered.
+	 */
+	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
+		this.executor.unwatch(this.lease);
+		this.observer.executed(this.policy, this.clientKey);
+		return storeAsync(encode(result));
+	}
+
+	/**
+	 * {@link #release} for a failure that arrived on a completion signal, without
+	 * blocking the signalling thread. The returned stage completes, never exceptionally,
+	 * once the store has answered.
+	 */
+	public CompletableFuture<Void> releaseAsync(Throwable failure) {
+		this.executor.unwatch(this.lease);
+		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			return storeAsync(StoredOutcome.error(failure));
+		}
+		return abandonAsync(failure);
+	}
+
+	/**
+	 * Deletes the claim whatever the failure: for a caller that went away before the
+	 * method started, when nothing ran that could be stored.
+	 */
+	CompletableFuture<Void> abandonAsync(Throwable failure) {
+		this.executor.unwatch(this.lease);
+		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
+			if (ex != null) {
+				failure.addSuppressed(ex);
+				logReleaseFailure(ex);
+			}
+			else if (!released) {
+				releasedByOther();
+			}
+			return null;
+		});
+	}
+
+	private CompletableFuture<Void> storeAsync(StoredResult result) {
+		return this.executor.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
+			.handle((completed, ex) -> {
+				if (ex != null) {
+					logCompleteFailure(ex);
+				}
+				else if (!completed) {
+					completedByOther();
+				}
+				return null;
+			});
 	}
 
 	StoredResult encode(@Nullable Object result) {

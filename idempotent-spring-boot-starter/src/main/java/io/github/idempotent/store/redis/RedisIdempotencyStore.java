@@ -3,12 +3,16 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 
 import org.apache.commons.logging.Log;
@@ -21,13 +25,14 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
-import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
@@ -45,7 +50,7 @@ import io.github.idempotent.store.StoredResult;
  * (WAIT) until that many replicas have it, which narrows that window but does not close
  * it (see docs/stores.md).
  */
-public class RedisIdempotencyStore implements IdempotencyStore {
+public class RedisIdempotencyStore implements AsyncIdempotencyStore {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
@@ -115,6 +120,80 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
 		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), utf8(token),
 				millis(lease), utf8(fingerprint.value())));
+	}
+
+	/**
+	 * Whether claims and completions can go through Lettuce's asynchronous API: with a
+	 * Lettuce connection factory and no replica to await (WAIT stays on the blocking
+	 * path, which runs on a separate executor for asynchronous callers).
+	 */
+	@Override
+	public boolean supportsAsync() {
+		return this.waitReplicas == 0 && this.connectionFactory instanceof LettuceConnectionFactory;
+	}
+
+	@Override
+	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		String token = OwnerToken.generate();
+		return this
+			.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, keyOf(key), utf8(token),
+					utf8(fingerprint.value()), millis(lease))
+			.thenApply((reply) -> claimResult(reply, token));
+	}
+
+	@Override
+	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		return this
+			.<Long>executeAsync(Scripts.COMPLETE, ScriptOutputType.INTEGER, keyOf(key), utf8(token), result.bytes(),
+					millis(ttl), utf8(fingerprint.value()))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		return this.<Long>executeAsync(Scripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), utf8(token))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	private static ClaimResult claimResult(List<?> reply, String token) {
+		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
+		long state = (Long) reply.get(0);
+		if (state == Scripts.ACQUIRED) {
+			return new ClaimResult.Acquired(token);
+		}
+		Fingerprint stored = new Fingerprint(new String((byte[]) reply.get(1), StandardCharsets.UTF_8));
+		if (state == Scripts.IN_PROGRESS) {
+			return new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
+		}
+		return new ClaimResult.Completed(stored, new StoredResult((byte[]) reply.get(2)));
+	}
+
+	/**
+	 * {@link #executeAndWait} through Lettuce's asynchronous commands: EVALSHA, then EVAL
+	 * on NOSCRIPT. The Spring connection is closed once the reply is in, not before: with
+	 * a pool, closing it hands the native connection to another caller.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key,
+			byte[]... args) {
+		RedisConnection connection = this.connectionFactory.getConnection();
+		CompletableFuture<T> reply;
+		try {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
+				.getNativeConnection();
+			byte[][] keys = { key };
+			reply = commands.<T>evalsha(script.sha1(), outputType, keys, args)
+				.toCompletableFuture()
+				.exceptionallyCompose((ex) -> isNoScript(ex)
+						? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
+						: CompletableFuture.failedFuture(ex));
+		}
+		catch (RuntimeException ex) {
+			connection.close();
+			return CompletableFuture.failedFuture(ex);
+		}
+		return reply.whenComplete((value, ex) -> connection.close());
 	}
 
 	/**
