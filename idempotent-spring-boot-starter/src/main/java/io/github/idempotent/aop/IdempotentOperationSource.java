@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
@@ -26,7 +27,10 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
@@ -54,9 +58,11 @@ public class IdempotentOperationSource {
 	private final SpelExpressionParser parser = new SpelExpressionParser(
 			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
 
+	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
+
 	private final Map<MethodClassKey, IdempotentOperation> cache = new ConcurrentHashMap<>();
 
-	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+	private final ParameterNameDiscoverer parameterNames;
 
 	private final Defaults defaults;
 
@@ -66,6 +72,12 @@ public class IdempotentOperationSource {
 
 	public IdempotentOperationSource(Defaults defaults, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
+		this(defaults, codec, beanFactory, new DefaultParameterNameDiscoverer());
+	}
+
+	IdempotentOperationSource(Defaults defaults, ResultCodec codec, @Nullable ConfigurableBeanFactory beanFactory,
+			ParameterNameDiscoverer parameterNames) {
+		this.parameterNames = parameterNames;
 		this.defaults = defaults;
 		this.codec = codec;
 		this.beanFactory = beanFactory;
@@ -144,10 +156,17 @@ public class IdempotentOperationSource {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
 		}
-		return new IdempotentOperation(method, policy, expression(where, "key", annotation.key()),
-				expression(where, "payload", annotation.payload()), expression(where, "scope", annotation.scope()),
-				annotation.required(), payloadArguments(method),
-				ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind);
+		Expression key = expression(where, "key", annotation.key());
+		Expression payload = expression(where, "payload", annotation.payload());
+		Expression scope = expression(where, "scope", annotation.scope());
+		String[] names = this.parameterNames.getParameterNames(method);
+		if (names == null && method.getParameterCount() > 0) {
+			checkNoParameterNames(where, "key", key);
+			checkNoParameterNames(where, "payload", payload);
+			checkNoParameterNames(where, "scope", scope);
+		}
+		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
+				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind);
 	}
 
 	/**
@@ -294,6 +313,40 @@ public class IdempotentOperationSource {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Without {@code -parameters} the compiler keeps no parameter names, and
+	 * {@code #request} would evaluate to {@code null} on every call: a 400 for every
+	 * request, or, with {@code required = false}, every call unprotected.
+	 */
+	private static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
+		if (expression instanceof SpelExpression spel) {
+			String name = namedVariable(spel.getAST());
+			if (name != null) {
+				throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '"
+						+ expression.getExpressionString() + "' refers to the parameter #" + name
+						+ ", but the class was compiled without parameter names. Compile with -parameters "
+						+ "(maven-compiler-plugin <parameters>true</parameters>, as Spring Boot's parent POM does) "
+						+ "or refer to the argument by position: #p0, #a0");
+			}
+		}
+	}
+
+	private static @Nullable String namedVariable(SpelNode node) {
+		if (node instanceof VariableReference) {
+			String name = node.toStringAST().substring(1);
+			if (!POSITIONAL.matcher(name).matches() && !name.equals("root") && !name.equals("this")) {
+				return name;
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			String name = namedVariable(node.getChild(i));
+			if (name != null) {
+				return name;
+			}
+		}
+		return null;
 	}
 
 	private @Nullable Expression expression(String where, String attribute, String text) {

@@ -407,6 +407,11 @@ public class IdempotentProperties {
 		private String headerName = "Idempotency-Key";
 
 		/**
+		 * Response header that marks a replayed response (with the value "true").
+		 */
+		private String replayedHeader = "Idempotent-Replayed";
+
+		/**
 		 * Whether the protocol's exceptions are mapped to problem responses (400, 409,
 		 * 422, 503).
 		 */
@@ -430,6 +435,14 @@ public class IdempotentProperties {
 
 		public String getHeaderName() {
 			return this.headerName;
+		}
+
+		public String getReplayedHeader() {
+			return this.replayedHeader;
+		}
+
+		public void setReplayedHeader(String replayedHeader) {
+			this.replayedHeader = replayedHeader;
 		}
 
 		public void setHeaderName(String headerName) {

@@ -12,8 +12,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -48,6 +50,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final java.util.concurrent.atomic.AtomicLong lastUnavailableLog = new java.util.concurrent.atomic.AtomicLong(
 			System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
 
+	/**
+	 * Most lease renewals running at once. A renewal normally takes one round trip, so
+	 * one thread keeps up with thousands of calls; the others are for renewals stuck
+	 * until the client's timeout, each of which holds a thread meanwhile (at most
+	 * {@link LeaseWatchdog#MAX_ATTEMPTS} per call).
+	 */
+	private static final int RENEWAL_THREADS = 16;
+
 	private final IdempotencyStore store;
 
 	private final FailureMode failureMode;
@@ -55,6 +65,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final long maxResultSize;
 
 	private final ScheduledExecutorService watchdog;
+
+	private final ThreadPoolExecutor renewals;
 
 	private final LeaseWatchdog leases;
 
@@ -67,14 +79,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
-	 * Creates an executor with its own lease watchdog thread, stopped by
-	 * {@link #close()}.
+	 * Creates an executor with its own lease watchdog thread and renewal threads, stopped
+	 * by {@link #close()}.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, newWatchdog(), observer, true);
 	}
 
+	/**
+	 * Creates an executor whose lease renewals are timed by {@code watchdog}, which it
+	 * does not stop; the renewals themselves run on threads of the executor's own,
+	 * stopped by {@link #close()}, so that a slow store never delays the timer.
+	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, watchdog, observer, false);
@@ -91,7 +108,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
 		this.watchdog = watchdog;
-		this.leases = new LeaseWatchdog(store, watchdog, this::leaseLost);
+		this.renewals = newRenewals();
+		this.leases = new LeaseWatchdog(store, watchdog, this.renewals, this::leaseLost);
 		this.observer = IdempotencyObserver.failSafe(observer);
 		this.ownsWatchdog = ownsWatchdog;
 	}
@@ -106,10 +124,26 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the lease watchdog if this executor created it.
+	 * Renewal threads started on demand and stopped after a while idle; a renewal that
+	 * finds all of them busy is rejected and retried by the watchdog shortly after.
+	 */
+	private static ThreadPoolExecutor newRenewals() {
+		AtomicInteger threads = new AtomicInteger();
+		ThreadPoolExecutor renewals = new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS,
+				new SynchronousQueue<>(), (task) -> {
+					Thread thread = new Thread(task, "idempotent-lease-renewal-" + threads.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
+		return renewals;
+	}
+
+	/**
+	 * Stops the renewal threads, and the lease watchdog if this executor created it.
 	 */
 	@Override
 	public void close() {
+		this.renewals.shutdownNow();
 		if (this.ownsWatchdog) {
 			this.watchdog.shutdownNow();
 		}

@@ -169,10 +169,13 @@ public final class OwnerHandle {
 	}
 
 	void logCompleteFailure(Throwable ex) {
-		// The method has run: its result goes back to this caller. Retries see the
-		// placeholder until the lease expires, then may run the method again.
-		logger.error("Could not store the result of " + this.policy.name() + " for key '" + this.clientKey
-				+ "'; the key stays claimed until its lease expires", ex);
+		// The method has run: its result goes back to this caller. The store may have
+		// stored it all the same (only the answer was lost): then retries get it
+		// replayed. If not, they see the placeholder until the lease expires, then may
+		// run the method again.
+		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
+				+ "' was stored: if it was not, retries are refused as in progress until the lease expires "
+				+ "and may then run the method again", ex);
 	}
 
 	void logReleaseFailure(Throwable ex) {

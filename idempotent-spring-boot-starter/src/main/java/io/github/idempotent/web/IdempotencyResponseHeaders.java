@@ -20,14 +20,26 @@ import io.github.idempotent.core.IdempotencyPolicy;
 public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
 	/**
-	 * Header that marks a response replayed from the store.
+	 * Default header that marks a response replayed from the store.
 	 */
 	public static final String REPLAYED = "Idempotent-Replayed";
 
 	private final String keyHeaderName;
 
+	private final String replayedHeaderName;
+
 	public IdempotencyResponseHeaders(String keyHeaderName) {
+		this(keyHeaderName, REPLAYED);
+	}
+
+	/**
+	 * @param keyHeaderName header that carries the key
+	 * @param replayedHeaderName header that marks a replay (other libraries and gateways
+	 * spell it differently)
+	 */
+	public IdempotencyResponseHeaders(String keyHeaderName, String replayedHeaderName) {
 		this.keyHeaderName = keyHeaderName;
+		this.replayedHeaderName = replayedHeaderName;
 	}
 
 	@Override
@@ -83,7 +95,7 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 			response.setHeader(this.keyHeaderName, key);
 		}
 		if (replayed) {
-			response.setHeader(REPLAYED, "true");
+			response.setHeader(this.replayedHeaderName, "true");
 		}
 	}
 
