@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
@@ -15,6 +17,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
  * Proxies beans that have {@code @Idempotent} methods, as Spring proxies {@code @Async}
@@ -25,6 +28,8 @@ import io.github.idempotent.annotation.Idempotent;
  */
 public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
 		implements SmartInitializingSingleton {
+
+	private static final Log logger = LogFactory.getLog(IdempotentAnnotationBeanPostProcessor.class);
 
 	private final List<Class<?>> proxiedClasses = new ArrayList<>();
 
@@ -67,6 +72,32 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		synchronized (this.proxiedClasses) {
 			this.proxiedClasses.forEach(operations::parseAll);
 			this.proxiedClasses.clear();
+		}
+		warnOfSharedScope(operations);
+	}
+
+	/**
+	 * A key from the request header in a scope shared by every caller lets anyone who
+	 * learns or guesses a key read the response it was first sent with.
+	 */
+	private void warnOfSharedScope(IdempotentOperationSource operations) {
+		IdempotencyScopeResolver scopes = this.beanFactory.getBeanProvider(IdempotencyScopeResolver.class)
+			.getIfAvailable();
+		if (scopes == null || scopes.separatesCallers()) {
+			return;
+		}
+		List<String> shared = operations.parsed()
+			.stream()
+			.filter((operation) -> operation.key() == null && operation.scope() == null)
+			.map(IdempotentOperation::describe)
+			.sorted()
+			.toList();
+		if (!shared.isEmpty()) {
+			logger.warn("@Idempotent methods " + shared + " take their key from the request header, and every caller "
+					+ "shares one scope (no Spring Security, or idempotent.default-scope=global): a caller who sends "
+					+ "another caller's key gets that caller's stored response. Scope keys with "
+					+ "@Idempotent(scope = ...), for example by an API client id or tenant; see "
+					+ "docs/guide.md, 'Scopes'");
 		}
 	}
 

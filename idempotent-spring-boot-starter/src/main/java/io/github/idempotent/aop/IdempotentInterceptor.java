@@ -1,16 +1,25 @@
 package io.github.idempotent.aop;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
+import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
+
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.core.Fingerprint;
@@ -19,6 +28,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
@@ -38,11 +48,25 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
+	/**
+	 * Longest scope: a principal name or a tenant id, never a payload.
+	 */
+	private static final int MAX_SCOPE_LENGTH = 1024;
+
 	private final String keyPrefix;
 
 	private final int maxKeyLength;
 
 	private final @Nullable BeanFactoryResolver beanResolver;
+
+	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			IdempotentInterceptor.class.getClassLoader());
+
+	/**
+	 * The Mono path, created only when Reactor is present: the interceptor itself loads
+	 * no Reactor class (the approach of Spring's {@code CacheAspectSupport}).
+	 */
+	private final @Nullable ReactiveCalls reactive;
 
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
@@ -57,6 +81,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		this.keyPrefix = keyPrefix;
 		this.maxKeyLength = maxKeyLength;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
+		this.reactive = reactorPresent ? new ReactiveCalls() : null;
 	}
 
 	@Override
@@ -69,26 +94,175 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		Object[] args = invocation.getArguments();
 		Call call = new Call(operation, args, target);
+		if (operation.kind() == IdempotentOperation.Kind.MONO) {
+			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
+			return this.reactive.invoke(operation, call, invocation);
+		}
 		String key = call.key();
 		if (key == null) {
 			if (operation.required()) {
-				throw new IdempotencyKeyException("Idempotency key is required by " + operation.policy().name()
-						+ ((operation.key() != null)
-								? ": expression '" + operation.key().getExpressionString() + "' of "
-										+ operation.describe() + " evaluated to null or blank"
-								: ": send it in " + this.keyResolver.describeSource()));
+				throw missingKey(operation);
 			}
 			return invocation.proceed();
 		}
-		if (key.length() > this.maxKeyLength) {
-			throw new IdempotencyKeyException("Idempotency key of " + operation.policy().name() + " is " + key.length()
-					+ " characters, longer than idempotent.max-key-length=" + this.maxKeyLength
-					+ "; send a shorter key, such as a UUID");
-		}
-		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, call.scope(), operation.policy().name(), key,
+		validate(operation, "key", key, this.maxKeyLength);
+		String scope = call.scope();
+		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
+		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
 		Fingerprint fingerprint = this.fingerprinter.fingerprint(call.payload());
+		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
+			// A CompletableFuture is also a CompletionStage: it fits both declarations.
+			return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
+					() -> (CompletionStage<?>) invocation.proceed());
+		}
 		return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
+	}
+
+	/**
+	 * Sets where {@code Mono} calls take their key, scope and response marking from (the
+	 * WebFlux exchange); without it they use the key expression and the thread-bound
+	 * resolvers.
+	 */
+	public void setReactiveContext(@Nullable ReactiveIdempotencyContext reactiveContext) {
+		if (this.reactive != null) {
+			this.reactive.context = reactiveContext;
+		}
+	}
+
+	private IdempotencyKeyException missingKey(IdempotentOperation operation) {
+		return missingKey(operation, this.keyResolver.describeSource());
+	}
+
+	private IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
+		if (operation.key() == null) {
+			return new IdempotencyKeyException("Idempotency key is required: send it in " + source);
+		}
+		return new IdempotencyKeyException(
+				"Idempotency key is required: the request field it is taken from is " + "missing or blank",
+				"Idempotency key is required by " + operation.policy().name() + ": expression '"
+						+ operation.key().getExpressionString() + "' of " + operation.describe()
+						+ " evaluated to null or blank");
+	}
+
+	/**
+	 * Checks a key or scope before it reaches the store, so that a store never sees a
+	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
+	 * a malformed value is the caller's 400, not a store failure (which would be a 503,
+	 * or an unprotected run under {@code failure-mode=open}). Validated values are also
+	 * safe to log.
+	 */
+	static void validate(IdempotentOperation operation, String what, String value, int maxLength) {
+		if (value.length() > maxLength) {
+			throw new IdempotencyKeyException(
+					"Idempotency " + what + " is " + value.length() + " characters, longer than the " + maxLength
+							+ " allowed; send a shorter key, such as a UUID",
+					"Idempotency " + what + " of " + operation.policy().name() + " is " + value.length()
+							+ " characters, longer than " + maxLength
+							+ " (idempotent.max-key-length for keys); send a shorter key, such as a UUID");
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean bad;
+			if (Character.isHighSurrogate(c)) {
+				bad = i + 1 >= value.length() || !Character.isLowSurrogate(value.charAt(i + 1));
+				i++;
+			}
+			else {
+				bad = Character.isLowSurrogate(c) || Character.isISOControl(c);
+			}
+			if (bad) {
+				throw new IdempotencyKeyException(
+						"Idempotency " + what + " must be printable text; character " + (i + 1)
+								+ " is a control character or a broken surrogate pair. Send a key such as a UUID",
+						"Idempotency " + what + " of " + operation.policy().name() + " has a control character or "
+								+ "a broken surrogate pair at position " + (i + 1));
+			}
+		}
+	}
+
+	/**
+	 * Calls of methods that return a {@code Mono}, and of Kotlin {@code suspend}
+	 * functions, which Spring's proxy hands to interceptors as a {@code Mono}. Nothing
+	 * happens until subscription; then the key, scope and payload are evaluated, the key
+	 * claimed without blocking (see {@link IdempotencyExecutor#executeNonBlocking}), and
+	 * the method called and its {@code Mono} subscribed only by the call that owns the
+	 * key. An empty {@code Mono} is a result: it is stored and replays as empty.
+	 * <p>
+	 * Cancellation (the client went away): the method's {@code Mono} is subscribed apart
+	 * from the caller's subscription, with the caller's context, so cancelling the
+	 * caller's subscription does not cancel a method that has started. It runs to
+	 * completion and its outcome is stored; the client's retry gets it as a replay (or
+	 * 409 while it still runs), rather than running the method a second time after a
+	 * first run that may have had its side effects. A caller that cancels before the
+	 * method started (while waiting for a duplicate, or before its claim returned)
+	 * releases the key without running it.
+	 */
+	private final class ReactiveCalls {
+
+		volatile @Nullable ReactiveIdempotencyContext context;
+
+		Object invoke(IdempotentOperation operation, Call call, MethodInvocation invocation) {
+			return Mono.deferContextual((contextView) -> {
+				ReactiveIdempotencyContext context = this.context;
+				String key;
+				if (operation.key() != null || context == null) {
+					key = call.key();
+				}
+				else {
+					key = context.resolveKey(contextView);
+					key = StringUtils.hasText(key) ? key : null;
+				}
+				if (key == null) {
+					if (operation.required()) {
+						return Mono.error(missingKey(operation, (context != null) ? context.describeSource()
+								: IdempotentInterceptor.this.keyResolver.describeSource()));
+					}
+					return toMono(proceed(invocation));
+				}
+				validate(operation, "key", key, IdempotentInterceptor.this.maxKeyLength);
+				String clientKey = key;
+				Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
+						: context.resolveScope(contextView, IdempotentInterceptor.this.scopeResolver);
+				IdempotencyObserver observer = (context != null) ? context.observer(contextView)
+						: IdempotencyObserver.NONE;
+				return scope.flatMap((resolvedScope) -> {
+					validate(operation, "scope", resolvedScope, MAX_SCOPE_LENGTH);
+					IdempotencyKey storeKey = IdempotencyKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
+							operation.policy().name(), clientKey,
+							IdempotentInterceptor.this.executor.getStore().maxKeyLength());
+					Fingerprint fingerprint = IdempotentInterceptor.this.fingerprinter.fingerprint(call.payload());
+					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
+							operation.policy(), clientKey, storeKey, fingerprint,
+							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer);
+					// suppressCancel: a cancelled subscriber leaves the call running
+					// (above).
+					return Mono.fromFuture(result, true);
+				});
+			});
+		}
+
+		private @Nullable Object proceed(MethodInvocation invocation) {
+			try {
+				return invocation.proceed();
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				throw Exceptions.propagate(ex);
+			}
+		}
+
+		private Mono<?> toMono(@Nullable Object returned) {
+			if (returned == null) {
+				return Mono.empty();
+			}
+			ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned.getClass());
+			Assert.state(adapter != null, () -> "Cannot adapt " + returned.getClass().getName() + " to a Mono");
+			return Mono.from(adapter.toPublisher(returned));
+		}
+
 	}
 
 	/**
@@ -128,8 +302,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			Object value = evaluate(expression, "scope");
 			if (value == null || !StringUtils.hasText(value.toString())) {
-				throw new IdempotencyKeyException("Scope expression '" + expression.getExpressionString() + "' of "
-						+ this.operation.describe() + " evaluated to null or blank; every call needs a scope");
+				throw new IdempotencyKeyException(
+						"The request has no scope for its idempotency key: the request field it is taken from is "
+								+ "missing or blank",
+						"Scope expression '" + expression.getExpressionString() + "' of " + this.operation.describe()
+								+ " evaluated to null or blank; every call needs a scope");
 			}
 			return value.toString();
 		}
@@ -155,7 +332,10 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				return expression.getValue(context());
 			}
 			catch (EvaluationException ex) {
-				throw new IdempotencyKeyException(
+				// The expression does not fit the arguments: a bug of the application,
+				// not
+				// of the request, so a server error (500) rather than a 400.
+				throw new IllegalStateException(
 						"Cannot evaluate " + attribute + " expression '" + expression.getExpressionString() + "' of "
 								+ this.operation.describe() + ": " + ex.getMessage(),
 						ex);

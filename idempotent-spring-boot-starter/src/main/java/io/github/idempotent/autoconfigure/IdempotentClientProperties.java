@@ -12,10 +12,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class IdempotentClientProperties {
 
 	/**
-	 * Whether every RestClient.Builder of the application gets the idempotency key and
-	 * retry interceptor. Off by default: it changes how every POST and PATCH is sent.
+	 * Whether to provide an IdempotentRetryInterceptor bean, which RestClients opt into
+	 * with requestInterceptor(...).
 	 */
-	private boolean enabled;
+	private boolean enabled = true;
+
+	/**
+	 * Whether every RestClient.Builder of the application gets the interceptor, so that
+	 * POSTs and PATCHes to third-party APIs are retried with keys too.
+	 */
+	private boolean applyToAllRestClients;
 
 	/**
 	 * Request header that carries the key.
@@ -53,6 +59,14 @@ public class IdempotentClientProperties {
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public boolean isApplyToAllRestClients() {
+		return this.applyToAllRestClients;
+	}
+
+	public void setApplyToAllRestClients(boolean applyToAllRestClients) {
+		this.applyToAllRestClients = applyToAllRestClients;
 	}
 
 	public String getHeaderName() {

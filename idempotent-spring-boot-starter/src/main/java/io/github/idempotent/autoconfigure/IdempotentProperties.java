@@ -1,6 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -19,7 +21,9 @@ public class IdempotentProperties {
 	private boolean enabled = true;
 
 	/**
-	 * Prefix of every record key in the store.
+	 * Prefix of every record key in the store. Two applications that share a store and
+	 * contain the same classes (two deployments of one code base) need different
+	 * prefixes; every instance of one application needs the same one.
 	 */
 	private String keyPrefix = "idempotent";
 
@@ -195,6 +199,8 @@ public class IdempotentProperties {
 
 		private final Jdbc jdbc = new Jdbc();
 
+		private final Memory memory = new Memory();
+
 		public StoreType getType() {
 			return this.type;
 		}
@@ -209,6 +215,31 @@ public class IdempotentProperties {
 
 		public Jdbc getJdbc() {
 			return this.jdbc;
+		}
+
+		public Memory getMemory() {
+			return this.memory;
+		}
+
+	}
+
+	public static class Memory {
+
+		// A literal, not InMemoryIdempotencyStore.DEFAULT_MAXIMUM_RECORDS: the metadata
+		// processor reads only literals, and IDEs show the default from the metadata.
+		/**
+		 * Largest number of records the in-memory store holds. When it is full and none
+		 * has expired, new keys are refused as if the store were down (see failure-mode)
+		 * rather than a live record evicted.
+		 */
+		private int maximumRecords = 100_000;
+
+		public int getMaximumRecords() {
+			return this.maximumRecords;
+		}
+
+		public void setMaximumRecords(int maximumRecords) {
+			this.maximumRecords = maximumRecords;
 		}
 
 	}
@@ -376,13 +407,42 @@ public class IdempotentProperties {
 		private String headerName = "Idempotency-Key";
 
 		/**
+		 * Response header that marks a replayed response (with the value "true").
+		 */
+		private String replayedHeader = "Idempotent-Replayed";
+
+		/**
 		 * Whether the protocol's exceptions are mapped to problem responses (400, 409,
 		 * 422, 503).
 		 */
 		private boolean problemDetails = true;
 
+		/**
+		 * Response headers never stored with a ResponseEntity result nor replayed,
+		 * besides the credential headers that are never stored (Set-Cookie,
+		 * Authorization, WWW-Authenticate and their proxy counterparts) and hop-by-hop
+		 * headers.
+		 */
+		private List<String> excludedResponseHeaders = new ArrayList<>();
+
+		public List<String> getExcludedResponseHeaders() {
+			return this.excludedResponseHeaders;
+		}
+
+		public void setExcludedResponseHeaders(List<String> excludedResponseHeaders) {
+			this.excludedResponseHeaders = excludedResponseHeaders;
+		}
+
 		public String getHeaderName() {
 			return this.headerName;
+		}
+
+		public String getReplayedHeader() {
+			return this.replayedHeader;
+		}
+
+		public void setReplayedHeader(String replayedHeader) {
+			this.replayedHeader = replayedHeader;
 		}
 
 		public void setHeaderName(String headerName) {

@@ -35,7 +35,7 @@ class MemoryStoreConfiguration {
 			case JDBC -> throw new IllegalStateException("idempotent.store.type=jdbc but there is no single "
 					+ "DataSource: add spring-boot-starter-jdbc and configure spring.datasource.*");
 		}
-		return new InMemoryIdempotencyStore();
+		return new InMemoryIdempotencyStore(properties.getStore().getMemory().getMaximumRecords());
 	}
 
 }

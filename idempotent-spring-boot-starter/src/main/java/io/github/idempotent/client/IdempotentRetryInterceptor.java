@@ -40,13 +40,18 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * server runs the operation at most once however many attempts it takes.
  * <p>
  * Retried, with exponential back-off and jitter: I/O errors (connection refused or reset,
- * a response lost in transit, a read timeout), {@code 503} and every other {@code 5xx},
- * and {@code 409} when it carries {@code Retry-After} (the same key still in progress). A
- * {@code Retry-After} header replaces the back-off delay for the next attempt, up to
- * {@link Builder#maxRetryAfter}. A {@code 409} without {@code Retry-After} is a conflict
- * with the resource's state, such as an illegal state transition, which no retry fixes.
- * When the attempts run out, the last response is returned (so {@code RestClient}'s
- * status handlers see it) or the last I/O error is thrown.
+ * a response lost in transit, a read timeout), {@code 500}, {@code 502}, {@code 503} and
+ * {@code 504}, and {@code 409} and {@code 429} when they carry {@code Retry-After} (the
+ * same key still in progress, or a rate limit that names its end). A {@code Retry-After}
+ * header replaces the back-off delay for the next attempt, up to
+ * {@link Builder#maxRetryAfter}. Every other status is returned at once: a {@code 409}
+ * without {@code Retry-After} is a conflict with the resource's state, such as an illegal
+ * state transition, and a {@code 501} or {@code 505} says what the server cannot do; no
+ * retry fixes either. When the attempts run out, the last response is returned (so
+ * {@code RestClient}'s status handlers see it) or the last I/O error is thrown.
+ * <p>
+ * Add it only to clients of servers that honour idempotency keys: elsewhere each retry of
+ * a POST may run the operation again.
  * <p>
  * The retries run on Spring Framework's {@link RetryTemplate}.
  *
@@ -125,12 +130,24 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		}
 	}
 
-	private boolean isRetryable(ClientHttpResponse response) throws IOException {
+	/**
+	 * Whether the status says that the same request may succeed later. Most 5xx do not:
+	 * {@code 501}, {@code 505} and the like describe the server or the request, and a
+	 * retry only repeats them. {@code 500} is retried because Spring applications answer
+	 * it for transient failures too (a deadlock, a dropped database connection), and an
+	 * {@code @Idempotent} server releases the key of a failed call precisely so that it
+	 * may be retried. {@code 409} and {@code 429} are retried only when the server says
+	 * when, with {@code Retry-After}: without it, a 409 is a conflict with the resource's
+	 * state and a 429 a rate limit whose window a short back-off would not outlast.
+	 */
+	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
 		HttpStatusCode status = response.getStatusCode();
-		if (status.is5xxServerError()) {
+		if (status.isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR) || status.isSameCodeAs(HttpStatus.BAD_GATEWAY)
+				|| status.isSameCodeAs(HttpStatus.SERVICE_UNAVAILABLE)
+				|| status.isSameCodeAs(HttpStatus.GATEWAY_TIMEOUT)) {
 			return true;
 		}
-		return status.isSameCodeAs(HttpStatus.CONFLICT)
+		return (status.isSameCodeAs(HttpStatus.CONFLICT) || status.isSameCodeAs(HttpStatus.TOO_MANY_REQUESTS))
 				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
 	}
 

@@ -14,8 +14,10 @@ public class IdempotencyInProgressException extends IdempotencyException {
 	private final Duration retryAfter;
 
 	public IdempotencyInProgressException(String key, String operation, Duration retryAfter) {
-		super("A request with idempotency key '" + key + "' of " + operation + " is still in progress; retry after "
-				+ retryAfter.toMillis() + " ms with the same key");
+		super("A request with this idempotency key is still in progress; retry later with the same key",
+				"A request with idempotency key '" + key + "' of " + operation + " is still in progress; retry after "
+						+ retryAfter.toMillis() + " ms with the same key",
+				null);
 		this.key = key;
 		this.operation = operation;
 		this.retryAfter = retryAfter;

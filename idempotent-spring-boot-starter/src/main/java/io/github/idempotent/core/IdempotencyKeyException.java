@@ -1,8 +1,8 @@
 package io.github.idempotent.core;
 
 /**
- * The idempotency key is missing, blank, too long or malformed, or its expression cannot
- * be evaluated. Maps to HTTP 400.
+ * The idempotency key (or the scope) of a call is missing, blank, too long or malformed.
+ * Maps to HTTP 400.
  */
 public class IdempotencyKeyException extends IdempotencyException {
 
@@ -12,6 +12,14 @@ public class IdempotencyKeyException extends IdempotencyException {
 
 	public IdempotencyKeyException(String message, Throwable cause) {
 		super(message, cause);
+	}
+
+	/**
+	 * @param detail what the caller is told
+	 * @param message what the log says, with the method and expression at fault
+	 */
+	public IdempotencyKeyException(String detail, String message) {
+		super(detail, message, null);
 	}
 
 }

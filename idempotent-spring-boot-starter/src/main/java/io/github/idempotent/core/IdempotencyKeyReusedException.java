@@ -10,8 +10,10 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
 	private final String operation;
 
 	public IdempotencyKeyReusedException(String key, String operation) {
-		super("Idempotency key '" + key + "' of " + operation
-				+ " was already used with a different payload; send a new key for a new request");
+		super("This idempotency key was already used with a different payload; send a new key for a new request",
+				"Idempotency key '" + key + "' of " + operation
+						+ " was already used with a different payload; send a new key for a new request",
+				null);
 		this.key = key;
 		this.operation = operation;
 	}

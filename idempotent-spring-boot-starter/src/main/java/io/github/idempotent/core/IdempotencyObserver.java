@@ -16,6 +16,18 @@ public interface IdempotencyObserver {
 	};
 
 	/**
+	 * Observer that passes every callback to {@code observer} and logs, rather than
+	 * throws, what it throws: an observer is told about a call after the fact, and its
+	 * failure must not lose that call's result or turn a replay into an error.
+	 */
+	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
+		if (observer == NONE || observer instanceof FailSafeObserver) {
+			return observer;
+		}
+		return new FailSafeObserver(observer);
+	}
+
+	/**
 	 * Observer that notifies each of {@code observers} in turn.
 	 */
 	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {
@@ -53,7 +65,22 @@ public interface IdempotencyObserver {
 				all.forEach((observer) -> observer.leaseLost(policy, key));
 			}
 
+			@Override
+			public IdempotencyObserver forAsyncCall() {
+				return composite(all.stream().map(IdempotencyObserver::forAsyncCall).toList());
+			}
+
 		};
+	}
+
+	/**
+	 * The observer to notify about an asynchronous call, whose outcome is known later and
+	 * on another thread. Called on the calling thread when the call starts, so that an
+	 * observer bound to the calling thread (the current HTTP response, say) can capture
+	 * what it needs. By default this observer itself.
+	 */
+	default IdempotencyObserver forAsyncCall() {
+		return this;
 	}
 
 	/**

@@ -7,12 +7,15 @@ package io.github.idempotent.core;
  */
 public class IdempotencyResultException extends IdempotencyException {
 
+	private static final String DETAIL = "The request with this idempotency key was processed, "
+			+ "but its result cannot be returned again";
+
 	public IdempotencyResultException(String message) {
-		super(message);
+		super(DETAIL, message, null);
 	}
 
 	public IdempotencyResultException(String message, Throwable cause) {
-		super(message, cause);
+		super(DETAIL, message, cause);
 	}
 
 }

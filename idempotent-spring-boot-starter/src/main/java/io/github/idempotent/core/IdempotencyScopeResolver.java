@@ -13,8 +13,33 @@ public interface IdempotencyScopeResolver {
 	String GLOBAL = "_";
 
 	/**
+	 * Resolver that puts every caller in the {@link #GLOBAL} scope.
+	 */
+	IdempotencyScopeResolver NONE = new IdempotencyScopeResolver() {
+
+		@Override
+		public String resolveScope() {
+			return GLOBAL;
+		}
+
+		@Override
+		public boolean separatesCallers() {
+			return false;
+		}
+
+	};
+
+	/**
 	 * The scope of the current call; {@link #GLOBAL} when there is no caller identity.
 	 */
 	String resolveScope();
+
+	/**
+	 * Whether this resolver gives different callers different scopes; {@code false} for
+	 * one shared by all, which makes the start-up warn about keys any caller can send.
+	 */
+	default boolean separatesCallers() {
+		return true;
+	}
 
 }

@@ -11,8 +11,11 @@ public class IdempotencyStoreUnavailableException extends IdempotencyException {
 	private final Duration retryAfter;
 
 	public IdempotencyStoreUnavailableException(String operation, Duration retryAfter, Throwable cause) {
-		super("Idempotency store unavailable, " + operation + " was not run; retry later with the same key (" + cause
-				+ ")", cause);
+		super("The request was not processed because its idempotency key could not be checked; "
+				+ "retry later with the same key",
+				"Idempotency store unavailable, " + operation + " was not run; retry later with the same key (" + cause
+						+ ")",
+				cause);
 		this.retryAfter = retryAfter;
 	}
 

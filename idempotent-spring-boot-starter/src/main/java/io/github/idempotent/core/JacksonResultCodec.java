@@ -7,6 +7,7 @@ import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.type.TypeFactory;
 
 import org.springframework.core.ResolvableType;
 import org.springframework.util.Assert;
@@ -48,8 +49,31 @@ public class JacksonResultCodec implements ResultCodec {
 	}
 
 	private JsonBinding jsonBinding(ResolvableType type) {
-		JavaType javaType = this.mapper.getTypeFactory().constructType(type.getType());
+		JavaType javaType = javaType(type);
 		return new JsonBinding(this.mapper.writerFor(javaType), this.mapper.readerFor(javaType));
+	}
+
+	/**
+	 * The Jackson type of a resolved type, built from its resolved parts: the underlying
+	 * {@code java.lang.reflect.Type} of a method's return type may still be a type
+	 * variable ({@code T} of {@code Base<T>.make()}), which Jackson would read as
+	 * {@code Object}, and replay as a map.
+	 */
+	private JavaType javaType(ResolvableType type) {
+		TypeFactory types = this.mapper.getTypeFactory();
+		if (type.isArray()) {
+			return types.constructArrayType(javaType(type.getComponentType()));
+		}
+		Class<?> raw = type.resolve(Object.class);
+		ResolvableType[] generics = type.getGenerics();
+		if (generics.length == 0 || generics.length != raw.getTypeParameters().length) {
+			return types.constructType(raw);
+		}
+		JavaType[] parameters = new JavaType[generics.length];
+		for (int i = 0; i < generics.length; i++) {
+			parameters[i] = javaType(generics[i]);
+		}
+		return types.constructParametricType(raw, parameters);
 	}
 
 	private record JsonBinding(ObjectWriter writer, ObjectReader reader) implements Binding {

@@ -3,6 +3,9 @@ package io.github.idempotent.web;
 import java.net.URI;
 import java.time.Duration;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
@@ -12,30 +15,43 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
+import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
-import io.github.idempotent.state.IllegalStateTransitionException;
 
 /**
  * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
  * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
- * reused with another payload, 503 with {@code Retry-After} when the store is down, and
- * 409 without it for a transition a {@code StateMachine} refuses. It has the lowest
- * precedence, so an application's own {@code @ControllerAdvice} that handles these
- * exceptions wins.
+ * reused with another payload, 503 with {@code Retry-After} when the store is down.
+ * Problems carry the exceptions' {@linkplain IdempotencyException#getDetail() details},
+ * never their messages, which name methods, expressions and stores.
+ * <p>
+ * Ordered at {@link #ORDER}, ahead of advice with the default order: Spring picks the
+ * first advice bean that has any matching handler, so an application's catch-all
+ * {@code @ExceptionHandler(Exception.class)} of the same order could otherwise take a 409
+ * or 503 and answer 500 without {@code Retry-After}. To handle these exceptions yourself,
+ * give your advice a higher precedence or set
+ * {@code idempotent.web.problem-details=false}.
  */
 @RestControllerAdvice
-@Order(Ordered.LOWEST_PRECEDENCE)
+@Order(IdempotencyProblemHandler.ORDER)
 public class IdempotencyProblemHandler {
+
+	/**
+	 * Order of this advice: high, with room above it for an application's own.
+	 */
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 1000;
+
+	private static final Log logger = LogFactory.getLog(IdempotencyProblemHandler.class);
 
 	private static final String TYPE_BASE = "urn:idempotent:";
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
-		ProblemDetail problem = problem(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getMessage());
+		ProblemDetail problem = problem(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getDetail());
 		problem.setProperty("idempotencyKey", ex.getKey());
 		return withRetryAfter(problem, ex.getRetryAfter());
 	}
@@ -43,50 +59,39 @@ public class IdempotencyProblemHandler {
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> keyReused(IdempotencyKeyReusedException ex) {
 		ProblemDetail problem = problem(HttpStatus.UNPROCESSABLE_CONTENT, "key-reused", "Idempotency key reused",
-				ex.getMessage());
+				ex.getDetail());
 		problem.setProperty("idempotencyKey", ex.getKey());
 		return ResponseEntity.of(problem).build();
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> invalidKey(IdempotencyKeyException ex) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Refused a request with a missing or invalid idempotency key: " + ex.getMessage());
+		}
 		return ResponseEntity
-			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getMessage()))
+			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getDetail()))
 			.build();
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
-		// The cause's message may name internal hosts: it stays in the logs.
-		return withRetryAfter(
-				problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable",
-						"The request was not processed because its idempotency key could not be checked; "
-								+ "retry later with the same key"),
-				ex.getRetryAfter());
+		// The cause's message may name internal hosts: it stays in the logs (the executor
+		// logs the outage).
+		return withRetryAfter(problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable",
+				"Idempotency store unavailable", ex.getDetail()), ex.getRetryAfter());
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> resultUnavailable(IdempotencyResultException ex) {
+		logger.error("Answered 500: " + ex.getMessage(), ex.getCause());
 		return ResponseEntity
 			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
-					ex.getMessage()))
+					ex.getDetail()))
 			.build();
 	}
 
-	/**
-	 * A state machine refused a transition: a conflict with the resource's state that a
-	 * retry cannot fix, so no {@code Retry-After}.
-	 */
-	@ExceptionHandler
-	public ResponseEntity<ProblemDetail> illegalTransition(IllegalStateTransitionException ex) {
-		ProblemDetail problem = problem(HttpStatus.CONFLICT, "illegal-transition", "Illegal state transition",
-				ex.getMessage());
-		problem.setProperty("currentState", ex.getCurrent().name());
-		problem.setProperty("targetState", ex.getTarget().name());
-		return ResponseEntity.of(problem).build();
-	}
-
-	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
+	static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setType(URI.create(TYPE_BASE + type));
 		problem.setTitle(title);

@@ -1,6 +1,8 @@
 package io.github.idempotent.web;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -18,17 +20,36 @@ import io.github.idempotent.core.ResultConverter;
 /**
  * Stores a {@link ResponseEntity} as its status, its end-to-end headers and its body
  * (typed by the entity's generic type), so a replay is the same response. Hop-by-hop
- * headers and headers the server computes for each response are not stored.
+ * headers, headers the server computes for each response and credentials are not stored:
+ * a replay goes to whoever sends the key again, and must never hand them the first
+ * caller's session cookie or token.
  */
 public class ResponseEntityResultConverter implements ResultConverter {
 
 	/**
-	 * Hop-by-hop headers (RFC 9110 section 7.6.1) and framing headers the container
-	 * recomputes.
+	 * Hop-by-hop headers (RFC 9110 section 7.6.1), framing headers the container
+	 * recomputes, and credentials.
 	 */
 	private static final Set<String> NOT_REPLAYED = Set.of("connection", "keep-alive", "proxy-authenticate",
 			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-			"content-length", "date", IdempotencyResponseHeaders.REPLAYED.toLowerCase(Locale.ROOT));
+			"content-length", "date", "set-cookie", "set-cookie2", "authorization", "www-authenticate",
+			"authentication-info", "proxy-authentication-info",
+			IdempotencyResponseHeaders.REPLAYED.toLowerCase(Locale.ROOT));
+
+	private final Set<String> excluded;
+
+	public ResponseEntityResultConverter() {
+		this(List.of());
+	}
+
+	/**
+	 * @param excludedHeaders further response headers never stored, case-insensitive
+	 */
+	public ResponseEntityResultConverter(Collection<String> excludedHeaders) {
+		Set<String> excluded = new HashSet<>(NOT_REPLAYED);
+		excludedHeaders.forEach((name) -> excluded.add(name.toLowerCase(Locale.ROOT)));
+		this.excluded = Set.copyOf(excluded);
+	}
 
 	@Override
 	public @Nullable ResolvableType storedType(ResolvableType returnType) {
@@ -47,7 +68,7 @@ public class ResponseEntityResultConverter implements ResultConverter {
 		ResponseEntity<?> entity = (ResponseEntity<?>) value;
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		for (Map.Entry<String, List<String>> header : entity.getHeaders().headerSet()) {
-			if (!NOT_REPLAYED.contains(header.getKey().toLowerCase(Locale.ROOT))) {
+			if (!this.excluded.contains(header.getKey().toLowerCase(Locale.ROOT))) {
 				headers.put(header.getKey(), new ArrayList<>(header.getValue()));
 			}
 		}

@@ -17,6 +17,7 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
@@ -24,6 +25,7 @@ import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.PrincipalScopeResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class IdempotentAutoConfigurationTests {
 
@@ -56,6 +58,35 @@ class IdempotentAutoConfigurationTests {
 		this.runner.withPropertyValues("idempotent.store.type=memory")
 			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
 				.isInstanceOf(InMemoryIdempotencyStore.class));
+	}
+
+	@Test
+	void fullMemoryStoreRefusesNewKeysAsAStoreThatIsDown() {
+		this.runner.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1")
+			.withUserConfiguration(AnnotatedServiceConfiguration.class)
+			.run((context) -> {
+				AnnotatedService service = context.getBean(AnnotatedService.class);
+				assertThat(service.next("a")).isEqualTo(1);
+				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
+					.isThrownBy(() -> service.next("b"))
+					.withMessageContaining("idempotent.store.memory.maximum-records");
+				assertThat(service.next("a")).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void fullMemoryStoreRunsNewKeysUnprotectedWhenFailingOpen() {
+		this.runner
+			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
+					"idempotent.failure-mode=open")
+			.withUserConfiguration(AnnotatedServiceConfiguration.class)
+			.run((context) -> {
+				AnnotatedService service = context.getBean(AnnotatedService.class);
+				assertThat(service.next("a")).isEqualTo(1);
+				assertThat(service.next("b")).isEqualTo(2);
+				assertThat(service.next("b")).isEqualTo(3);
+				assertThat(service.next("a")).isEqualTo(1);
+			});
 	}
 
 	@Test
@@ -132,8 +163,8 @@ class IdempotentAutoConfigurationTests {
 	void malformedKeyExpressionFailsTheStartupNamingTheMethod() {
 		this.runner.withUserConfiguration(MalformedServiceConfiguration.class)
 			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining(
-						"@Idempotent on MalformedService#charge: key expression '#request.(' does not parse"));
+				.hasStackTraceContaining("@Idempotent on " + MalformedService.class.getName()
+						+ "#charge(java.lang.String): key expression '#request.(' does not parse"));
 	}
 
 	@Test
@@ -141,7 +172,8 @@ class IdempotentAutoConfigurationTests {
 		this.runner.withUserConfiguration(BadDurationServiceConfiguration.class)
 			.withPropertyValues("payments.ttl=forever")
 			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining("@Idempotent on BadDurationService#charge: ttl '${payments.ttl}' "
+				.hasStackTraceContaining("@Idempotent on " + BadDurationService.class.getName()
+						+ "#charge(java.lang.String): ttl '${payments.ttl}' "
 						+ "(resolved to 'forever') is not a duration"));
 	}
 

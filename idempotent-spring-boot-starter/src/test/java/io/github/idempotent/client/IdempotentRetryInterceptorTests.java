@@ -22,6 +22,8 @@ import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -119,6 +121,14 @@ class IdempotentRetryInterceptorTests {
 		return this.client.post().uri("/payments").body("{\"orderNo\":\"A-1\"}").retrieve().body(String.class);
 	}
 
+	/**
+	 * A POST whose error status is handed back instead of thrown.
+	 */
+	private ResponseEntity<String> postForEntity() {
+		return this.client.post().uri("/payments").body("{}").retrieve().onStatus((status) -> true, (request, resp) -> {
+		}).toEntity(String.class);
+	}
+
 	@Test
 	void lostResponseIsRetriedWithTheSameKeyAndRunsOnce() {
 		fault(Fault.DROP);
@@ -159,25 +169,45 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	@Test
-	void serverErrorsAndInProgressConflictsAreRetried() {
+	void transientServerErrorsAndInProgressConflictsAreRetried() {
+		this.client = client(IdempotentRetryInterceptor.builder().maxRetries(5).delay(Duration.ZERO).build());
 		fault(new Fault(500, null));
 		fault(new Fault(409, "0"));
 		fault(new Fault(502, null));
+		fault(new Fault(503, null));
+		fault(new Fault(504, null));
 		assertThat(post()).isEqualTo("{\"execution\":1}");
-		assertThat(this.keys).hasSize(4).containsOnly(this.keys.get(0));
+		assertThat(this.keys).hasSize(6).containsOnly(this.keys.get(0));
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 501, 505, 506, 507, 508, 510, 511 })
+	void serverErrorsThatNoRetryFixesAreReturnedAtOnce(int status) {
+		fault(new Fault(status, null));
+		ResponseEntity<String> response = postForEntity();
+		assertThat(response.getStatusCode().value()).isEqualTo(status);
+		assertThat(this.keys).hasSize(1);
+		assertThat(this.executions).hasValue(0);
+	}
+
+	@Test
+	void tooManyRequestsIsRetriedWhenTheServerSaysWhen() {
+		fault(new Fault(429, "0"));
+		assertThat(post()).isEqualTo("{\"execution\":1}");
+		assertThat(this.keys).hasSize(2).containsOnly(this.keys.get(0));
+	}
+
+	@Test
+	void tooManyRequestsWithoutRetryAfterIsReturnedAtOnce() {
+		fault(new Fault(429, null));
+		assertThat(postForEntity().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+		assertThat(this.keys).hasSize(1);
 	}
 
 	@Test
 	void conflictWithoutRetryAfterIsNotRetried() {
 		fault(new Fault(409, null));
-		ResponseEntity<String> response = this.client.post()
-			.uri("/orders/A-1/refund")
-			.body("{}")
-			.retrieve()
-			.onStatus((status) -> true, (request, resp) -> {
-			})
-			.toEntity(String.class);
-		assertThat(response.getStatusCode()).isEqualTo(HttpStatus.CONFLICT);
+		assertThat(postForEntity().getStatusCode()).isEqualTo(HttpStatus.CONFLICT);
 		assertThat(this.keys).hasSize(1);
 	}
 

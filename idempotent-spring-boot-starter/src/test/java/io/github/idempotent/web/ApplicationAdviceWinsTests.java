@@ -11,6 +11,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -21,7 +23,8 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application's own advice for the protocol's exceptions wins over the starter's.
+ * An application's own advice for the protocol's exceptions wins over the starter's when
+ * it is ordered ahead of it.
  */
 @SpringBootTest(classes = { WebTestApplication.class, ApplicationAdviceWinsTests.OwnAdvice.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT, properties = "idempotent.store.type=memory")
@@ -43,6 +46,7 @@ class ApplicationAdviceWinsTests {
 
 	@TestConfiguration(proxyBeanMethods = false)
 	@RestControllerAdvice
+	@Order(Ordered.HIGHEST_PRECEDENCE)
 	static class OwnAdvice {
 
 		@ExceptionHandler

@@ -1,6 +1,8 @@
 package io.github.idempotent.web;
 
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +24,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.server.ResponseStatusException;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.state.IllegalStateTransitionException;
@@ -209,6 +212,179 @@ public class WebTestApplication {
 		Payment tenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
 			int n = this.executions.increment("tenant");
 			return new Payment("tenant-" + n, request.orderNo(), request.amount(), tenant);
+		}
+
+	}
+
+	/**
+	 * The same payments, returning {@code CompletableFuture}s that complete on another
+	 * thread.
+	 */
+	@RestController
+	static class FuturePaymentsController {
+
+		private final Executions executions;
+
+		private final Gate gate;
+
+		FuturePaymentsController(Executions executions, Gate gate) {
+			this.executions = executions;
+			this.gate = gate;
+		}
+
+		@PostMapping("/future-payments")
+		@Idempotent
+		CompletableFuture<ResponseEntity<Payment>> pay(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-payments");
+				Payment payment = new Payment("fpay-" + n + "-" + request.orderNo(), request.orderNo(),
+						request.amount(), "anonymous");
+				return ResponseEntity.status(HttpStatus.CREATED)
+					.header("Location", "/payments/" + payment.id())
+					.header("X-Payment-Id", payment.id())
+					.body(payment);
+			});
+		}
+
+		@PostMapping("/future-gated-payments")
+		@Idempotent(waitFor = "${test.future-wait-for:0s}")
+		CompletionStage<Payment> gated(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-gated");
+				try {
+					this.gate.pass();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return new Payment("fgated-" + n, request.orderNo(), request.amount(), "anonymous");
+			});
+		}
+
+		@PostMapping("/future-declining-payments")
+		@Idempotent
+		CompletableFuture<Payment> decline(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				this.executions.increment("future-declining");
+				throw new PaymentDeclinedException("Card declined for order " + request.orderNo());
+			});
+		}
+
+		@PostMapping("/future-cached-declines")
+		@Idempotent(cacheFor = PaymentDeclinedException.class)
+		CompletableFuture<Payment> cachedDecline(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-cached");
+				throw new PaymentDeclinedException("Card declined (" + n + ") for order " + request.orderNo());
+			});
+		}
+
+	}
+
+	public record Customer(String id) {
+	}
+
+	public record Order(String orderNo, Customer customer, long amount) {
+	}
+
+	@RestController
+	static class KeyedController {
+
+		private final Executions executions;
+
+		KeyedController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/keyed-payments")
+		@Idempotent(key = "#request.orderNo", payload = "#request.amount")
+		Payment keyed(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("keyed");
+			return new Payment("keyed-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
+		@PostMapping("/customer-orders")
+		@Idempotent(key = "#order.customer.id + ':' + #order.orderNo")
+		Payment customerOrder(@RequestBody Order order) {
+			int n = this.executions.increment("customer-orders");
+			return new Payment("co-" + n, order.orderNo(), order.amount(), order.customer().id());
+		}
+
+	}
+
+	@RestController
+	static class SessionController {
+
+		private final Executions executions;
+
+		SessionController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/logins")
+		@Idempotent
+		ResponseEntity<Payment> login(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("logins");
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.header("Set-Cookie", "SESSION=secret-" + n + "; HttpOnly")
+				.header("WWW-Authenticate", "Bearer realm=\"demo\"")
+				.header("X-Session-Token", "token-" + n)
+				.header("X-Payment-Id", "login-" + n)
+				.body(new Payment("login-" + n, request.orderNo(), request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/declined-with-status")
+		@Idempotent(cacheFor = RuntimeException.class)
+		Payment declinedWithStatus(@RequestBody PaymentRequest request) {
+			this.executions.increment("declined-with-status");
+			throw new ResponseStatusException(HttpStatus.PAYMENT_REQUIRED, "Card declined");
+		}
+
+	}
+
+	/**
+	 * Two controllers with one simple name and one method signature, in two "packages".
+	 */
+	static class ShopA {
+
+		@RestController
+		static class Ledger {
+
+			private final Executions executions;
+
+			Ledger(Executions executions) {
+				this.executions = executions;
+			}
+
+			@PostMapping("/a/ledger")
+			@Idempotent
+			Payment post(@RequestBody PaymentRequest request) {
+				int n = this.executions.increment("a-ledger");
+				return new Payment("a-" + n, request.orderNo(), request.amount(), "anonymous");
+			}
+
+		}
+
+	}
+
+	static class ShopB {
+
+		@RestController
+		static class Ledger {
+
+			private final Executions executions;
+
+			Ledger(Executions executions) {
+				this.executions = executions;
+			}
+
+			@PostMapping("/b/ledger")
+			@Idempotent
+			Payment post(@RequestBody PaymentRequest request) {
+				int n = this.executions.increment("b-ledger");
+				return new Payment("b-" + n, request.orderNo(), request.amount(), "anonymous");
+			}
+
 		}
 
 	}

@@ -2,10 +2,16 @@ package io.github.idempotent.store.memory;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
@@ -20,36 +26,112 @@ import io.github.idempotent.store.StoredResult;
  * dropped when touched and swept after as many claims as there were records at the last
  * sweep (at least {@value #SWEEP_EVERY}), so sweeping costs a constant amount per claim
  * however many records are held.
+ * <p>
+ * The store holds at most {@code maximumRecords} records. A claim of a new key when it is
+ * full sweeps the expired records first; if every record is still live, the claim fails
+ * with {@link InMemoryStoreFullException}. It never evicts a live record to make room: a
+ * completed result evicted early would let a retry of its key run the method again, and
+ * an evicted placeholder would let a duplicate run alongside its owner.
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
+	/**
+	 * Records held by default: with results of about 1 KB, in the order of 100 MB of
+	 * heap.
+	 */
+	public static final int DEFAULT_MAXIMUM_RECORDS = 100_000;
+
+	private static final Log logger = LogFactory.getLog(InMemoryIdempotencyStore.class);
+
 	private static final int SWEEP_EVERY = 1024;
+
+	// Far enough ahead of System.nanoTime() to stand for "never", near enough that the
+	// difference of two such times cannot overflow.
+	private static final long NEVER = Long.MAX_VALUE / 2;
+
+	private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+	private final int maximumRecords;
 
 	private final ConcurrentHashMap<String, Entry> records = new ConcurrentHashMap<>();
 
+	// Counted apart from the map so that a claim can reserve a place atomically:
+	// records.size() read before an insert lets concurrent claims overshoot the bound.
+	private final AtomicInteger recordCount = new AtomicInteger();
+
+	// No record expires before this System.nanoTime(). A lower bound, lowered by every
+	// write and made exact by every sweep: while it lies ahead, a full store has nothing
+	// to sweep, and a flood of new keys is refused without scanning every record each.
+	private final AtomicLong earliestExpiry = new AtomicLong(System.nanoTime() + NEVER);
+
 	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
 
-	private final AtomicBoolean sweeping = new AtomicBoolean();
+	private final ReentrantLock sweepLock = new ReentrantLock();
 
 	private volatile int sweepAfter = SWEEP_EVERY;
+
+	private final AtomicLong refusedSinceWarning = new AtomicLong();
+
+	private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+
+	/**
+	 * Store of at most {@value #DEFAULT_MAXIMUM_RECORDS} records.
+	 */
+	public InMemoryIdempotencyStore() {
+		this(DEFAULT_MAXIMUM_RECORDS);
+	}
+
+	/**
+	 * Store of at most {@code maximumRecords} records.
+	 * @param maximumRecords records held at most, live and expired ones not yet swept
+	 */
+	public InMemoryIdempotencyStore(int maximumRecords) {
+		Assert.isTrue(maximumRecords > 0, () -> "maximumRecords must be positive, not " + maximumRecords
+				+ ": set idempotent.store.memory.maximum-records to the number of results to keep");
+		this.maximumRecords = maximumRecords;
+	}
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
 		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
 			sweepIfDue();
 		}
+		ClaimResult result = tryClaim(key, fingerprint, lease);
+		if (result == null) {
+			sweepWhenFull();
+			result = tryClaim(key, fingerprint, lease);
+			if (result == null) {
+				InMemoryStoreFullException ex = new InMemoryStoreFullException(this.maximumRecords);
+				refused(ex);
+				throw ex;
+			}
+		}
+		return result;
+	}
+
+	/**
+	 * Claims the key, or returns {@code null} if it is absent and the store is full.
+	 */
+	private @Nullable ClaimResult tryClaim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
-		this.records.compute(key.value(), (k, entry) -> {
-			if (entry == null || entry.isExpired(now)) {
-				String token = OwnerToken.generate();
-				result[0] = new ClaimResult.Acquired(token);
-				return new Entry(token, fingerprint, null, now + lease.toNanos());
+		Entry written = this.records.compute(key.value(), (k, entry) -> {
+			if (entry != null && !entry.isExpired(now)) {
+				result[0] = (entry.result != null) ? new ClaimResult.Completed(entry.fingerprint, entry.result)
+						: new ClaimResult.InProgress(entry.fingerprint, Duration.ofNanos(entry.expiresAt - now));
+				return entry;
 			}
-			result[0] = (entry.result != null) ? new ClaimResult.Completed(entry.fingerprint, entry.result)
-					: new ClaimResult.InProgress(entry.fingerprint, Duration.ofNanos(entry.expiresAt - now));
-			return entry;
+			// An expired record is replaced in place; only an absent key needs room.
+			if (entry == null && !reserveRecord()) {
+				return null;
+			}
+			String token = OwnerToken.generate();
+			result[0] = new ClaimResult.Acquired(token);
+			return new Entry(token, fingerprint, null, now + lease.toNanos());
 		});
+		if (result[0] instanceof ClaimResult.Acquired && written != null) {
+			lowerEarliestExpiry(written.expiresAt);
+		}
 		return result[0];
 	}
 
@@ -84,19 +166,57 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	private boolean update(IdempotencyKey key, String token, Transition transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
-		this.records.compute(key.value(), (k, entry) -> {
+		Entry written = this.records.compute(key.value(), (k, entry) -> {
 			if (entry == null || (entry.result == null && token.equals(entry.token))) {
 				owned[0] = true;
-				return transition.apply(entry, now);
+				Entry next = transition.apply(entry, now);
+				if (entry == null && next != null) {
+					// A vanished record written anew goes in even when the store is full:
+					// refusing would drop the result of a call that ran, and a retry
+					// would
+					// run it again. Such records number at most the calls running at
+					// once.
+					this.recordCount.incrementAndGet();
+				}
+				else if (entry != null && next == null) {
+					this.recordCount.decrementAndGet();
+				}
+				return next;
 			}
-			return entry.isExpired(now) ? null : entry;
+			if (entry.isExpired(now)) {
+				this.recordCount.decrementAndGet();
+				return null;
+			}
+			return entry;
 		});
+		if (owned[0] && written != null) {
+			lowerEarliestExpiry(written.expiresAt);
+		}
 		return owned[0];
+	}
+
+	private boolean reserveRecord() {
+		while (true) {
+			int count = this.recordCount.get();
+			if (count >= this.maximumRecords) {
+				return false;
+			}
+			if (this.recordCount.compareAndSet(count, count + 1)) {
+				return true;
+			}
+		}
+	}
+
+	// Called after the record is in the map, never inside compute: a sweep that starts
+	// in between either sees the record or is lowered by this call after its reset.
+	private void lowerEarliestExpiry(long expiresAt) {
+		this.earliestExpiry.accumulateAndGet(expiresAt,
+				(current, candidate) -> (candidate - current < 0) ? candidate : current);
 	}
 
 	private void sweepIfDue() {
 		// One caller sweeps; the others carry on.
-		if (!this.sweeping.compareAndSet(false, true)) {
+		if (!this.sweepLock.tryLock()) {
 			return;
 		}
 		try {
@@ -107,13 +227,55 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			}
 		}
 		finally {
-			this.sweeping.set(false);
+			this.sweepLock.unlock();
 		}
 	}
 
+	private void sweepWhenFull() {
+		if (System.nanoTime() - this.earliestExpiry.get() < 0) {
+			return;
+		}
+		// Claims that find the store full wait for one sweep rather than each run their
+		// own; after it, the bound is exact and tells whether another would free
+		// anything.
+		this.sweepLock.lock();
+		try {
+			if (System.nanoTime() - this.earliestExpiry.get() >= 0) {
+				sweep();
+			}
+		}
+		finally {
+			this.sweepLock.unlock();
+		}
+	}
+
+	/**
+	 * Removes the expired records and makes {@link #earliestExpiry} exact. Runs under
+	 * {@link #sweepLock}.
+	 */
 	private void sweep() {
 		long now = System.nanoTime();
-		this.records.values().removeIf((entry) -> entry.isExpired(now));
+		this.earliestExpiry.set(now + NEVER);
+		this.records.forEach((key, entry) -> {
+			if (!entry.isExpired(now)) {
+				lowerEarliestExpiry(entry.expiresAt);
+			}
+			else if (this.records.remove(key, entry)) {
+				this.recordCount.decrementAndGet();
+			}
+		});
+	}
+
+	private void refused(InMemoryStoreFullException ex) {
+		// A full store refuses every new key until records expire: one warning a minute,
+		// with the count, rather than one per call.
+		this.refusedSinceWarning.incrementAndGet();
+		long now = System.nanoTime();
+		long last = this.lastWarning.get();
+		if (now - last >= WARN_EVERY_NANOS && this.lastWarning.compareAndSet(last, now)) {
+			logger.warn(ex.getMessage() + ". New keys refused since the previous warning: "
+					+ this.refusedSinceWarning.getAndSet(0));
+		}
 	}
 
 	@FunctionalInterface

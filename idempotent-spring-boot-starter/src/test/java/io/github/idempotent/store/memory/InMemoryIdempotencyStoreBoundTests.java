@@ -1,0 +1,140 @@
+package io.github.idempotent.store.memory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.StoredResult;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The bound of the in-memory store: expired records make room, live ones never do.
+ */
+class InMemoryIdempotencyStoreBoundTests {
+
+	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofMinutes(10);
+
+	private static final StoredResult RESULT = new StoredResult(new byte[] { 'V' });
+
+	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(2);
+
+	private static IdempotencyKey key(String name) {
+		return new IdempotencyKey(name);
+	}
+
+	private String acquire(String name, Duration lease) {
+		return ((ClaimResult.Acquired) this.store.claim(key(name), FP, lease)).token();
+	}
+
+	@Test
+	void newKeyIsRefusedWhenEveryRecordIsLiveAndNoneIsEvicted() {
+		acquire("in-progress", LEASE);
+		String token = acquire("completed", LEASE);
+		this.store.complete(key("completed"), token, FP, RESULT, TTL);
+
+		assertThatExceptionOfType(InMemoryStoreFullException.class)
+			.isThrownBy(() -> this.store.claim(key("new"), FP, LEASE))
+			.withMessageContaining("maximum of 2 records")
+			.withMessageContaining("idempotent.store.memory.maximum-records");
+
+		assertThat(this.store.claim(key("in-progress"), FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(this.store.claim(key("completed"), FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+		assertThat(this.store.size()).isEqualTo(2);
+	}
+
+	@Test
+	void expiredRecordsAreSweptToMakeRoom() throws InterruptedException {
+		String token = acquire("short-result", LEASE);
+		this.store.complete(key("short-result"), token, FP, RESULT, Duration.ofMillis(1));
+		acquire("abandoned", Duration.ofMillis(1));
+		Thread.sleep(5);
+
+		assertThat(this.store.claim(key("new-1"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(this.store.claim(key("new-2"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(this.store.size()).isEqualTo(2);
+		assertThatExceptionOfType(InMemoryStoreFullException.class)
+			.isThrownBy(() -> this.store.claim(key("new-3"), FP, LEASE));
+	}
+
+	@Test
+	void releasedKeyMakesRoom() {
+		String token = acquire("failed", LEASE);
+		acquire("other", LEASE);
+		this.store.release(key("failed"), token);
+		assertThat(this.store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void expiredRecordOfTheSameKeyIsTakenOverWhenFull() throws InterruptedException {
+		acquire("abandoned", Duration.ofMillis(1));
+		acquire("other", LEASE);
+		Thread.sleep(5);
+		assertThat(this.store.claim(key("abandoned"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(this.store.size()).isEqualTo(2);
+	}
+
+	@Test
+	void ownerWhoseRecordVanishedStillCompletesWhenFull() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(1);
+		String stalled = ((ClaimResult.Acquired) store.claim(key("stalled"), FP, Duration.ofMillis(1))).token();
+		Thread.sleep(5);
+		// Another key sweeps the stalled owner's expired placeholder and fills the store.
+		assertThat(store.claim(key("other"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+
+		// The owner ran; nobody took its key over: its result is kept, or a retry would
+		// run the method again.
+		assertThat(store.complete(key("stalled"), stalled, FP, RESULT, TTL)).isTrue();
+		assertThat(store.claim(key("stalled"), FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+	}
+
+	@Test
+	void concurrentClaimsOfNewKeysNeverExceedTheBound() throws Exception {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100);
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<Boolean>> claims = new ArrayList<>();
+			for (int i = 0; i < 400; i++) {
+				IdempotencyKey key = key("concurrent-" + i);
+				claims.add(pool.submit(() -> {
+					try {
+						return store.claim(key, FP, LEASE) instanceof ClaimResult.Acquired;
+					}
+					catch (InMemoryStoreFullException ex) {
+						return false;
+					}
+				}));
+			}
+			int acquired = 0;
+			for (Future<Boolean> claim : claims) {
+				acquired += claim.get() ? 1 : 0;
+			}
+			assertThat(acquired).isEqualTo(100);
+			assertThat(store.size()).isEqualTo(100);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void maximumRecordsMustBePositive() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new InMemoryIdempotencyStore(0))
+			.withMessageContaining("idempotent.store.memory.maximum-records");
+	}
+
+}

@@ -1,0 +1,91 @@
+package io.github.idempotent.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import io.github.idempotent.testsupport.TestRedis;
+import io.github.idempotent.web.WebTestApplication.Executions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What a replay hands to whoever sends the key again: never the first caller's
+ * credentials, never a key the client did not send as a header, and the same outcome as
+ * the first call.
+ */
+@SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "idempotent.store.type=redis", "idempotent.web.excluded-response-headers=X-Session-Token" })
+class ReplayedHeadersHttpTests {
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", TestRedis::host);
+		registry.add("spring.data.redis.port", TestRedis::port);
+	}
+
+	@LocalServerPort
+	private int port;
+
+	private HttpClientSupport http() {
+		return new HttpClientSupport(this.port);
+	}
+
+	@Autowired
+	private Executions executions;
+
+	@BeforeEach
+	void reset() {
+		this.executions.reset();
+	}
+
+	@Test
+	void credentialsAndExcludedHeadersAreNotReplayed() throws Exception {
+		String key = UUID.randomUUID().toString();
+		String body = "{\"orderNo\":\"S-1\",\"amount\":1}";
+		HttpResponse<String> first = http().post("/logins", key, body);
+		HttpResponse<String> replay = http().post("/logins", key, body);
+		assertThat(first.headers().firstValue("Set-Cookie")).hasValueSatisfying((c) -> c.startsWith("SESSION="));
+		assertThat(replay.statusCode()).isEqualTo(201);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(replay.headers().firstValue("X-Payment-Id")).isEqualTo(first.headers().firstValue("X-Payment-Id"));
+		assertThat(replay.headers().allValues("Set-Cookie")).isEmpty();
+		assertThat(replay.headers().allValues("WWW-Authenticate")).isEmpty();
+		assertThat(replay.headers().allValues("X-Session-Token")).isEmpty();
+		assertThat(this.executions.count("logins")).isEqualTo(1);
+	}
+
+	@Test
+	void aKeyTakenFromTheBodyIsNotEchoedAsAHeader() throws Exception {
+		HttpResponse<String> response = http().post("/keyed-payments", null,
+				"{\"orderNo\":\"secret-order-" + UUID.randomUUID() + "\",\"amount\":1}");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("Idempotency-Key")).isEmpty();
+	}
+
+	@Test
+	void aCachedErrorThatCannotBeRecreatedIsNotReplayedAsAnotherOutcome() throws Exception {
+		String key = UUID.randomUUID().toString();
+		String body = "{\"orderNo\":\"D-1\",\"amount\":1}";
+		HttpResponse<String> first = http().post("/declined-with-status", key, body);
+		HttpResponse<String> retry = http().post("/declined-with-status", key, body);
+		assertThat(first.statusCode()).isEqualTo(402);
+		assertThat(retry.statusCode()).isEqualTo(402);
+		assertThat(retry.body()).doesNotContain("ResponseStatusException").doesNotContain("org.springframework");
+	}
+
+}
