@@ -51,10 +51,10 @@ class CheckoutPageBrowserTests {
 
 	@BeforeAll
 	static void startBrowser() throws IOException {
-		boolean installed = Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER);
-		if (!installed && !"true".equalsIgnoreCase(System.getenv("CI"))) {
-			Assumptions.abort("Debian's chromium and chromium-driver are not installed: "
-					+ "apt-get install -y chromium chromium-driver");
+		if (!chromiumInstalled() && !"true".equalsIgnoreCase(System.getenv("CI"))) {
+			// Each test then reports itself as skipped, with the reason: an abort here
+			// would make the class report no test at all.
+			return;
 		}
 		profile = Files.createTempDirectory("checkout-chromium");
 		ChromeOptions options = new ChromeOptions();
@@ -79,8 +79,14 @@ class CheckoutPageBrowserTests {
 		}
 	}
 
+	private static boolean chromiumInstalled() {
+		return Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER);
+	}
+
 	@Test
 	void payWithLostResponseDebitsOnceAndShowsTheReplay() throws IOException {
+		Assumptions.assumeTrue(browser != null, "Debian's chromium and chromium-driver are not installed: "
+				+ "apt-get install -y chromium chromium-driver");
 		DemoHttp http = new DemoHttp(this.port);
 		long account = http.openAccount(5_000);
 		browser.get(http.base() + "/");

@@ -7,7 +7,10 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
@@ -16,6 +19,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
@@ -23,7 +27,10 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
@@ -46,14 +53,16 @@ public class IdempotentOperationSource {
 	private static final List<String> FRAMEWORK_TYPE_PREFIXES = List.of("jakarta.servlet.",
 			"org.springframework.validation.", "org.springframework.ui.", "org.springframework.web.",
 			"org.springframework.http.HttpHeaders", "org.springframework.security.", "java.security.Principal",
-			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId");
+			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId", "kotlin.coroutines.");
 
 	private final SpelExpressionParser parser = new SpelExpressionParser(
 			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
 
+	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
+
 	private final Map<MethodClassKey, IdempotentOperation> cache = new ConcurrentHashMap<>();
 
-	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+	private final ParameterNameDiscoverer parameterNames;
 
 	private final Defaults defaults;
 
@@ -63,6 +72,12 @@ public class IdempotentOperationSource {
 
 	public IdempotentOperationSource(Defaults defaults, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
+		this(defaults, codec, beanFactory, new DefaultParameterNameDiscoverer());
+	}
+
+	IdempotentOperationSource(Defaults defaults, ResultCodec codec, @Nullable ConfigurableBeanFactory beanFactory,
+			ParameterNameDiscoverer parameterNames) {
+		this.parameterNames = parameterNames;
 		this.defaults = defaults;
 		this.codec = codec;
 		this.beanFactory = beanFactory;
@@ -129,8 +144,10 @@ public class IdempotentOperationSource {
 		// Resolved against the bean's class: Base<T>.make() on OrderService extends
 		// Base<Order> returns an Order, not the erasure of T.
 		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
-		checkReturnType(where, method, returnType);
-		ResultCodec.Binding binding = this.codec.bind(returnType);
+		IdempotentOperation.Kind kind = kind(where, method, returnType);
+		ResolvableType valueType = valueType(method, targetClass, returnType, kind);
+		checkValueType(where, valueType);
+		ResultCodec.Binding binding = this.codec.bind(valueType);
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
@@ -139,10 +156,17 @@ public class IdempotentOperationSource {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
 		}
-		return new IdempotentOperation(method, policy, expression(where, "key", annotation.key()),
-				expression(where, "payload", annotation.payload()), expression(where, "scope", annotation.scope()),
-				annotation.required(), payloadArguments(method),
-				ArgumentsEvaluationContext.Variables.of(method, this.parameterNames));
+		Expression key = expression(where, "key", annotation.key());
+		Expression payload = expression(where, "payload", annotation.payload());
+		Expression scope = expression(where, "scope", annotation.scope());
+		String[] names = this.parameterNames.getParameterNames(method);
+		if (names == null && method.getParameterCount() > 0) {
+			checkNoParameterNames(where, "key", key);
+			checkNoParameterNames(where, "payload", payload);
+			checkNoParameterNames(where, "scope", scope);
+		}
+		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
+				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind);
 	}
 
 	/**
@@ -177,11 +201,13 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Return types whose value is not the result: it arrives later (futures, reactive
-	 * types, Kotlin suspend functions, Spring MVC's deferred results) or is written as it
-	 * is produced (streams). Storing such an object would store its state, not its
-	 * result, and a replay would never complete; until they are supported, they are
-	 * refused at start-up.
+	 * Return types whose value is not the result and that are not supported: it arrives
+	 * later as a stream (Flux, Kotlin Flow, SSE emitters, streaming bodies) or through a
+	 * handle whose completion cannot be observed (a plain {@code Future}, Spring MVC's
+	 * deferred results). Storing such an object would store its state, not its result,
+	 * and a replay would never complete; they are refused at start-up.
+	 * {@code CompletableFuture}, {@code CompletionStage}, {@code Mono} and Kotlin
+	 * {@code suspend} functions are supported, see {@link IdempotentOperation.Kind}.
 	 */
 	private static final List<String> UNSUPPORTED_RETURN_TYPES = List.of("java.util.concurrent.Future",
 			"java.util.concurrent.CompletionStage", "java.util.concurrent.Callable", "java.util.stream.BaseStream",
@@ -192,12 +218,51 @@ public class IdempotentOperationSource {
 			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
 			"org.springframework.core.io.Resource", "java.io.InputStream", "kotlinx.coroutines.flow.Flow");
 
-	private static void checkReturnType(String where, Method method, ResolvableType returnType) {
-		Class<?>[] parameters = method.getParameterTypes();
-		if (parameters.length > 0
-				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName())) {
-			throw unsupported(where, "a Kotlin suspend function");
+	private static final String MONO = "reactor.core.publisher.Mono";
+
+	private static IdempotentOperation.Kind kind(String where, Method method, ResolvableType returnType) {
+		if (isSuspending(method)) {
+			return IdempotentOperation.Kind.MONO;
 		}
+		Class<?> raw = returnType.toClass();
+		if (raw == CompletableFuture.class || raw == CompletionStage.class) {
+			return IdempotentOperation.Kind.FUTURE;
+		}
+		if (raw.getName().equals(MONO)) {
+			return IdempotentOperation.Kind.MONO;
+		}
+		checkValueType(where, returnType);
+		return IdempotentOperation.Kind.VALUE;
+	}
+
+	private static boolean isSuspending(Method method) {
+		Class<?>[] parameters = method.getParameterTypes();
+		return parameters.length > 0
+				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName());
+	}
+
+	/**
+	 * The type of the result that is stored: {@code T} of {@code CompletableFuture<T>} or
+	 * {@code Mono<T>}, the declared return type of a {@code suspend} function
+	 * ({@code Unit} stores nothing), else the return type itself.
+	 */
+	private static ResolvableType valueType(Method method, Class<?> targetClass, ResolvableType returnType,
+			IdempotentOperation.Kind kind) {
+		if (kind == IdempotentOperation.Kind.VALUE) {
+			return returnType;
+		}
+		if (isSuspending(method)) {
+			// Kotlin's declared return type, read by Spring through kotlin-reflect.
+			ResolvableType declared = ResolvableType.forMethodParameter(new MethodParameter(method, -1), targetClass);
+			Class<?> raw = declared.resolve();
+			return (raw == null || "kotlin.Unit".equals(raw.getName())) ? ResolvableType.forClass(Void.class)
+					: declared;
+		}
+		ResolvableType value = returnType.getGeneric(0);
+		return (value.resolve() != null) ? value : ResolvableType.forClass(Object.class);
+	}
+
+	private static void checkValueType(String where, ResolvableType returnType) {
 		ResolvableType valueType = returnType;
 		if ("org.springframework.http.ResponseEntity".equals(returnType.toClass().getName())
 				|| "org.springframework.http.HttpEntity".equals(returnType.toClass().getName())) {
@@ -214,8 +279,9 @@ public class IdempotentOperationSource {
 
 	private static IllegalStateException unsupported(String where, String what) {
 		return new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns " + what
-				+ ": its result arrives later or as a stream, and storing the returned object would not store it. "
-				+ "Return the value itself (call the asynchronous work and wait for it inside the method), "
+				+ ": its result arrives as a stream or through a handle whose completion cannot be observed, and "
+				+ "storing the returned object would not store it. Return the value itself, a CompletableFuture, "
+				+ "a CompletionStage or a Mono of it (collect a Flux with collectList()), "
 				+ "or put @Idempotent on a method that does");
 	}
 
@@ -283,6 +349,40 @@ public class IdempotentOperationSource {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Without {@code -parameters} the compiler keeps no parameter names, and
+	 * {@code #request} would evaluate to {@code null} on every call: a 400 for every
+	 * request, or, with {@code required = false}, every call unprotected.
+	 */
+	private static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
+		if (expression instanceof SpelExpression spel) {
+			String name = namedVariable(spel.getAST());
+			if (name != null) {
+				throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '"
+						+ expression.getExpressionString() + "' refers to the parameter #" + name
+						+ ", but the class was compiled without parameter names. Compile with -parameters "
+						+ "(maven-compiler-plugin <parameters>true</parameters>, as Spring Boot's parent POM does) "
+						+ "or refer to the argument by position: #p0, #a0");
+			}
+		}
+	}
+
+	private static @Nullable String namedVariable(SpelNode node) {
+		if (node instanceof VariableReference) {
+			String name = node.toStringAST().substring(1);
+			if (!POSITIONAL.matcher(name).matches() && !name.equals("root") && !name.equals("this")) {
+				return name;
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			String name = namedVariable(node.getChild(i));
+			if (name != null) {
+				return name;
+			}
+		}
+		return null;
 	}
 
 	private @Nullable Expression expression(String where, String attribute, String text) {

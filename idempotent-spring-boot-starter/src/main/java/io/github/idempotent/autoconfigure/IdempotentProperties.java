@@ -413,6 +413,11 @@ public class IdempotentProperties {
 		private String headerName = "Idempotency-Key";
 
 		/**
+		 * Response header that marks a replayed response (with the value "true").
+		 */
+		private String replayedHeader = "Idempotent-Replayed";
+
+		/**
 		 * Whether the protocol's exceptions are mapped to problem responses (400, 409,
 		 * 422, 503).
 		 */
@@ -436,6 +441,14 @@ public class IdempotentProperties {
 
 		public String getHeaderName() {
 			return this.headerName;
+		}
+
+		public String getReplayedHeader() {
+			return this.replayedHeader;
+		}
+
+		public void setReplayedHeader(String replayedHeader) {
+			this.replayedHeader = replayedHeader;
 		}
 
 		public void setHeaderName(String headerName) {
@@ -513,9 +526,10 @@ public class IdempotentProperties {
 		private boolean enabled;
 
 		/**
-		 * Largest number of results kept in the local cache.
+		 * Largest total size of the results kept in the local cache, with their keys; a
+		 * number without a unit is bytes.
 		 */
-		private long maximumSize = 10_000;
+		private DataSize maximumSize = DataSize.ofMegabytes(16);
 
 		/**
 		 * Longest time a result stays in the local cache, and never longer than its
@@ -531,11 +545,11 @@ public class IdempotentProperties {
 			this.enabled = enabled;
 		}
 
-		public long getMaximumSize() {
+		public DataSize getMaximumSize() {
 			return this.maximumSize;
 		}
 
-		public void setMaximumSize(long maximumSize) {
+		public void setMaximumSize(DataSize maximumSize) {
 			this.maximumSize = maximumSize;
 		}
 

@@ -1,5 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -14,6 +17,7 @@ import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.StateTransitionProblemHandler;
 
 /**
  * The HTTP contract of {@code @Idempotent} on Spring MVC: the key from the
@@ -37,13 +41,17 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().getExcludedResponseHeaders());
+		// The replay marker of the first response is never stored: a replay sets its own.
+		List<String> excluded = new ArrayList<>(properties.getWeb().getExcludedResponseHeaders());
+		excluded.add(properties.getWeb().getReplayedHeader());
+		return new ResponseEntityResultConverter(excluded);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
-		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName());
+		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
+				properties.getWeb().getReplayedHeader());
 	}
 
 	@Bean
@@ -51,6 +59,13 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
 	IdempotencyProblemHandler idempotencyProblemHandler() {
 		return new IdempotencyProblemHandler();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
+	StateTransitionProblemHandler stateTransitionProblemHandler() {
+		return new StateTransitionProblemHandler();
 	}
 
 }

@@ -1,7 +1,9 @@
 package io.github.idempotent.core;
 
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +24,16 @@ import io.github.idempotent.store.IdempotencyStore;
  * a task nor wakes the scheduler's thread, so a call shorter than a third of its lease
  * costs no thread hop. When the tick finds no call left, nothing is scheduled until the
  * next call registers.
+ * <p>
+ * The tick itself never waits for the store: it hands each due renewal to a pool of
+ * renewal threads, so one renewal stuck in a pool wait or on a dead connection (up to the
+ * client's own timeout, a minute by default with Lettuce) holds up no other lease. A
+ * renewal that has not answered within a third of the lease counts as failed and is tried
+ * again at once, on another thread; one that fails is tried again after a short back-off
+ * (a tenth of the renewal period, doubling, at most a third of it), not a whole period
+ * later, so a lease gets several tries before it ends. At most {@value #MAX_ATTEMPTS}
+ * renewals of one lease run at once, so that one stuck key cannot take every renewal
+ * thread.
  */
 final class LeaseWatchdog {
 
@@ -32,9 +44,17 @@ final class LeaseWatchdog {
 	 */
 	private static final long IDLE = Long.MIN_VALUE;
 
+	/**
+	 * Renewals of one lease in flight at once: the one the tick waits for and one that
+	 * timed out but has not returned yet.
+	 */
+	static final int MAX_ATTEMPTS = 2;
+
 	private final IdempotencyStore store;
 
 	private final ScheduledExecutorService scheduler;
+
+	private final ExecutorService renewals;
 
 	private final LeaseLostListener leaseLostListener;
 
@@ -47,15 +67,23 @@ final class LeaseWatchdog {
 	 */
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
-	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, LeaseLostListener leaseLostListener) {
+	/**
+	 * Creates a watchdog whose ticks run on {@code scheduler} and whose renewals run on
+	 * {@code renewals}, which should run tasks concurrently and may reject them when full
+	 * (a rejected renewal is retried like a failed one).
+	 */
+	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
+			LeaseLostListener leaseLostListener) {
 		this.store = store;
 		this.scheduler = scheduler;
+		this.renewals = renewals;
 		this.leaseLostListener = leaseLostListener;
 	}
 
 	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint) {
 		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), policy.lease().toNanos() / 3);
-		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, period, System.nanoTime() + period);
+		long now = System.nanoTime();
+		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, period, now);
 		// Registered before nextTick is read: a tick that starts after this read sees it.
 		this.running.add(lease);
 		tickBy(lease.renewAt);
@@ -63,13 +91,27 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Stops renewing {@code lease}. Returns once no renewal of it is running: a renewal
-	 * re-creates a record that has vanished, so one that ran after the caller released
-	 * the key would leave a placeholder behind that blocks retries until its lease ends.
+	 * Stops renewing {@code lease}. Returns once no renewal of it is running, and none
+	 * starts later: a renewal re-creates a record that has vanished, so one that ran
+	 * after the caller released the key would leave a placeholder behind that blocks
+	 * retries until its lease ends.
 	 */
 	void unwatch(Lease lease) {
 		synchronized (lease) {
 			lease.ended = true;
+			boolean interrupted = false;
+			while (lease.renewing > 0) {
+				try {
+					lease.wait();
+				}
+				catch (InterruptedException ex) {
+					// Still wait: the renewal ends by the client's own timeout.
+					interrupted = true;
+				}
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
 		}
 		this.running.remove(lease);
 	}
@@ -105,15 +147,9 @@ final class LeaseWatchdog {
 		long earliest = 0;
 		boolean any = false;
 		for (Lease lease : this.running) {
-			if (lease.ended) {
-				continue;
-			}
-			if (lease.renewAt - System.nanoTime() <= 0) {
-				renew(lease);
-				lease.renewAt = System.nanoTime() + lease.period;
-			}
-			if (!any || lease.renewAt - earliest < 0) {
-				earliest = lease.renewAt;
+			long due = check(lease, System.nanoTime());
+			if (due != IDLE && (!any || due - earliest < 0)) {
+				earliest = due;
 				any = true;
 			}
 		}
@@ -122,32 +158,197 @@ final class LeaseWatchdog {
 		}
 	}
 
-	private void renew(Lease lease) {
+	/**
+	 * Starts a renewal of {@code lease} if one is due, or gives up waiting for one that
+	 * has not answered in time.
+	 * @return when the lease next needs a tick, or {@link #IDLE} if only the end of a
+	 * renewal in flight can change anything (that renewal asks for a tick itself)
+	 */
+	private long check(Lease lease, long now) {
+		Attempt attempt = null;
+		boolean timedOut = false;
+		long due;
 		synchronized (lease) {
-			if (!lease.ended) {
-				renewHeld(lease);
+			if (lease.ended || lease.lost) {
+				return IDLE;
 			}
+			Attempt awaited = lease.awaited;
+			if (awaited != null) {
+				if (now - awaited.deadline < 0) {
+					return awaited.deadline;
+				}
+				// Counts as failed, and is tried again at once: the deadline already
+				// leaves less than two thirds of the lease.
+				awaited.abandoned = true;
+				lease.awaited = null;
+				lease.failures++;
+				lease.renewAt = now;
+				timedOut = true;
+			}
+			if (now - lease.renewAt < 0) {
+				due = lease.renewAt;
+			}
+			else if (lease.inFlight >= MAX_ATTEMPTS) {
+				due = IDLE;
+			}
+			else {
+				attempt = new Attempt(lease, now, now + lease.period);
+				lease.awaited = attempt;
+				lease.inFlight++;
+				due = attempt.deadline;
+			}
+		}
+		if (timedOut) {
+			logger.warn("Renewal of the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
+					+ " has not answered within " + Duration.ofNanos(lease.period) + "; retrying");
+		}
+		if (attempt != null) {
+			try {
+				this.renewals.execute(attempt);
+			}
+			catch (RejectedExecutionException ex) {
+				return rejected(attempt);
+			}
+		}
+		return due;
+	}
+
+	private long rejected(Attempt attempt) {
+		Lease lease = attempt.lease;
+		synchronized (lease) {
+			lease.inFlight--;
+			if (lease.awaited != attempt) {
+				return IDLE;
+			}
+			lease.awaited = null;
+			if (this.renewals.isShutdown()) {
+				return IDLE;
+			}
+			// Every renewal thread is busy: tried again like a failed renewal.
+			lease.failures++;
+			lease.renewAt = System.nanoTime() + lease.retryDelay();
+			return lease.renewAt;
 		}
 	}
 
-	private void renewHeld(Lease lease) {
-		try {
-			if (!this.store.renew(lease.key, lease.token, lease.fingerprint, lease.policy.lease())) {
-				// Not renewed again: whoever holds the key now is not this call. Reported
-				// here once; the call's complete or release does not report it again.
-				lease.lost = true;
-				this.running.remove(lease);
-				this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal");
+	private void renew(Attempt attempt) {
+		Lease lease = attempt.lease;
+		boolean skipped;
+		synchronized (lease) {
+			skipped = lease.ended || lease.lost || attempt.abandoned;
+			if (skipped) {
+				lease.inFlight--;
+			}
+			else {
+				lease.renewing++;
 			}
 		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not renew the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
-					+ "; retrying: " + ex);
+		if (skipped) {
+			ended(lease);
+			return;
 		}
+		Boolean renewed = null;
+		RuntimeException failure = null;
+		try {
+			renewed = this.store.renew(lease.key, lease.token, lease.fingerprint, lease.policy.lease());
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+		}
+		long retryIn = -1;
+		boolean lost = false;
+		synchronized (lease) {
+			lease.renewing--;
+			lease.inFlight--;
+			if (lease.renewing == 0) {
+				lease.notifyAll();
+			}
+			if (lease.ended || lease.lost) {
+				return;
+			}
+			boolean awaited = lease.awaited == attempt;
+			if (awaited) {
+				lease.awaited = null;
+			}
+			if (Boolean.FALSE.equals(renewed)) {
+				lease.lost = true;
+				lost = true;
+			}
+			else if (renewed != null) {
+				// Even a renewal that answered late extended the lease from when it was
+				// sent, at the latest.
+				if (attempt.started - lease.renewedAt > 0) {
+					lease.renewedAt = attempt.started;
+					lease.failures = 0;
+					lease.renewAt = attempt.started + lease.period;
+				}
+			}
+			else if (awaited) {
+				lease.failures++;
+				retryIn = lease.retryDelay();
+				lease.renewAt = System.nanoTime() + retryIn;
+			}
+		}
+		if (lost) {
+			// Not renewed again: whoever holds the key now is not this call. Reported
+			// here once; the call's complete or release does not report it again.
+			this.running.remove(lease);
+			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal");
+			return;
+		}
+		if (retryIn >= 0) {
+			logger.warn("Could not renew the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
+					+ "; retrying in " + Duration.ofNanos(retryIn) + ": " + failure);
+		}
+		ended(lease);
 	}
 
 	/**
-	 * The lease of one running call.
+	 * A renewal of {@code lease} has ended: the tick may now start the next one.
+	 */
+	private void ended(Lease lease) {
+		long renewAt;
+		synchronized (lease) {
+			if (lease.ended || lease.lost) {
+				return;
+			}
+			renewAt = (lease.awaited != null) ? lease.awaited.deadline : lease.renewAt;
+		}
+		tickBy(renewAt);
+	}
+
+	/**
+	 * One renewal of a lease, run on a renewal thread.
+	 */
+	private final class Attempt implements Runnable {
+
+		private final Lease lease;
+
+		private final long started;
+
+		private final long deadline;
+
+		/**
+		 * Whether the tick gave up waiting for it (guarded by the lease): one that has
+		 * not started yet then never starts.
+		 */
+		private boolean abandoned;
+
+		Attempt(Lease lease, long started, long deadline) {
+			this.lease = lease;
+			this.started = started;
+			this.deadline = deadline;
+		}
+
+		@Override
+		public void run() {
+			renew(this);
+		}
+
+	}
+
+	/**
+	 * The lease of one running call. Its mutable state is guarded by its monitor.
 	 */
 	static final class Lease {
 
@@ -163,21 +364,55 @@ final class LeaseWatchdog {
 
 		private final long period;
 
-		private volatile long renewAt;
+		/**
+		 * When the lease was last known extended: the claim, then the sending of the
+		 * latest renewal that succeeded.
+		 */
+		private long renewedAt;
 
-		private volatile boolean ended;
+		private long renewAt;
+
+		private int failures;
+
+		/**
+		 * The renewal the tick waits for, if any.
+		 */
+		private Attempt awaited;
+
+		/**
+		 * Renewals handed to the renewal threads and not finished.
+		 */
+		private int inFlight;
+
+		/**
+		 * Renewals inside the store's renew.
+		 */
+		private int renewing;
+
+		private boolean ended;
 
 		private volatile boolean lost;
 
 		Lease(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
-				long period, long renewAt) {
+				long period, long claimedAt) {
 			this.policy = policy;
 			this.clientKey = clientKey;
 			this.key = key;
 			this.token = token;
 			this.fingerprint = fingerprint;
 			this.period = period;
-			this.renewAt = renewAt;
+			this.renewedAt = claimedAt;
+			this.renewAt = claimedAt + period;
+		}
+
+		/**
+		 * Back-off after the current run of failures: a tenth of the period, doubling, at
+		 * most a third of it, never under a millisecond.
+		 */
+		private long retryDelay() {
+			long first = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.period / 10);
+			long delay = first << Math.min(Math.max(this.failures - 1, 0), 10);
+			return Math.max(first, Math.min(delay, this.period / 3));
 		}
 
 		String token() {

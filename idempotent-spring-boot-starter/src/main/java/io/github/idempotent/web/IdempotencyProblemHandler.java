@@ -21,15 +21,13 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
-import io.github.idempotent.state.IllegalStateTransitionException;
 
 /**
  * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
  * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
- * reused with another payload, 503 with {@code Retry-After} when the store is down, and
- * 409 without it for a transition a {@code StateMachine} refuses. Problems carry the
- * exceptions' {@linkplain IdempotencyException#getDetail() details}, never their
- * messages, which name methods, expressions and stores.
+ * reused with another payload, 503 with {@code Retry-After} when the store is down.
+ * Problems carry the exceptions' {@linkplain IdempotencyException#getDetail() details},
+ * never their messages, which name methods, expressions and stores.
  * <p>
  * Ordered at {@link #ORDER}, ahead of advice with the default order: Spring picks the
  * first advice bean that has any matching handler, so an application's catch-all
@@ -93,20 +91,7 @@ public class IdempotencyProblemHandler {
 			.build();
 	}
 
-	/**
-	 * A state machine refused a transition: a conflict with the resource's state that a
-	 * retry cannot fix, so no {@code Retry-After}.
-	 */
-	@ExceptionHandler
-	public ResponseEntity<ProblemDetail> illegalTransition(IllegalStateTransitionException ex) {
-		ProblemDetail problem = problem(HttpStatus.CONFLICT, "illegal-transition", "Illegal state transition",
-				ex.getMessage());
-		problem.setProperty("currentState", ex.getCurrent().name());
-		problem.setProperty("targetState", ex.getTarget().name());
-		return ResponseEntity.of(problem).build();
-	}
-
-	private static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
+	static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setType(URI.create(TYPE_BASE + type));
 		problem.setTitle(title);

@@ -20,14 +20,26 @@ import io.github.idempotent.core.IdempotencyPolicy;
 public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
 	/**
-	 * Header that marks a response replayed from the store.
+	 * Default header that marks a response replayed from the store.
 	 */
 	public static final String REPLAYED = "Idempotent-Replayed";
 
 	private final String keyHeaderName;
 
+	private final String replayedHeaderName;
+
 	public IdempotencyResponseHeaders(String keyHeaderName) {
+		this(keyHeaderName, REPLAYED);
+	}
+
+	/**
+	 * @param keyHeaderName header that carries the key
+	 * @param replayedHeaderName header that marks a replay (other libraries and gateways
+	 * spell it differently)
+	 */
+	public IdempotencyResponseHeaders(String keyHeaderName, String replayedHeaderName) {
 		this.keyHeaderName = keyHeaderName;
+		this.replayedHeaderName = replayedHeaderName;
 	}
 
 	@Override
@@ -40,11 +52,41 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 		mark(key, true);
 	}
 
-	private void mark(String key, boolean replayed) {
+	/**
+	 * A {@code CompletableFuture} call completes on another thread, where no request is
+	 * bound: capture the calling thread's response now, so that the headers are set on it
+	 * before the future's value is written (Spring MVC writes it in an async dispatch
+	 * after the future completes, and the executor notifies before completing it).
+	 */
+	@Override
+	public IdempotencyObserver forAsyncCall() {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (!(attributes instanceof ServletRequestAttributes servlet)) {
-			return;
+			return this;
 		}
+		return new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				mark(servlet, key, false);
+			}
+
+			@Override
+			public void replayed(IdempotencyPolicy policy, String key) {
+				mark(servlet, key, true);
+			}
+
+		};
+	}
+
+	private void mark(String key, boolean replayed) {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (attributes instanceof ServletRequestAttributes servlet) {
+			mark(servlet, key, replayed);
+		}
+	}
+
+	private void mark(ServletRequestAttributes servlet, String key, boolean replayed) {
 		HttpServletResponse response = servlet.getResponse();
 		if (response == null || response.isCommitted()) {
 			return;
@@ -53,7 +95,7 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 			response.setHeader(this.keyHeaderName, key);
 		}
 		if (replayed) {
-			response.setHeader(REPLAYED, "true");
+			response.setHeader(this.replayedHeaderName, "true");
 		}
 	}
 

@@ -1,14 +1,20 @@
 package io.github.idempotent.aop;
 
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -18,15 +24,18 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
+import org.springframework.core.ParameterNameDiscoverer;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.JacksonResultCodec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * What start-up refuses, and what the parsed form of a method gets right: return types
@@ -41,21 +50,30 @@ class OperationParsingTests {
 		.withPropertyValues("idempotent.store.type=memory");
 
 	@Test
-	void aMethodReturningACompletableFutureFailsTheStartUpNamingIt() {
-		this.runner.withBean(FutureService.class).run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining(FutureService.class.getName() + "#pay(java.lang.String)")
-				.hasMessageContaining("CompletableFuture");
+	void futureAndMonoReturnTypesAreAccepted() {
+		this.runner.withBean(FutureService.class).withBean(MonoService.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(FutureService.class).pay("k1").get()).isEqualTo("paid");
+			assertThat(context.getBean(MonoService.class).pay("k2").block()).isEqualTo("paid");
 		});
 	}
 
 	@Test
-	void aMethodReturningAMonoFailsTheStartUpNamingIt() {
-		this.runner.withBean(MonoService.class).run((context) -> {
+	void aMethodReturningAFluxFailsTheStartUpNamingIt() {
+		this.runner.withBean(FluxService.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining(MonoService.class.getName() + "#pay(java.lang.String)");
+				.hasMessageContaining(FluxService.class.getName() + "#pay(java.lang.String)")
+				.hasMessageContaining("Flux");
+		});
+	}
+
+	@Test
+	void aFutureOfAStreamFailsTheStartUpNamingIt() {
+		this.runner.withBean(FutureOfFluxService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining(FutureOfFluxService.class.getName() + "#pay(java.lang.String)");
 		});
 	}
 
@@ -130,11 +148,76 @@ class OperationParsingTests {
 			});
 	}
 
+	@Test
+	void aNamedParameterWithoutCompiledParameterNamesFailsTheStartUpSayingWhatToDo() throws Exception {
+		IdempotentOperationSource withoutNames = new IdempotentOperationSource(
+				new IdempotentOperationSource.Defaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
+						Duration.ofSeconds(1)),
+				new JacksonResultCodec(new JsonMapper()), null, new ParameterNameDiscoverer() {
+
+					@Override
+					public String @Nullable [] getParameterNames(Method method) {
+						return null;
+					}
+
+					@Override
+					public String @Nullable [] getParameterNames(Constructor<?> ctor) {
+						return null;
+					}
+
+				});
+		assertThatIllegalStateException()
+			.isThrownBy(
+					() -> withoutNames.get(NamedKeyService.class.getMethod("pay", String.class), NamedKeyService.class))
+			.withMessageContaining("#orderNo")
+			.withMessageContaining("-parameters")
+			.withMessageContaining("#p0");
+		assertThat(
+				withoutNames.get(PositionalKeyService.class.getMethod("pay", String.class), PositionalKeyService.class))
+			.isNotNull();
+	}
+
+	static class NamedKeyService {
+
+		@Idempotent(key = "#orderNo")
+		public String pay(String orderNo) {
+			return "paid";
+		}
+
+	}
+
+	static class PositionalKeyService {
+
+		@Idempotent(key = "#p0 + ':' + #a0")
+		public String pay(String orderNo) {
+			return "paid";
+		}
+
+	}
+
 	static class FutureService {
 
 		@Idempotent(key = "#p0")
 		public CompletableFuture<String> pay(String key) {
 			return CompletableFuture.completedFuture("paid");
+		}
+
+	}
+
+	static class FluxService {
+
+		@Idempotent(key = "#p0")
+		public Flux<String> pay(String key) {
+			return Flux.just("paid");
+		}
+
+	}
+
+	static class FutureOfFluxService {
+
+		@Idempotent(key = "#p0")
+		public CompletableFuture<Flux<String>> pay(String key) {
+			return CompletableFuture.completedFuture(Flux.just("paid"));
 		}
 
 	}

@@ -76,6 +76,48 @@ class IdempotencyExecutorTests {
 	}
 
 	@Test
+	void renewalsThatFailAreRetriedSoonEnoughToKeepTheLease() throws Throwable {
+		// The first three renewals fail at once. Tried again only a renewal period (a
+		// third of the lease) after each failure, the fourth would come a third of a
+		// lease after the lease's end.
+		AtomicInteger failuresLeft = new AtomicInteger(3);
+		IdempotencyStore store = new FailingRenewals(this.memory, failuresLeft);
+		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = policy(Duration.ofMillis(900));
+		IdempotencyKey key = new IdempotencyKey("test:failing-renewals");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		CountDownLatch started = new CountDownLatch(1);
+		CountDownLatch finish = new CountDownLatch(1);
+		AtomicInteger runs = new AtomicInteger();
+		CompletableFuture<Object> owner = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.executor.execute(policy, "k", key, fingerprint, () -> {
+					runs.incrementAndGet();
+					started.countDown();
+					finish.await(10, TimeUnit.SECONDS);
+					return "owner";
+				});
+			}
+			catch (Throwable ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+		long claimed = System.nanoTime();
+		Thread.sleep(950);
+		while (System.nanoTime() - claimed < TimeUnit.MILLISECONDS.toNanos(1150)) {
+			assertThatExceptionOfType(IdempotencyInProgressException.class)
+				.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet()));
+			Thread.sleep(20);
+		}
+		finish.countDown();
+		assertThat(owner.get(5, TimeUnit.SECONDS)).isEqualTo("owner");
+		assertThat(failuresLeft).hasValue(0);
+		assertThat(runs).hasValue(1);
+		assertThat(this.leaseLost).hasValue(0);
+	}
+
+	@Test
 	void aResultAboveTheSizeLimitIsReturnedOnceAndRetriesGetAClearError() throws Throwable {
 		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 64, this.observer);
 		IdempotencyPolicy policy = policy(Duration.ofSeconds(30));
@@ -148,6 +190,34 @@ class IdempotencyExecutorTests {
 		@Override
 		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
 			throw new IllegalStateException("store unreachable");
+		}
+
+	}
+
+	private record FailingRenewals(IdempotencyStore delegate, AtomicInteger failuresLeft) implements IdempotencyStore {
+
+		@Override
+		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+			return this.delegate.claim(key, fingerprint, lease);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			return this.delegate.complete(key, token, fingerprint, result, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, String token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+			if (this.failuresLeft.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+				throw new IllegalStateException("store unreachable");
+			}
+			return this.delegate.renew(key, token, fingerprint, lease);
 		}
 
 	}

@@ -100,7 +100,10 @@ public final class FaultProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Discards the server's replies: requests are executed, their answers are lost.
+	 * Discards the server's replies: requests are executed, their answers are lost. TCP
+	 * never loses bytes inside a connection that stays up, so a client that matches
+	 * replies to requests by order (Redis' protocol) reads later replies as answers to
+	 * earlier requests; follow it with {@link #cut()} to model a lost answer.
 	 */
 	public void dropReplies() {
 		set(Mode.PASS, Mode.DROP, 0);

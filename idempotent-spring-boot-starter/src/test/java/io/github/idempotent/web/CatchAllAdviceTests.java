@@ -35,10 +35,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 		properties = { "idempotent.store.type=memory", "idempotent.retry-after=2s" })
 class CatchAllAdviceTests {
 
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
 	@LocalServerPort
 	private int port;
+
+	private HttpClientSupport http() {
+		return new HttpClientSupport(this.port);
+	}
 
 	@Autowired
 	private Gate gate;
@@ -48,11 +50,11 @@ class CatchAllAdviceTests {
 		this.gate.reset();
 		String key = UUID.randomUUID().toString();
 		String body = "{\"orderNo\":\"CA-1\",\"amount\":1}";
-		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(request(key, body),
-				HttpResponse.BodyHandlers.ofString());
+		CompletableFuture<HttpResponse<String>> first = http().client()
+			.sendAsync(http().request("/gated-payments", key, body), HttpResponse.BodyHandlers.ofString());
 		try {
 			assertThat(this.gate.awaitEntered()).isTrue();
-			HttpResponse<String> duplicate = this.http.send(request(key, body), HttpResponse.BodyHandlers.ofString());
+			HttpResponse<String> duplicate = http().post("/gated-payments", key, body);
 			assertThat(duplicate.statusCode()).isEqualTo(409);
 			assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("2");
 		}
@@ -64,22 +66,9 @@ class CatchAllAdviceTests {
 
 	@Test
 	void aMissingKeyIsStillBadRequest() throws Exception {
-		HttpResponse<String> response = this.http.send(request(null, "{\"orderNo\":\"CA-2\",\"amount\":1}"),
-				HttpResponse.BodyHandlers.ofString());
+		HttpResponse<String> response = http().post("/gated-payments", null, "{\"orderNo\":\"CA-2\",\"amount\":1}");
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-	}
-
-	private HttpRequest request(String key, String body) {
-		HttpRequest.Builder builder = HttpRequest
-			.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/gated-payments"))
-			.timeout(Duration.ofSeconds(20))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body));
-		if (key != null) {
-			builder.header("Idempotency-Key", key);
-		}
-		return builder.build();
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

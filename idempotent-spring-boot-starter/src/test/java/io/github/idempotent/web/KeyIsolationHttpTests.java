@@ -36,10 +36,12 @@ class KeyIsolationHttpTests {
 		registry.add("spring.data.redis.port", TestRedis::port);
 	}
 
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
 	@LocalServerPort
 	private int port;
+
+	private HttpClientSupport http() {
+		return new HttpClientSupport(this.port);
+	}
 
 	@Autowired
 	private Executions executions;
@@ -53,8 +55,8 @@ class KeyIsolationHttpTests {
 	void twoControllersWithTheSameSimpleNameAndMethodNeverShareRecords() throws Exception {
 		String key = UUID.randomUUID().toString();
 		String body = "{\"orderNo\":\"L-1\",\"amount\":3}";
-		HttpResponse<String> a = post("/a/ledger", key, body);
-		HttpResponse<String> b = post("/b/ledger", key, body);
+		HttpResponse<String> a = http().post("/a/ledger", key, body);
+		HttpResponse<String> b = http().post("/b/ledger", key, body);
 		assertThat(a.body()).contains("\"id\":\"a-1\"");
 		assertThat(b.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(b.body()).contains("\"id\":\"b-1\"");
@@ -66,9 +68,10 @@ class KeyIsolationHttpTests {
 	void aKeyWithABrokenSurrogatePairIsRefusedInsteadOfSharingARecordWithAnotherKey() throws Exception {
 		String suffix = UUID.randomUUID().toString();
 		// In UTF-8, Redis would store "\uD800" as "?": the two keys would be one record.
-		HttpResponse<String> broken = post("/keyed-payments", null,
+		HttpResponse<String> broken = http().post("/keyed-payments", null,
 				"{\"orderNo\":\"K-" + suffix + "\\ud800\",\"amount\":4}");
-		HttpResponse<String> plain = post("/keyed-payments", null, "{\"orderNo\":\"K-" + suffix + "?\",\"amount\":4}");
+		HttpResponse<String> plain = http().post("/keyed-payments", null,
+				"{\"orderNo\":\"K-" + suffix + "?\",\"amount\":4}");
 		assertThat(broken.statusCode()).isEqualTo(400);
 		assertThat(broken.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(plain.statusCode()).isEqualTo(200);
@@ -78,7 +81,7 @@ class KeyIsolationHttpTests {
 
 	@Test
 	void aKeyWithAControlCharacterIsABadRequestNotAStoreFailure() throws Exception {
-		HttpResponse<String> response = post("/keyed-payments", null,
+		HttpResponse<String> response = http().post("/keyed-payments", null,
 				"{\"orderNo\":\"K-" + UUID.randomUUID() + "\\u0000\",\"amount\":4}");
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.body()).contains("printable");
@@ -87,7 +90,7 @@ class KeyIsolationHttpTests {
 
 	@Test
 	void aKeyExpressionThatDoesNotFitTheRequestIsAServerErrorWithoutItsText() throws Exception {
-		HttpResponse<String> response = post("/customer-orders", null,
+		HttpResponse<String> response = http().post("/customer-orders", null,
 				"{\"orderNo\":\"C-1\",\"customer\":null,\"amount\":4}");
 		assertThat(response.statusCode()).isEqualTo(500);
 		assertThat(response.body()).doesNotContain("#order").doesNotContain("customer.id");
@@ -96,22 +99,11 @@ class KeyIsolationHttpTests {
 
 	@Test
 	void aMissingKeyFieldIsABadRequestThatNamesNoExpressionOrClass() throws Exception {
-		HttpResponse<String> response = post("/keyed-payments", null, "{\"amount\":4}");
+		HttpResponse<String> response = http().post("/keyed-payments", null, "{\"amount\":4}");
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.body()).doesNotContain("#request")
 			.doesNotContain("WebTestApplication")
 			.doesNotContain("io.github");
-	}
-
-	private HttpResponse<String> post(String path, String key, String body) throws Exception {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.timeout(Duration.ofSeconds(20))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body));
-		if (key != null) {
-			request.header("Idempotency-Key", key);
-		}
-		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 }

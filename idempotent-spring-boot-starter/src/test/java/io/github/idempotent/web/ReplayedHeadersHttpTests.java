@@ -37,10 +37,12 @@ class ReplayedHeadersHttpTests {
 		registry.add("spring.data.redis.port", TestRedis::port);
 	}
 
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
 	@LocalServerPort
 	private int port;
+
+	private HttpClientSupport http() {
+		return new HttpClientSupport(this.port);
+	}
 
 	@Autowired
 	private Executions executions;
@@ -54,8 +56,8 @@ class ReplayedHeadersHttpTests {
 	void credentialsAndExcludedHeadersAreNotReplayed() throws Exception {
 		String key = UUID.randomUUID().toString();
 		String body = "{\"orderNo\":\"S-1\",\"amount\":1}";
-		HttpResponse<String> first = post("/logins", key, body);
-		HttpResponse<String> replay = post("/logins", key, body);
+		HttpResponse<String> first = http().post("/logins", key, body);
+		HttpResponse<String> replay = http().post("/logins", key, body);
 		assertThat(first.headers().firstValue("Set-Cookie")).hasValueSatisfying((c) -> c.startsWith("SESSION="));
 		assertThat(replay.statusCode()).isEqualTo(201);
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -69,7 +71,7 @@ class ReplayedHeadersHttpTests {
 
 	@Test
 	void aKeyTakenFromTheBodyIsNotEchoedAsAHeader() throws Exception {
-		HttpResponse<String> response = post("/keyed-payments", null,
+		HttpResponse<String> response = http().post("/keyed-payments", null,
 				"{\"orderNo\":\"secret-order-" + UUID.randomUUID() + "\",\"amount\":1}");
 		assertThat(response.statusCode()).isEqualTo(200);
 		assertThat(response.headers().firstValue("Idempotency-Key")).isEmpty();
@@ -79,22 +81,11 @@ class ReplayedHeadersHttpTests {
 	void aCachedErrorThatCannotBeRecreatedIsNotReplayedAsAnotherOutcome() throws Exception {
 		String key = UUID.randomUUID().toString();
 		String body = "{\"orderNo\":\"D-1\",\"amount\":1}";
-		HttpResponse<String> first = post("/declined-with-status", key, body);
-		HttpResponse<String> retry = post("/declined-with-status", key, body);
+		HttpResponse<String> first = http().post("/declined-with-status", key, body);
+		HttpResponse<String> retry = http().post("/declined-with-status", key, body);
 		assertThat(first.statusCode()).isEqualTo(402);
 		assertThat(retry.statusCode()).isEqualTo(402);
 		assertThat(retry.body()).doesNotContain("ResponseStatusException").doesNotContain("org.springframework");
-	}
-
-	private HttpResponse<String> post(String path, String key, String body) throws Exception {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.timeout(Duration.ofSeconds(20))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body));
-		if (key != null) {
-			request.header("Idempotency-Key", key);
-		}
-		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 }

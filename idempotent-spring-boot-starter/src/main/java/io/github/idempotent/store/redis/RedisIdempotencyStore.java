@@ -3,49 +3,56 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
-import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
 /**
  * {@link IdempotencyStore} on Redis. A record is one hash under one key ({@code s}: state
- * {@code P} or {@code C}, {@code t}: owner token while in progress, {@code f}:
- * fingerprint, {@code r}: result), and every primitive is one Lua script, so each is
- * atomic and costs one round trip (EVALSHA): a first call costs two, a replay one.
- * Scripts touch only their own key, so they run on Redis Cluster; expiry is the server's
- * (PEXPIRE): the lease while in progress, the TTL once completed.
+ * {@code P} or {@code C}, {@code t}: token of the owner, then of the owner that completed
+ * it, {@code f}: fingerprint, {@code r}: result), and every primitive is one Lua script,
+ * so each is atomic and costs one round trip (EVALSHA): a first call costs two, a replay
+ * one. Scripts touch only their own key, so they run on Redis Cluster; expiry is the
+ * server's (PEXPIRE): the lease while in progress, the TTL once completed.
  * <p>
  * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
  * fails may be missing on the replica promoted in its place. With
  * {@link #setWaitReplicas(int, Duration) waitReplicas}, every claim and completion waits
  * (WAIT) until that many replicas have it, which narrows that window but does not close
- * it (see docs/stores.md).
+ * it (see docs/stores.md). Those writes and their WAIT run on connections of the store's
+ * own, one caller at a time ({@link DedicatedConnections}); everything else, and every
+ * write when no replica is awaited, runs on the application's connection.
  */
-public class RedisIdempotencyStore implements IdempotencyStore {
+public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
@@ -55,6 +62,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private Duration waitTimeout = Duration.ofMillis(500);
 
+	private @Nullable DedicatedConnections dedicatedConnections;
+
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
 		this.connectionFactory = connectionFactory;
@@ -63,22 +72,33 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	/**
 	 * Makes every claim and completion wait until {@code replicas} replicas have
 	 * acknowledged it, or {@code timeout} passes (then a warning is logged and the call
-	 * goes on). Zero replicas (the default) does not wait. Not supported on Redis
-	 * Cluster, where Spring Data Redis cannot send WAIT on the connection that wrote.
+	 * goes on). Zero replicas (the default) does not wait. Needs a
+	 * {@link LettuceConnectionFactory} for a standalone or Sentinel Redis: not supported
+	 * on Redis Cluster, where WAIT would have to follow the write to the node that owns
+	 * the key. Call it before the store is used.
 	 */
 	public void setWaitReplicas(int replicas, Duration timeout) {
 		Assert.isTrue(replicas >= 0, "replicas must not be negative");
 		Assert.isTrue(timeout != null && !timeout.isNegative(), "timeout must not be negative");
-		if (replicas > 0) {
-			boolean cluster;
-			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				cluster = connection instanceof RedisClusterConnection;
-			}
-			Assert.state(!cluster,
-					"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
-		}
+		DedicatedConnections previous = this.dedicatedConnections;
+		this.dedicatedConnections = (replicas > 0) ? DedicatedConnections.of(this.connectionFactory) : null;
 		this.waitReplicas = replicas;
 		this.waitTimeout = timeout;
+		if (previous != null) {
+			previous.close();
+		}
+	}
+
+	/**
+	 * Closes the connections of the store's own ({@code wait-replicas}); the
+	 * application's connection factory is left as it is.
+	 */
+	@Override
+	public void close() {
+		DedicatedConnections connections = this.dedicatedConnections;
+		if (connections != null) {
+			connections.close();
+		}
 	}
 
 	@Override
@@ -118,33 +138,128 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Runs a script on its one key by SHA (EVALSHA), sending its text (EVAL) only when
-	 * the server does not know it yet, after a restart or a SCRIPT FLUSH; then, if the
-	 * script wrote ({@code wrote}, {@code null} for scripts that need no replica) and
-	 * replicas are awaited, WAIT on the same connection: WAIT counts the writes of the
-	 * connection it is sent on. Straight on the connection rather than through
-	 * {@code RedisTemplate}, which wraps the connection in a JDK proxy and calls it by
-	 * reflection on every command.
+	 * Whether claims and completions can go through Lettuce's asynchronous API: with a
+	 * Lettuce connection factory and no replica to await (WAIT stays on the blocking
+	 * path, which runs on a separate executor for asynchronous callers).
+	 */
+	@Override
+	public boolean supportsAsync() {
+		return this.waitReplicas == 0 && this.connectionFactory instanceof LettuceConnectionFactory;
+	}
+
+	@Override
+	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		String token = OwnerToken.generate();
+		return this
+			.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, keyOf(key), utf8(token),
+					utf8(fingerprint.value()), millis(lease))
+			.thenApply((reply) -> claimResult(reply, token));
+	}
+
+	@Override
+	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		return this
+			.<Long>executeAsync(Scripts.COMPLETE, ScriptOutputType.INTEGER, keyOf(key), utf8(token), result.bytes(),
+					millis(ttl), utf8(fingerprint.value()))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		return this.<Long>executeAsync(Scripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), utf8(token))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	private static ClaimResult claimResult(List<?> reply, String token) {
+		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
+		long state = (Long) reply.get(0);
+		if (state == Scripts.ACQUIRED) {
+			return new ClaimResult.Acquired(token);
+		}
+		Fingerprint stored = new Fingerprint(new String((byte[]) reply.get(1), StandardCharsets.UTF_8));
+		if (state == Scripts.IN_PROGRESS) {
+			return new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
+		}
+		return new ClaimResult.Completed(stored, new StoredResult((byte[]) reply.get(2)));
+	}
+
+	/**
+	 * {@link #executeAndWait} through Lettuce's asynchronous commands: EVALSHA, then EVAL
+	 * on NOSCRIPT. The Spring connection is closed once the reply is in, not before: with
+	 * a pool, closing it hands the native connection to another caller.
 	 */
 	@SuppressWarnings("unchecked")
+	private <T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key,
+			byte[]... args) {
+		RedisConnection connection = this.connectionFactory.getConnection();
+		CompletableFuture<T> reply;
+		try {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
+				.getNativeConnection();
+			byte[][] keys = { key };
+			reply = commands.<T>evalsha(script.sha1(), outputType, keys, args)
+				.toCompletableFuture()
+				.exceptionallyCompose((ex) -> isNoScript(ex)
+						? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
+						: CompletableFuture.failedFuture(ex));
+		}
+		catch (RuntimeException ex) {
+			connection.close();
+			return CompletableFuture.failedFuture(ex);
+		}
+		return reply.whenComplete((value, ex) -> connection.close());
+	}
+
+	/**
+	 * Runs a script on its one key; then, if the script wrote ({@code wrote},
+	 * {@code null} for scripts that need no replica) and replicas are awaited, WAIT. WAIT
+	 * counts the writes of the connection it is sent on and blocks that connection until
+	 * it returns, so a script that may be awaited runs on a dedicated connection, held by
+	 * this caller from the script to the end of its WAIT; all others run on the
+	 * application's (usually shared) connection. Straight on the connection rather than
+	 * through {@code RedisTemplate}, which wraps the connection in a JDK proxy and calls
+	 * it by reflection on every command.
+	 */
 	private <T> T executeAndWait(Script script, ReturnType returnType, @Nullable Predicate<T> wrote,
 			byte[]... keyAndArgs) {
-		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			RedisScriptingCommands scripting = connection.scriptingCommands();
+		DedicatedConnections dedicated = this.dedicatedConnections;
+		if (dedicated == null || wrote == null) {
+			try (RedisConnection connection = this.connectionFactory.getConnection()) {
+				return execute(connection, script, returnType, keyAndArgs);
+			}
+		}
+		StatefulRedisConnection<byte[], byte[]> nativeConnection = dedicated.borrow();
+		boolean reusable = false;
+		try {
 			T reply;
-			try {
-				reply = (T) scripting.evalSha(script.sha1(), returnType, 1, keyAndArgs);
+			try (RedisConnection connection = dedicated.asRedisConnection(nativeConnection)) {
+				reply = execute(connection, script, returnType, keyAndArgs);
 			}
-			catch (RuntimeException ex) {
-				if (!isNoScript(ex)) {
-					throw ex;
-				}
-				reply = (T) scripting.eval(script.text(), returnType, 1, keyAndArgs);
-			}
-			if (this.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
-				awaitReplicas(connection);
-			}
+			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection);
 			return reply;
+		}
+		finally {
+			dedicated.giveBack(nativeConnection, reusable);
+		}
+	}
+
+	/**
+	 * Runs a script by SHA (EVALSHA), sending its text (EVAL) only when the server does
+	 * not know it yet, after a restart or a SCRIPT FLUSH.
+	 */
+	@SuppressWarnings("unchecked")
+	private static <T> T execute(RedisConnection connection, Script script, ReturnType returnType,
+			byte[]... keyAndArgs) {
+		RedisScriptingCommands scripting = connection.scriptingCommands();
+		try {
+			return (T) scripting.evalSha(script.sha1(), returnType, 1, keyAndArgs);
+		}
+		catch (RuntimeException ex) {
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			return (T) scripting.eval(script.text(), returnType, 1, keyAndArgs);
 		}
 	}
 
@@ -157,34 +272,34 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return false;
 	}
 
-	private void awaitReplicas(RedisConnection connection) {
-		Long acknowledged = waitForReplication(connection);
+	/**
+	 * Sends WAIT on the connection that wrote (Spring Data Redis has no WAIT, and its
+	 * generic execute() cannot read an integer reply). The write has happened either way:
+	 * too few acknowledgements, or none in time, are logged, not thrown.
+	 * @return whether the connection has no command pending any more and can be reused
+	 */
+	private boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection) {
+		RedisFuture<Long> reply = connection.async().waitForReplication(this.waitReplicas, this.waitTimeout.toMillis());
+		Long acknowledged;
+		try {
+			// Redis answers WAIT by its timeout; later than that plus a command's timeout
+			// it does not answer at all.
+			acknowledged = reply.get(this.waitTimeout.plus(connection.getTimeout()).toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.warn("Could not confirm that " + this.waitReplicas + " Redis replicas have an idempotency record; "
+					+ "a failover now could lose it: " + ex);
+			return false;
+		}
 		if (acknowledged != null && acknowledged < this.waitReplicas) {
 			logger.warn("Only " + acknowledged + " of " + this.waitReplicas + " Redis replicas acknowledged an "
 					+ "idempotency record within " + this.waitTimeout + "; a failover now could lose it");
 		}
-	}
-
-	// Through Lettuce: Spring Data Redis has no WAIT, and its generic execute() cannot
-	// read an integer reply.
-	private Long waitForReplication(RedisConnection connection) {
-		Object nativeConnection = connection.getNativeConnection();
-		Assert.state(nativeConnection instanceof BaseRedisAsyncCommands<?, ?>,
-				() -> "idempotent.store.redis.wait-replicas needs Lettuce, not " + nativeConnection);
-		RedisFuture<Long> reply = ((BaseRedisAsyncCommands<?, ?>) nativeConnection)
-			.waitForReplication(this.waitReplicas, this.waitTimeout.toMillis());
-		try {
-			return reply.get(this.waitTimeout.toMillis() + 5000, TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return null;
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			logger.warn("Could not confirm that " + this.waitReplicas + " Redis replicas have an idempotency record "
-					+ "(keep idempotent.store.redis.wait-timeout below spring.data.redis.timeout): " + ex);
-			return null;
-		}
+		return true;
 	}
 
 	private static byte[] keyOf(IdempotencyKey key) {
@@ -212,32 +327,46 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 		static final long IN_PROGRESS = 2;
 
+		// A claim sent again for the same token finds its own placeholder and wins:
+		// Lettuce sends a command again on the new connection when the old one broke
+		// before the reply (at-least-once), and the first send may have run.
 		static final Script CLAIM = Script.of("""
-				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
+				local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r', 't')
 				if not r[1] then
 				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[2])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 				  return {1}
 				end
 				if r[1] == 'P' then
+				  if r[4] == ARGV[1] then
+				    return {1}
+				  end
 				  return {2, r[2], redis.call('PTTL', KEYS[1])}
 				end
 				return {3, r[2], r[3]}
 				""");
 
-		// Fencing: only the holder of the token may complete, release or renew; a
-		// completed record has no token left, so it can never be overwritten. A record
-		// that expired with nobody claiming it since is written anew by its owner (2):
-		// only a take-over, which writes another token, makes the owner lose (0).
+		// Fencing: only the holder of the token may complete, release or renew. A
+		// record that expired with nobody claiming it since is written anew by its
+		// owner (2): only a take-over, which writes another token, makes the owner lose
+		// (0). A completed record keeps the token of the owner that completed it, so
+		// that the same completion sent again (after a broken connection, as above)
+		// succeeds instead of reporting a lost lease; nothing else can change it.
 		static final Script COMPLETE = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
-				  redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
-				  redis.call('HDEL', KEYS[1], 't')
-				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-				  return 1
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if r[2] == ARGV[1] then
+				  if r[1] == 'P' then
+				    redis.call('HSET', KEYS[1], 's', 'C', 'r', ARGV[2])
+				    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+				    return 1
+				  end
+				  if redis.call('HGET', KEYS[1], 'r') == ARGV[2] then
+				    return 1
+				  end
+				  return 0
 				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
-				  redis.call('HSET', KEYS[1], 's', 'C', 'f', ARGV[4], 'r', ARGV[2])
+				if not r[1] then
+				  redis.call('HSET', KEYS[1], 's', 'C', 't', ARGV[1], 'f', ARGV[4], 'r', ARGV[2])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 				  return 2
 				end
@@ -245,22 +374,24 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				""");
 
 		static final Script RELEASE = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if not r[1] then
+				  return 2
+				end
+				if r[1] == 'P' and r[2] == ARGV[1] then
 				  redis.call('DEL', KEYS[1])
 				  return 1
-				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
-				  return 2
 				end
 				return 0
 				""");
 
 		static final Script RENEW = Script.of("""
-				if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
+				local r = redis.call('HMGET', KEYS[1], 's', 't')
+				if r[1] == 'P' and r[2] == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
 				end
-				if redis.call('EXISTS', KEYS[1]) == 0 then
+				if not r[1] then
 				  redis.call('HSET', KEYS[1], 's', 'P', 't', ARGV[1], 'f', ARGV[3])
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 2

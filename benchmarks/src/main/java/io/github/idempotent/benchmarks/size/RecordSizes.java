@@ -1,0 +1,234 @@
+package io.github.idempotent.benchmarks.size;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import io.lettuce.core.api.async.RedisServerAsyncCommands;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.jdbc.JdbcDialect;
+import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
+import io.github.idempotent.store.redis.RedisIdempotencyStore;
+
+/**
+ * Bytes per idempotency record, as the stores keep them: Redis {@code MEMORY USAGE} of
+ * each record's key (key and value, with Redis's own overhead), PostgreSQL
+ * {@code pg_column_size} of each row plus its share of the primary-key index, MariaDB's
+ * data and index length per row. Three shapes: a record in progress, a completed record
+ * with a 20-byte result and one with a 2 KB JSON result (an order with line items). Keys
+ * have the default shape: prefix, global scope, the default operation name of a
+ * controller method and a UUID.
+ * <p>
+ * Writes through the stores' own primitives (claim, complete), so a change of the record
+ * layout is measured as it is. Prints a Markdown table.
+ * <p>
+ * Arguments: {@code redis=host:port}, {@code postgresql=jdbcUrl},
+ * {@code mariadb=jdbcUrl}, {@code records=N} (per shape, default 1000); each store is
+ * measured only when named.
+ */
+public final class RecordSizes {
+
+	static final String OPERATION = "com.shop.checkout.PaymentController#pay(com.shop.checkout.PaymentRequest)";
+
+	private RecordSizes() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		String redis = null;
+		String postgresql = null;
+		String mariadb = null;
+		int records = 1000;
+		for (String arg : args) {
+			String value = arg.substring(arg.indexOf('=') + 1);
+			if (arg.startsWith("redis=")) {
+				redis = value;
+			}
+			else if (arg.startsWith("postgresql=")) {
+				postgresql = value;
+			}
+			else if (arg.startsWith("mariadb=")) {
+				mariadb = value;
+			}
+			else if (arg.startsWith("records=")) {
+				records = Integer.parseInt(value);
+			}
+		}
+		List<Shape> shapes = List.of(new Shape("in progress", null),
+				new Shape("completed, 20-byte result", result("{\"id\":\"pay_12345\"}")),
+				new Shape("completed, 2 KB JSON result", result(orderJson())));
+		System.out.println("| store | record | bytes per record | of which result | records |");
+		System.out.println("|---|---|---:|---:|---:|");
+		if (redis != null) {
+			measureRedis(redis, shapes, records);
+		}
+		if (postgresql != null) {
+			measureJdbc("PostgreSQL", postgresql, shapes, records);
+		}
+		if (mariadb != null) {
+			measureJdbc("MariaDB", mariadb, shapes, records);
+		}
+	}
+
+	private static void measureRedis(String address, List<Shape> shapes, int records) {
+		String[] hostPort = address.split(":");
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(hostPort[0], Integer.parseInt(hostPort[1])));
+		factory.afterPropertiesSet();
+		factory.start();
+		try (RedisConnection connection = factory.getConnection()) {
+			RedisIdempotencyStore store = new RedisIdempotencyStore(factory);
+			for (Shape shape : shapes) {
+				List<IdempotencyKey> keys = write(store, shape, records);
+				long total = 0;
+				for (IdempotencyKey key : keys) {
+					total += memoryUsage(connection, key);
+				}
+				print("Redis", shape, (double) total / keys.size(), records);
+				for (IdempotencyKey key : keys) {
+					connection.keyCommands().del(key.value().getBytes(StandardCharsets.UTF_8));
+				}
+			}
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static long memoryUsage(RedisConnection connection, IdempotencyKey key) {
+		// Spring Data Redis has no MEMORY USAGE; Lettuce does.
+		RedisServerAsyncCommands<byte[], byte[]> commands = (RedisServerAsyncCommands<byte[], byte[]>) connection
+			.getNativeConnection();
+		try {
+			return commands.memoryUsage(key.value().getBytes(StandardCharsets.UTF_8)).get();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("MEMORY USAGE failed for " + key, ex);
+		}
+	}
+
+	private static void measureJdbc(String database, String url, List<Shape> shapes, int records) {
+		DataSource dataSource = new DriverManagerDataSource(url);
+		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+		JdbcDialect dialect = database.equals("PostgreSQL") ? JdbcDialect.POSTGRESQL : JdbcDialect.MYSQL;
+		for (Shape shape : shapes) {
+			// A table of its own per shape: an index never shrinks, so a table reused
+			// would count the pages of the shape before.
+			String table = "idem_sizes_" + UUID.randomUUID().toString().substring(0, 8);
+			for (String statement : dialect.schema(table).split(";")) {
+				String sql = statement.lines()
+					.filter((line) -> !line.startsWith("--"))
+					.reduce("", (a, b) -> a + "\n" + b);
+				if (!sql.isBlank()) {
+					jdbc.execute(sql);
+				}
+			}
+			try {
+				write(new JdbcIdempotencyStore(dataSource, table, dialect), shape, records);
+				double bytes = (dialect == JdbcDialect.POSTGRESQL) ? postgresqlBytesPerRow(jdbc, table)
+						: mariadbBytesPerRow(jdbc, table);
+				print(database, shape, bytes, records);
+			}
+			finally {
+				jdbc.execute("DROP TABLE " + table);
+			}
+		}
+	}
+
+	private static double postgresqlBytesPerRow(JdbcTemplate jdbc, String table) {
+		jdbc.execute("VACUUM ANALYZE " + table);
+		Double row = jdbc.queryForObject("SELECT avg(pg_column_size(t.*)) FROM " + table + " t", Double.class);
+		Long index = jdbc.queryForObject("SELECT pg_indexes_size('" + table + "')", Long.class);
+		Long count = jdbc.queryForObject("SELECT count(*) FROM " + table, Long.class);
+		// Row: tuple header and data as stored (TOAST-compressed when large); plus a
+		// 4-byte line pointer, and the row's share of the indexes.
+		return row + 4 + (double) index / count;
+	}
+
+	private static double mariadbBytesPerRow(JdbcTemplate jdbc, String table) {
+		jdbc.execute("ANALYZE TABLE " + table);
+		Double bytes = jdbc.queryForObject(
+				"SELECT (DATA_LENGTH + INDEX_LENGTH) / GREATEST(TABLE_ROWS, 1) FROM information_schema.TABLES "
+						+ "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+				Double.class, table);
+		return (bytes != null) ? bytes : Double.NaN;
+	}
+
+	private static List<IdempotencyKey> write(IdempotencyStore store, Shape shape, int records) {
+		List<IdempotencyKey> keys = new ArrayList<>(records);
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		for (int i = 0; i < records; i++) {
+			IdempotencyKey key = IdempotencyKey.of("idempotent", "_", OPERATION, UUID.randomUUID().toString(),
+					store.maxKeyLength());
+			ClaimResult claim = store.claim(key, fingerprint, Duration.ofMinutes(10));
+			String token = ((ClaimResult.Acquired) claim).token();
+			if (shape.result() != null) {
+				store.complete(key, token, fingerprint, shape.result(), Duration.ofHours(24));
+			}
+			keys.add(key);
+		}
+		return keys;
+	}
+
+	private static void print(String store, Shape shape, double bytes, int records) {
+		int result = (shape.result() != null) ? shape.result().size() : 0;
+		System.out.println(String.format(Locale.ROOT, "| %s | %s | %.0f | %d | %d |", store, shape.name(), bytes,
+				result, records));
+	}
+
+	/**
+	 * A stored value result as the executor writes it: a marker byte, then the JSON.
+	 */
+	private static StoredResult result(String json) {
+		byte[] utf8 = json.getBytes(StandardCharsets.UTF_8);
+		byte[] bytes = new byte[utf8.length + 1];
+		bytes[0] = 'V';
+		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
+		return new StoredResult(bytes);
+	}
+
+	/**
+	 * About 2 KB of JSON: an order with customer, address and eighteen line items.
+	 */
+	static String orderJson() {
+		StringBuilder json = new StringBuilder("{\"orderNo\":\"ORD-2026-000123\",\"status\":\"PAID\",")
+			.append("\"customer\":{\"id\":\"cus_8f2a61\",\"name\":\"Alice Example\",\"email\":\"alice@example.com\"},")
+			.append("\"shipping\":{\"street\":\"1 Main Street\",\"city\":\"Springfield\",\"zip\":\"12345\",")
+			.append("\"country\":\"US\"},\"items\":[");
+		for (int i = 1; i <= 18; i++) {
+			json.append((i > 1) ? "," : "")
+				.append("{\"sku\":\"SKU-")
+				.append(1000 + i)
+				.append("\",\"name\":\"Item number ")
+				.append(i)
+				.append(" of the order\",\"quantity\":")
+				.append(i % 3 + 1)
+				.append(",\"unitPrice\":")
+				.append(1999 + i)
+				.append(",\"currency\":\"USD\"}");
+		}
+		return json.append("],\"total\":123456,\"currency\":\"USD\",\"paymentId\":\"pay_5b1d0c\",")
+			.append("\"createdAt\":\"2026-12-02T10:15:30Z\"}")
+			.toString();
+	}
+
+	private record Shape(String name, StoredResult result) {
+	}
+
+}

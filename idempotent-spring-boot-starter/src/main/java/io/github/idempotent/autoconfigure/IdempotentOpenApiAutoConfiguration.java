@@ -1,0 +1,34 @@
+package io.github.idempotent.autoconfigure;
+
+import org.springdoc.core.customizers.OperationCustomizer;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+import io.github.idempotent.web.openapi.IdempotencyOperationCustomizer;
+
+/**
+ * Documents the idempotency contract of {@code @Idempotent} endpoints in springdoc's
+ * OpenAPI description, when springdoc is on the classpath.
+ */
+@AutoConfiguration
+@ConditionalOnClass(OperationCustomizer.class)
+@ConditionalOnWebApplication
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotentProperties.class)
+public final class IdempotentOpenApiAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyOperationCustomizer idempotencyOperationCustomizer(IdempotentProperties properties) {
+		IdempotentProperties.Web web = properties.getWeb();
+		return new IdempotencyOperationCustomizer(web.getHeaderName(), web.getReplayedHeader(),
+				properties.getMaxKeyLength());
+	}
+
+}
