@@ -49,6 +49,35 @@ async function refreshBalance() {
 	$('balance').textContent = response.ok ? body.balance : body.title;
 }
 
+/**
+ * Every payment of the account next to the shipments made for it: one each, however
+ * often its event was delivered.
+ */
+async function refreshShipments() {
+	const account = $('account-id').value;
+	const ledger = await call('GET', '/api/accounts/' + account + '/ledger');
+	const shipments = await call('GET', '/api/accounts/' + account + '/shipments');
+	const deliveries = await call('GET', '/api/shipping/deliveries');
+	if (!ledger.response.ok || !shipments.response.ok) {
+		return;
+	}
+	$('deliveries').textContent = deliveries.body.deliveries;
+	const rows = ledger.body.filter((entry) => entry.kind === 'PAYMENT').map((entry) => {
+		const shipped = shipments.body.filter((shipment) => shipment.paymentId === entry.id);
+		const row = document.createElement('tr');
+		row.dataset.payment = entry.id;
+		row.dataset.shipments = String(shipped.length);
+		[entry.id, entry.orderNo, -entry.amount, shipped.map((shipment) => shipment.shipmentId).join(', ') || 'none']
+			.forEach((text) => {
+				const cell = document.createElement('td');
+				cell.textContent = text;
+				row.appendChild(cell);
+			});
+		return row;
+	});
+	$('shipments').replaceChildren(...rows);
+}
+
 async function refreshOrder() {
 	if (!order) {
 		return;
@@ -117,9 +146,13 @@ async function pay(withNewKeyOnly) {
 	try {
 		const key = newKey();
 		const lose = !withNewKeyOnly && $('lose').checked;
-		await sendWithKey('POST /api/payments', '/api/payments', { orderNo: order.orderNo }, key, lose);
+		const path = '/api/payments' + ($('deliver-twice').checked ? '?deliverEventTwice=true' : '');
+		await sendWithKey('POST /api/payments', path, { orderNo: order.orderNo }, key, lose);
 		await refreshOrder();
 		await refreshBalance();
+		// The shipment follows the payment: its event is consumed asynchronously.
+		await refreshShipments();
+		[300, 1000, 3000].forEach((delay) => setTimeout(refreshShipments, delay));
 	}
 	finally {
 		$('pay').disabled = false;
@@ -133,10 +166,11 @@ async function refund() {
 	await refreshBalance();
 }
 
-$('refresh').addEventListener('click', refreshBalance);
-$('account-id').addEventListener('change', refreshBalance);
+$('refresh').addEventListener('click', () => { refreshBalance(); refreshShipments(); });
+$('account-id').addEventListener('change', () => { refreshBalance(); refreshShipments(); });
 $('new-order').addEventListener('click', newOrder);
 $('pay').addEventListener('click', () => pay(false));
 $('pay-new-key').addEventListener('click', () => pay(true));
 $('refund').addEventListener('click', refund);
 refreshBalance();
+refreshShipments();

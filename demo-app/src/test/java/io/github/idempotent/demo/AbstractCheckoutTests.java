@@ -244,6 +244,31 @@ abstract class AbstractCheckoutTests {
 		assertThat(ledgerRows(orderNo)).isOne();
 	}
 
+	@Test
+	void paymentEventDeliveredTwiceShipsOnce() {
+		long account = this.http.openAccount(1_000);
+		String orderNo = unique("ship");
+		this.http.createOrder(orderNo, account, 200).expect(201);
+		long deliveriesBefore = this.http.deliveries();
+		String paymentId = this.http.payDeliveringTheEventTwice(orderNo, unique("key"))
+			.expect(201)
+			.json()
+			.get("paymentId")
+			.asString();
+		// Paying the paid order again with a new key publishes the event a third time.
+		this.http.payDeliveringTheEventTwice(orderNo, unique("key")).expect(200);
+		ShippingAssertions.awaitDeliveries(this.http, deliveriesBefore + 4);
+		assertThat(shipments(paymentId)).isOne();
+		assertThat(this.http.get("/api/accounts/" + account + "/shipments").expect(200).json().size()).isOne();
+	}
+
+	long shipments(String paymentId) {
+		return this.jdbc.sql("SELECT COUNT(*) FROM shipments WHERE payment_id = ?")
+			.param(paymentId)
+			.query(Long.class)
+			.single();
+	}
+
 	long ledgerRows(String orderNo) {
 		return this.jdbc.sql("SELECT COUNT(*) FROM ledger_entries WHERE order_no = ?")
 			.param(orderNo)

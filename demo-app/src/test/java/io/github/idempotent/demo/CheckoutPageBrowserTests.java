@@ -118,6 +118,11 @@ class CheckoutPageBrowserTests {
 		assertThat(kept.getAttribute("data-key")).isEqualTo(lost.getAttribute("data-key"));
 		assertThat(kept.getText()).contains("pay_");
 
+		// "Deliver the event twice" is on by default: one shipment all the same.
+		assertThat(browser.findElement(By.id("deliver-twice")).isSelected()).isTrue();
+		wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#shipments tr[data-shipments='1']")));
+		assertThat(browser.findElements(By.cssSelector("#shipments tr"))).hasSize(1);
+
 		assertThat(http.balance(account)).isEqualTo(4_750);
 		assertThat(http.get("/api/accounts/" + account + "/ledger").expect(200).json().size()).isOne();
 		assertThat(http.orderStatus(orderNo)).isEqualTo("PAID");

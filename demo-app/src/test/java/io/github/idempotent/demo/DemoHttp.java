@@ -85,6 +85,14 @@ final class DemoHttp {
 		return post("/api/payments", "{\"orderNo\":\"" + orderNo + "\"}", key);
 	}
 
+	Response payDeliveringTheEventTwice(String orderNo, String key) {
+		return post("/api/payments?deliverEventTwice=true", "{\"orderNo\":\"" + orderNo + "\"}", key);
+	}
+
+	long deliveries() {
+		return get("/api/shipping/deliveries").expect(200).json().get("deliveries").asLong();
+	}
+
 	String orderStatus(String orderNo) {
 		return get("/api/orders/" + orderNo).expect(200).json().get("status").asString();
 	}

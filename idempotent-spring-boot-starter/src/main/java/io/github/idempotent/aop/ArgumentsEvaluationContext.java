@@ -3,6 +3,7 @@ package io.github.idempotent.aop;
 import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
@@ -22,10 +23,23 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
 	private final Object[] arguments;
 
+	private final Function<String, @Nullable Object> contextVariables;
+
 	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments) {
+		this(target, variables, arguments, (name) -> null);
+	}
+
+	/**
+	 * @param contextVariables variables of the calling context ({@code #headers} of the
+	 * message a listener handles), looked up after the arguments and those set on this
+	 * context
+	 */
+	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments,
+			Function<String, @Nullable Object> contextVariables) {
 		super(target);
 		this.variables = variables;
 		this.arguments = arguments;
+		this.contextVariables = contextVariables;
 	}
 
 	@Override
@@ -34,7 +48,8 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 		if (index != null && index < this.arguments.length) {
 			return this.arguments[index];
 		}
-		return super.lookupVariable(name);
+		Object value = super.lookupVariable(name);
+		return (value != null) ? value : this.contextVariables.apply(name);
 	}
 
 	/**

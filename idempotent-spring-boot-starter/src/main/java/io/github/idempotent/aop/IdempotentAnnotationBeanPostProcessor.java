@@ -15,6 +15,7 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.Ordered;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -41,6 +42,11 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		// controller or
 		// a bean injected by its class keeps working when it implements an interface.
 		setProxyTargetClass(true);
+		// Ahead of Spring AMQP's and Spring Kafka's listener annotation post-processors
+		// (LOWEST_PRECEDENCE), which register the bean they are handed as the listener:
+		// handed the target rather than the proxy, @Idempotent listeners would run
+		// unprotected.
+		setOrder(Ordered.LOWEST_PRECEDENCE - 1);
 	}
 
 	@Override

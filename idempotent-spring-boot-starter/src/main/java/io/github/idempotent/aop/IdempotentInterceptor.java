@@ -1,16 +1,26 @@
 package io.github.idempotent.aop;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+
+import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.core.Fingerprint;
@@ -19,6 +29,8 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
@@ -49,6 +61,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final @Nullable BeanFactoryResolver beanResolver;
 
+	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			IdempotentInterceptor.class.getClassLoader());
+
+	/**
+	 * The Mono path, created only when Reactor is present: the interceptor itself loads
+	 * no Reactor class (the approach of Spring's {@code CacheAspectSupport}).
+	 */
+	private final @Nullable ReactiveCalls reactive;
+
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			String keyPrefix, int maxKeyLength, @Nullable BeanFactory beanFactory) {
@@ -62,6 +83,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		this.keyPrefix = keyPrefix;
 		this.maxKeyLength = maxKeyLength;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
+		this.reactive = reactorPresent ? new ReactiveCalls() : null;
 	}
 
 	@Override
@@ -74,6 +96,10 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		Object[] args = invocation.getArguments();
 		Call call = new Call(operation, args, target);
+		if (operation.kind() == IdempotentOperation.Kind.MONO) {
+			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
+			return this.reactive.invoke(operation, call, invocation);
+		}
 		String key = call.key();
 		if (key == null) {
 			if (operation.required()) {
@@ -86,14 +112,49 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
 		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
-		Fingerprint fingerprint = this.fingerprinter.fingerprint(call.payload());
+		Fingerprint fingerprint = fingerprint(operation, call.payload());
+		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
+			// A CompletableFuture is also a CompletionStage: it fits both declarations.
+			return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
+					() -> (CompletionStage<?>) invocation.proceed());
+		}
 		return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
 	}
 
+	/**
+	 * An argument the mapper cannot write fails every call the same way: reported as
+	 * {@link IdempotencyPayloadException}, which message listeners treat as not
+	 * retryable, instead of a mapper error that a broker would redeliver forever.
+	 */
+	private Fingerprint fingerprint(IdempotentOperation operation, @Nullable Object payload) {
+		try {
+			return this.fingerprinter.fingerprint(payload);
+		}
+		catch (JacksonException ex) {
+			throw new IdempotencyPayloadException("Cannot fingerprint the payload of " + operation.describe() + ": "
+					+ ex.getOriginalMessage() + ". Name what identifies the request with @Idempotent(payload = "
+					+ "\"#event\"), or keep arguments the JSON mapper cannot write out of the method", ex);
+		}
+	}
+
+	/**
+	 * Sets where {@code Mono} calls take their key, scope and response marking from (the
+	 * WebFlux exchange); without it they use the key expression and the thread-bound
+	 * resolvers.
+	 */
+	public void setReactiveContext(@Nullable ReactiveIdempotencyContext reactiveContext) {
+		if (this.reactive != null) {
+			this.reactive.context = reactiveContext;
+		}
+	}
+
 	private IdempotencyKeyException missingKey(IdempotentOperation operation) {
+		return missingKey(operation, this.keyResolver.describeSource());
+	}
+
+	private IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
 		if (operation.key() == null) {
-			return new IdempotencyKeyException(
-					"Idempotency key is required: send it in " + this.keyResolver.describeSource());
+			return new IdempotencyKeyException("Idempotency key is required: send it in " + source);
 		}
 		return new IdempotencyKeyException(
 				"Idempotency key is required: the request field it is taken from is " + "missing or blank",
@@ -136,6 +197,90 @@ public class IdempotentInterceptor implements MethodInterceptor {
 								+ "a broken surrogate pair at position " + (i + 1));
 			}
 		}
+	}
+
+	/**
+	 * Calls of methods that return a {@code Mono}, and of Kotlin {@code suspend}
+	 * functions, which Spring's proxy hands to interceptors as a {@code Mono}. Nothing
+	 * happens until subscription; then the key, scope and payload are evaluated, the key
+	 * claimed without blocking (see {@link IdempotencyExecutor#executeNonBlocking}), and
+	 * the method called and its {@code Mono} subscribed only by the call that owns the
+	 * key. An empty {@code Mono} is a result: it is stored and replays as empty.
+	 * <p>
+	 * Cancellation (the client went away): the method's {@code Mono} is subscribed apart
+	 * from the caller's subscription, with the caller's context, so cancelling the
+	 * caller's subscription does not cancel a method that has started. It runs to
+	 * completion and its outcome is stored; the client's retry gets it as a replay (or
+	 * 409 while it still runs), rather than running the method a second time after a
+	 * first run that may have had its side effects. A caller that cancels before the
+	 * method started (while waiting for a duplicate, or before its claim returned)
+	 * releases the key without running it.
+	 */
+	private final class ReactiveCalls {
+
+		volatile @Nullable ReactiveIdempotencyContext context;
+
+		Object invoke(IdempotentOperation operation, Call call, MethodInvocation invocation) {
+			return Mono.deferContextual((contextView) -> {
+				ReactiveIdempotencyContext context = this.context;
+				String key;
+				if (operation.key() != null || context == null) {
+					key = call.key();
+				}
+				else {
+					key = context.resolveKey(contextView);
+					key = StringUtils.hasText(key) ? key : null;
+				}
+				if (key == null) {
+					if (operation.required()) {
+						return Mono.error(missingKey(operation, (context != null) ? context.describeSource()
+								: IdempotentInterceptor.this.keyResolver.describeSource()));
+					}
+					return toMono(proceed(invocation));
+				}
+				validate(operation, "key", key, IdempotentInterceptor.this.maxKeyLength);
+				String clientKey = key;
+				Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
+						: context.resolveScope(contextView, IdempotentInterceptor.this.scopeResolver);
+				IdempotencyObserver observer = (context != null) ? context.observer(contextView)
+						: IdempotencyObserver.NONE;
+				return scope.flatMap((resolvedScope) -> {
+					validate(operation, "scope", resolvedScope, MAX_SCOPE_LENGTH);
+					IdempotencyKey storeKey = IdempotencyKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
+							operation.policy().name(), clientKey,
+							IdempotentInterceptor.this.executor.getStore().maxKeyLength());
+					Fingerprint fingerprint = fingerprint(operation, call.payload());
+					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
+							operation.policy(), clientKey, storeKey, fingerprint,
+							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer);
+					// suppressCancel: a cancelled subscriber leaves the call running
+					// (above).
+					return Mono.fromFuture(result, true);
+				});
+			});
+		}
+
+		private @Nullable Object proceed(MethodInvocation invocation) {
+			try {
+				return invocation.proceed();
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				throw Exceptions.propagate(ex);
+			}
+		}
+
+		private Mono<?> toMono(@Nullable Object returned) {
+			if (returned == null) {
+				return Mono.empty();
+			}
+			ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned.getClass());
+			Assert.state(adapter != null, () -> "Cannot adapt " + returned.getClass().getName() + " to a Mono");
+			return Mono.from(adapter.toPublisher(returned));
+		}
+
 	}
 
 	/**
@@ -190,12 +335,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				return evaluate(expression, "payload");
 			}
 			int[] positions = this.operation.payloadArguments();
-			if (positions.length == this.args.length) {
+			if (positions.length == this.args.length && !MessagePayloads.anyMessage(this.args)) {
 				return this.args;
 			}
 			Object[] payload = new Object[positions.length];
 			for (int i = 0; i < positions.length; i++) {
-				payload[i] = this.args[positions[i]];
+				payload[i] = MessagePayloads.payloadOf(this.args[positions[i]]);
 			}
 			return payload;
 		}
@@ -218,7 +363,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		private EvaluationContext context() {
 			if (this.context == null) {
 				ArgumentsEvaluationContext context = new ArgumentsEvaluationContext(this.target,
-						this.operation.variables(), this.args);
+						this.operation.variables(), this.args, IdempotentInterceptor.this.keyResolver::resolveVariable);
 				if (IdempotentInterceptor.this.beanResolver != null) {
 					context.setBeanResolver(IdempotentInterceptor.this.beanResolver);
 				}

@@ -20,10 +20,35 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * @param required whether a call without a key is refused
  * @param payloadArguments positions of the arguments fingerprinted by default
  * @param variables names under which expressions see the arguments
+ * @param kind how the method hands back its result
  */
 record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
-		ArgumentsEvaluationContext.Variables variables) {
+		ArgumentsEvaluationContext.Variables variables, Kind kind) {
+
+	/**
+	 * How a method hands back its result, which decides when its key is completed.
+	 */
+	enum Kind {
+
+		/**
+		 * Returns its result (or throws) on the calling thread.
+		 */
+		VALUE,
+
+		/**
+		 * Returns a {@code CompletableFuture} or {@code CompletionStage} of its result.
+		 */
+		FUTURE,
+
+		/**
+		 * Returns a {@code Mono} of its result, or is a Kotlin {@code suspend} function
+		 * (which Spring's proxy hands to interceptors as a {@code Mono}): nothing happens
+		 * until subscription.
+		 */
+		MONO
+
+	}
 
 	String describe() {
 		return this.method.getDeclaringClass().getName() + "#" + this.method.getName();

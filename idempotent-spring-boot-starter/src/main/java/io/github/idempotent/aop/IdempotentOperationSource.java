@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -17,6 +19,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
@@ -50,7 +53,7 @@ public class IdempotentOperationSource {
 	private static final List<String> FRAMEWORK_TYPE_PREFIXES = List.of("jakarta.servlet.",
 			"org.springframework.validation.", "org.springframework.ui.", "org.springframework.web.",
 			"org.springframework.http.HttpHeaders", "org.springframework.security.", "java.security.Principal",
-			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId");
+			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId", "kotlin.coroutines.");
 
 	private final SpelExpressionParser parser = new SpelExpressionParser(
 			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
@@ -141,8 +144,10 @@ public class IdempotentOperationSource {
 		// Resolved against the bean's class: Base<T>.make() on OrderService extends
 		// Base<Order> returns an Order, not the erasure of T.
 		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
-		checkReturnType(where, method, returnType);
-		ResultCodec.Binding binding = this.codec.bind(returnType);
+		IdempotentOperation.Kind kind = kind(where, method, returnType);
+		ResolvableType valueType = valueType(method, targetClass, returnType, kind);
+		checkValueType(where, valueType);
+		ResultCodec.Binding binding = this.codec.bind(valueType);
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
@@ -161,7 +166,7 @@ public class IdempotentOperationSource {
 			checkNoParameterNames(where, "scope", scope);
 		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
-				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames));
+				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind);
 	}
 
 	/**
@@ -196,11 +201,13 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Return types whose value is not the result: it arrives later (futures, reactive
-	 * types, Kotlin suspend functions, Spring MVC's deferred results) or is written as it
-	 * is produced (streams). Storing such an object would store its state, not its
-	 * result, and a replay would never complete; until they are supported, they are
-	 * refused at start-up.
+	 * Return types whose value is not the result and that are not supported: it arrives
+	 * later as a stream (Flux, Kotlin Flow, SSE emitters, streaming bodies) or through a
+	 * handle whose completion cannot be observed (a plain {@code Future}, Spring MVC's
+	 * deferred results). Storing such an object would store its state, not its result,
+	 * and a replay would never complete; they are refused at start-up.
+	 * {@code CompletableFuture}, {@code CompletionStage}, {@code Mono} and Kotlin
+	 * {@code suspend} functions are supported, see {@link IdempotentOperation.Kind}.
 	 */
 	private static final List<String> UNSUPPORTED_RETURN_TYPES = List.of("java.util.concurrent.Future",
 			"java.util.concurrent.CompletionStage", "java.util.concurrent.Callable", "java.util.stream.BaseStream",
@@ -211,12 +218,51 @@ public class IdempotentOperationSource {
 			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
 			"org.springframework.core.io.Resource", "java.io.InputStream", "kotlinx.coroutines.flow.Flow");
 
-	private static void checkReturnType(String where, Method method, ResolvableType returnType) {
-		Class<?>[] parameters = method.getParameterTypes();
-		if (parameters.length > 0
-				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName())) {
-			throw unsupported(where, "a Kotlin suspend function");
+	private static final String MONO = "reactor.core.publisher.Mono";
+
+	private static IdempotentOperation.Kind kind(String where, Method method, ResolvableType returnType) {
+		if (isSuspending(method)) {
+			return IdempotentOperation.Kind.MONO;
 		}
+		Class<?> raw = returnType.toClass();
+		if (raw == CompletableFuture.class || raw == CompletionStage.class) {
+			return IdempotentOperation.Kind.FUTURE;
+		}
+		if (raw.getName().equals(MONO)) {
+			return IdempotentOperation.Kind.MONO;
+		}
+		checkValueType(where, returnType);
+		return IdempotentOperation.Kind.VALUE;
+	}
+
+	private static boolean isSuspending(Method method) {
+		Class<?>[] parameters = method.getParameterTypes();
+		return parameters.length > 0
+				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName());
+	}
+
+	/**
+	 * The type of the result that is stored: {@code T} of {@code CompletableFuture<T>} or
+	 * {@code Mono<T>}, the declared return type of a {@code suspend} function
+	 * ({@code Unit} stores nothing), else the return type itself.
+	 */
+	private static ResolvableType valueType(Method method, Class<?> targetClass, ResolvableType returnType,
+			IdempotentOperation.Kind kind) {
+		if (kind == IdempotentOperation.Kind.VALUE) {
+			return returnType;
+		}
+		if (isSuspending(method)) {
+			// Kotlin's declared return type, read by Spring through kotlin-reflect.
+			ResolvableType declared = ResolvableType.forMethodParameter(new MethodParameter(method, -1), targetClass);
+			Class<?> raw = declared.resolve();
+			return (raw == null || "kotlin.Unit".equals(raw.getName())) ? ResolvableType.forClass(Void.class)
+					: declared;
+		}
+		ResolvableType value = returnType.getGeneric(0);
+		return (value.resolve() != null) ? value : ResolvableType.forClass(Object.class);
+	}
+
+	private static void checkValueType(String where, ResolvableType returnType) {
 		ResolvableType valueType = returnType;
 		if ("org.springframework.http.ResponseEntity".equals(returnType.toClass().getName())
 				|| "org.springframework.http.HttpEntity".equals(returnType.toClass().getName())) {
@@ -233,12 +279,13 @@ public class IdempotentOperationSource {
 
 	private static IllegalStateException unsupported(String where, String what) {
 		return new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns " + what
-				+ ": its result arrives later or as a stream, and storing the returned object would not store it. "
-				+ "Return the value itself (call the asynchronous work and wait for it inside the method), "
+				+ ": its result arrives as a stream or through a handle whose completion cannot be observed, and "
+				+ "storing the returned object would not store it. Return the value itself, a CompletableFuture, "
+				+ "a CompletionStage or a Mono of it (collect a Flux with collectList()), "
 				+ "or put @Idempotent on a method that does");
 	}
 
-	private static boolean isA(@Nullable Class<?> type, String name) {
+	static boolean isA(@Nullable Class<?> type, String name) {
 		if (type == null || type == Object.class) {
 			return false;
 		}
@@ -253,9 +300,45 @@ public class IdempotentOperationSource {
 		return isA(type.getSuperclass(), name);
 	}
 
+	/**
+	 * The envelope of a message, never fingerprinted: it differs between two deliveries
+	 * of one message (delivery tag, offset, {@code redelivered} flag, a channel or
+	 * consumer). Matched by class name so that no messaging library is needed.
+	 */
+	private static final List<String> ENVELOPE_TYPES = List.of("com.rabbitmq.client.Channel",
+			"org.springframework.amqp.core.MessageProperties", "org.springframework.messaging.MessageHeaders",
+			"org.springframework.kafka.support.Acknowledgment", "org.apache.kafka.clients.consumer.Consumer",
+			"org.springframework.kafka.listener.adapter.ConsumerRecordMetadata",
+			"org.apache.kafka.common.header.Headers");
+
+	/**
+	 * Parameters bound to message headers ({@code @Header}, {@code @Headers}) are part of
+	 * the envelope too: name a header in the key or payload expression to use it.
+	 */
+	private static final List<String> ENVELOPE_ANNOTATIONS = List.of(
+			"org.springframework.messaging.handler.annotation.Header",
+			"org.springframework.messaging.handler.annotation.Headers");
+
 	private static int[] payloadArguments(Method method) {
 		Class<?>[] types = method.getParameterTypes();
-		return IntStream.range(0, types.length).filter((i) -> !isFrameworkType(types[i])).toArray();
+		java.lang.annotation.Annotation[][] annotations = method.getParameterAnnotations();
+		return IntStream.range(0, types.length)
+			.filter((i) -> !isFrameworkType(types[i]) && !isEnvelope(types[i], annotations[i]))
+			.toArray();
+	}
+
+	private static boolean isEnvelope(Class<?> type, java.lang.annotation.Annotation[] annotations) {
+		for (java.lang.annotation.Annotation annotation : annotations) {
+			if (ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName())) {
+				return true;
+			}
+		}
+		for (String name : ENVELOPE_TYPES) {
+			if (isA(type, name)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean isFrameworkType(Class<?> type) {

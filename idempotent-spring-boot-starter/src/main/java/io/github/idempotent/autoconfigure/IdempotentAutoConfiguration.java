@@ -1,5 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
+import java.util.List;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -15,12 +17,16 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
 
+import java.util.concurrent.Executor;
+
 import io.micrometer.core.instrument.MeterRegistry;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
@@ -51,6 +57,8 @@ public final class IdempotentAutoConfiguration {
 	 * must name one.
 	 */
 	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
+
+	private static final String REACTOR_SCHEDULERS = "reactor.core.scheduler.Schedulers";
 
 	private static final String SECURITY_CONTEXT_HOLDER = "org.springframework.security.core.context.SecurityContextHolder";
 
@@ -104,8 +112,26 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
 			ObjectProvider<IdempotencyObserver> observers) {
-		return new IdempotencyExecutor(store, properties.getFailureMode(), properties.getMaxResultSize().toBytes(),
+		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
+				properties.getMaxResultSize().toBytes(),
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
+		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
+			executor.setBlockingStoreExecutor(BoundedElastic.executor());
+		}
+		return executor;
+	}
+
+	/**
+	 * Runs blocking store calls of asynchronous callers on Reactor's bounded elastic
+	 * scheduler, the place Reactor gives blocking work; loaded only when Reactor is
+	 * present.
+	 */
+	static final class BoundedElastic {
+
+		static Executor executor() {
+			return (task) -> Schedulers.boundedElastic().schedule(task);
+		}
+
 	}
 
 	@Bean
@@ -120,10 +146,16 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
-			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory) {
-		return new IdempotentInterceptor(operations, executor, fingerprinter,
-				keyResolver.getIfAvailable(() -> NO_CONTEXT_KEY), scopeResolver, properties.getKeyPrefix(),
-				properties.getMaxKeyLength(), beanFactory);
+			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory,
+			ObjectProvider<ReactiveIdempotencyContext> reactiveContext) {
+		// One resolver per context (an HTTP request, a message): a web application with
+		// listeners has both, and the one that applies to the current call answers.
+		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
+		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, executor, fingerprinter,
+				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
+				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
+		reactiveContext.ifAvailable(interceptor::setReactiveContext);
+		return interceptor;
 	}
 
 }

@@ -76,6 +76,8 @@ public class IdempotentProperties {
 
 	private final Web web = new Web();
 
+	private final Messaging messaging = new Messaging();
+
 	private final LocalCache localCache = new LocalCache();
 
 	public boolean isEnabled() {
@@ -160,6 +162,10 @@ public class IdempotentProperties {
 
 	public Store getStore() {
 		return this.store;
+	}
+
+	public Messaging getMessaging() {
+		return this.messaging;
 	}
 
 	public Web getWeb() {
@@ -460,6 +466,55 @@ public class IdempotentProperties {
 	}
 
 	/**
+	 * {@code @Idempotent} on RabbitMQ and Kafka listeners.
+	 */
+	public static class Messaging {
+
+		/**
+		 * Delay before a message that arrived while a duplicate of it was still being
+		 * processed is redelivered.
+		 */
+		private Duration inProgressBackOff = Duration.ofSeconds(1);
+
+		/**
+		 * Kafka record header that carries the idempotency key; a record without it is
+		 * keyed by its topic, partition and offset.
+		 */
+		private String keyHeader = "Idempotency-Key";
+
+		/**
+		 * Whether messages sent with RabbitTemplate and KafkaTemplate get a key (AMQP
+		 * message-id, Kafka key header) when they have none, once per send.
+		 */
+		private boolean stampOutgoing = true;
+
+		public Duration getInProgressBackOff() {
+			return this.inProgressBackOff;
+		}
+
+		public void setInProgressBackOff(Duration inProgressBackOff) {
+			this.inProgressBackOff = inProgressBackOff;
+		}
+
+		public String getKeyHeader() {
+			return this.keyHeader;
+		}
+
+		public void setKeyHeader(String keyHeader) {
+			this.keyHeader = keyHeader;
+		}
+
+		public boolean isStampOutgoing() {
+			return this.stampOutgoing;
+		}
+
+		public void setStampOutgoing(boolean stampOutgoing) {
+			this.stampOutgoing = stampOutgoing;
+		}
+
+	}
+
+	/**
 	 * Local cache of completed results in front of the store (needs Caffeine).
 	 */
 	public static class LocalCache {
@@ -471,9 +526,10 @@ public class IdempotentProperties {
 		private boolean enabled;
 
 		/**
-		 * Largest number of results kept in the local cache.
+		 * Largest total size of the results kept in the local cache, with their keys; a
+		 * number without a unit is bytes.
 		 */
-		private long maximumSize = 10_000;
+		private DataSize maximumSize = DataSize.ofMegabytes(16);
 
 		/**
 		 * Longest time a result stays in the local cache, and never longer than its
@@ -489,11 +545,11 @@ public class IdempotentProperties {
 			this.enabled = enabled;
 		}
 
-		public long getMaximumSize() {
+		public DataSize getMaximumSize() {
 			return this.maximumSize;
 		}
 
-		public void setMaximumSize(long maximumSize) {
+		public void setMaximumSize(DataSize maximumSize) {
 			this.maximumSize = maximumSize;
 		}
 

@@ -43,6 +43,19 @@ final class FailSafeObserver implements IdempotencyObserver {
 		notify("leaseLost", policy, (observer) -> observer.leaseLost(policy, key));
 	}
 
+	@Override
+	public IdempotencyObserver forAsyncCall() {
+		try {
+			IdempotencyObserver bound = this.delegate.forAsyncCall();
+			return (bound == this.delegate) ? this : new FailSafeObserver(bound);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("IdempotencyObserver " + this.delegate.getClass().getName()
+					+ " failed in forAsyncCall; it is notified without its calling context", ex);
+			return this;
+		}
+	}
+
 	private void notify(String callback, IdempotencyPolicy policy, Consumer<IdempotencyObserver> call) {
 		try {
 			call.accept(this.delegate);

@@ -1,49 +1,45 @@
 package io.github.idempotent.core;
 
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
+import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
-import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.IdempotencyStore;
 
 /**
  * The idempotency protocol, written once for every store: claim the key atomically, run
  * the method once while a watchdog renews the lease, store its outcome, replay it to
  * every later call with the same key.
  * <p>
- * Stored bytes start with one marker byte: {@code V} for a return value (the codec's
- * bytes follow), {@code E} for an exception listed in {@code cacheFor} (its class name
- * and message follow), {@code X} for a result that could not be stored (the reason
- * follows).
+ * The winner of a claim holds an {@link OwnerHandle} that completes or releases the key;
+ * what is stored is written by {@link StoredOutcome}.
  */
 public class IdempotencyExecutor implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
-
-	private static final byte VALUE = 'V';
-
-	private static final byte ERROR = 'E';
-
-	private static final byte UNSTORABLE = 'X';
 
 	private static final long FIRST_POLL_MILLIS = 10;
 
@@ -77,6 +73,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final IdempotencyObserver observer;
 
 	private final boolean ownsWatchdog;
+
+	private volatile @Nullable Executor blockingStoreExecutor;
+
+	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
 	 * Creates an executor with its own lease watchdog thread and renewal threads, stopped
@@ -147,6 +147,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		if (this.ownsWatchdog) {
 			this.watchdog.shutdownNow();
 		}
+		synchronized (this) {
+			if (this.ownedBlockingStoreExecutor != null) {
+				this.ownedBlockingStoreExecutor.shutdown();
+			}
+		}
 	}
 
 	public IdempotencyStore getStore() {
@@ -183,7 +188,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint());
 				this.observer.replayed(policy, clientKey);
-				return replay(policy, clientKey, completed.result());
+				return StoredOutcome.replay(policy, clientKey, completed.result());
 			}
 			ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint());
@@ -209,6 +214,320 @@ public class IdempotencyExecutor implements AutoCloseable {
 				throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
 			}
 		}
+	}
+
+	/**
+	 * Runs an asynchronous {@code invocation} (one that returns a future) at most once
+	 * per key. The claim is made on the calling thread, like {@link #execute}'s, so that
+	 * the method runs there with its thread-bound context (request, security); the key is
+	 * completed or released when the returned stage completes, and the lease renewed
+	 * until then. A replay is an already-completed future. A duplicate in progress waits
+	 * up to {@code waitFor} without holding a thread: its re-claims are scheduled, and if
+	 * one of them wins, the method runs on the thread that completed that claim. Refusals
+	 * (in progress, key reused, store unavailable) complete the returned future
+	 * exceptionally.
+	 * <p>
+	 * Cancelling the returned future detaches the caller: a method that has started runs
+	 * to completion and its outcome is stored, so that the caller's retry gets it (a
+	 * retry that runs again could repeat a side effect the cancelled call already had). A
+	 * caller that cancels while waiting for a duplicate stops waiting.
+	 */
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, this.observer.forAsyncCall());
+		ClaimResult claim;
+		try {
+			claim = this.store.claim(key, fingerprint, policy.lease());
+		}
+		catch (RuntimeException ex) {
+			call.firstClaimFailed(ex);
+			return call.result;
+		}
+		call.handle(claim);
+		return call.result;
+	}
+
+	/**
+	 * {@link #executeAsync} without blocking the calling thread at all, for reactive
+	 * callers (an event loop): the first claim is asynchronous too, and the method runs
+	 * on the thread that completes it.
+	 */
+	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
+	}
+
+	/**
+	 * {@link #executeNonBlocking} that also tells {@code callObserver} about this call's
+	 * outcome: the caller's own context (a WebFlux response), which no thread carries.
+	 */
+	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+		Assert.notNull(callObserver, "callObserver must not be null");
+		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? this.observer.forAsyncCall()
+				: IdempotencyObserver
+					.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, observer);
+		claimAsync(key, fingerprint, policy.lease()).whenComplete((claim, failure) -> {
+			if (failure != null) {
+				call.firstClaimFailed(unwrap(failure));
+			}
+			else {
+				call.handle(claim);
+			}
+		});
+		return call.result;
+	}
+
+	/**
+	 * Sets the executor that runs the blocking store primitives for asynchronous calls on
+	 * a store without {@link AsyncIdempotencyStore} support: never the thread that
+	 * completes a caller's future, which may be an event loop.
+	 */
+	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
+		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
+		this.blockingStoreExecutor = blockingStoreExecutor;
+	}
+
+	private @Nullable AsyncIdempotencyStore asyncStore() {
+		return (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) ? async : null;
+	}
+
+	CompletableFuture<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.claimAsync(key, fingerprint, lease));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease), blockingStoreExecutor());
+	}
+
+	CompletableFuture<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.completeAsync(key, token, fingerprint, result, ttl));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.complete(key, token, fingerprint, result, ttl),
+				blockingStoreExecutor());
+	}
+
+	CompletableFuture<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		AsyncIdempotencyStore async = asyncStore();
+		if (async != null) {
+			return call(() -> async.releaseAsync(key, token));
+		}
+		return CompletableFuture.supplyAsync(() -> this.store.release(key, token), blockingStoreExecutor());
+	}
+
+	private static <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> operation) {
+		try {
+			return operation.get().toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private Executor blockingStoreExecutor() {
+		Executor executor = this.blockingStoreExecutor;
+		if (executor == null) {
+			synchronized (this) {
+				executor = this.blockingStoreExecutor;
+				if (executor == null) {
+					executor = newBlockingStoreExecutor();
+					this.ownedBlockingStoreExecutor = (ExecutorService) executor;
+					this.blockingStoreExecutor = executor;
+				}
+			}
+		}
+		return executor;
+	}
+
+	private static ExecutorService newBlockingStoreExecutor() {
+		// Used only when no executor was set (no Reactor): bounded, like Reactor's
+		// bounded
+		// elastic scheduler, with idle threads let go.
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				(task) -> {
+					Thread thread = new Thread(task, "idempotent-store");
+					thread.setDaemon(true);
+					return thread;
+				});
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
+	}
+
+	static Throwable unwrap(Throwable failure) {
+		Throwable ex = failure;
+		while ((ex instanceof CompletionException || ex instanceof ExecutionException) && ex.getCause() != null) {
+			ex = ex.getCause();
+		}
+		return ex;
+	}
+
+	/**
+	 * One asynchronous call: its claims, its wait for a duplicate, and its outcome.
+	 */
+	private final class AsyncCall {
+
+		private final IdempotencyPolicy policy;
+
+		private final String clientKey;
+
+		private final IdempotencyKey key;
+
+		private final Fingerprint fingerprint;
+
+		private final AsyncInvocation invocation;
+
+		private final IdempotencyObserver observer;
+
+		final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+
+		private long deadline;
+
+		private long pollMillis = FIRST_POLL_MILLIS;
+
+		AsyncCall(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+				AsyncInvocation invocation, IdempotencyObserver observer) {
+			this.policy = policy;
+			this.clientKey = clientKey;
+			this.key = key;
+			this.fingerprint = fingerprint;
+			this.invocation = invocation;
+			this.observer = observer;
+		}
+
+		void firstClaimFailed(Throwable ex) {
+			if (!isUnavailable(ex)) {
+				this.result.completeExceptionally(ex);
+				return;
+			}
+			RuntimeException failure = (ex instanceof RuntimeException runtime) ? runtime
+					: new IllegalStateException(ex);
+			if (IdempotencyExecutor.this.failureMode == FailureMode.CLOSED) {
+				logUnavailable(this.policy, this.clientKey, failure);
+				this.result.completeExceptionally(
+						new IdempotencyStoreUnavailableException(this.policy.name(), this.policy.retryAfter(), ex));
+				return;
+			}
+			logger.warn("Idempotency store unavailable, running " + this.policy.name() + " for key '" + this.clientKey
+					+ "' unprotected (idempotent.failure-mode=open): " + ex);
+			this.observer.bypassed(this.policy, this.clientKey, failure);
+			try {
+				pipe(this.invocation.proceed());
+			}
+			catch (Throwable methodFailure) {
+				this.result.completeExceptionally(methodFailure);
+			}
+		}
+
+		private void pipe(@Nullable CompletionStage<?> stage) {
+			if (stage == null) {
+				this.result.completeExceptionally(nullStage());
+				return;
+			}
+			stage.whenComplete((value, ex) -> {
+				if (ex != null) {
+					this.result.completeExceptionally(unwrap(ex));
+				}
+				else {
+					this.result.complete(value);
+				}
+			});
+		}
+
+		private IllegalStateException nullStage() {
+			return new IllegalStateException(this.policy.name()
+					+ " returned null instead of a future or Mono; return a completed one for a null result");
+		}
+
+		void handle(ClaimResult claim) {
+			try {
+				if (claim instanceof ClaimResult.Acquired acquired) {
+					run(acquired.token());
+					return;
+				}
+				if (claim instanceof ClaimResult.Completed completed) {
+					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint());
+					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result());
+					this.observer.replayed(this.policy, this.clientKey);
+					this.result.complete(value);
+					return;
+				}
+				ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
+				checkFingerprint(this.policy, this.clientKey, this.fingerprint, inProgress.fingerprint());
+				long now = System.nanoTime();
+				if (this.deadline == 0) {
+					this.deadline = now + this.policy.waitFor().toNanos();
+				}
+				long remainingMillis = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
+				if (remainingMillis <= 0) {
+					throw reject(this.policy, new IdempotencyInProgressException(this.clientKey, this.policy.name(),
+							this.policy.retryAfter()));
+				}
+				long delay = Math.min(this.pollMillis, remainingMillis);
+				this.pollMillis = Math.min(this.pollMillis * 2, MAX_POLL_MILLIS);
+				// Scheduled on the watchdog's timer, which only starts the next claim: no
+				// thread waits for the first call.
+				IdempotencyExecutor.this.watchdog.schedule(this::reclaim, delay, TimeUnit.MILLISECONDS);
+			}
+			catch (Throwable ex) {
+				this.result.completeExceptionally(ex);
+			}
+		}
+
+		private void reclaim() {
+			if (this.result.isDone()) {
+				return;
+			}
+			claimAsync(this.key, this.fingerprint, this.policy.lease()).whenComplete((claim, failure) -> {
+				if (failure == null) {
+					handle(claim);
+					return;
+				}
+				Throwable ex = unwrap(failure);
+				if (isUnavailable(ex)) {
+					logUnavailable(this.policy, this.clientKey,
+							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
+					ex = new IdempotencyStoreUnavailableException(this.policy.name(), this.policy.retryAfter(), ex);
+				}
+				this.result.completeExceptionally(ex);
+			});
+		}
+
+		private void run(String token) {
+			OwnerHandle owner = own(this.policy, this.clientKey, this.key, token, this.fingerprint, this.observer);
+			if (this.result.isDone()) {
+				// The caller went away before the method started: nothing ran, so a
+				// retry may run it.
+				owner.abandonAsync(new CancellationException());
+				return;
+			}
+			CompletionStage<?> stage;
+			try {
+				stage = this.invocation.proceed();
+				if (stage == null) {
+					throw nullStage();
+				}
+			}
+			catch (Throwable ex) {
+				owner.releaseAsync(ex).whenComplete((done, never) -> this.result.completeExceptionally(ex));
+				return;
+			}
+			// The caller's future completes after the store has answered, so that a
+			// client that retries as soon as it has the answer gets a replay, not a 409.
+			stage.whenComplete((value, failure) -> {
+				if (failure == null) {
+					owner.completeAsync(value).whenComplete((done, never) -> this.result.complete(value));
+				}
+				else {
+					Throwable cause = unwrap(failure);
+					owner.releaseAsync(cause).whenComplete((done, never) -> this.result.completeExceptionally(cause));
+				}
+			});
+		}
+
 	}
 
 	/**
@@ -262,27 +581,37 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
 			Fingerprint fingerprint, Invocation invocation) throws Throwable {
-		LeaseWatchdog.Lease lease = this.leases.watch(policy, clientKey, key, token, fingerprint);
+		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, this.observer);
 		Object result;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			this.leases.unwatch(lease);
-			if (policy.isCached(ex) && isReplayable(policy, clientKey, ex)) {
-				complete(policy, clientKey, key, lease, errorOutcome(ex));
-			}
-			else {
-				release(policy, clientKey, key, lease, ex);
-			}
+			owner.release(ex);
 			throw ex;
 		}
-		this.leases.unwatch(lease);
-		this.observer.executed(policy, clientKey);
-		complete(policy, clientKey, key, lease, valueOutcome(policy, clientKey, result));
+		owner.complete(result);
 		return result;
+	}
+
+	/**
+	 * Takes ownership of a key this caller has just acquired: registers its lease for
+	 * renewal and returns the handle that ends it.
+	 */
+	OwnerHandle own(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+			Fingerprint fingerprint, IdempotencyObserver observer) {
+		return new OwnerHandle(this, policy, clientKey, key,
+				this.leases.watch(policy, clientKey, key, token, fingerprint), observer);
+	}
+
+	void unwatch(LeaseWatchdog.Lease lease) {
+		this.leases.unwatch(lease);
+	}
+
+	long maxResultSize() {
+		return this.maxResultSize;
 	}
 
 	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,
@@ -311,160 +640,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return ex;
 	}
 
-	private void complete(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, LeaseWatchdog.Lease owner,
-			StoredResult result) {
-		try {
-			if (!this.store.complete(key, owner.token(), owner.fingerprint(), result, policy.ttl())
-					&& !owner.isLost()) {
-				leaseLost(policy, clientKey, "complete");
-			}
-		}
-		catch (RuntimeException ex) {
-			// The method has run: its result goes back to this caller. The store may
-			// have stored it all the same (only the answer was lost): then retries get
-			// it replayed. If not, they see the placeholder until the lease expires, then
-			// may run the method again.
-			logger.error("Could not confirm that the result of " + policy.name() + " for key '" + clientKey
-					+ "' was stored: if it was not, retries are refused as in progress until the lease expires "
-					+ "and may then run the method again", ex);
-		}
-	}
-
-	private void release(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, LeaseWatchdog.Lease owner,
-			Throwable failure) {
-		try {
-			if (!this.store.release(key, owner.token()) && !owner.isLost()) {
-				leaseLost(policy, clientKey, "release");
-			}
-		}
-		catch (RuntimeException ex) {
-			failure.addSuppressed(ex);
-			logger.error("Could not release key '" + clientKey + "' of " + policy.name()
-					+ " after the method failed; retries are refused until its lease expires", ex);
-		}
-	}
-
-	private void leaseLost(IdempotencyPolicy policy, String clientKey, String step) {
+	void leaseLost(IdempotencyPolicy policy, String clientKey, String step) {
 		logger.warn("Lease of key '" + clientKey + "' of " + policy.name() + " was lost before " + step
 				+ ": the method ran longer than the lease without renewal; a duplicate may have run. "
 				+ "Increase the lease or check the store's latency");
 		this.observer.leaseLost(policy, clientKey);
-	}
-
-	private StoredResult valueOutcome(IdempotencyPolicy policy, String clientKey, Object value) {
-		ResultBuffer out = new ResultBuffer(VALUE, this.maxResultSize);
-		try {
-			policy.codec().encode(value, out);
-		}
-		catch (RuntimeException ex) {
-			logger.error("Result of " + policy.name() + " for key '" + clientKey
-					+ "' cannot be encoded; retries with this key get an error instead of a replay", ex);
-			return unstorable("The result of " + policy.name() + " could not be encoded (" + ex.getMessage()
-					+ "); it ran once and will not run again for this key");
-		}
-		if (out.size() > this.maxResultSize) {
-			logger.error("Result of " + policy.name() + " for key '" + clientKey + "' is " + out.size()
-					+ " bytes, above idempotent.max-result-size=" + this.maxResultSize
-					+ "; retries with this key get an error instead of a replay");
-			return unstorable("The result of " + policy.name() + " was " + out.size()
-					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
-		}
-		return new StoredResult(out.bytes());
-	}
-
-	/**
-	 * Whether a replay would throw the same exception: the same class with the same
-	 * message, recreated as {@link #storedError} will recreate it. An exception that
-	 * cannot be (a {@code ResponseStatusException} under {@code cacheFor =
-	 * RuntimeException.class}, whose status would be lost) is not stored: its key is
-	 * released, so a retry runs the method and gets the real outcome again.
-	 */
-	private static boolean isReplayable(IdempotencyPolicy policy, String clientKey, Throwable ex) {
-		Throwable recreated;
-		try {
-			recreated = instantiate(ex.getClass(), (ex.getMessage() != null) ? ex.getMessage() : "");
-		}
-		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
-			recreated = null;
-		}
-		if (recreated != null && recreated.getClass() == ex.getClass()
-				&& Objects.equals(normalized(recreated.getMessage()), normalized(ex.getMessage()))) {
-			return true;
-		}
-		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
-				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "
-				+ "taking a String message, or none); the key was released, so a retry runs the method again");
-		return false;
-	}
-
-	private static String normalized(@Nullable String message) {
-		return (message != null) ? message : "";
-	}
-
-	private static StoredResult errorOutcome(Throwable ex) {
-		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
-		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + message));
-	}
-
-	private static StoredResult unstorable(String reason) {
-		return new StoredResult(concat(UNSTORABLE, reason));
-	}
-
-	private static byte[] concat(byte marker, String text) {
-		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
-		byte[] bytes = new byte[utf8.length + 1];
-		bytes[0] = marker;
-		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
-		return bytes;
-	}
-
-	private Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result) throws Throwable {
-		byte[] bytes = result.bytes();
-		if (bytes.length > 0 && bytes[0] == VALUE) {
-			try {
-				return policy.codec().decode(bytes, 1, bytes.length - 1);
-			}
-			catch (RuntimeException ex) {
-				throw new IdempotencyResultException("Stored result of " + policy.name() + " for key '" + clientKey
-						+ "' does not decode into the method's return type (was it changed since?); "
-						+ "the call is not run again. Send a new key to run it", ex);
-			}
-		}
-		String text = new String(bytes, 1, Math.max(0, bytes.length - 1), StandardCharsets.UTF_8);
-		if (bytes.length > 0 && bytes[0] == ERROR) {
-			throw storedError(policy, clientKey, text);
-		}
-		throw new IdempotencyResultException(text);
-	}
-
-	private Throwable storedError(IdempotencyPolicy policy, String clientKey, String text) {
-		int newline = text.indexOf('\n');
-		String typeName = text.substring(0, newline);
-		String message = text.substring(newline + 1);
-		// Only types the annotation lists are instantiated: the stored name picks among
-		// them, it never loads an arbitrary class.
-		for (Class<? extends Throwable> allowed : policy.cacheFor()) {
-			try {
-				Class<?> type = ClassUtils.forName(typeName, allowed.getClassLoader());
-				if (allowed.isAssignableFrom(type)) {
-					return instantiate(type, message);
-				}
-			}
-			catch (ReflectiveOperationException | LinkageError ex) {
-				// try the next allowed type
-			}
-		}
-		return new IdempotencyResultException("Stored error " + typeName + " of " + policy.name() + " for key '"
-				+ clientKey + "' is no longer listed in cacheFor or cannot be created: " + message);
-	}
-
-	private static Throwable instantiate(Class<?> type, String message) throws ReflectiveOperationException {
-		try {
-			return (Throwable) ReflectionUtils.accessibleConstructor(type, String.class).newInstance(message);
-		}
-		catch (NoSuchMethodException ex) {
-			return (Throwable) ReflectionUtils.accessibleConstructor(type).newInstance();
-		}
 	}
 
 	/**
@@ -472,16 +652,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@code cacheFor} requires.
 	 */
 	public static boolean isRecreatable(Class<? extends Throwable> type) {
-		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
-			try {
-				type.getDeclaredConstructor(parameters);
-				return true;
-			}
-			catch (NoSuchMethodException ex) {
-				// try the next form
-			}
-		}
-		return false;
+		return StoredOutcome.isRecreatable(type);
 	}
 
 	private static boolean sleep(long millis) {
@@ -496,80 +667,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * The encoded result behind its marker byte, copied as little as possible: the codec
-	 * writes through its own buffer, so a result that fits in that buffer (8 KB with
-	 * Jackson) arrives in one write, which is copied once into an array of exactly the
-	 * final size, and that array is stored as it is. A larger result arrives in a few
-	 * chunks, each copied once and joined once. Bytes past {@code limit} are counted, not
-	 * kept.
+	 * A guarded method whose result arrives later, as a future (a {@code Mono} is adapted
+	 * to one).
 	 */
-	private static final class ResultBuffer extends OutputStream {
+	@FunctionalInterface
+	public interface AsyncInvocation {
 
-		private final byte marker;
-
-		private final long limit;
-
-		private byte @Nullable [] first;
-
-		private @Nullable List<byte[]> more;
-
-		private long size = 1;
-
-		ResultBuffer(byte marker, long limit) {
-			this.marker = marker;
-			this.limit = limit;
-		}
-
-		@Override
-		public void write(int b) {
-			write(new byte[] { (byte) b }, 0, 1);
-		}
-
-		@Override
-		public void write(byte[] b, int off, int len) {
-			if (len == 0) {
-				return;
-			}
-			this.size += len;
-			if (this.size > this.limit) {
-				this.first = null;
-				this.more = null;
-			}
-			else if (this.first == null) {
-				byte[] first = new byte[len + 1];
-				first[0] = this.marker;
-				System.arraycopy(b, off, first, 1, len);
-				this.first = first;
-			}
-			else {
-				if (this.more == null) {
-					this.more = new ArrayList<>();
-				}
-				this.more.add(Arrays.copyOfRange(b, off, off + len));
-			}
-		}
-
-		long size() {
-			return this.size;
-		}
-
-		byte[] bytes() {
-			byte[] first = this.first;
-			if (first == null) {
-				return new byte[] { this.marker };
-			}
-			if (this.more == null) {
-				return first;
-			}
-			byte[] all = new byte[(int) this.size];
-			System.arraycopy(first, 0, all, 0, first.length);
-			int position = first.length;
-			for (byte[] chunk : this.more) {
-				System.arraycopy(chunk, 0, all, position, chunk.length);
-				position += chunk.length;
-			}
-			return all;
-		}
+		@Nullable CompletionStage<?> proceed() throws Throwable;
 
 	}
 

@@ -65,7 +65,22 @@ public interface IdempotencyObserver {
 				all.forEach((observer) -> observer.leaseLost(policy, key));
 			}
 
+			@Override
+			public IdempotencyObserver forAsyncCall() {
+				return composite(all.stream().map(IdempotencyObserver::forAsyncCall).toList());
+			}
+
 		};
+	}
+
+	/**
+	 * The observer to notify about an asynchronous call, whose outcome is known later and
+	 * on another thread. Called on the calling thread when the call starts, so that an
+	 * observer bound to the calling thread (the current HTTP response, say) can capture
+	 * what it needs. By default this observer itself.
+	 */
+	default IdempotencyObserver forAsyncCall() {
+		return this;
 	}
 
 	/**

@@ -51,6 +51,22 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		this.select = "SELECT %s FROM %s WHERE %s = :id FOR UPDATE".formatted(stateColumn, table, idColumn);
 	}
 
+	/**
+	 * The state a column holds. A {@code CHAR(n)} column pads the name with spaces to
+	 * {@code n} characters (PostgreSQL and H2 return them; the UPDATE's comparison
+	 * ignores them), so trailing spaces are not part of the name.
+	 */
+	private S state(Object id, String column) {
+		String name = (column != null) ? column.stripTrailing() : null;
+		for (S state : this.machine.getType().getEnumConstants()) {
+			if (state.name().equals(name)) {
+				return state;
+			}
+		}
+		throw new IllegalStateException("Row " + id + " has state '" + column + "', which is not a constant of "
+				+ this.machine.getType().getName() + ": fix the row, or add the state to the enum");
+	}
+
 	private static void identifier(String name, String value) {
 		Assert.isTrue(value != null && IDENTIFIER.matcher(value).matches(),
 				() -> name + " must be an SQL identifier, got '" + value + "'");
@@ -85,7 +101,7 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		if (states.isEmpty()) {
 			return new TransitionResult.NotFound<>();
 		}
-		S current = Enum.valueOf(this.machine.getType(), states.get(0));
+		S current = state(id, states.get(0));
 		if (current == to) {
 			return new TransitionResult.AlreadyInTarget<>(to);
 		}

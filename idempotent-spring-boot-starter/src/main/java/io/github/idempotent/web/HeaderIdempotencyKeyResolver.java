@@ -48,6 +48,11 @@ public class HeaderIdempotencyKeyResolver implements IdempotencyKeyResolver {
 	}
 
 	@Override
+	public boolean appliesToCurrentCall() {
+		return currentRequest() != null;
+	}
+
+	@Override
 	public String describeSource() {
 		return "the " + this.headerName + " header";
 	}

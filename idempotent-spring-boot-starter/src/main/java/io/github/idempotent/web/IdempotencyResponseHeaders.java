@@ -52,11 +52,41 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 		mark(key, true);
 	}
 
-	private void mark(String key, boolean replayed) {
+	/**
+	 * A {@code CompletableFuture} call completes on another thread, where no request is
+	 * bound: capture the calling thread's response now, so that the headers are set on it
+	 * before the future's value is written (Spring MVC writes it in an async dispatch
+	 * after the future completes, and the executor notifies before completing it).
+	 */
+	@Override
+	public IdempotencyObserver forAsyncCall() {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (!(attributes instanceof ServletRequestAttributes servlet)) {
-			return;
+			return this;
 		}
+		return new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				mark(servlet, key, false);
+			}
+
+			@Override
+			public void replayed(IdempotencyPolicy policy, String key) {
+				mark(servlet, key, true);
+			}
+
+		};
+	}
+
+	private void mark(String key, boolean replayed) {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (attributes instanceof ServletRequestAttributes servlet) {
+			mark(servlet, key, replayed);
+		}
+	}
+
+	private void mark(ServletRequestAttributes servlet, String key, boolean replayed) {
 		HttpServletResponse response = servlet.getResponse();
 		if (response == null || response.isCommitted()) {
 			return;

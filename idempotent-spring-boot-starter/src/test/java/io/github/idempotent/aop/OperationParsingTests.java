@@ -12,6 +12,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -49,21 +50,30 @@ class OperationParsingTests {
 		.withPropertyValues("idempotent.store.type=memory");
 
 	@Test
-	void aMethodReturningACompletableFutureFailsTheStartUpNamingIt() {
-		this.runner.withBean(FutureService.class).run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining(FutureService.class.getName() + "#pay(java.lang.String)")
-				.hasMessageContaining("CompletableFuture");
+	void futureAndMonoReturnTypesAreAccepted() {
+		this.runner.withBean(FutureService.class).withBean(MonoService.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(FutureService.class).pay("k1").get()).isEqualTo("paid");
+			assertThat(context.getBean(MonoService.class).pay("k2").block()).isEqualTo("paid");
 		});
 	}
 
 	@Test
-	void aMethodReturningAMonoFailsTheStartUpNamingIt() {
-		this.runner.withBean(MonoService.class).run((context) -> {
+	void aMethodReturningAFluxFailsTheStartUpNamingIt() {
+		this.runner.withBean(FluxService.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining(MonoService.class.getName() + "#pay(java.lang.String)");
+				.hasMessageContaining(FluxService.class.getName() + "#pay(java.lang.String)")
+				.hasMessageContaining("Flux");
+		});
+	}
+
+	@Test
+	void aFutureOfAStreamFailsTheStartUpNamingIt() {
+		this.runner.withBean(FutureOfFluxService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining(FutureOfFluxService.class.getName() + "#pay(java.lang.String)");
 		});
 	}
 
@@ -190,6 +200,24 @@ class OperationParsingTests {
 		@Idempotent(key = "#p0")
 		public CompletableFuture<String> pay(String key) {
 			return CompletableFuture.completedFuture("paid");
+		}
+
+	}
+
+	static class FluxService {
+
+		@Idempotent(key = "#p0")
+		public Flux<String> pay(String key) {
+			return Flux.just("paid");
+		}
+
+	}
+
+	static class FutureOfFluxService {
+
+		@Idempotent(key = "#p0")
+		public CompletableFuture<Flux<String>> pay(String key) {
+			return CompletableFuture.completedFuture(Flux.just("paid"));
 		}
 
 	}

@@ -4,19 +4,32 @@ import java.time.Duration;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.util.unit.DataSize;
 
+import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+@ExtendWith(OutputCaptureExtension.class)
 class LocalCacheAutoConfigurationTests {
+
+	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
@@ -33,7 +46,7 @@ class LocalCacheAutoConfigurationTests {
 	@Test
 	void whenEnabledTheCacheWrapsTheStoreTheExecutorUses() {
 		this.contextRunner
-			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.local-cache.maximum-size=50",
+			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.local-cache.maximum-size=64KB",
 					"idempotent.local-cache.ttl=5s")
 			.run((context) -> {
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
@@ -42,7 +55,7 @@ class LocalCacheAutoConfigurationTests {
 					.isInstanceOf(InMemoryIdempotencyStore.class);
 				assertThat(context.getBean(IdempotencyExecutor.class).getStore()).isSameAs(store);
 				IdempotentProperties.LocalCache cache = context.getBean(IdempotentProperties.class).getLocalCache();
-				assertThat(cache.getMaximumSize()).isEqualTo(50);
+				assertThat(cache.getMaximumSize()).isEqualTo(DataSize.ofKilobytes(64));
 				assertThat(cache.getTtl()).isEqualTo(Duration.ofSeconds(5));
 			});
 	}
@@ -54,6 +67,36 @@ class LocalCacheAutoConfigurationTests {
 			.run((context) -> assertThat(context.getBean(CachingIdempotencyStore.class).isWriteThrough()).isFalse());
 		this.contextRunner.withPropertyValues("idempotent.local-cache.enabled=true")
 			.run((context) -> assertThat(context.getBean(CachingIdempotencyStore.class).isWriteThrough()).isTrue());
+	}
+
+	@Test
+	void theCacheIsBoundedByBytesNotByResults() {
+		this.contextRunner
+			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.local-cache.maximum-size=64KB")
+			.run((context) -> {
+				CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
+				StoredResult kilobyte = new StoredResult(new byte[1024]);
+				for (int i = 0; i < 200; i++) {
+					IdempotencyKey key = new IdempotencyKey("bytes:" + i);
+					String token = ((ClaimResult.Acquired) cache.claim(key, FP, LEASE)).token();
+					assertThat(cache.complete(key, token, FP, kilobyte, Duration.ofHours(1))).isTrue();
+				}
+				assertThat(cache.cachedBytes()).isPositive().isLessThanOrEqualTo(64 * 1024);
+				assertThat(cache.cachedResults()).isBetween(1L, 63L);
+			});
+	}
+
+	@Test
+	void aMaximumSizeBelowTheLargestResultIsWarnedAbout(CapturedOutput output) {
+		// 10000 was a number of results before the property became a size.
+		this.contextRunner
+			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.local-cache.maximum-size=10000")
+			.run((context) -> {
+				assertThat(context.getBean(IdempotentProperties.class).getLocalCache().getMaximumSize())
+					.isEqualTo(DataSize.ofBytes(10000));
+				assertThat(output).contains("idempotent.local-cache.maximum-size is 10000 bytes")
+					.contains("give it a unit");
+			});
 	}
 
 	@Test

@@ -4,6 +4,10 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+/**
+ * The record key names its scope, operation and client key unambiguously, and a client
+ * cannot choose where Redis Cluster puts its record.
+ */
 class IdempotencyKeyTests {
 
 	private static final String PAY = "com.shop.checkout.PaymentController#pay(com.shop.checkout.PaymentRequest)";
@@ -44,6 +48,24 @@ class IdempotencyKeyTests {
 		String shortName = value.substring("idempotent:_:".length(), value.lastIndexOf(':'));
 		assertThat(shortName).endsWith(IdempotencyKey.sha256Hex(name).substring(0, 8))
 			.contains("createTheShipmentForTheOrder".substring(5));
+	}
+
+	@Test
+	void aSeparatorInTheNameCannotMakeTwoOperationsShareARecord() {
+		assertThat(IdempotencyKey.of("p", "_", "a:b", "c", 512))
+			.isNotEqualTo(IdempotencyKey.of("p", "_", "a", "b:c", 512));
+		assertThat(IdempotencyKey.of("p", "x:y", "n", "k", 512))
+			.isNotEqualTo(IdempotencyKey.of("p", "x", "y:n", "k", 512));
+		assertThat(IdempotencyKey.of("p", "_", "n", "%3A", 512))
+			.isNotEqualTo(IdempotencyKey.of("p", "_", "n", ":", 512));
+	}
+
+	@Test
+	void aHashTagInTheClientKeyDoesNotPickTheClusterSlot() {
+		// Redis Cluster hashes only what stands between the first { and the next }.
+		String value = IdempotencyKey.of("idempotent", "_", "op", "{victim}", 512).value();
+		assertThat(value).doesNotContain("{").doesNotContain("}");
+		assertThat(IdempotencyKey.of("idempotent", "{t}", "op", "k", 512).value()).doesNotContain("{");
 	}
 
 }

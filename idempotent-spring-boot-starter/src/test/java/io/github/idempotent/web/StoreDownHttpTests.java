@@ -8,10 +8,13 @@ import java.util.UUID;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -28,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "idempotent.store.type=redis", "spring.data.redis.timeout=500ms",
 				"spring.data.redis.connect-timeout=500ms", "idempotent.retry-after=3s" })
+@ExtendWith(OutputCaptureExtension.class)
 class StoreDownHttpTests {
 
 	private static final EmbeddedRedis redis = EmbeddedRedis.start();
@@ -50,7 +54,7 @@ class StoreDownHttpTests {
 	private Executions executions;
 
 	@Test
-	void storeDownIsServiceUnavailableAndTheMethodDoesNotRun() throws Exception {
+	void storeDownIsServiceUnavailableAndTheMethodDoesNotRun(CapturedOutput output) throws Exception {
 		HttpClient http = HttpClient.newHttpClient();
 		HttpResponse<String> before = http.send(request(UUID.randomUUID().toString()),
 				HttpResponse.BodyHandlers.ofString());
@@ -66,6 +70,8 @@ class StoreDownHttpTests {
 		assertThat(during.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(during.body()).contains("retry later with the same key").doesNotContain("127.0.0.1");
 		assertThat(this.executions.count("payments")).isEqualTo(executionsBefore);
+		// The operator learns of the outage from the log, not only the client.
+		assertThat(output).contains("Idempotency store unavailable: refusing");
 	}
 
 	private HttpRequest request(String key) {

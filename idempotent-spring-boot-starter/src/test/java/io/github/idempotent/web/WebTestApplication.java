@@ -1,6 +1,8 @@
 package io.github.idempotent.web;
 
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -210,6 +212,71 @@ public class WebTestApplication {
 		Payment tenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
 			int n = this.executions.increment("tenant");
 			return new Payment("tenant-" + n, request.orderNo(), request.amount(), tenant);
+		}
+
+	}
+
+	/**
+	 * The same payments, returning {@code CompletableFuture}s that complete on another
+	 * thread.
+	 */
+	@RestController
+	static class FuturePaymentsController {
+
+		private final Executions executions;
+
+		private final Gate gate;
+
+		FuturePaymentsController(Executions executions, Gate gate) {
+			this.executions = executions;
+			this.gate = gate;
+		}
+
+		@PostMapping("/future-payments")
+		@Idempotent
+		CompletableFuture<ResponseEntity<Payment>> pay(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-payments");
+				Payment payment = new Payment("fpay-" + n + "-" + request.orderNo(), request.orderNo(),
+						request.amount(), "anonymous");
+				return ResponseEntity.status(HttpStatus.CREATED)
+					.header("Location", "/payments/" + payment.id())
+					.header("X-Payment-Id", payment.id())
+					.body(payment);
+			});
+		}
+
+		@PostMapping("/future-gated-payments")
+		@Idempotent(waitFor = "${test.future-wait-for:0s}")
+		CompletionStage<Payment> gated(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-gated");
+				try {
+					this.gate.pass();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return new Payment("fgated-" + n, request.orderNo(), request.amount(), "anonymous");
+			});
+		}
+
+		@PostMapping("/future-declining-payments")
+		@Idempotent
+		CompletableFuture<Payment> decline(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				this.executions.increment("future-declining");
+				throw new PaymentDeclinedException("Card declined for order " + request.orderNo());
+			});
+		}
+
+		@PostMapping("/future-cached-declines")
+		@Idempotent(cacheFor = PaymentDeclinedException.class)
+		CompletableFuture<Payment> cachedDecline(@RequestBody PaymentRequest request) {
+			return CompletableFuture.supplyAsync(() -> {
+				int n = this.executions.increment("future-cached");
+				throw new PaymentDeclinedException("Card declined (" + n + ") for order " + request.orderNo());
+			});
 		}
 
 	}

@@ -12,9 +12,12 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.demo.shipping.PaymentCaptured;
+import io.github.idempotent.demo.shipping.PaymentEvents;
 
 /**
  * The checkout's HTTP API. Payments and refunds take an {@code Idempotency-Key} header:
@@ -30,9 +33,13 @@ class CheckoutController {
 
 	private final Duration gatewayDelay;
 
-	CheckoutController(CheckoutService checkout, @Value("${demo.payments.gateway-delay:0s}") Duration gatewayDelay) {
+	private final PaymentEvents paymentEvents;
+
+	CheckoutController(CheckoutService checkout, @Value("${demo.payments.gateway-delay:0s}") Duration gatewayDelay,
+			PaymentEvents paymentEvents) {
 		this.checkout = checkout;
 		this.gatewayDelay = gatewayDelay;
+		this.paymentEvents = paymentEvents;
 	}
 
 	@GetMapping("/accounts/{id}")
@@ -75,14 +82,25 @@ class CheckoutController {
 	 * {@code demo.payments.gateway-delay} plays a slow card network, to watch a duplicate
 	 * arrive while the first call is still running.
 	 */
+	/**
+	 * Publishes {@code PaymentCaptured} for the shipping step every time it runs (not
+	 * only when it debits): a consumer must cope with the same event twice anyway.
+	 * {@code deliverEventTwice} plays a broker that redelivers it; it is not part of the
+	 * payment, so the fingerprint covers the body only.
+	 */
 	@PostMapping("/payments")
-	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}")
-	ResponseEntity<Payment> pay(@RequestBody PayOrder request) throws InterruptedException {
+	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}", payload = "#request")
+	ResponseEntity<Payment> pay(@RequestBody PayOrder request,
+			@RequestParam(defaultValue = "false") boolean deliverEventTwice) throws InterruptedException {
 		if (request.orderNo() == null || request.orderNo().isBlank()) {
 			throw CheckoutException.invalid("orderNo is required");
 		}
 		Thread.sleep(this.gatewayDelay.toMillis());
 		CheckoutService.Created<Payment> payment = this.checkout.pay(request.orderNo());
+		Payment paid = payment.value();
+		this.paymentEvents.publish(
+				new PaymentCaptured(paid.paymentId(), paid.orderNo(), paid.accountId(), paid.amount()),
+				deliverEventTwice ? 2 : 1);
 		return ResponseEntity.status(payment.created() ? HttpStatus.CREATED : HttpStatus.OK)
 			.location(URI.create("/api/payments/" + payment.value().paymentId()))
 			.body(payment.value());

@@ -7,7 +7,10 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
@@ -32,8 +35,21 @@ import io.github.idempotent.store.StoredResult;
  * longer than the record's own TTL; an entry read from the store cannot know how long its
  * record has left, so {@code ttl} should be no longer than the shortest TTL of the
  * methods that use the store.
+ * <p>
+ * The cache is bounded by bytes, not by a number of results: results range from a few
+ * bytes to {@code max-result-size}, so a count says nothing about the heap it takes. Each
+ * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
+ * around them.
  */
 public class CachingIdempotencyStore implements IdempotencyStore {
+
+	// Object headers and fields of the entry, its fingerprint, result and their arrays,
+	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
+	private static final int ENTRY_OVERHEAD = 160;
+
+	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			CachingIdempotencyStore.class.getClassLoader());
 
 	private final IdempotencyStore delegate;
 
@@ -43,32 +59,45 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	private final Cache<String, Entry> completed;
 
-	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl) {
+	/**
+	 * @param maximumSize largest total size of the cached results (with their keys)
+	 */
+	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl) {
 		this(delegate, maximumSize, ttl, true);
 	}
 
 	/**
+	 * @param maximumSize largest total size of the cached results (with their keys)
 	 * @param writeThrough whether a result this instance completes is cached at once;
 	 * {@code false} when the store's {@code complete} joins the caller's transaction,
 	 * which may still roll back
 	 */
-	public CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, boolean writeThrough) {
+	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl,
+			boolean writeThrough) {
 		this(delegate, maximumSize, ttl, writeThrough, Ticker.systemTicker());
 	}
 
-	CachingIdempotencyStore(IdempotencyStore delegate, long maximumSize, Duration ttl, boolean writeThrough,
+	CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
 			Ticker ticker) {
 		Assert.notNull(delegate, "delegate must not be null");
-		Assert.isTrue(maximumSize > 0, "maximumSize must be positive");
+		Assert.isTrue(maximumSize != null && maximumSize.toBytes() > 0, "maximumSize must be positive");
 		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
 		this.delegate = delegate;
 		this.ttlNanos = ttl.toNanos();
 		this.writeThrough = writeThrough;
 		this.completed = Caffeine.newBuilder()
-			.maximumSize(maximumSize)
+			.maximumWeight(maximumSize.toBytes())
+			.weigher(CachingIdempotencyStore::weigh)
 			.expireAfter(new EntryExpiry())
 			.ticker(ticker)
 			.build();
+	}
+
+	private static int weigh(String key, Entry entry) {
+		// Two bytes a character: an upper bound, whatever the strings' coding.
+		long bytes = ENTRY_OVERHEAD + 2L * (key.length() + entry.fingerprint().value().length())
+				+ entry.result().bytes().length;
+		return (int) Math.min(Integer.MAX_VALUE, bytes);
 	}
 
 	@Override
@@ -78,7 +107,7 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 			return new ClaimResult.Completed(cached.fingerprint(), cached.result());
 		}
 		ClaimResult claim = this.delegate.claim(key, fingerprint, lease);
-		if (claim instanceof ClaimResult.Completed completed) {
+		if (claim instanceof ClaimResult.Completed completed && (this.writeThrough || !inTransaction())) {
 			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
 		}
 		return claim;
@@ -109,6 +138,15 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 		return this.delegate.maxKeyLength();
 	}
 
+	/**
+	 * Whether the calling thread is in a transaction: without write-through, a store that
+	 * joins transactions may answer a claim in one with a result its transaction has not
+	 * committed yet (and may still roll back).
+	 */
+	private static boolean inTransaction() {
+		return TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive();
+	}
+
 	public IdempotencyStore getDelegate() {
 		return this.delegate;
 	}
@@ -122,6 +160,15 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	 */
 	public long cachedResults() {
 		return this.completed.estimatedSize();
+	}
+
+	/**
+	 * Estimated total size of the cached results, in bytes, once pending evictions are
+	 * done.
+	 */
+	public long cachedBytes() {
+		this.completed.cleanUp();
+		return this.completed.policy().eviction().orElseThrow().weightedSize().orElse(0);
 	}
 
 	/**

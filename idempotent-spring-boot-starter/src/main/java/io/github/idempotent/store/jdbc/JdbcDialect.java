@@ -38,12 +38,20 @@ public enum JdbcDialect {
 					WHERE expires_at < statement_timestamp() LIMIT ? FOR UPDATE SKIP LOCKED)"""),
 
 	/**
-	 * MySQL and MariaDB, with {@code expires_at} in UTC so that sessions with different
-	 * time zones agree.
+	 * MySQL 8.0+ and MariaDB 10.6+, with {@code expires_at} in UTC so that sessions with
+	 * different time zones agree. The purge first locks a batch of expired rows, skipping
+	 * those that are locked, then deletes them by key, at READ COMMITTED: a plain
+	 * {@code DELETE ... LIMIT} locks index ranges (gaps included) in an order opposite to
+	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
-			"DELETE FROM %TABLE_NAME% WHERE expires_at < UTC_TIMESTAMP(6) LIMIT ?");
+			// By key only: the rows are locked, so nobody took them over since they were
+			// read expired; a condition on expires_at could make InnoDB scan that index
+			// and wait on rows another purge locked.
+			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
+			"SELECT idempotency_key FROM %TABLE_NAME% WHERE expires_at < UTC_TIMESTAMP(6) LIMIT ? "
+					+ "FOR UPDATE SKIP LOCKED");
 
 	private final String platform;
 
@@ -57,14 +65,22 @@ public enum JdbcDialect {
 
 	private final String purge;
 
+	private final String purgeLock;
+
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
 			String purge) {
+		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, null);
+	}
+
+	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
+			String purgeLock) {
 		this.platform = platform;
 		this.now = now;
 		this.nowPlusMillis = nowPlusMillis;
 		this.millisLeft = millisLeft;
 		this.insertSuffix = insertSuffix;
 		this.purge = purge;
+		this.purgeLock = purgeLock;
 	}
 
 	/**
@@ -138,8 +154,21 @@ public enum JdbcDialect {
 			.replace("%TABLE_NAME%", tableName);
 	}
 
+	/**
+	 * One statement that deletes up to {@code ?} expired rows; or, when
+	 * {@link #purgeLockSql} is not {@code null}, the statement that deletes the rows it
+	 * locked, by key, in place of {@code %KEYS%}.
+	 */
 	String purgeSql(String tableName) {
 		return sql(this.purge, tableName);
+	}
+
+	/**
+	 * The query that locks and returns the keys of up to {@code ?} expired rows, skipping
+	 * locked ones, or {@code null} when the purge is one statement.
+	 */
+	String purgeLockSql(String tableName) {
+		return (this.purgeLock != null) ? sql(this.purgeLock, tableName) : null;
 	}
 
 }

@@ -1,8 +1,20 @@
 package io.github.idempotent.store.jdbc;
 
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -11,12 +23,19 @@ import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.MetaDataAccessException;
+import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
+import org.springframework.transaction.support.ResourceHolderSupport;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -37,14 +56,22 @@ import io.github.idempotent.store.StoredResult;
  * A claim is an INSERT; when the row exists and has expired (a lease not renewed, or a
  * result past its TTL) it is taken over by an UPDATE conditional on the owner token that
  * was read, never by delete-then-insert, so two claimers can never both win. Complete,
- * release and renew are UPDATE or DELETE statements conditional on the token, the
- * in-progress state and an unexpired lease. Every time is the database's clock.
+ * release and renew are UPDATE or DELETE statements conditional on the token and the
+ * in-progress state. Every time is the database's clock.
  * <p>
  * Claims, releases and renewals always commit on their own, even when the caller runs in
  * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
  * duplicates at once. With {@link #setJoinTransaction(boolean) joinTransaction}, a
- * completion inside such a transaction is written in it, so that the stored result
- * commits or rolls back with the business rows; a rollback releases the claim.
+ * completion inside such a transaction is tied to it: the stored result commits with the
+ * business rows, a rollback releases the claim, and a second call with the same key in
+ * the same transaction replays the result without waiting for the row its own transaction
+ * has locked. The completion is written in the caller's transaction when that transaction
+ * can see and update the claim's latest version (always at READ COMMITTED; at REPEATABLE
+ * READ or SERIALIZABLE only if its snapshot postdates the claim and every renewal, else
+ * PostgreSQL reports no row or a serialization failure). When it cannot, the completion
+ * is written right after the commit, and until then the lease is renewed; a crash between
+ * that commit and that write leaves the key to expire with its lease, after which a retry
+ * runs the method again.
  */
 public class JdbcIdempotencyStore implements IdempotencyStore {
 
@@ -66,12 +93,22 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
+	private static final int MAX_PURGE_ATTEMPTS = 5;
+
+	// Lease of a completion that waits for its transaction to commit, when the claim
+	// was not made in that transaction (so its lease is unknown): the default lease.
+	private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
 	private static final String INSERT = """
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
 
+	// Whether the row has expired is decided by the same comparison as the take-over's,
+	// not by the milliseconds left: a row with less than 1 ms left reads as 0 ms left
+	// yet is not expired for the take-over, and the claim would loop on it.
 	private static final String SELECT = """
-			SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left
+			SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
+			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
 			FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
 	private static final String TAKE_OVER = """
@@ -99,6 +136,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
+	// What changes with every claim, renewal and completion of a row.
+	private static final String VERSION = """
+			SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""";
+
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
@@ -124,13 +165,27 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String existsSql;
 
+	private final String versionSql;
+
 	private final String releaseSql;
 
 	private final String renewSql;
 
 	private final String purgeSql;
 
+	private final String purgeLockSql;
+
 	private volatile boolean joinTransaction;
+
+	/**
+	 * Key of this store's {@link TransactionState}s among the resources bound to a
+	 * thread.
+	 */
+	private final Object transactionStatesKey = new Object();
+
+	private ScheduledExecutorService renewals;
+
+	private volatile Boolean innodbSnapshotIsolation;
 
 	/**
 	 * Creates a store on {@code tableName}, with the dialect of the database behind
@@ -161,9 +216,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.completeSql = dialect.sql(COMPLETE, tableName);
 		this.insertCompletedSql = dialect.sql(INSERT_COMPLETED, tableName);
 		this.existsSql = dialect.sql(EXISTS, tableName);
+		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
+		this.purgeLockSql = dialect.purgeLockSql(tableName);
 	}
 
 	private static JdbcDialect detectDialect(DataSource dataSource) {
@@ -206,7 +263,46 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
-		return inOwnTransaction(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		boolean joinable = isJoinable();
+		if (joinable) {
+			ClaimResult pending = claimCompletedOnThisThread(key.value(), lease);
+			if (pending != null) {
+				return pending;
+			}
+		}
+		ClaimResult claim = inOwnTransaction(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		if (joinable && claim instanceof ClaimResult.Acquired acquired) {
+			// Remembered for a completion that has to wait for the commit: it renews the
+			// lease until then.
+			currentTransactionState().leases.put(acquired.token(), lease);
+		}
+		return claim;
+	}
+
+	/**
+	 * The answer to a claim of a key that a transaction on this thread has completed and
+	 * not yet committed: the same transaction replays its own result; another one (a
+	 * REQUIRES_NEW inside it) is told the key is in progress, as it is to everyone else
+	 * until the commit. Never the database's answer: its row may be locked by the very
+	 * transaction this thread is waiting in.
+	 */
+	private ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
+		@SuppressWarnings("unchecked")
+		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
+			.getResource(this.transactionStatesKey);
+		if (states == null) {
+			return null;
+		}
+		Object current = TransactionSynchronizationManager.getResource(this.dataSource);
+		for (TransactionState state : states.values()) {
+			PendingCompletion pending = state.completions.get(key);
+			if (pending != null) {
+				Fingerprint stored = new Fingerprint(pending.fingerprint);
+				return (state.transaction == current) ? new ClaimResult.Completed(stored, pending.result)
+						: new ClaimResult.InProgress(stored, lease);
+			}
+		}
+		return null;
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
@@ -219,13 +315,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
-			if (row.millisLeft() > 0) {
+			if (!row.expired()) {
 				Fingerprint stored = new Fingerprint(row.fingerprint());
 				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
-						: new ClaimResult.InProgress(stored, Duration.ofMillis(row.millisLeft()));
+						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 			}
 			// Expired: conditional on the token read, so of all the claimers that saw
-			// this row expired exactly one takes it over.
+			// this row expired exactly one takes it over. It fails only if another
+			// claimer changed the row meanwhile: time only moves the row further into
+			// the past (and H2's clock, fixed for a transaction, does not move at all).
 			if (this.jdbc.update(this.takeOverSql, token, fingerprint, leaseMillis, key, row.token()) == 1) {
 				return new ClaimResult.Acquired(token);
 			}
@@ -247,24 +345,186 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private Row select(String key) {
 		List<Row> rows = this.jdbc.query(this.selectSql, (rs, rowNum) -> new Row("C".equals(rs.getString(1)),
-				rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5)), key);
+				rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5), rs.getInt(6) == 1), key);
 		return rows.isEmpty() ? null : rows.get(0);
 	}
 
 	@Override
 	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
-		if (this.joinTransaction && TransactionSynchronizationManager.isActualTransactionActive()
-				&& TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			// JdbcTemplate runs on the transaction's connection: the result commits or
-			// rolls back with the business rows. Until then duplicates see the claim.
-			boolean owned = doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl));
-			if (owned) {
-				TransactionSynchronizationManager.registerSynchronization(new ReleaseOnRollback(key, token));
-			}
-			return owned;
+		if (isJoinable()) {
+			return completeWithTransaction(key, token, fingerprint, result, ttl);
 		}
 		return inOwnTransaction(() -> doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl)));
+	}
+
+	private boolean isJoinable() {
+		return this.joinTransaction && TransactionSynchronizationManager.isActualTransactionActive()
+				&& TransactionSynchronizationManager.isSynchronizationActive()
+				&& TransactionSynchronizationManager.hasResource(this.dataSource);
+	}
+
+	private boolean completeWithTransaction(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		TransactionState state = currentTransactionState();
+		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
+		PendingCompletion pending = new PendingCompletion(key, token, fingerprint.value(), result, ttl, lease);
+		// From here on a rollback releases the claim, and a claim of the same key on this
+		// thread is answered without the database.
+		state.completions.put(key.value(), pending);
+		try {
+			if (completeInCallersTransaction(key.value(), token, result.bytes(), millis(ttl))) {
+				return true;
+			}
+		}
+		catch (DataAccessException ex) {
+			// The database has aborted or rolled back the caller's transaction (or may
+			// have: no savepoint to return to). It must not commit what is left of it,
+			// or later statements, as if the method's writes were in it: rolled back, it
+			// releases the claim and the retry runs the method again.
+			markRollbackOnly();
+			logger.warn("Could not complete key '" + key + "' in its transaction, which is now rollback-only "
+					+ "(its commit will fail and release the key): " + ex);
+			return true;
+		}
+		// The caller's transaction cannot see the claim, or cannot update it without a
+		// serialization failure: complete after the commit instead. Renewing now also
+		// tells a take-over (false) from a row this transaction cannot see, and writes
+		// anew a row that vanished, so that nobody else claims it meanwhile.
+		boolean owned;
+		try {
+			owned = renew(key, token, fingerprint, lease);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not renew the lease of key '" + key + "' while its transaction is open; "
+					+ "its result is stored after the commit: " + ex);
+			owned = true;
+		}
+		if (!owned) {
+			state.completions.remove(key.value());
+			return false;
+		}
+		pending.completeAfterCommit(renewals());
+		return true;
+	}
+
+	/**
+	 * Completes in the caller's transaction, as one UPDATE of the claim's row, when that
+	 * transaction can update the row's latest version without a failure that would undo
+	 * the caller's own work:
+	 * <ul>
+	 * <li>at READ COMMITTED or below every statement sees the latest version;</li>
+	 * <li>InnoDB's UPDATE reads the latest committed version at every level, unless
+	 * MariaDB's {@code innodb_snapshot_isolation} is on: then a locking read of a row
+	 * changed since the transaction's snapshot fails and rolls back the whole
+	 * transaction, and at SERIALIZABLE every read is a locking read, so the row is not
+	 * touched at all;</li>
+	 * <li>otherwise (PostgreSQL and H2 at REPEATABLE READ or SERIALIZABLE, MariaDB at
+	 * REPEATABLE READ with snapshot isolation) only if the row the transaction's snapshot
+	 * sees is the latest committed one: a snapshot older than the claim or than a renewal
+	 * makes the UPDATE find no row or fail.</li>
+	 * </ul>
+	 * In the last case the UPDATE runs behind a savepoint, so that a failure left
+	 * (another claimer's change in between) undoes only this statement. The savepoint is
+	 * not released: the commit releases it, and releasing costs one more round trip.
+	 * @return whether the row was updated in the caller's transaction; {@code false} if
+	 * the completion has to wait for the commit
+	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
+	 */
+	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
+		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
+		int isolation = (declared != null) ? declared
+				: this.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
+		boolean savepoint = false;
+		if (isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
+				&& (this.dialect != JdbcDialect.MYSQL || innodbSnapshotIsolation())) {
+			if (isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE && this.dialect == JdbcDialect.MYSQL) {
+				return false;
+			}
+			if (!snapshotSeesLatest(key)) {
+				return false;
+			}
+			savepoint = true;
+		}
+		return update(key, token, result, ttlMillis, savepoint);
+	}
+
+	private boolean update(String key, String token, byte[] result, long ttlMillis, boolean withSavepoint) {
+		return Boolean.TRUE.equals(this.jdbc.execute((ConnectionCallback<Boolean>) (connection) -> {
+			Savepoint savepoint = withSavepoint ? connection.setSavepoint() : null;
+			try (PreparedStatement update = connection.prepareStatement(this.completeSql)) {
+				update.setBytes(1, result);
+				update.setLong(2, ttlMillis);
+				update.setString(3, key);
+				update.setString(4, token);
+				return update.executeUpdate() == 1;
+			}
+			catch (SQLException ex) {
+				if (savepoint == null) {
+					throw ex;
+				}
+				try {
+					connection.rollback(savepoint);
+				}
+				catch (SQLException lost) {
+					// The database rolled back the whole transaction, savepoint included.
+					ex.addSuppressed(lost);
+					throw ex;
+				}
+				if (logger.isDebugEnabled()) {
+					logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
+							+ "); storing its result after the commit");
+				}
+				return false;
+			}
+		}));
+	}
+
+	/**
+	 * Whether MariaDB's {@code innodb_snapshot_isolation} is on (the default from
+	 * 11.6.2), read once; MySQL has no such variable and behaves as if it were off.
+	 */
+	private boolean innodbSnapshotIsolation() {
+		Boolean on = this.innodbSnapshotIsolation;
+		if (on == null) {
+			try {
+				Integer value = inOwnTransaction(
+						() -> this.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class));
+				on = value != null && value == 1;
+			}
+			catch (DataAccessException ex) {
+				on = false;
+			}
+			this.innodbSnapshotIsolation = on;
+		}
+		return on;
+	}
+
+	/**
+	 * Whether the caller's transaction sees the claim's row as last committed: the row
+	 * read with the transaction's snapshot (a plain, non-locking read) against the row
+	 * read on a connection of its own.
+	 */
+	private boolean snapshotSeesLatest(String key) {
+		List<Version> seen = this.jdbc.query(this.versionSql, VERSION_MAPPER, key);
+		if (seen.isEmpty()) {
+			return false;
+		}
+		List<Version> latest = inOwnTransaction(() -> this.jdbc.query(this.versionSql, VERSION_MAPPER, key));
+		return seen.equals(latest);
+	}
+
+	private void markRollbackOnly() {
+		if (TransactionSynchronizationManager.getResource(this.dataSource) instanceof ResourceHolderSupport holder) {
+			// Enough for DataSourceTransactionManager and JdbcTransactionManager.
+			holder.setRollbackOnly();
+		}
+		try {
+			TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+		}
+		catch (NoTransactionException ex) {
+			// Not a @Transactional method: the connection holder's flag has to do.
+		}
 	}
 
 	private boolean doComplete(String key, String token, String fingerprint, byte[] result, long ttlMillis) {
@@ -315,12 +575,90 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
 		int total = 0;
 		while (true) {
-			int deleted = inOwnTransaction(() -> this.jdbc.update(this.purgeSql, batchSize));
+			int deleted = (this.purgeLockSql != null) ? purgeLockedBatch(batchSize)
+					: inOwnTransaction(() -> this.jdbc.update(this.purgeSql, batchSize));
 			total += deleted;
 			if (deleted < batchSize) {
 				return total;
 			}
 		}
+	}
+
+	private int purgeLockedBatch(int batchSize) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				return lockAndPurgeBatch(batchSize);
+			}
+			catch (PessimisticLockingFailureException ex) {
+				// Two purges can still deadlock on each other (InnoDB may keep locks on
+				// rows its skip-locked scan passed over); the loser's batch was rolled
+				// back whole and is simply tried again. Claims never wait on a purge
+				// here: every row it deletes it has locked before.
+				if (attempt == MAX_PURGE_ATTEMPTS) {
+					throw ex;
+				}
+			}
+		}
+	}
+
+	private int lockAndPurgeBatch(int batchSize) {
+		// Always a transaction of its own at READ COMMITTED, even without a caller's: the
+		// row locks of the query must last until the delete, and no gap may be locked.
+		Integer deleted = this.ownTransaction.execute((status) -> {
+			List<byte[]> keys = this.jdbc.query(this.purgeLockSql, (rs, rowNum) -> rs.getBytes(1), batchSize);
+			if (keys.isEmpty()) {
+				return 0;
+			}
+			String delete = this.purgeSql.replace("%KEYS%", String.join(", ", Collections.nCopies(keys.size(), "?")));
+			return this.jdbc.update(delete, keys.toArray());
+		});
+		return (deleted != null) ? deleted : 0;
+	}
+
+	/**
+	 * Stops renewing the leases of completions that wait for their transaction to commit.
+	 */
+	public void close() {
+		synchronized (this.transactionStatesKey) {
+			if (this.renewals != null) {
+				this.renewals.shutdownNow();
+			}
+		}
+	}
+
+	private ScheduledExecutorService renewals() {
+		synchronized (this.transactionStatesKey) {
+			if (this.renewals == null) {
+				ScheduledThreadPoolExecutor renewals = new ScheduledThreadPoolExecutor(1, (task) -> {
+					Thread thread = new Thread(task, "idempotent-jdbc-commit-wait");
+					thread.setDaemon(true);
+					return thread;
+				});
+				renewals.setRemoveOnCancelPolicy(true);
+				this.renewals = renewals;
+			}
+			return this.renewals;
+		}
+	}
+
+	private TransactionState currentTransactionState() {
+		@SuppressWarnings("unchecked")
+		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
+			.getResource(this.transactionStatesKey);
+		if (states == null) {
+			states = new IdentityHashMap<>();
+			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
+		}
+		// The connection holder of the data source identifies the transaction, also
+		// across a REQUIRES_NEW transaction that suspends it.
+		Object transaction = TransactionSynchronizationManager.getResource(this.dataSource);
+		TransactionState state = states.get(transaction);
+		if (state == null) {
+			state = new TransactionState(transaction, states);
+			states.put(transaction, state);
+			TransactionSynchronizationManager.registerSynchronization(state);
+		}
+		return state;
 	}
 
 	/**
@@ -336,11 +674,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.ownTransaction.execute((status) -> action.get());
 	}
 
+	private static final RowMapper<Version> VERSION_MAPPER = (rs, rowNum) -> new Version(rs.getString(1),
+			rs.getString(2), rs.getObject(3));
+
 	private static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
 	}
 
-	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft) {
+	private record Version(String state, String token, Object expiresAt) {
+	}
+
+	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft,
+			boolean expired) {
 
 		@Override
 		public byte[] result() {
@@ -350,33 +695,132 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Releases a claim whose completion was rolled back with the caller's transaction, so
-	 * that a retry can run the method again at once instead of waiting for the lease.
+	 * What one transaction on one thread has to do when it ends: the leases of the claims
+	 * made in it, and its completions, to release on a rollback or, for those that could
+	 * not be written in it, to write after its commit. Bound to the thread (not to the
+	 * transaction's synchronizations) so that a REQUIRES_NEW transaction inside it still
+	 * sees the keys it holds.
 	 */
-	private final class ReleaseOnRollback implements TransactionSynchronization {
+	private final class TransactionState implements TransactionSynchronization {
+
+		private final Object transaction;
+
+		private final Map<Object, TransactionState> states;
+
+		private final Map<String, Duration> leases = new LinkedHashMap<>();
+
+		private final Map<String, PendingCompletion> completions = new LinkedHashMap<>();
+
+		TransactionState(Object transaction, Map<Object, TransactionState> states) {
+			this.transaction = transaction;
+			this.states = states;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			this.states.remove(this.transaction);
+			if (this.states.isEmpty()) {
+				TransactionSynchronizationManager
+					.unbindResourceIfPossible(JdbcIdempotencyStore.this.transactionStatesKey);
+			}
+			for (PendingCompletion pending : this.completions.values()) {
+				pending.transactionEnded(status == STATUS_COMMITTED);
+			}
+		}
+
+	}
+
+	/**
+	 * A completion tied to the caller's transaction: written in it (nothing left to do on
+	 * commit), or to be written after it, its lease renewed meanwhile.
+	 */
+	private final class PendingCompletion {
 
 		private final IdempotencyKey key;
 
 		private final String token;
 
-		ReleaseOnRollback(IdempotencyKey key, String token) {
+		private final String fingerprint;
+
+		private final StoredResult result;
+
+		private final Duration ttl;
+
+		private final Duration lease;
+
+		private ScheduledFuture<?> renewal;
+
+		private boolean afterCommit;
+
+		private boolean ended;
+
+		PendingCompletion(IdempotencyKey key, String token, String fingerprint, StoredResult result, Duration ttl,
+				Duration lease) {
 			this.key = key;
 			this.token = token;
+			this.fingerprint = fingerprint;
+			this.result = result;
+			this.ttl = ttl;
+			this.lease = lease;
 		}
 
-		@Override
-		public void afterCompletion(int status) {
-			if (status == STATUS_COMMITTED) {
+		synchronized void completeAfterCommit(ScheduledExecutorService scheduler) {
+			this.afterCommit = true;
+			long period = Math.max(1, this.lease.toMillis() / 3);
+			this.renewal = scheduler.scheduleWithFixedDelay(this::renewLease, period, period, TimeUnit.MILLISECONDS);
+		}
+
+		/**
+		 * Keeps duplicates out while the caller's transaction stays open after the method
+		 * returned: without it they would take the key over once the lease ran out, and
+		 * run the method a second time.
+		 */
+		private synchronized void renewLease() {
+			if (this.ended) {
 				return;
 			}
 			try {
-				// The transaction's connection may still be bound here: release() runs
-				// in a new transaction, as Spring requires of work done after completion.
-				release(this.key, this.token);
+				if (!renew(this.key, this.token, new Fingerprint(this.fingerprint), this.lease)) {
+					logger.warn("Key '" + this.key + "' was taken over while the transaction that ran its method was "
+							+ "still open: a duplicate may run it again. Keep such transactions shorter");
+					this.renewal.cancel(false);
+				}
 			}
 			catch (RuntimeException ex) {
-				logger.error("Could not release key '" + this.key + "' after its transaction rolled back; "
-						+ "retries are refused until its lease expires", ex);
+				logger.warn("Could not renew the lease of key '" + this.key
+						+ "' while its transaction is open; retrying: " + ex);
+			}
+		}
+
+		void transactionEnded(boolean committed) {
+			synchronized (this) {
+				// Waits for a renewal in flight: one that ran after the release below
+				// would write the record anew.
+				this.ended = true;
+				if (this.renewal != null) {
+					this.renewal.cancel(false);
+				}
+			}
+			try {
+				if (!committed) {
+					// In a new transaction, as Spring requires of work after completion;
+					// a retry then runs the method again at once instead of waiting for
+					// the lease.
+					release(this.key, this.token);
+				}
+				else if (this.afterCommit && !inOwnTransaction(() -> doComplete(this.key.value(), this.token,
+						this.fingerprint, this.result.bytes(), millis(this.ttl)))) {
+					logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
+							+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.error((committed) ? "Could not store the result of key '" + this.key
+						+ "' after its transaction committed; "
+						+ "the key stays in progress until its lease expires, then a retry runs the method again"
+						: "Could not release key '" + this.key + "' after its transaction rolled back; "
+								+ "retries are refused until its lease expires",
+						ex);
 			}
 		}
 

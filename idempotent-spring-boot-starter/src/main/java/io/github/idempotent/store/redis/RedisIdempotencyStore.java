@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
@@ -11,7 +13,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -28,6 +33,7 @@ import org.springframework.util.Assert;
 
 import io.github.idempotent.core.Fingerprint;
 import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
@@ -49,7 +55,7 @@ import io.github.idempotent.store.StoredResult;
  * own, one caller at a time ({@link DedicatedConnections}); everything else, and every
  * write when no replica is awaited, runs on the application's connection.
  */
-public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
+public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
@@ -101,9 +107,21 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
-		byte[] record = RecordLayout.record(RecordLayout.IN_PROGRESS, RecordLayout.token(token), fingerprint, null);
 		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
-				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key), record, millis(lease));
+				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key),
+				claimRecord(token, fingerprint), millis(lease));
+		return claimResult(reply, token);
+	}
+
+	private static byte[] claimRecord(String token, Fingerprint fingerprint) {
+		return RecordLayout.record(RecordLayout.IN_PROGRESS, RecordLayout.token(token), fingerprint, null);
+	}
+
+	private static byte[] completedRecord(byte[] owner, Fingerprint fingerprint, StoredResult result) {
+		return RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes());
+	}
+
+	private static ClaimResult claimResult(@Nullable List<?> reply, String token) {
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
 		long state = (Long) reply.get(0);
 		if (state == Scripts.ACQUIRED) {
@@ -132,8 +150,7 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 			Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
 		return isPositive(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
-				keyOf(key), owner, RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes()),
-				millis(ttl)));
+				keyOf(key), owner, completedRecord(owner, fingerprint, result), millis(ttl)));
 	}
 
 	@Override
@@ -158,6 +175,68 @@ public class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 	static String newToken() {
 		long bits = ThreadLocalRandom.current().nextLong();
 		return HexFormat.of().withLowerCase().toHexDigits(bits);
+	}
+
+	/**
+	 * Whether claims and completions can go through Lettuce's asynchronous API: with a
+	 * Lettuce connection factory and no replica to await (WAIT stays on the blocking
+	 * path, which runs on a separate executor for asynchronous callers).
+	 */
+	@Override
+	public boolean supportsAsync() {
+		return this.waitReplicas == 0 && this.connectionFactory instanceof LettuceConnectionFactory;
+	}
+
+	@Override
+	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		String token = newToken();
+		return this
+			.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, keyOf(key),
+					claimRecord(token, fingerprint), millis(lease))
+			.thenApply((reply) -> claimResult(reply, token));
+	}
+
+	@Override
+	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		byte[] owner = RecordLayout.token(token);
+		return this
+			.<Long>executeAsync(Scripts.COMPLETE, ScriptOutputType.INTEGER, keyOf(key), owner,
+					completedRecord(owner, fingerprint, result), millis(ttl))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		return this.<Long>executeAsync(Scripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), RecordLayout.token(token))
+			.thenApply(RedisIdempotencyStore::isPositive);
+	}
+
+	/**
+	 * {@link #executeAndWait} through Lettuce's asynchronous commands: EVALSHA, then EVAL
+	 * on NOSCRIPT. The Spring connection is closed once the reply is in, not before: with
+	 * a pool, closing it hands the native connection to another caller.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key,
+			byte[]... args) {
+		RedisConnection connection = this.connectionFactory.getConnection();
+		CompletableFuture<T> reply;
+		try {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
+				.getNativeConnection();
+			byte[][] keys = { key };
+			reply = commands.<T>evalsha(script.sha1(), outputType, keys, args)
+				.toCompletableFuture()
+				.exceptionallyCompose((ex) -> isNoScript(ex)
+						? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
+						: CompletableFuture.failedFuture(ex));
+		}
+		catch (RuntimeException ex) {
+			connection.close();
+			return CompletableFuture.failedFuture(ex);
+		}
+		return reply.whenComplete((value, ex) -> connection.close());
 	}
 
 	/**

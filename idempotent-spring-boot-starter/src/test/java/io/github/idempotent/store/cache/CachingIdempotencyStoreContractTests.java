@@ -2,6 +2,8 @@ package io.github.idempotent.store.cache;
 
 import java.time.Duration;
 
+import org.springframework.util.unit.DataSize;
+
 import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
@@ -13,7 +15,8 @@ class CachingIdempotencyStoreContractTests extends AbstractIdempotencyStoreContr
 
 	@Override
 	protected IdempotencyStore createStore() {
-		return new CachingIdempotencyStore(new InMemoryIdempotencyStore(), 1000, Duration.ofMinutes(1));
+		return new CachingIdempotencyStore(new InMemoryIdempotencyStore(), DataSize.ofMegabytes(1),
+				Duration.ofMinutes(1));
 	}
 
 }

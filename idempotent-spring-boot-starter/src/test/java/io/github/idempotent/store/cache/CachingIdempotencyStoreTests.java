@@ -5,10 +5,14 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.Fingerprint;
@@ -21,6 +25,7 @@ import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -35,8 +40,8 @@ class CachingIdempotencyStoreTests {
 
 	private final AtomicLong nanos = new AtomicLong();
 
-	private final CachingIdempotencyStore cache = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
-			true, this.nanos::get);
+	private final CachingIdempotencyStore cache = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
+			Duration.ofSeconds(10), true, this.nanos::get);
 
 	@Test
 	void replayOfAResultCompletedHereIsServedWithoutTheStore() {
@@ -63,8 +68,8 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void withoutWriteThroughAResultIsCachedOnlyOnceReadBackFromTheStore() {
-		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, 100, Duration.ofSeconds(10),
-				false, this.nanos::get);
+		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
+				Duration.ofSeconds(10), false, this.nanos::get);
 		IdempotencyKey key = new IdempotencyKey("in-a-transaction");
 		String token = ((ClaimResult.Acquired) readThrough.claim(key, FP, LEASE)).token();
 		readThrough.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
@@ -118,6 +123,51 @@ class CachingIdempotencyStoreTests {
 		this.nanos.addAndGet(Duration.ofSeconds(2).toNanos());
 		this.cache.claim(key, FP, LEASE);
 		assertThat(this.store.claims).hasValue(3);
+	}
+
+	@Test
+	void resultsAreKeptUpToTheByteBudgetNotUpToACount() {
+		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
+				Duration.ofSeconds(10), true, this.nanos::get);
+		for (int i = 0; i < 100; i++) {
+			IdempotencyKey key = new IdempotencyKey("budget:" + i);
+			String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
+			small.complete(key, token, FP, new StoredResult(new byte[512]), Duration.ofHours(1));
+		}
+		assertThat(small.cachedBytes()).isPositive().isLessThanOrEqualTo(16 * 1024);
+		assertThat(small.cachedResults()).isBetween(1L, 31L);
+	}
+
+	@Test
+	void aResultLargerThanTheWholeCacheIsNotKept() {
+		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
+				Duration.ofSeconds(10), true, this.nanos::get);
+		IdempotencyKey key = new IdempotencyKey("too-large");
+		String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
+		StoredResult large = new StoredResult(new byte[32 * 1024]);
+		assertThat(small.complete(key, token, FP, large, Duration.ofHours(1))).isTrue();
+		assertThat(small.cachedBytes()).isZero();
+		int claims = this.store.claims.get();
+		assertThat(small.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, large));
+		assertThat(this.store.claims).as("answered by the store").hasValue(claims + 1);
+	}
+
+	@Test
+	void withoutWriteThroughAResultReadInsideATransactionIsNotCached() {
+		// A store that joins transactions may answer inside one with a result that is not
+		// committed yet; only a read outside a transaction is known to be committed.
+		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
+				Duration.ofSeconds(10), false, this.nanos::get);
+		IdempotencyKey key = new IdempotencyKey("read-in-a-transaction");
+		StoredResult result = completeInStore(key, Duration.ofHours(1));
+		try (HikariDataSource h2 = TestDatabases.h2()) {
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(h2));
+			ClaimResult inTransaction = transactions.execute((status) -> readThrough.claim(key, FP, LEASE));
+			assertThat(inTransaction).isEqualTo(new ClaimResult.Completed(FP, result));
+		}
+		assertThat(readThrough.cachedResults()).isZero();
+		readThrough.claim(key, FP, LEASE);
+		assertThat(readThrough.cachedResults()).isOne();
 	}
 
 	@Test

@@ -1,0 +1,52 @@
+package io.github.idempotent.demo.shipping;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * The shipping consumer: one shipment per payment, however often the payment's event is
+ * delivered. Whichever transport delivers it (Spring application events by default,
+ * RabbitMQ with the {@code rabbit} profile) calls {@link #ship}, whose
+ * {@code @Idempotent} keyed by the payment id runs it once and hands every later delivery
+ * the stored shipment.
+ */
+@Service
+public class ShippingService {
+
+	private final Shipments shipments;
+
+	private final AtomicLong deliveries = new AtomicLong();
+
+	ShippingService(Shipments shipments) {
+		this.shipments = shipments;
+	}
+
+	/**
+	 * Counts a delivery of the event, whether or not it ships: the page shows deliveries
+	 * next to shipments.
+	 */
+	void delivered() {
+		this.deliveries.incrementAndGet();
+	}
+
+	long deliveries() {
+		return this.deliveries.get();
+	}
+
+	@Idempotent(name = "shipping", key = "#event.paymentId")
+	@Transactional
+	public Shipment ship(PaymentCaptured event) {
+		return this.shipments.create(event);
+	}
+
+	@Transactional(readOnly = true)
+	public List<Shipment> ofAccount(long accountId) {
+		return this.shipments.ofAccount(accountId);
+	}
+
+}

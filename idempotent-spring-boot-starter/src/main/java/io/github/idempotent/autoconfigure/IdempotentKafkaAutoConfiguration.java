@@ -1,0 +1,126 @@
+package io.github.idempotent.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.producer.ProducerConfig;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.kafka.autoconfigure.DefaultKafkaProducerFactoryCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.config.AbstractKafkaListenerContainerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.CompositeRecordInterceptor;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.RecordInterceptor;
+import org.springframework.util.StringUtils;
+
+import io.github.idempotent.messaging.DuplicateMessageLogger;
+import io.github.idempotent.messaging.kafka.IdempotencyErrorHandling;
+import io.github.idempotent.messaging.kafka.IdempotencyKeyProducerInterceptor;
+import io.github.idempotent.messaging.kafka.IdempotencyRecordInterceptor;
+import io.github.idempotent.messaging.kafka.KafkaRecordKeyResolver;
+
+/**
+ * {@code @Idempotent} on {@code @KafkaListener} methods: the key from the record, a
+ * record interceptor in front of the application's own on every listener container
+ * factory, the classification of the protocol's refusals on every
+ * {@code DefaultErrorHandler} bean (and a {@code DefaultErrorHandler} when the
+ * application has no {@code CommonErrorHandler}), and a key header on every record sent.
+ * <p>
+ * After the web auto-configuration, whose key resolver backs off when it finds another
+ * one: a web application with listeners needs both.
+ */
+@AutoConfiguration(before = IdempotentAutoConfiguration.class, after = IdempotentWebMvcAutoConfiguration.class,
+		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+@ConditionalOnClass({ KafkaTemplate.class, DefaultErrorHandler.class })
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotentProperties.class)
+public final class IdempotentKafkaAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	KafkaRecordKeyResolver kafkaRecordKeyResolver(IdempotentProperties properties) {
+		return new KafkaRecordKeyResolver(properties.getMessaging().getKeyHeader());
+	}
+
+	@Bean
+	DuplicateMessageLogger idempotentKafkaDuplicateLogger() {
+		return new DuplicateMessageLogger("Kafka", () -> KafkaRecordKeyResolver.currentRecord() != null);
+	}
+
+	@Bean
+	static BeanPostProcessor idempotentKafkaPostProcessor(ObjectProvider<IdempotentProperties> properties) {
+		return new BeanPostProcessor() {
+
+			@Override
+			@SuppressWarnings({ "unchecked", "rawtypes" })
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof AbstractKafkaListenerContainerFactory factory) {
+					RecordInterceptor existing = factory.getRecordInterceptor();
+					if (!(existing instanceof IdempotencyRecordInterceptor)) {
+						factory.setRecordInterceptor((existing != null)
+								? new CompositeRecordInterceptor(new IdempotencyRecordInterceptor(), existing)
+								: new IdempotencyRecordInterceptor());
+					}
+				}
+				if (bean instanceof DefaultErrorHandler handler) {
+					IdempotencyErrorHandling.configure(handler,
+							properties.getObject().getMessaging().getInProgressBackOff());
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	/**
+	 * Spring Kafka's own default, which Boot hands to the listener container factory:
+	 * defined as a bean so that the classification above applies to it.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(CommonErrorHandler.class)
+	DefaultErrorHandler idempotentKafkaErrorHandler() {
+		return new DefaultErrorHandler();
+	}
+
+	@Bean
+	@ConditionalOnBooleanProperty(name = "idempotent.messaging.stamp-outgoing", matchIfMissing = true)
+	DefaultKafkaProducerFactoryCustomizer idempotentKeyProducerFactoryCustomizer(IdempotentProperties properties) {
+		return (producerFactory) -> {
+			Map<String, Object> configs = producerFactory.getConfigurationProperties();
+			List<Object> interceptors = new ArrayList<>(
+					interceptorClasses(configs.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)));
+			if (!interceptors.contains(IdempotencyKeyProducerInterceptor.class)
+					&& !interceptors.contains(IdempotencyKeyProducerInterceptor.class.getName())) {
+				interceptors.add(IdempotencyKeyProducerInterceptor.class);
+			}
+			producerFactory.updateConfigs(Map.of(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, interceptors,
+					IdempotencyKeyProducerInterceptor.HEADER_NAME_CONFIG, properties.getMessaging().getKeyHeader()));
+		};
+	}
+
+	private static Collection<?> interceptorClasses(Object value) {
+		if (value instanceof Collection<?> collection) {
+			return collection;
+		}
+		if (value instanceof String text && StringUtils.hasText(text)) {
+			return Arrays.stream(text.split(",")).map(String::trim).filter(StringUtils::hasText).toList();
+		}
+		if (value instanceof Class<?> type) {
+			return List.of(type);
+		}
+		return List.of();
+	}
+
+}

@@ -1,0 +1,129 @@
+package io.github.idempotent.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.aopalliance.aop.Advice;
+import org.aopalliance.intercept.MethodInterceptor;
+
+import org.springframework.amqp.ImmediateRequeueAmqpException;
+import org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.retry.MessageRecoverer;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.amqp.autoconfigure.RabbitTemplateCustomizer;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.messaging.DuplicateMessageLogger;
+import io.github.idempotent.messaging.ListenerFailures;
+import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
+import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
+import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
+
+/**
+ * {@code @Idempotent} on {@code @RabbitListener} methods: the key from the message's
+ * {@code message-id}, the failure classification in every listener container factory's
+ * advice chain (added to the application's chain, not replacing it), retry recoverers
+ * that leave in-progress duplicates alone, and a {@code message-id} on every message
+ * {@code RabbitTemplate} sends.
+ * <p>
+ * After the web auto-configuration, whose key resolver backs off when it finds another
+ * one: a web application with listeners needs both.
+ */
+@AutoConfiguration(before = IdempotentAutoConfiguration.class, after = IdempotentWebMvcAutoConfiguration.class,
+		afterName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+@ConditionalOnClass({ RabbitTemplate.class, BaseRabbitListenerContainerFactory.class })
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotentProperties.class)
+public final class IdempotentRabbitAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RabbitMessageKeyResolver rabbitMessageKeyResolver() {
+		return new RabbitMessageKeyResolver();
+	}
+
+	@Bean
+	DuplicateMessageLogger idempotentRabbitDuplicateLogger() {
+		return new DuplicateMessageLogger("RabbitMQ", () -> RabbitMessageKeyResolver.currentMessage() != null);
+	}
+
+	@Bean
+	static BeanPostProcessor idempotentRabbitListenerContainerFactoryPostProcessor(
+			ObjectProvider<IdempotentProperties> properties) {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof BaseRabbitListenerContainerFactory<?> factory) {
+					addAdvice(factory, new IdempotentRabbitListenerAdvice(
+							properties.getObject().getMessaging().getInProgressBackOff()));
+				}
+				if (bean instanceof MessageRecoverer recoverer && !(bean instanceof Advised)) {
+					return requeueInProgress(recoverer);
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	/**
+	 * First in the chain, so that it sees what a retry interceptor's recoverer makes of a
+	 * failure and can still requeue an in-progress duplicate.
+	 */
+	static void addAdvice(BaseRabbitListenerContainerFactory<?> factory, IdempotentRabbitListenerAdvice advice) {
+		Advice[] existing = factory.getAdviceChain();
+		List<Advice> chain = new ArrayList<>();
+		chain.add(advice);
+		if (existing != null) {
+			Arrays.stream(existing)
+				.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice))
+				.forEach(chain::add);
+		}
+		factory.setAdviceChain(chain.toArray(new Advice[0]));
+	}
+
+	/**
+	 * A retry recoverer that republishes (Spring AMQP's
+	 * {@code RepublishMessageRecoverer}, to a dead-letter exchange with the exception in
+	 * headers) and then acknowledges would dead-letter a duplicate that is merely in
+	 * progress. Such a duplicate is requeued instead, and never reaches it. A class-based
+	 * proxy, so that the bean keeps its type for whoever injects it.
+	 */
+	static Object requeueInProgress(MessageRecoverer recoverer) {
+		ProxyFactory proxy = new ProxyFactory(recoverer);
+		proxy.setProxyTargetClass(true);
+		proxy.addAdvice((MethodInterceptor) (invocation) -> {
+			if ("recover".equals(invocation.getMethod().getName())) {
+				for (Object argument : invocation.getArguments()) {
+					if (argument instanceof Throwable failure) {
+						IdempotencyInProgressException inProgress = ListenerFailures.inProgress(failure);
+						if (inProgress != null) {
+							throw new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress);
+						}
+					}
+				}
+			}
+			return invocation.proceed();
+		});
+		return proxy.getProxy(recoverer.getClass().getClassLoader());
+	}
+
+	@Bean
+	@ConditionalOnBooleanProperty(name = "idempotent.messaging.stamp-outgoing", matchIfMissing = true)
+	RabbitTemplateCustomizer idempotentMessageIdRabbitTemplateCustomizer() {
+		return (template) -> template.addBeforePublishPostProcessors(new MessageIdPostProcessor());
+	}
+
+}

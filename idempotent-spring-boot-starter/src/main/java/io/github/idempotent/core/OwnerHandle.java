@@ -1,0 +1,198 @@
+package io.github.idempotent.core;
+
+import java.util.concurrent.CompletableFuture;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * The winner's hold on a claimed key, in the shape of ShedLock's {@code SimpleLock}: it
+ * carries the key, the owner token and fingerprint, and the lease renewal registered for
+ * the call, and ends the hold exactly once with {@link #complete} or {@link #release}.
+ * The synchronous path calls them in a {@code try}; futures and reactive types call them
+ * from their completion signals, so the protocol is written once.
+ */
+public final class OwnerHandle {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
+
+	private final IdempotencyExecutor executor;
+
+	private final IdempotencyPolicy policy;
+
+	private final String clientKey;
+
+	private final IdempotencyKey key;
+
+	private final LeaseWatchdog.Lease lease;
+
+	private final IdempotencyObserver observer;
+
+	OwnerHandle(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey, IdempotencyKey key,
+			LeaseWatchdog.Lease lease, IdempotencyObserver observer) {
+		this.executor = executor;
+		this.observer = observer;
+		this.policy = policy;
+		this.clientKey = clientKey;
+		this.key = key;
+		this.lease = lease;
+	}
+
+	public IdempotencyKey key() {
+		return this.key;
+	}
+
+	public String token() {
+		return this.lease.token();
+	}
+
+	public Fingerprint fingerprint() {
+		return this.lease.fingerprint();
+	}
+
+	/**
+	 * Stops the lease renewal and stores {@code result} for replay. A store that fails
+	 * here is logged, not thrown: the method has run and its result belongs to the
+	 * caller.
+	 */
+	public void complete(@Nullable Object result) {
+		this.executor.unwatch(this.lease);
+		this.observer.executed(this.policy, this.clientKey);
+		store(encode(result));
+	}
+
+	/**
+	 * Stops the lease renewal and deletes the claim so that a retry runs the method, or,
+	 * when {@code cacheFor} lists {@code failure}'s type, stores it so that retries get
+	 * the same error. A store failure is added to {@code failure} as suppressed.
+	 */
+	public void release(Throwable failure) {
+		this.executor.unwatch(this.lease);
+		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			store(StoredOutcome.error(failure));
+			return;
+		}
+		try {
+			if (!this.executor.getStore().release(this.key, token())) {
+				releasedByOther();
+			}
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+			logReleaseFailure(ex);
+		}
+	}
+
+	/**
+	 * {@link #complete} for a result that arrived on a completion signal: the store is
+	 * written without blocking the signalling thread. The returned stage completes, never
+	 * exceptionally, once the store has answered.
+	 */
+	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
+		this.executor.unwatch(this.lease);
+		this.observer.executed(this.policy, this.clientKey);
+		return storeAsync(encode(result));
+	}
+
+	/**
+	 * {@link #release} for a failure that arrived on a completion signal, without
+	 * blocking the signalling thread. The returned stage completes, never exceptionally,
+	 * once the store has answered.
+	 */
+	public CompletableFuture<Void> releaseAsync(Throwable failure) {
+		this.executor.unwatch(this.lease);
+		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			return storeAsync(StoredOutcome.error(failure));
+		}
+		return abandonAsync(failure);
+	}
+
+	/**
+	 * Deletes the claim whatever the failure: for a caller that went away before the
+	 * method started, when nothing ran that could be stored.
+	 */
+	CompletableFuture<Void> abandonAsync(Throwable failure) {
+		this.executor.unwatch(this.lease);
+		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
+			if (ex != null) {
+				failure.addSuppressed(ex);
+				logReleaseFailure(ex);
+			}
+			else if (!released) {
+				releasedByOther();
+			}
+			return null;
+		});
+	}
+
+	private CompletableFuture<Void> storeAsync(StoredResult result) {
+		return this.executor.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
+			.handle((completed, ex) -> {
+				if (ex != null) {
+					logCompleteFailure(ex);
+				}
+				else if (!completed) {
+					completedByOther();
+				}
+				return null;
+			});
+	}
+
+	StoredResult encode(@Nullable Object result) {
+		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize());
+	}
+
+	private void store(StoredResult result) {
+		try {
+			if (!this.executor.getStore().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
+				completedByOther();
+			}
+		}
+		catch (RuntimeException ex) {
+			logCompleteFailure(ex);
+		}
+	}
+
+	void completedByOther() {
+		if (!this.lease.isLost()) {
+			this.executor.leaseLost(this.policy, this.clientKey, "complete");
+		}
+	}
+
+	void releasedByOther() {
+		if (!this.lease.isLost()) {
+			this.executor.leaseLost(this.policy, this.clientKey, "release");
+		}
+	}
+
+	void logCompleteFailure(Throwable ex) {
+		// The method has run: its result goes back to this caller. The store may have
+		// stored it all the same (only the answer was lost): then retries get it
+		// replayed. If not, they see the placeholder until the lease expires, then may
+		// run the method again.
+		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
+				+ "' was stored: if it was not, retries are refused as in progress until the lease expires "
+				+ "and may then run the method again", ex);
+	}
+
+	void logReleaseFailure(Throwable ex) {
+		logger.error("Could not release key '" + this.clientKey + "' of " + this.policy.name()
+				+ " after the method failed; retries are refused until its lease expires", ex);
+	}
+
+	IdempotencyPolicy policy() {
+		return this.policy;
+	}
+
+	String clientKey() {
+		return this.clientKey;
+	}
+
+	LeaseWatchdog.Lease lease() {
+		return this.lease;
+	}
+
+}

@@ -1,0 +1,254 @@
+package io.github.idempotent.core;
+
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * The format of a stored outcome, shared by every path that completes a key (a method
+ * that returns, a future that completes, a {@code Mono} that signals): one marker byte,
+ * then {@code V} a return value (the codec's bytes follow), {@code E} an exception listed
+ * in {@code cacheFor} (its class name and message follow), or {@code X} a result that
+ * could not be stored (the reason follows). Kept apart from the executor so that the
+ * protocol and the format change independently.
+ */
+final class StoredOutcome {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
+
+	private static final byte VALUE = 'V';
+
+	private static final byte ERROR = 'E';
+
+	private static final byte UNSTORABLE = 'X';
+
+	private StoredOutcome() {
+	}
+
+	static StoredResult value(IdempotencyPolicy policy, String clientKey, @Nullable Object value, long maxResultSize) {
+		ResultBuffer out = new ResultBuffer(VALUE, maxResultSize);
+		try {
+			policy.codec().encode(value, out);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Result of " + policy.name() + " for key '" + clientKey
+					+ "' cannot be encoded; retries with this key get an error instead of a replay", ex);
+			return unstorable("The result of " + policy.name() + " could not be encoded (" + ex.getMessage()
+					+ "); it ran once and will not run again for this key");
+		}
+		if (out.size() > maxResultSize) {
+			logger.error("Result of " + policy.name() + " for key '" + clientKey + "' is " + out.size()
+					+ " bytes, above idempotent.max-result-size=" + maxResultSize
+					+ "; retries with this key get an error instead of a replay");
+			return unstorable("The result of " + policy.name() + " was " + out.size()
+					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
+		}
+		return new StoredResult(out.bytes());
+	}
+
+	static StoredResult error(Throwable ex) {
+		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
+		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + message));
+	}
+
+	private static StoredResult unstorable(String reason) {
+		return new StoredResult(concat(UNSTORABLE, reason));
+	}
+
+	private static byte[] concat(byte marker, String text) {
+		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+		byte[] bytes = new byte[utf8.length + 1];
+		bytes[0] = marker;
+		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
+		return bytes;
+	}
+
+	/**
+	 * Whether {@code ex} is stored rather than released: its type is listed in
+	 * {@code cacheFor} and a replay would throw the same exception, the same class with
+	 * the same message, recreated as {@link #replay} will recreate it. An exception that
+	 * cannot be (a {@code ResponseStatusException} under {@code cacheFor =
+	 * RuntimeException.class}, whose status would be lost) is not stored: its key is
+	 * released, so a retry runs the method and gets the real outcome again.
+	 */
+	static boolean isStored(IdempotencyPolicy policy, String clientKey, Throwable ex) {
+		if (!policy.isCached(ex)) {
+			return false;
+		}
+		Throwable recreated;
+		try {
+			recreated = instantiate(ex.getClass(), (ex.getMessage() != null) ? ex.getMessage() : "");
+		}
+		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
+			recreated = null;
+		}
+		if (recreated != null && recreated.getClass() == ex.getClass()
+				&& Objects.equals(normalized(recreated.getMessage()), normalized(ex.getMessage()))) {
+			return true;
+		}
+		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
+				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "
+				+ "taking a String message, or none); the key was released, so a retry runs the method again");
+		return false;
+	}
+
+	private static String normalized(@Nullable String message) {
+		return (message != null) ? message : "";
+	}
+
+	/**
+	 * The value a stored outcome replays, or the exception it rethrows.
+	 */
+	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result) throws Throwable {
+		byte[] bytes = result.bytes();
+		if (bytes.length > 0 && bytes[0] == VALUE) {
+			try {
+				return policy.codec().decode(bytes, 1, bytes.length - 1);
+			}
+			catch (RuntimeException ex) {
+				throw new IdempotencyResultException("Stored result of " + policy.name() + " for key '" + clientKey
+						+ "' does not decode into the method's return type (was it changed since?); "
+						+ "the call is not run again. Send a new key to run it", ex);
+			}
+		}
+		String text = new String(bytes, 1, Math.max(0, bytes.length - 1), StandardCharsets.UTF_8);
+		if (bytes.length > 0 && bytes[0] == ERROR) {
+			throw storedError(policy, clientKey, text);
+		}
+		throw new IdempotencyResultException(text);
+	}
+
+	private static Throwable storedError(IdempotencyPolicy policy, String clientKey, String text) {
+		int newline = text.indexOf('\n');
+		String typeName = text.substring(0, newline);
+		String message = text.substring(newline + 1);
+		// Only types the annotation lists are instantiated: the stored name picks among
+		// them, it never loads an arbitrary class.
+		for (Class<? extends Throwable> allowed : policy.cacheFor()) {
+			try {
+				Class<?> type = ClassUtils.forName(typeName, allowed.getClassLoader());
+				if (allowed.isAssignableFrom(type)) {
+					return instantiate(type, message);
+				}
+			}
+			catch (ReflectiveOperationException | LinkageError ex) {
+				// try the next allowed type
+			}
+		}
+		return new IdempotencyResultException("Stored error " + typeName + " of " + policy.name() + " for key '"
+				+ clientKey + "' is no longer listed in cacheFor or cannot be created: " + message);
+	}
+
+	private static Throwable instantiate(Class<?> type, String message) throws ReflectiveOperationException {
+		try {
+			return (Throwable) ReflectionUtils.accessibleConstructor(type, String.class).newInstance(message);
+		}
+		catch (NoSuchMethodException ex) {
+			return (Throwable) ReflectionUtils.accessibleConstructor(type).newInstance();
+		}
+	}
+
+	static boolean isRecreatable(Class<? extends Throwable> type) {
+		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
+			try {
+				type.getDeclaredConstructor(parameters);
+				return true;
+			}
+			catch (NoSuchMethodException ex) {
+				// try the next form
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * The encoded result behind its marker byte, copied as little as possible: the codec
+	 * writes through its own buffer, so a result that fits in that buffer (8 KB with
+	 * Jackson) arrives in one write, which is copied once into an array of exactly the
+	 * final size, and that array is stored as it is. A larger result arrives in a few
+	 * chunks, each copied once and joined once. Bytes past {@code limit} are counted, not
+	 * kept.
+	 */
+	private static final class ResultBuffer extends OutputStream {
+
+		private final byte marker;
+
+		private final long limit;
+
+		private byte @Nullable [] first;
+
+		private @Nullable List<byte[]> more;
+
+		private long size = 1;
+
+		ResultBuffer(byte marker, long limit) {
+			this.marker = marker;
+			this.limit = limit;
+		}
+
+		@Override
+		public void write(int b) {
+			write(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) {
+			if (len == 0) {
+				return;
+			}
+			this.size += len;
+			if (this.size > this.limit) {
+				this.first = null;
+				this.more = null;
+			}
+			else if (this.first == null) {
+				byte[] first = new byte[len + 1];
+				first[0] = this.marker;
+				System.arraycopy(b, off, first, 1, len);
+				this.first = first;
+			}
+			else {
+				if (this.more == null) {
+					this.more = new ArrayList<>();
+				}
+				this.more.add(Arrays.copyOfRange(b, off, off + len));
+			}
+		}
+
+		long size() {
+			return this.size;
+		}
+
+		byte[] bytes() {
+			byte[] first = this.first;
+			if (first == null) {
+				return new byte[] { this.marker };
+			}
+			if (this.more == null) {
+				return first;
+			}
+			byte[] all = new byte[(int) this.size];
+			System.arraycopy(first, 0, all, 0, first.length);
+			int position = first.length;
+			for (byte[] chunk : this.more) {
+				System.arraycopy(chunk, 0, all, position, chunk.length);
+				position += chunk.length;
+			}
+			return all;
+		}
+
+	}
+
+}

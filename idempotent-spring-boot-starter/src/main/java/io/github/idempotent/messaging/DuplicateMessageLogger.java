@@ -1,0 +1,41 @@
+package io.github.idempotent.messaging;
+
+import java.util.function.BooleanSupplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPolicy;
+
+/**
+ * Logs at debug each duplicate message acknowledged without running its listener: the
+ * normal fate of a redelivery, worth a trace but not a warning. Counted like every replay
+ * through {@link IdempotencyObserver#replayed} (metrics, the application's observers).
+ */
+public class DuplicateMessageLogger implements IdempotencyObserver {
+
+	private static final Log logger = LogFactory.getLog(DuplicateMessageLogger.class);
+
+	private final String broker;
+
+	private final BooleanSupplier inListener;
+
+	/**
+	 * @param broker name of the broker, for the log line
+	 * @param inListener whether the current thread handles a message of that broker
+	 */
+	public DuplicateMessageLogger(String broker, BooleanSupplier inListener) {
+		this.broker = broker;
+		this.inListener = inListener;
+	}
+
+	@Override
+	public void replayed(IdempotencyPolicy policy, String key) {
+		if (logger.isDebugEnabled() && this.inListener.getAsBoolean()) {
+			logger.debug("Acknowledged a duplicate " + this.broker + " message without running " + policy.name()
+					+ " again (key '" + key + "' completed before)");
+		}
+	}
+
+}

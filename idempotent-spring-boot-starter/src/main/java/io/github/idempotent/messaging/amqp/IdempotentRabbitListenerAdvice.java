@@ -1,0 +1,108 @@
+package io.github.idempotent.messaging.amqp;
+
+import java.time.Duration;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.amqp.AmqpRejectAndDontRequeueException;
+import org.springframework.amqp.ImmediateRequeueAmqpException;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
+import org.springframework.util.Assert;
+
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.messaging.ListenerFailures;
+
+/**
+ * Advice for the advice chain of a Rabbit listener container, first in the chain: binds
+ * the message being handled to the listener's thread (for
+ * {@link RabbitMessageKeyResolver}) and turns the refusals of {@code @Idempotent} into
+ * the container's requeue decisions, whatever error handler and retry recoverer the
+ * application uses:
+ * <ul>
+ * <li>in progress (a duplicate of a message still being processed): requeued after
+ * {@code inProgressBackOff}, even when a retry interceptor inside the chain has given up
+ * and its recoverer rejected it, so that it is never dead-lettered for that alone;
+ * <li>key reused with another payload, no key, a payload that cannot be fingerprinted:
+ * rejected without requeue, so the message goes to the queue's dead-letter exchange at
+ * once instead of coming back forever.
+ * </ul>
+ */
+public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(IdempotentRabbitListenerAdvice.class);
+
+	private final Duration inProgressBackOff;
+
+	public IdempotentRabbitListenerAdvice(Duration inProgressBackOff) {
+		Assert.notNull(inProgressBackOff, "inProgressBackOff must not be null");
+		Assert.isTrue(!inProgressBackOff.isNegative(), "inProgressBackOff must not be negative");
+		this.inProgressBackOff = inProgressBackOff;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		// ContainerDelegate.invokeListener(Channel, Object data): one Message, or a List
+		// of them for a batch listener, which has no single key.
+		Object[] arguments = invocation.getArguments();
+		Message message = (arguments.length == 2 && arguments[1] instanceof Message one) ? one : null;
+		Message previous = RabbitMessageKeyResolver.bind(message);
+		try {
+			return invocation.proceed();
+		}
+		catch (Throwable ex) {
+			throw translate(ex, message);
+		}
+		finally {
+			RabbitMessageKeyResolver.bind(previous);
+		}
+	}
+
+	private Throwable translate(Throwable failure, @Nullable Message message) {
+		Exception fatal = ListenerFailures.notRetryable(failure);
+		if (fatal != null) {
+			return new ListenerExecutionFailedException(
+					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
+					new AmqpRejectAndDontRequeueException(fatal.getMessage(), fatal), messages(message));
+		}
+		IdempotencyInProgressException inProgress = ListenerFailures.inProgress(failure);
+		if (inProgress != null) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Requeueing a duplicate in " + this.inProgressBackOff.toMillis() + " ms: "
+						+ inProgress.getMessage());
+			}
+			backOff();
+			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
+			// requeue" and a container's defaultRequeueRejected=false.
+			return new ListenerExecutionFailedException(
+					"Duplicate still in progress, requeued: " + inProgress.getMessage(),
+					new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress), messages(message));
+		}
+		return failure;
+	}
+
+	/**
+	 * Holds the consumer back before the requeue: the broker would otherwise hand the
+	 * duplicate straight back, in a loop, while the first delivery is being processed.
+	 */
+	private void backOff() {
+		if (this.inProgressBackOff.isZero()) {
+			return;
+		}
+		try {
+			Thread.sleep(this.inProgressBackOff.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static Message[] messages(@Nullable Message message) {
+		return (message != null) ? new Message[] { message } : new Message[0];
+	}
+
+}

@@ -1,0 +1,57 @@
+package io.github.idempotent.messaging.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.UUID;
+
+import org.apache.kafka.clients.producer.ProducerInterceptor;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * Kafka producer interceptor that gives a record without an {@code Idempotency-Key}
+ * header a random one, and leaves one that has a key alone. It runs once per
+ * {@code send}: the producer's own retries resend the record as it was stamped, and a
+ * {@code ProducerRecord} the application sends again keeps the header it got the first
+ * time, so the consumer's {@code @Idempotent} sees one key. A publish retried by building
+ * a new record is a new message: give it a key of its own (an event id) to make the two
+ * one.
+ * <p>
+ * Registered through the producer property {@code interceptor.classes}; the header name
+ * is read from the property {@value #HEADER_NAME_CONFIG} ({@code Idempotency-Key} if
+ * unset).
+ */
+public class IdempotencyKeyProducerInterceptor implements ProducerInterceptor<Object, Object> {
+
+	/**
+	 * Producer property that names the header.
+	 */
+	public static final String HEADER_NAME_CONFIG = "idempotent.key-header";
+
+	private String headerName = "Idempotency-Key";
+
+	@Override
+	public void configure(Map<String, ?> configs) {
+		Object name = configs.get(HEADER_NAME_CONFIG);
+		if (name != null && !name.toString().isBlank()) {
+			this.headerName = name.toString();
+		}
+	}
+
+	@Override
+	public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
+		if (record.headers().lastHeader(this.headerName) == null) {
+			record.headers().add(this.headerName, UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+		}
+		return record;
+	}
+
+	@Override
+	public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
+	}
+
+	@Override
+	public void close() {
+	}
+
+}

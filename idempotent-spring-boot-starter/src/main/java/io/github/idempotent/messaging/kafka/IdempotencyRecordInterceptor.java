@@ -1,0 +1,29 @@
+package io.github.idempotent.messaging.kafka;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.RecordInterceptor;
+
+/**
+ * Binds the record a listener container is about to hand its listener to the listener's
+ * thread, for {@link KafkaRecordKeyResolver}, and unbinds it once the record is done
+ * with. Auto-configured in front of the application's own record interceptor, not in its
+ * place.
+ */
+public class IdempotencyRecordInterceptor implements RecordInterceptor<Object, Object> {
+
+	@Override
+	public @Nullable ConsumerRecord<Object, Object> intercept(ConsumerRecord<Object, Object> record,
+			Consumer<Object, Object> consumer) {
+		KafkaRecordKeyResolver.bind(record);
+		return record;
+	}
+
+	@Override
+	public void afterRecord(ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
+		KafkaRecordKeyResolver.bind(null);
+	}
+
+}

@@ -1,0 +1,136 @@
+package io.github.idempotent.web;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
+
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.ReactiveSecurityContextHolder;
+import org.springframework.security.core.context.SecurityContext;
+import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.ServerWebExchange;
+
+import io.github.idempotent.aop.ReactiveIdempotencyContext;
+import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+
+/**
+ * The HTTP contract of {@code @Idempotent} on WebFlux: the key from the
+ * {@code Idempotency-Key} header of the {@link ServerWebExchange} that
+ * {@link ServerWebExchangeContextFilter} puts in the Reactor context (an event loop
+ * thread carries no request), the principal scope from the reactive security context, and
+ * the {@code Idempotency-Key} echo and {@code Idempotent-Replayed} headers set on the
+ * exchange's response before its body is written.
+ */
+public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
+
+	private static final boolean reactiveSecurityPresent = ClassUtils.isPresent(
+			"org.springframework.security.core.context.ReactiveSecurityContextHolder",
+			WebFluxIdempotencyContext.class.getClassLoader());
+
+	private final String headerName;
+
+	private final int maxLength;
+
+	public WebFluxIdempotencyContext(String headerName, int maxLength) {
+		Assert.hasText(headerName, "headerName must not be empty");
+		this.headerName = headerName;
+		this.maxLength = maxLength;
+	}
+
+	@Override
+	public @Nullable String resolveKey(ContextView context) {
+		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+		if (exchange == null) {
+			return null;
+		}
+		List<String> values = exchange.getRequest().getHeaders().get(this.headerName);
+		if (values == null || values.isEmpty()) {
+			return null;
+		}
+		if (values.size() > 1) {
+			throw new IdempotencyKeyException(
+					"More than one " + this.headerName + " header was sent; send exactly one key per request");
+		}
+		return IdempotencyKeyHeader.parse(this.headerName, values.get(0), this.maxLength);
+	}
+
+	@Override
+	public Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver fallback) {
+		if (reactiveSecurityPresent && fallback instanceof PrincipalScopeResolver) {
+			return Security.scope();
+		}
+		return Mono.fromSupplier(fallback::resolveScope);
+	}
+
+	@Override
+	public IdempotencyObserver observer(ContextView context) {
+		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+		if (exchange == null) {
+			return IdempotencyObserver.NONE;
+		}
+		boolean keyFromHeader = exchange.getRequest().getHeaders().containsHeader(this.headerName);
+		return new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				mark(exchange.getResponse(), key, false);
+			}
+
+			@Override
+			public void replayed(IdempotencyPolicy policy, String key) {
+				mark(exchange.getResponse(), key, true);
+			}
+
+			private void mark(ServerHttpResponse response, String key, boolean replayed) {
+				if (response.isCommitted()) {
+					return;
+				}
+				// As on MVC: a key taken from the body is not echoed.
+				if (keyFromHeader) {
+					response.getHeaders().set(WebFluxIdempotencyContext.this.headerName, key);
+				}
+				if (replayed) {
+					response.getHeaders().set(IdempotencyResponseHeaders.REPLAYED, "true");
+				}
+			}
+
+		};
+	}
+
+	@Override
+	public String describeSource() {
+		return "the " + this.headerName + " header";
+	}
+
+	/**
+	 * The reactive twin of {@link PrincipalScopeResolver}, loaded only with Spring
+	 * Security.
+	 */
+	private static final class Security {
+
+		static Mono<String> scope() {
+			return ReactiveSecurityContextHolder.getContext()
+				.mapNotNull(SecurityContext::getAuthentication)
+				.map(Security::scopeOf)
+				.defaultIfEmpty(IdempotencyScopeResolver.GLOBAL);
+		}
+
+		private static String scopeOf(Authentication authentication) {
+			if (!authentication.isAuthenticated() || authentication instanceof AnonymousAuthenticationToken) {
+				return IdempotencyScopeResolver.GLOBAL;
+			}
+			return "u=" + authentication.getName();
+		}
+
+	}
+
+}

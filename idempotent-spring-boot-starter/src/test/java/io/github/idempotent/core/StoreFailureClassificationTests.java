@@ -1,0 +1,117 @@
+package io.github.idempotent.core;
+
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ResolvableType;
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.RedisConnectionFailureException;
+import org.springframework.data.redis.RedisSystemException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Which store failures count as "the store is unavailable" (503 when failing closed, an
+ * unprotected run when failing open), with the exceptions Spring's Redis and JDBC support
+ * really throw: only failures to reach the store. A failure of the data or of the code
+ * propagates as it is and never runs the method unprotected.
+ */
+class StoreFailureClassificationTests {
+
+	private final AtomicInteger runs = new AtomicInteger();
+
+	private IdempotencyExecutor executor;
+
+	@AfterEach
+	void close() {
+		if (this.executor != null) {
+			this.executor.close();
+		}
+	}
+
+	@Test
+	void connectivityFailuresRunTheMethodUnprotectedWhenFailingOpen() throws Throwable {
+		for (RuntimeException failure : List.of(new RedisConnectionFailureException("connection refused"),
+				new QueryTimeoutException("Redis command timed out"),
+				new CannotGetJdbcConnectionException("pool exhausted", new SQLTransientConnectionException()))) {
+			assertThat(execute(FailureMode.OPEN, failure)).as(failure.toString()).isEqualTo("ran");
+		}
+		assertThat(this.runs).hasValue(3);
+	}
+
+	@Test
+	void connectivityFailuresAreUnavailableWhenFailingClosed() {
+		assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
+			.isThrownBy(() -> execute(FailureMode.CLOSED, new RedisConnectionFailureException("connection refused")));
+		assertThat(this.runs).hasValue(0);
+	}
+
+	@Test
+	void dataAndCodeFailuresPropagateAndNeverRunTheMethodEvenWhenFailingOpen() {
+		DataIntegrityViolationException data = new DataIntegrityViolationException("value too long for column");
+		assertThatExceptionOfType(DataIntegrityViolationException.class)
+			.isThrownBy(() -> execute(FailureMode.OPEN, data));
+		RedisSystemException script = new RedisSystemException("ERR Error running script", null);
+		assertThatExceptionOfType(RedisSystemException.class).isThrownBy(() -> execute(FailureMode.OPEN, script));
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> execute(FailureMode.CLOSED, new IllegalStateException("a bug")));
+		assertThat(this.runs).hasValue(0);
+	}
+
+	private Object execute(FailureMode mode, RuntimeException failure) throws Throwable {
+		if (this.executor != null) {
+			this.executor.close();
+		}
+		this.executor = new IdempotencyExecutor(new FailingStore(failure), mode, 1024, IdempotencyObserver.NONE);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
+				Duration.ZERO, Duration.ofSeconds(1), List.of(),
+				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
+		return this.executor.execute(policy, "k", new IdempotencyKey("test:k"), new Fingerprint("fp"), () -> {
+			this.runs.incrementAndGet();
+			return "ran";
+		});
+	}
+
+	/**
+	 * A store whose every call fails as a real client's would: this tests the executor's
+	 * reading of the failure, not a store.
+	 */
+	private record FailingStore(RuntimeException failure) implements IdempotencyStore {
+
+		@Override
+		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+			throw this.failure;
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			throw this.failure;
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, String token) {
+			throw this.failure;
+		}
+
+		@Override
+		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+			throw this.failure;
+		}
+
+	}
+
+}

@@ -1,0 +1,225 @@
+package io.github.idempotent.webflux;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+import javax.sql.DataSource;
+
+import io.netty.util.concurrent.FastThreadLocalThread;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.core.context.ReactiveSecurityContextHolder;
+import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * A small WebFlux payments API for the reactive HTTP contract tests. Every endpoint
+ * counts its executions; the data source is wrapped so that a JDBC call made on a
+ * non-blocking thread (a Netty event loop, Reactor's parallel scheduler) is recorded.
+ */
+@SpringBootApplication
+public class WebFluxTestApplication {
+
+	@Bean
+	SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
+		return http.csrf(ServerHttpSecurity.CsrfSpec::disable)
+			.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
+			.httpBasic((basic) -> {
+			})
+			.build();
+	}
+
+	@Bean
+	MapReactiveUserDetailsService users() {
+		return new MapReactiveUserDetailsService(
+				User.withUsername("alice").password("{noop}alice").roles("USER").build(),
+				User.withUsername("bob").password("{noop}bob").roles("USER").build());
+	}
+
+	@Bean
+	Executions executions() {
+		return new Executions();
+	}
+
+	/**
+	 * Records every JDBC connection taken on a thread that must not block: the JDBC
+	 * store's primitives must run on the bounded elastic scheduler. (The Redis store's
+	 * claim, complete and release go through Lettuce's asynchronous API.)
+	 */
+	@Bean
+	static BeanPostProcessor blockingCallRecorder() {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof DataSource dataSource) {
+					return new DelegatingDataSource(dataSource) {
+
+						@Override
+						public Connection getConnection() throws SQLException {
+							checkMayBlock("JDBC connection");
+							return super.getConnection();
+						}
+
+					};
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	public record PaymentRequest(String orderNo, long amount) {
+	}
+
+	public record Payment(String id, String orderNo, long amount, String payer) {
+	}
+
+	public static class PaymentDeclinedException extends RuntimeException {
+
+		public PaymentDeclinedException(String message) {
+			super(message);
+		}
+
+	}
+
+	public static class Executions {
+
+		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
+
+		int increment(String endpoint) {
+			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
+		}
+
+		public int count(String endpoint) {
+			AtomicInteger count = this.counts.get(endpoint);
+			return (count != null) ? count.get() : 0;
+		}
+
+		public void reset() {
+			this.counts.clear();
+		}
+
+	}
+
+	/**
+	 * Threads on which a blocking store method was called although they must never block.
+	 */
+	public static final List<String> blockingCallsOnNonBlockingThreads = new CopyOnWriteArrayList<>();
+
+	static void checkMayBlock(String operation) {
+		Thread thread = Thread.currentThread();
+		// Netty's event loops (reactor-netty's and Lettuce's) are FastThreadLocalThreads;
+		// Reactor's parallel and single schedulers mark theirs NonBlocking.
+		if (Schedulers.isInNonBlockingThread() || thread instanceof FastThreadLocalThread) {
+			blockingCallsOnNonBlockingThreads.add(operation + " on " + thread.getName());
+		}
+	}
+
+	@RestController
+	static class MonoPaymentsController {
+
+		private final Executions executions;
+
+		MonoPaymentsController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/payments")
+		@Idempotent
+		Mono<ResponseEntity<Payment>> pay(@RequestBody PaymentRequest request) {
+			return ReactiveSecurityContextHolder.getContext()
+				.map((security) -> security.getAuthentication().getName())
+				.defaultIfEmpty("anonymous")
+				.map((payer) -> {
+					int n = this.executions.increment("payments");
+					Payment payment = new Payment("pay-" + n + "-" + request.orderNo(), request.orderNo(),
+							request.amount(), payer);
+					return ResponseEntity.status(HttpStatus.CREATED)
+						.header("Location", "/payments/" + payment.id())
+						.header("X-Payment-Id", payment.id())
+						.header("Cache-Control", "no-store")
+						.body(payment);
+				});
+		}
+
+		@PostMapping("/slow-payments")
+		@Idempotent(waitFor = "${test.wait-for:0s}")
+		Mono<Payment> slowPay(@RequestBody PaymentRequest request) {
+			return Mono.delay(Duration.ofMillis(300)).map((tick) -> {
+				int n = this.executions.increment("slow");
+				return new Payment("slow-" + n, request.orderNo(), request.amount(), "anonymous");
+			});
+		}
+
+		@PostMapping("/storm-payments")
+		@Idempotent(waitFor = "20s")
+		Mono<Payment> stormPay(@RequestBody PaymentRequest request) {
+			return Mono.delay(Duration.ofMillis(200)).map((tick) -> {
+				int n = this.executions.increment("storm");
+				return new Payment("storm-" + n, request.orderNo(), request.amount(), "anonymous");
+			});
+		}
+
+		@PostMapping("/declining-payments")
+		@Idempotent
+		Mono<Payment> decline(@RequestBody PaymentRequest request) {
+			return Mono.defer(() -> {
+				this.executions.increment("declining");
+				return Mono.error(new PaymentDeclinedException("Card declined for order " + request.orderNo()));
+			});
+		}
+
+		@PostMapping("/cached-declines")
+		@Idempotent(cacheFor = PaymentDeclinedException.class)
+		Mono<Payment> cachedDecline(@RequestBody PaymentRequest request) {
+			return Mono.defer(() -> {
+				int n = this.executions.increment("cached");
+				return Mono.error(new PaymentDeclinedException("Card declined (" + n + ") for " + request.orderNo()));
+			});
+		}
+
+		@PostMapping("/empty-payments")
+		@Idempotent
+		Mono<Void> empty(@RequestBody PaymentRequest request) {
+			return Mono.fromRunnable(() -> this.executions.increment("empty"));
+		}
+
+	}
+
+	@RestControllerAdvice
+	static class ApplicationErrors {
+
+		@ExceptionHandler
+		ResponseEntity<ProblemDetail> declined(PaymentDeclinedException ex) {
+			return ResponseEntity.of(ProblemDetail.forStatusAndDetail(HttpStatus.PAYMENT_REQUIRED, ex.getMessage()))
+				.build();
+		}
+
+	}
+
+}
