@@ -34,6 +34,7 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.test.utils.ContainerTestUtils;
 import org.springframework.kafka.test.utils.KafkaTestUtils;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -139,6 +140,15 @@ class KafkaListenerIdempotencyTests {
 	@Test
 	void twoConsumersRacingOnDuplicatesHaveOneSideEffectAndTheInProgressOneIsRetriedNotDeadLettered() throws Exception {
 		ContainerTestUtils.waitForAssignment(this.listeners.getListenerContainer("k-race"), 2);
+		// Each consumer with a partition of its own: two partitions on one consumer would
+		// process the duplicates one after the other, and no race would happen.
+		ConcurrentMessageListenerContainer<?, ?> race = (ConcurrentMessageListenerContainer<?, ?>) this.listeners
+			.getListenerContainer("k-race");
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> race.getContainers()
+				.stream()
+				.allMatch(
+						(child) -> child.getAssignedPartitions() != null && child.getAssignedPartitions().size() == 1));
 		String key = UUID.randomUUID().toString();
 		// One duplicate on each partition: the two consumers of the group get one each.
 		for (int i = 0; i < 6; i++) {
