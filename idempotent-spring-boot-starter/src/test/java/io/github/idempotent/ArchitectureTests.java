@@ -6,6 +6,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
  * Dependencies point inwards: the protocol and the store SPI know nothing of web, Redis
@@ -44,7 +45,28 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void storesDoNotDependOnEachOtherOrOnTheOuterLayers() {
+	void packagesAreFreeOfCycles() {
+		slices().matching("io.github.idempotent.(**)").should().beFreeOfCycles().check(this.classes);
+	}
+
+	@Test
+	void theStoreSpiDependsOnNothingOfTheLibrary() {
+		noClasses().that()
+			.resideInAPackage("io.github.idempotent.store")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.aop..",
+					"io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
+			.check(this.classes);
+	}
+
+	@Test
+	void storesDoNotDependOnEachOther() {
+		slices().matching("io.github.idempotent.store.(*)..").should().notDependOnEachOther().check(this.classes);
+	}
+
+	@Test
+	void storesDoNotDependOnTheOuterLayers() {
 		noClasses().that()
 			.resideInAnyPackage("io.github.idempotent.store..")
 			.should()

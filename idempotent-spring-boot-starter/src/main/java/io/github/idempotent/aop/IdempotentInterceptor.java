@@ -23,10 +23,10 @@ import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;

@@ -1,5 +1,7 @@
 package io.github.idempotent.core;
 
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;

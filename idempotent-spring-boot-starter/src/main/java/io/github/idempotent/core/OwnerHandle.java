@@ -1,5 +1,7 @@
 package io.github.idempotent.core;
 
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import java.util.concurrent.CompletableFuture;
 
 import org.apache.commons.logging.Log;

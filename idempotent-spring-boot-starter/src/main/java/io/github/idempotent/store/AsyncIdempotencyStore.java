@@ -3,9 +3,6 @@ package io.github.idempotent.store;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
-
 /**
  * Optional extension of {@link IdempotencyStore} for stores whose client can wait for the
  * server without holding a thread (Lettuce for Redis). The protocol of

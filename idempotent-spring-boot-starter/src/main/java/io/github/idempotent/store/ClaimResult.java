@@ -2,8 +2,6 @@ package io.github.idempotent.store;
 
 import java.time.Duration;
 
-import io.github.idempotent.core.Fingerprint;
-
 /**
  * Outcome of {@link IdempotencyStore#claim}: who holds the key.
  */

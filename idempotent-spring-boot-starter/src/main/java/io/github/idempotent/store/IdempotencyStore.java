@@ -2,9 +2,6 @@ package io.github.idempotent.store;
 
 import java.time.Duration;
 
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
-
 /**
  * Storage of idempotency records. Each method is one atomic step; the protocol that
  * combines them lives once, in {@link io.github.idempotent.core.IdempotencyExecutor}.

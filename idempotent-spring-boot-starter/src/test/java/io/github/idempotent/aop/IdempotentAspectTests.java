@@ -25,9 +25,9 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyScopeResolver;

@@ -13,9 +13,9 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.util.unit.DataSize;
 
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;

@@ -41,8 +41,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
 
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.OwnerToken;

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 
 /**
  * The bytes of a Redis record: one string value per record, rather than a hash, because a

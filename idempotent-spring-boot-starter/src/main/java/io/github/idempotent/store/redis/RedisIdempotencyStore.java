@@ -31,8 +31,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.Assert;
 
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;

@@ -15,9 +15,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.core.FailureMode;
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;

@@ -4,8 +4,8 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
 

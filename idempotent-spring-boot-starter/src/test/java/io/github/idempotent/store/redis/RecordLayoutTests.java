@@ -2,7 +2,7 @@ package io.github.idempotent.store.redis;
 
 import org.junit.jupiter.api.Test;
 
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -25,10 +25,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.core.FailureMode;
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.JacksonResultCodec;

@@ -16,10 +16,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.Fingerprint;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;

@@ -19,8 +19,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.context.ConfigurableApplicationContext;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.Fingerprint;
-import io.github.idempotent.core.IdempotencyKey;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;

@@ -1,4 +1,4 @@
-package io.github.idempotent.core;
+package io.github.idempotent.store;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -131,7 +131,10 @@ public record IdempotencyKey(String value) {
 		return HexFormat.of().formatHex(sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
 	}
 
-	static MessageDigest sha256() {
+	/**
+	 * A new SHA-256 digest.
+	 */
+	public static MessageDigest sha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}

@@ -1,4 +1,4 @@
-package io.github.idempotent.core;
+package io.github.idempotent.store;
 
 import org.junit.jupiter.api.Test;
 
