@@ -51,6 +51,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	private final IdempotencyScopeResolver scopeResolver;
 
 	/**
+	 * How many {@code @Idempotent} calls are running on this thread, one inside the
+	 * other.
+	 */
+	private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
+	/**
 	 * Longest scope: a principal name or a tenant id, never a payload.
 	 */
 	private static final int MAX_SCOPE_LENGTH = 1024;
@@ -113,12 +119,29 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
 		Fingerprint fingerprint = fingerprint(operation, call.payload());
-		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
-			// A CompletableFuture is also a CompletionStage: it fits both declarations.
-			return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
-					() -> (CompletionStage<?>) invocation.proceed());
+		int[] depth = DEPTH.get();
+		depth[0]++;
+		try {
+			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
+				// A CompletableFuture is also a CompletionStage: it fits both
+				// declarations.
+				return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
+						() -> (CompletionStage<?>) invocation.proceed());
+			}
+			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
 		}
-		return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
+		finally {
+			depth[0]--;
+		}
+	}
+
+	/**
+	 * Whether the call being observed on this thread runs inside another
+	 * {@code @Idempotent} call: its outcome is not the outcome of the request (an inner
+	 * replay inside an outer first call must not mark the response as replayed).
+	 */
+	public static boolean isNestedCall() {
+		return DEPTH.get()[0] > 1;
 	}
 
 	/**

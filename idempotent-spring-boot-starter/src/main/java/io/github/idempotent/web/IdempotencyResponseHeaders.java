@@ -6,6 +6,7 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
+import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
@@ -44,12 +45,16 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
 	@Override
 	public void executed(IdempotencyPolicy policy, String key) {
-		mark(key, false);
+		if (!IdempotentInterceptor.isNestedCall()) {
+			mark(key, false);
+		}
 	}
 
 	@Override
 	public void replayed(IdempotencyPolicy policy, String key) {
-		mark(key, true);
+		if (!IdempotentInterceptor.isNestedCall()) {
+			mark(key, true);
+		}
 	}
 
 	/**
@@ -63,6 +68,9 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (!(attributes instanceof ServletRequestAttributes servlet)) {
 			return this;
+		}
+		if (IdempotentInterceptor.isNestedCall()) {
+			return IdempotencyObserver.NONE;
 		}
 		return new IdempotencyObserver() {
 

@@ -70,6 +70,24 @@ class ReplayedHeadersHttpTests {
 	}
 
 	@Test
+	void aReplayOfAnInnerCallDoesNotMarkAFirstCallAsReplayed() throws Exception {
+		String orderNo = "N-" + UUID.randomUUID();
+		String body = "{\"orderNo\":\"" + orderNo + "\",\"amount\":1}";
+		http().post("/ledgered-payments", UUID.randomUUID().toString(), body);
+		// A new key: the payment runs again, and its ledger call (keyed by order)
+		// replays.
+		HttpResponse<String> second = http().post("/ledgered-payments", UUID.randomUUID().toString(), body);
+		assertThat(second.statusCode()).isEqualTo(200);
+		assertThat(second.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.executions.count("ledgered")).isEqualTo(2);
+		assertThat(this.executions.count("ledger")).isEqualTo(1);
+		String key = UUID.randomUUID().toString();
+		http().post("/ledgered-payments", key, body);
+		HttpResponse<String> replay = http().post("/ledgered-payments", key, body);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+	}
+
+	@Test
 	void aKeyTakenFromTheBodyIsNotEchoedAsAHeader() throws Exception {
 		HttpResponse<String> response = http().post("/keyed-payments", null,
 				"{\"orderNo\":\"secret-order-" + UUID.randomUUID() + "\",\"amount\":1}");

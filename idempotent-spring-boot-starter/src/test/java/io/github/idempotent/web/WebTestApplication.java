@@ -61,6 +61,30 @@ public class WebTestApplication {
 		return new Gate();
 	}
 
+	@Bean
+	Ledger ledger(Executions executions) {
+		return new Ledger(executions);
+	}
+
+	/**
+	 * A bean whose own @Idempotent method the checkout calls: one ledger entry per order,
+	 * however many payment attempts (with their own keys) there are.
+	 */
+	public static class Ledger {
+
+		private final Executions executions;
+
+		Ledger(Executions executions) {
+			this.executions = executions;
+		}
+
+		@Idempotent(key = "#p0")
+		public String record(String orderNo) {
+			return "entry-" + this.executions.increment("ledger") + "-" + orderNo;
+		}
+
+	}
+
 	enum Status {
 
 		CREATED, PAID, REFUNDED
@@ -317,8 +341,11 @@ public class WebTestApplication {
 
 		private final Executions executions;
 
-		SessionController(Executions executions) {
+		private final Ledger ledger;
+
+		SessionController(Executions executions, Ledger ledger) {
 			this.executions = executions;
+			this.ledger = ledger;
 		}
 
 		@PostMapping("/logins")
@@ -331,6 +358,14 @@ public class WebTestApplication {
 				.header("X-Session-Token", "token-" + n)
 				.header("X-Payment-Id", "login-" + n)
 				.body(new Payment("login-" + n, request.orderNo(), request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/ledgered-payments")
+		@Idempotent
+		Payment ledgered(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("ledgered");
+			return new Payment(this.ledger.record(request.orderNo()) + "-" + n, request.orderNo(), request.amount(),
+					"anonymous");
 		}
 
 		@PostMapping("/declined-with-status")
