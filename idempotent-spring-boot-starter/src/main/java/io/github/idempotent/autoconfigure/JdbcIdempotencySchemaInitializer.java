@@ -24,13 +24,15 @@ import io.github.idempotent.store.jdbc.JdbcDialect;
  * Creates the JDBC store's table at start-up from the shipped {@code schema-*.sql} of the
  * database, as Spring Session JDBC does; a Boot database initializer, so that JPA and
  * other users of the database start after it. The scripts create the table only if it
- * does not exist, so {@code always} is safe on every start.
+ * does not exist, so {@code always} is safe on every start. Define a bean of this type
+ * (or of Boot's {@code DataSourceScriptDatabaseInitializer} family) to replace it, for
+ * example with scripts of your own migration tool's layout.
  */
-class JdbcIdempotencySchemaInitializer extends DataSourceScriptDatabaseInitializer {
+public class JdbcIdempotencySchemaInitializer extends DataSourceScriptDatabaseInitializer {
 
 	private final String tableName;
 
-	JdbcIdempotencySchemaInitializer(DataSource dataSource, IdempotentProperties.Jdbc properties) {
+	public JdbcIdempotencySchemaInitializer(DataSource dataSource, IdempotentProperties.Jdbc properties) {
 		super(dataSource, settings(dataSource, properties));
 		this.tableName = properties.getTableName();
 	}

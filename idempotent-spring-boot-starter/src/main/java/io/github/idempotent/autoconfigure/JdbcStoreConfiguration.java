@@ -10,7 +10,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
 
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
@@ -28,11 +33,36 @@ class JdbcStoreConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
-	JdbcIdempotencyStore jdbcIdempotencyStore(DataSource dataSource, IdempotentProperties properties) {
+	JdbcIdempotencyStore jdbcIdempotencyStore(DataSource dataSource, IdempotentProperties properties,
+			ObjectProvider<JdbcOperations> jdbcOperations,
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
 		IdempotentProperties.Jdbc jdbc = properties.getStore().getJdbc();
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, jdbc.getTableName());
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, jdbcOperations(jdbcOperations, dataSource),
+				transactionManager(transactionManager, dataSource), jdbc.getTableName(),
+				JdbcIdempotencyStore.detectDialect(dataSource));
 		store.setJoinTransaction(jdbc.isJoinTransaction());
 		return store;
+	}
+
+	/**
+	 * The application's {@code JdbcTemplate}, when it works on the store's data source.
+	 */
+	private static JdbcOperations jdbcOperations(ObjectProvider<JdbcOperations> candidates, DataSource dataSource) {
+		JdbcOperations jdbc = candidates.getIfUnique();
+		return (jdbc instanceof JdbcTemplate template && template.getDataSource() == dataSource) ? jdbc
+				: new JdbcTemplate(dataSource);
+	}
+
+	/**
+	 * The application's transaction manager, when it manages transactions of the store's
+	 * data source itself; not a JPA one, whose new transactions would open an entity
+	 * manager for each claim.
+	 */
+	private static PlatformTransactionManager transactionManager(ObjectProvider<PlatformTransactionManager> candidates,
+			DataSource dataSource) {
+		PlatformTransactionManager manager = candidates.getIfUnique();
+		return (manager instanceof ResourceTransactionManager resources && resources.getResourceFactory() == dataSource)
+				? manager : new DataSourceTransactionManager(dataSource);
 	}
 
 	@Bean

@@ -1,9 +1,11 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
-
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -11,18 +13,22 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
 
+import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
-import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.jdbc.JdbcDialect;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
-import io.github.idempotent.testsupport.RequiresDatabase;
 import io.github.idempotent.testsupport.RequiresDatabase.Database;
+import io.github.idempotent.testsupport.RequiresDatabase;
 import io.github.idempotent.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,6 +48,68 @@ class JdbcStoreConfigurationTests {
 			assertThat(rows(context.getBean(DataSource.class), "idempotency_record")).isZero();
 			assertThat(context.getBean(JdbcIdempotencyPurger.class).isRunning()).isTrue();
 		});
+	}
+
+	@Test
+	void theStoreRunsOnTheApplicationsJdbcTemplateAndTransactionManager() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=jdbc")
+			.withBean(CountingJdbcTemplate.class)
+			.withBean(CountingTransactionManager.class)
+			.run((context) -> {
+				IdempotencyStore store = context.getBean(IdempotencyStore.class);
+				CountingJdbcTemplate jdbc = context.getBean(CountingJdbcTemplate.class);
+				CountingTransactionManager transactions = context.getBean(CountingTransactionManager.class);
+				IdempotencyKey key = new IdempotencyKey("test:" + UUID.randomUUID());
+				int statementsBefore = jdbc.statements.get();
+				store.claim(key, new Fingerprint("fp"), Duration.ofSeconds(30));
+				assertThat(jdbc.statements.get()).isGreaterThan(statementsBefore);
+				// Inside a transaction of the data source, a claim commits in one of its
+				// own.
+				new TransactionTemplate(transactions)
+					.executeWithoutResult((status) -> store.claim(new IdempotencyKey("test:" + UUID.randomUUID()),
+							new Fingerprint("fp"), Duration.ofSeconds(30)));
+				assertThat(transactions.begun.get()).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void aTransactionManagerOfAnotherResourceIsNotUsedForTheStoresOwnTransactions() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=jdbc")
+			.withBean("otherDataSourceTransactions", CountingTransactionManager.class,
+					() -> new CountingTransactionManager(new SimpleDriverDataSource()))
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(JdbcIdempotencyStore.class));
+	}
+
+	static class CountingJdbcTemplate extends JdbcTemplate {
+
+		final AtomicInteger statements = new AtomicInteger();
+
+		CountingJdbcTemplate(DataSource dataSource) {
+			super(dataSource);
+		}
+
+		@Override
+		public int update(String sql, @Nullable Object... args) {
+			this.statements.incrementAndGet();
+			return super.update(sql, args);
+		}
+
+	}
+
+	static class CountingTransactionManager extends DataSourceTransactionManager {
+
+		final AtomicInteger begun = new AtomicInteger();
+
+		CountingTransactionManager(DataSource dataSource) {
+			super(dataSource);
+		}
+
+		@Override
+		protected void doBegin(Object transaction, TransactionDefinition definition) {
+			this.begun.incrementAndGet();
+			super.doBegin(transaction, definition);
+		}
+
 	}
 
 	@Test

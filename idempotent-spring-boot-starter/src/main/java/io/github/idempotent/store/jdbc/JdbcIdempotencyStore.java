@@ -27,15 +27,18 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.MetaDataAccessException;
 import org.springframework.transaction.NoTransactionException;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.transaction.support.ResourceHolderSupport;
+import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -145,7 +148,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final DataSource dataSource;
 
-	private final JdbcTemplate jdbc;
+	private final JdbcOperations jdbc;
 
 	private final TransactionTemplate ownTransaction;
 
@@ -196,13 +199,35 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	public JdbcIdempotencyStore(DataSource dataSource, String tableName, JdbcDialect dialect) {
+		this(dataSource, new JdbcTemplate(requireDataSource(dataSource)), new DataSourceTransactionManager(dataSource),
+				tableName, dialect);
+	}
+
+	/**
+	 * Creates a store that runs its statements through {@code jdbc} and its own
+	 * transactions through {@code transactionManager}: the application's, so that their
+	 * settings (timeouts, exception translation, a listener) apply to the store too.
+	 * @param dataSource the database of the table
+	 * @param jdbc operations on {@code dataSource}
+	 * @param transactionManager a transaction manager of {@code dataSource} itself (a
+	 * {@code DataSourceTransactionManager} or {@code JdbcTransactionManager}); the store
+	 * runs the work that must commit on its own (claims, releases, renewals, purges) in
+	 * new READ COMMITTED transactions of it
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcOperations jdbc,
+			PlatformTransactionManager transactionManager, String tableName, JdbcDialect dialect) {
 		Assert.notNull(dataSource, "dataSource must not be null");
+		Assert.notNull(jdbc, "jdbc must not be null");
+		Assert.isTrue(
+				transactionManager instanceof ResourceTransactionManager resources
+						&& resources.getResourceFactory() == dataSource,
+				"transactionManager must manage transactions of dataSource itself (a DataSourceTransactionManager): "
+						+ "the store's own transactions must be on the connections of its table");
 		Assert.notNull(dialect, "dialect must not be null");
 		Assert.isTrue(tableName != null && TABLE_NAME.matcher(tableName).matches(),
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
 		this.dataSource = dataSource;
-		this.jdbc = new JdbcTemplate(dataSource);
-		DataSourceTransactionManager transactionManager = new DataSourceTransactionManager(dataSource);
+		this.jdbc = jdbc;
 		this.ownTransaction = new TransactionTemplate(transactionManager);
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		// A claim may read the row twice; under REPEATABLE READ (MySQL's default) the
@@ -223,7 +248,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.purgeLockSql = dialect.purgeLockSql(tableName);
 	}
 
-	private static JdbcDialect detectDialect(DataSource dataSource) {
+	private static DataSource requireDataSource(DataSource dataSource) {
+		Assert.notNull(dataSource, "dataSource must not be null");
+		return dataSource;
+	}
+
+	/**
+	 * The dialect of the database behind {@code dataSource}, from its metadata.
+	 */
+	public static JdbcDialect detectDialect(DataSource dataSource) {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		try {
 			return JdbcDialect.forProductName(
