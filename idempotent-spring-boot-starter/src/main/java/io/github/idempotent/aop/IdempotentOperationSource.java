@@ -258,8 +258,11 @@ public class IdempotentOperationSource {
 			return returnType;
 		}
 		if (isSuspending(method)) {
-			// Kotlin's declared return type, read by Spring through kotlin-reflect.
-			ResolvableType declared = ResolvableType.forMethodParameter(new MethodParameter(method, -1), targetClass);
+			// Kotlin's declared return type, read by Spring through kotlin-reflect. (Not
+			// forMethodParameter(parameter, targetClass): its Type argument replaces the
+			// parameter's type instead of resolving it in the bean's class.)
+			ResolvableType declared = ResolvableType
+				.forMethodParameter(new MethodParameter(method, -1).withContainingClass(targetClass));
 			Class<?> raw = declared.resolve();
 			return (raw == null || "kotlin.Unit".equals(raw.getName())) ? ResolvableType.forClass(Void.class)
 					: declared;
