@@ -110,12 +110,16 @@ public class IdempotentOperationSource {
 
 	/**
 	 * Parses every annotated method of the class, failing on the first one that is
-	 * malformed or that the proxy cannot intercept.
+	 * malformed or that the proxy cannot intercept. Synthetic methods are not the user's:
+	 * the Kotlin compiler copies the annotations of an open {@code suspend} function onto
+	 * a static {@code name$suspendImpl} that holds its body, while the function itself
+	 * stays interceptable; a bridge method stands for a method that is parsed in its own
+	 * right.
 	 */
 	void parseAll(Class<?> targetClass) {
 		for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
 			for (Method method : type.getDeclaredMethods()) {
-				if (AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)) {
+				if (!method.isSynthetic() && AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)) {
 					checkInterceptable(method);
 				}
 			}
@@ -124,7 +128,9 @@ public class IdempotentOperationSource {
 			get(method, targetClass);
 		}
 		for (Method method : targetClass.getDeclaredMethods()) {
-			get(method, targetClass);
+			if (!method.isSynthetic()) {
+				get(method, targetClass);
+			}
 		}
 	}
 
@@ -252,8 +258,11 @@ public class IdempotentOperationSource {
 			return returnType;
 		}
 		if (isSuspending(method)) {
-			// Kotlin's declared return type, read by Spring through kotlin-reflect.
-			ResolvableType declared = ResolvableType.forMethodParameter(new MethodParameter(method, -1), targetClass);
+			// Kotlin's declared return type, read by Spring through kotlin-reflect. (Not
+			// forMethodParameter(parameter, targetClass): its Type argument replaces the
+			// parameter's type instead of resolving it in the bean's class.)
+			ResolvableType declared = ResolvableType
+				.forMethodParameter(new MethodParameter(method, -1).withContainingClass(targetClass));
 			Class<?> raw = declared.resolve();
 			return (raw == null || "kotlin.Unit".equals(raw.getName())) ? ResolvableType.forClass(Void.class)
 					: declared;
