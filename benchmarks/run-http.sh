@@ -13,6 +13,8 @@
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=true"
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
 #   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
+#   APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication ENDPOINTS="bare first replay"
+#   measures the WebFlux (Netty, Mono) endpoints instead
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -25,6 +27,7 @@ HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
 ENDPOINTS=${ENDPOINTS:-bare roundtrip1 roundtrip2 first replay}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
+APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication}
 
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/target/http-$(date +%Y%m%d-%H%M%S)"
@@ -85,7 +88,7 @@ if [[ "${PROFILE:-}" == "1" ]]; then
 fi
 # shellcheck disable=SC2086
 java "${jvm_args[@]}" -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
-	io.github.idempotent.benchmarks.http.BenchmarkApplication \
+	"$APP_CLASS" \
 	--server.port="$app_port" --spring.data.redis.port="$redis_port" $APP_ARGS >"$out/app.log" 2>&1 &
 pids+=($!)
 app_pid=$!
@@ -128,7 +131,7 @@ redis_counts() {
 			sub(/\|.*/, "", name)
 			if (name == "evalsha" || name == "eval") { trips += $3; usec += $5 }
 			else if (name == "ping") { pings += $3; usec += $5 }
-			else if (name !~ /^(hmget|hget|hset|hdel|pexpire|pttl|del|info|config|hello|client|select|auth)$/) other += $3
+			else if (name !~ /^(get|set|getrange|type|exists|hmget|hget|hset|hdel|pexpire|pttl|del|info|config|hello|client|select|auth)$/) other += $3
 		}
 		END { printf "%d %d %d", trips + pings, other, usec }'
 }

@@ -10,7 +10,8 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
  * The app that {@code benchmarks/run-http.sh} loads: one Spring Boot app, the Redis
  * store, and three endpoints doing the same work ({@link PaymentController}).
  */
-@SpringBootApplication
+// The module has JDBC drivers for the record-size benchmark; these apps have no database.
+@SpringBootApplication(excludeName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
 public class BenchmarkApplication {
 
 	public static void main(String[] args) {

@@ -9,7 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public record Receipt(String paymentId, String orderNo, String customerId, long amountCents, String currency,
 		long feeCents, String status, Instant createdAt) {
 
-	static Receipt of(PaymentRequest request) {
+	public static Receipt of(PaymentRequest request) {
 		String id = "pay_" + Long.toHexString(ThreadLocalRandom.current().nextLong());
 		long fee = Math.max(30, request.amountCents() * 29 / 1000);
 		return new Receipt(id, request.orderNo(), request.customerId(), request.amountCents(), request.currency(), fee,

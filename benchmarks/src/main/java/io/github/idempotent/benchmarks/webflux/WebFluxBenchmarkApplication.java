@@ -1,0 +1,76 @@
+package io.github.idempotent.benchmarks.webflux;
+
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Map;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.benchmarks.http.PaymentRequest;
+import io.github.idempotent.benchmarks.http.Receipt;
+
+/**
+ * The WebFlux counterpart of {@code BenchmarkApplication}, on Netty: the same work behind
+ * {@code /bare}, {@code /first} and {@code /replay}, as {@code Mono} endpoints. Run with
+ * {@code APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication
+ * ENDPOINTS="bare first replay" benchmarks/run-http.sh}.
+ */
+// The module has JDBC drivers for the record-size benchmark; these apps have no database.
+@SpringBootApplication(excludeName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+public class WebFluxBenchmarkApplication {
+
+	public static void main(String[] args) {
+		SpringApplication application = new SpringApplication(WebFluxBenchmarkApplication.class);
+		application.setWebApplicationType(WebApplicationType.REACTIVE);
+		Map<String, Object> defaults = new HashMap<>();
+		defaults.put("server.address", "127.0.0.1");
+		defaults.put("idempotent.store.type", "redis");
+		defaults.put("idempotent.ttl", "10m");
+		defaults.put("spring.data.redis.host", "127.0.0.1");
+		defaults.put("spring.data.redis.timeout", "2s");
+		defaults.put("spring.main.banner-mode", "off");
+		defaults.put("logging.level.root", "warn");
+		application.setDefaultProperties(defaults);
+		application.run(args);
+	}
+
+	@RestController
+	static class ReactivePaymentController {
+
+		@PostMapping("/bare/payments")
+		Mono<ResponseEntity<Receipt>> bare(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> receipt(request));
+		}
+
+		@PostMapping("/first/payments")
+		@Idempotent
+		Mono<ResponseEntity<Receipt>> first(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> receipt(request));
+		}
+
+		@PostMapping("/replay/payments")
+		@Idempotent
+		Mono<ResponseEntity<Receipt>> replay(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> receipt(request));
+		}
+
+		private static ResponseEntity<Receipt> receipt(PaymentRequest request) {
+			Receipt receipt = Receipt.of(request);
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.location(URI.create("/payments/" + receipt.paymentId()))
+				.body(receipt);
+		}
+
+	}
+
+}
