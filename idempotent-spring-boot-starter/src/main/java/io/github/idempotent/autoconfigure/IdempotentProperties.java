@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -521,9 +523,12 @@ public class IdempotentProperties {
 
 		/**
 		 * Whether completed results are also kept in this JVM, so that replaying a hot
-		 * key needs no round trip to the store.
+		 * key needs no round trip to the store. Unset: on for the Redis store while Redis
+		 * invalidation tracking is established, off for the others; true on a store
+		 * without tracking keeps results until the local cache's ttl, even if deleted
+		 * from the store meanwhile.
 		 */
-		private boolean enabled;
+		private @Nullable Boolean enabled;
 
 		/**
 		 * Largest total size of the results kept in the local cache, with their keys; a
@@ -537,12 +542,28 @@ public class IdempotentProperties {
 		 */
 		private Duration ttl = Duration.ofMinutes(1);
 
-		public boolean isEnabled() {
+		/**
+		 * Longest time a result changed or deleted in Redis by anyone else may still be
+		 * replayed from the local cache when invalidation messages are held up (a stalled
+		 * connection); heartbeats on the tracking connection are sent five times as
+		 * often.
+		 */
+		private Duration maxStaleness = Duration.ofMillis(500);
+
+		public @Nullable Boolean getEnabled() {
 			return this.enabled;
 		}
 
-		public void setEnabled(boolean enabled) {
+		public void setEnabled(@Nullable Boolean enabled) {
 			this.enabled = enabled;
+		}
+
+		public Duration getMaxStaleness() {
+			return this.maxStaleness;
+		}
+
+		public void setMaxStaleness(Duration maxStaleness) {
+			this.maxStaleness = maxStaleness;
 		}
 
 		public DataSize getMaximumSize() {

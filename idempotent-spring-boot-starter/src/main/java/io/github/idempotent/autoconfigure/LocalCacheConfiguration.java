@@ -4,28 +4,39 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
+import io.github.idempotent.store.redis.RedisIdempotencyStore;
+import io.github.idempotent.store.redis.RedisRecordTracking;
 
 /**
- * Puts a local cache of completed results in front of the store, whichever it is, when
- * {@code idempotent.local-cache.enabled=true} and Caffeine is on the classpath. The
- * caching store is a bean of its own, primary so that the executor (and any other user of
- * an {@link IdempotencyStore}) goes through it, while the store behind it stays a bean of
- * its concrete type for those that need that type (the JDBC purger).
+ * Puts a local cache of completed results in front of the store when Caffeine is on the
+ * classpath: by default for the Redis store, kept right by Redis invalidation tracking
+ * ({@link RedisRecordTracking}) and bypassed whenever tracking is not established; for
+ * any store with {@code idempotent.local-cache.enabled=true} (a store without tracking
+ * then gets a cache bounded by its TTL only). The caching store is a bean of its own,
+ * primary so that the executor (and any other user of an {@link IdempotencyStore}) goes
+ * through it, while the store behind it stays a bean of its concrete type for those that
+ * need that type (the JDBC purger).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(Caffeine.class)
-@ConditionalOnBooleanProperty(name = "idempotent.local-cache.enabled")
+@Conditional(LocalCacheConfiguration.LocalCacheWanted.class)
 class LocalCacheConfiguration {
 
 	private static final Log logger = LogFactory.getLog(LocalCacheConfiguration.class);
@@ -34,7 +45,8 @@ class LocalCacheConfiguration {
 	@Primary
 	@ConditionalOnMissingBean(CachingIdempotencyStore.class)
 	@ConditionalOnSingleCandidate(IdempotencyStore.class)
-	CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties) {
+	CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties,
+			ObjectProvider<RecordTracking> recordTracking) {
 		IdempotentProperties.LocalCache cache = properties.getLocalCache();
 		DataSize maximumSize = cache.getMaximumSize();
 		if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
@@ -43,10 +55,59 @@ class LocalCacheConfiguration {
 					+ "idempotent.max-result-size (" + properties.getMaxResultSize().toBytes() + " bytes): larger "
 					+ "results are never cached. It is a size, not a number of results: give it a unit, e.g. 16MB");
 		}
+		RecordTracking tracking = recordTracking.getIfUnique();
+		if (tracking != null && (tracking.isSupported() || cache.getEnabled() == null)) {
+			// Unset on a setup that cannot track (Redis Cluster): a cache that never
+			// serves.
+			return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), tracking);
+		}
+		if (tracking != null) {
+			logger.warn("idempotent.local-cache.enabled=true without invalidation tracking (" + tracking
+					+ "): a result deleted from the store is still replayed from the local cache for up to "
+					+ "idempotent.local-cache.ttl (" + cache.getTtl() + ")");
+		}
 		// A result completed in the caller's transaction may still roll back: it is
 		// cached once read back from the store, never written through.
 		boolean writeThrough = !properties.getStore().getJdbc().isJoinTransaction();
 		return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedisConnectionFactory.class)
+	@ConditionalOnBean({ RedisIdempotencyStore.class, RedisConnectionFactory.class })
+	static class RedisTrackingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(RecordTracking.class)
+		@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+		RedisRecordTracking redisRecordTracking(RedisConnectionFactory connectionFactory,
+				IdempotentProperties properties) {
+			return new RedisRecordTracking(connectionFactory, properties.getLocalCache().getMaxStaleness());
+		}
+
+	}
+
+	/**
+	 * Explicitly enabled, or unset with the Redis store.
+	 */
+	static final class LocalCacheWanted extends AnyNestedCondition {
+
+		LocalCacheWanted() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnBooleanProperty(name = "idempotent.local-cache.enabled")
+		static final class Enabled {
+
+		}
+
+		@ConditionalOnBooleanProperty(name = "idempotent.local-cache.enabled", matchIfMissing = true)
+		@ConditionalOnClass(name = "org.springframework.data.redis.connection.RedisConnectionFactory")
+		@ConditionalOnBean(type = "io.github.idempotent.store.redis.RedisIdempotencyStore")
+		static final class RedisByDefault {
+
+		}
+
 	}
 
 }

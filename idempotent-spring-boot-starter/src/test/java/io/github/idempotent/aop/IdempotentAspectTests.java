@@ -57,7 +57,7 @@ class IdempotentAspectTests {
 	void stormOfDuplicatesRunsTheMethodOnceAndTheRestAreRefusedAsInProgress() {
 		this.runner.run((context) -> {
 			PaymentService service = context.getBean(PaymentService.class);
-			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(context).hasSingleBean(RedisIdempotencyStore.class);
 			String orderNo = newKey();
 			List<Object> outcomes = storm(64, () -> service.slowPay(new PaymentRequest(orderNo, 250)));
 			assertThat(service.count()).isEqualTo(1);

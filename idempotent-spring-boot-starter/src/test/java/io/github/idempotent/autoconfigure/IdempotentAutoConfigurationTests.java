@@ -38,8 +38,7 @@ class IdempotentAutoConfigurationTests {
 	void redisStoreWhenARedisConnectionFactoryExists() {
 		this.runner.run((context) -> {
 			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
-			assertThat(context).hasSingleBean(IdempotencyStore.class);
-			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(context).hasSingleBean(RedisIdempotencyStore.class);
 			assertThat(context).hasSingleBean(IdempotencyExecutor.class);
 			assertThat(context).hasSingleBean(IdempotentInterceptor.class);
 		});

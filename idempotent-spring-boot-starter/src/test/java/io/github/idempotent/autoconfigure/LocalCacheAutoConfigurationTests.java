@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -21,8 +23,12 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.store.redis.RedisIdempotencyStore;
+import io.github.idempotent.store.redis.RedisRecordTracking;
+import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 @ExtendWith(OutputCaptureExtension.class)
 class LocalCacheAutoConfigurationTests {
@@ -34,6 +40,11 @@ class LocalCacheAutoConfigurationTests {
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
 		.withPropertyValues("idempotent.store.type=memory");
+
+	private final ApplicationContextRunner redisRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
+				IdempotentAutoConfiguration.class))
+		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
 
 	@Test
 	void offByDefault() {
@@ -97,6 +108,35 @@ class LocalCacheAutoConfigurationTests {
 				assertThat(output).contains("idempotent.local-cache.maximum-size is 10000 bytes")
 					.contains("give it a unit");
 			});
+	}
+
+	@Test
+	void onByDefaultForRedisKeptRightByInvalidationTracking() {
+		this.redisRunner.run((context) -> {
+			CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
+			assertThat(cache.getDelegate()).isSameAs(context.getBean(RedisIdempotencyStore.class));
+			assertThat(cache.getTracking()).isInstanceOf(RedisRecordTracking.class);
+			assertThat(context.getBean(IdempotencyExecutor.class).getStore()).isSameAs(cache);
+			assertThat(cache.supportsAsync()).isTrue();
+			await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
+		});
+	}
+
+	@Test
+	void redisTrackingFollowsTheMaximumStaleness() {
+		this.redisRunner.withPropertyValues("idempotent.local-cache.max-staleness=2s")
+			.run((context) -> assertThat(context.getBean(IdempotentProperties.class).getLocalCache().getMaxStaleness())
+				.isEqualTo(Duration.ofSeconds(2)));
+	}
+
+	@Test
+	void offForRedisWhenDisabled() {
+		this.redisRunner.withPropertyValues("idempotent.local-cache.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(CachingIdempotencyStore.class);
+			assertThat(context).doesNotHaveBean(RedisRecordTracking.class);
+			assertThat(context.getBean(IdempotencyExecutor.class).getStore())
+				.isSameAs(context.getBean(RedisIdempotencyStore.class));
+		});
 	}
 
 	@Test

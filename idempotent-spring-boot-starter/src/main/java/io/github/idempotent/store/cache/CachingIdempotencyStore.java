@@ -1,11 +1,17 @@
 package io.github.idempotent.store.cache;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
@@ -14,8 +20,10 @@ import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -23,13 +31,22 @@ import io.github.idempotent.store.StoredResult;
  * replay of a hot key is answered from this JVM's memory without a round trip.
  * <p>
  * Only completed results are cached: a claim that finds a key in progress, or acquires
- * it, always goes to the store, so the store alone still decides who runs a call. A
- * result enters the cache when this instance completes it (write-through: the store's
- * {@code complete} comes first) or when a claim reads it from the store. The cached
- * fingerprint goes back to the executor with the result, so a different payload under the
- * same key is still refused.
+ * it, always goes to the store, so the store alone still decides who runs a call. The
+ * cached fingerprint goes back to the executor with the result, so a different payload
+ * under the same key is still refused.
  * <p>
- * The trade-off: a cached result is replayed until its cache entry expires even if the
+ * <b>With {@link RecordTracking}</b> (the Redis store's, on by default): the store tells
+ * the cache when a record changes there, whoever changes it, so a result deleted,
+ * replaced or expired in the store is not replayed from here once the store's report has
+ * arrived, and never later than the tracker's maximum staleness after the change. A
+ * result enters the cache on its first replay here, through a tracked read off the
+ * caller's path (never written through: the store tracks only what the tracker read);
+ * while the tracker is not current (connection lost, stalled, being re-established) the
+ * cache is bypassed, and whatever it held is dropped whenever reports may have been lost.
+ * <p>
+ * <b>Without</b> (any store, opt-in): a result enters the cache when this instance
+ * completes it (write-through: the store's {@code complete} comes first) or when a claim
+ * reads it from the store, and is replayed until its cache entry expires even if the
  * record leaves the store earlier (deleted by hand, or evicted by Redis under memory
  * pressure). An entry lives at most {@code ttl}, and an entry written through lives no
  * longer than the record's own TTL; an entry read from the store cannot know how long its
@@ -41,7 +58,7 @@ import io.github.idempotent.store.StoredResult;
  * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
  * around them.
  */
-public class CachingIdempotencyStore implements IdempotencyStore {
+public class CachingIdempotencyStore implements AsyncIdempotencyStore, AutoCloseable {
 
 	// Object headers and fields of the entry, its fingerprint, result and their arrays,
 	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
@@ -59,6 +76,16 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	private final Cache<String, Entry> completed;
 
+	private final @Nullable RecordTracking tracking;
+
+	/**
+	 * Counts the tracker's reports: a tracked read whose reply lands after a report may
+	 * hold what the report was about, so it is not kept (see {@link #fill}).
+	 */
+	private final AtomicLong invalidations = new AtomicLong();
+
+	private final ConcurrentHashMap<String, Boolean> filling = new ConcurrentHashMap<>();
+
 	/**
 	 * @param maximumSize largest total size of the cached results (with their keys)
 	 */
@@ -74,11 +101,26 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	 */
 	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl,
 			boolean writeThrough) {
-		this(delegate, maximumSize, ttl, writeThrough, Ticker.systemTicker());
+		this(delegate, maximumSize, ttl, writeThrough, null, Ticker.systemTicker());
+	}
+
+	/**
+	 * A cache kept right by {@code tracking}, which it starts and closes.
+	 * @param maximumSize largest total size of the cached results (with their keys)
+	 * @param ttl longest time a result stays cached, and never longer than its record
+	 */
+	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl,
+			RecordTracking tracking) {
+		this(delegate, maximumSize, ttl, false, tracking, Ticker.systemTicker());
 	}
 
 	CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
 			Ticker ticker) {
+		this(delegate, maximumSize, ttl, writeThrough, null, ticker);
+	}
+
+	private CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
+			@Nullable RecordTracking tracking, Ticker ticker) {
 		Assert.notNull(delegate, "delegate must not be null");
 		Assert.isTrue(maximumSize != null && maximumSize.toBytes() > 0, "maximumSize must be positive");
 		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
@@ -91,6 +133,10 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 			.expireAfter(new EntryExpiry())
 			.ticker(ticker)
 			.build();
+		this.tracking = tracking;
+		if (tracking != null) {
+			tracking.start(new Invalidation());
+		}
 	}
 
 	private static int weigh(String key, Entry entry) {
@@ -102,25 +148,132 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
-		Entry cached = this.completed.getIfPresent(key.value());
+		ClaimResult cached = cached(key);
 		if (cached != null) {
-			return new ClaimResult.Completed(cached.fingerprint(), cached.result());
+			return cached;
 		}
 		ClaimResult claim = this.delegate.claim(key, fingerprint, lease);
-		if (claim instanceof ClaimResult.Completed completed && (this.writeThrough || !inTransaction())) {
+		afterClaim(key, claim);
+		return claim;
+	}
+
+	private @Nullable ClaimResult cached(IdempotencyKey key) {
+		RecordTracking tracking = this.tracking;
+		if (tracking != null && !tracking.isCurrent()) {
+			return null;
+		}
+		Entry cached = this.completed.getIfPresent(cacheKey(key));
+		return (cached != null) ? new ClaimResult.Completed(cached.fingerprint(), cached.result()) : null;
+	}
+
+	private String cacheKey(IdempotencyKey key) {
+		return (this.tracking != null) ? this.tracking.trackingKey(key) : key.value();
+	}
+
+	private void afterClaim(IdempotencyKey key, ClaimResult claim) {
+		if (!(claim instanceof ClaimResult.Completed completed)) {
+			return;
+		}
+		if (this.tracking != null) {
+			fill(this.tracking, key);
+		}
+		else if (this.writeThrough || !inTransaction()) {
 			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
 		}
-		return claim;
+	}
+
+	/**
+	 * Caches what a tracked read of {@code key} returns, unless a report arrives while
+	 * the read is on its way: the report may be about this very record, changed after the
+	 * read. The count is read before the tracker is asked whether it is current (its
+	 * session ends before it reports that) and checked again after the entry is in (a
+	 * report between the check and the put would otherwise be missed), so an entry stays
+	 * only if no report came from before the read was sent to after it was cached.
+	 */
+	private void fill(RecordTracking tracking, IdempotencyKey key) {
+		String cacheKey = tracking.trackingKey(key);
+		long before = this.invalidations.get();
+		if (!tracking.isCurrent() || this.filling.putIfAbsent(cacheKey, Boolean.TRUE) != null) {
+			return;
+		}
+		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
+		try {
+			read = tracking.read(key);
+		}
+		catch (RuntimeException ex) {
+			this.filling.remove(cacheKey);
+			return;
+		}
+		read.whenComplete((record, ex) -> {
+			try {
+				if (record != null && this.invalidations.get() == before) {
+					long ttlNanos = Math.min(this.ttlNanos, record.timeToLive().toNanos());
+					Entry entry = new Entry(record.fingerprint(), record.result(), ttlNanos);
+					this.completed.put(cacheKey, entry);
+					if (this.invalidations.get() != before) {
+						this.completed.asMap().remove(cacheKey, entry);
+					}
+				}
+			}
+			finally {
+				this.filling.remove(cacheKey);
+			}
+		});
 	}
 
 	@Override
 	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
 		boolean completed = this.delegate.complete(key, token, fingerprint, result, ttl);
-		if (completed && this.writeThrough) {
+		afterComplete(key, fingerprint, result, ttl, completed);
+		return completed;
+	}
+
+	private void afterComplete(IdempotencyKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
+			boolean completed) {
+		if (completed && this.writeThrough && this.tracking == null) {
 			this.completed.put(key.value(), new Entry(fingerprint, result, Math.min(this.ttlNanos, ttl.toNanos())));
 		}
-		return completed;
+	}
+
+	/**
+	 * Whether the store behind can claim, complete and release without blocking; the
+	 * cache itself never blocks.
+	 */
+	@Override
+	public boolean supportsAsync() {
+		return this.delegate instanceof AsyncIdempotencyStore async && async.supportsAsync();
+	}
+
+	@Override
+	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		ClaimResult cached = cached(key);
+		if (cached != null) {
+			return CompletableFuture.completedFuture(cached);
+		}
+		return asyncDelegate().claimAsync(key, fingerprint, lease).thenApply((claim) -> {
+			afterClaim(key, claim);
+			return claim;
+		});
+	}
+
+	@Override
+	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		return asyncDelegate().completeAsync(key, token, fingerprint, result, ttl).thenApply((completed) -> {
+			afterComplete(key, fingerprint, result, ttl, completed);
+			return completed;
+		});
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+		return asyncDelegate().releaseAsync(key, token);
+	}
+
+	private AsyncIdempotencyStore asyncDelegate() {
+		Assert.state(this.delegate instanceof AsyncIdempotencyStore, "The store behind the cache is not asynchronous");
+		return (AsyncIdempotencyStore) this.delegate;
 	}
 
 	@Override
@@ -156,6 +309,22 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * The tracker that keeps this cache right, or {@code null} for a cache bounded by its
+	 * TTL only.
+	 */
+	public @Nullable RecordTracking getTracking() {
+		return this.tracking;
+	}
+
+	/**
+	 * Whether cached results are served now: always without a tracker; with one, while it
+	 * is current.
+	 */
+	public boolean isServing() {
+		return this.tracking == null || this.tracking.isCurrent();
+	}
+
+	/**
 	 * Number of cached results (an estimate, as Caffeine gives it).
 	 */
 	public long cachedResults() {
@@ -176,6 +345,35 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	 */
 	public void clear() {
 		this.completed.invalidateAll();
+	}
+
+	/**
+	 * Closes the tracker, if any; the store behind is left as it is.
+	 */
+	@Override
+	public void close() {
+		if (this.tracking != null) {
+			this.tracking.close();
+		}
+	}
+
+	/**
+	 * Counts a report before acting on it: see {@link #fill}.
+	 */
+	private final class Invalidation implements RecordTracking.Listener {
+
+		@Override
+		public void invalidated(String trackingKey) {
+			CachingIdempotencyStore.this.invalidations.incrementAndGet();
+			CachingIdempotencyStore.this.completed.invalidate(trackingKey);
+		}
+
+		@Override
+		public void invalidatedAll() {
+			CachingIdempotencyStore.this.invalidations.incrementAndGet();
+			CachingIdempotencyStore.this.completed.invalidateAll();
+		}
+
 	}
 
 	private record Entry(Fingerprint fingerprint, StoredResult result, long ttlNanos) {

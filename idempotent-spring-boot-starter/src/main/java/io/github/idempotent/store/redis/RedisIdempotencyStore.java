@@ -330,7 +330,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseab
 		return true;
 	}
 
-	private static byte[] keyOf(IdempotencyKey key) {
+	static byte[] keyOf(IdempotencyKey key) {
 		return utf8(key.value());
 	}
 

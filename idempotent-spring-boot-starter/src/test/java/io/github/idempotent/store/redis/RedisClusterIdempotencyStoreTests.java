@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.UUID;
 
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
@@ -24,6 +25,7 @@ import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.testsupport.LocalRedisCluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,9 +70,21 @@ class RedisClusterIdempotencyStoreTests extends AbstractIdempotencyStoreContract
 
 	@Override
 	protected IdempotencyStore createStore() {
-		IdempotencyStore store = context.getBean(IdempotencyStore.class);
-		assertThat(store).isInstanceOf(RedisIdempotencyStore.class);
-		return store;
+		return context.getBean(RedisIdempotencyStore.class);
+	}
+
+	@Test
+	void theLocalCacheNeverServesOnClusterWhereKeysCannotBeTrackedOnOneConnection() {
+		CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
+		assertThat(cache.getTracking()).isNotNull();
+		assertThat(cache.getTracking().isSupported()).isFalse();
+		assertThat(cache.isServing()).isFalse();
+		IdempotencyKey key = new IdempotencyKey("idempotent-test:cluster-cache:" + UUID.randomUUID());
+		Fingerprint fp = new Fingerprint("fp");
+		String token = ((ClaimResult.Acquired) cache.claim(key, fp, Duration.ofSeconds(30))).token();
+		assertThat(cache.complete(key, token, fp, new StoredResult(new byte[] { 1 }), Duration.ofMinutes(1))).isTrue();
+		assertThat(cache.claim(key, fp, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.Completed.class);
+		assertThat(cache.cachedResults()).isZero();
 	}
 
 	@Test

@@ -1,10 +1,12 @@
 package io.github.idempotent.store.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,6 +19,9 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
@@ -24,9 +29,11 @@ import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.testsupport.LocalRedisSentinel;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Redis store behind Sentinel through a crash of the primary: a real primary, replica
@@ -78,6 +85,14 @@ class RedisSentinelIdempotencyStoreTests {
 				sleeper.join(5000);
 				redis.awaitReplicaInSync();
 
+				// The local cache, tracked on the primary Sentinel names: one result
+				// cached.
+				CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
+				await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
+				IdempotencyKey cached = completed.get(0);
+				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> cache.cachedResults() == 1);
+
 				Probe probe = new Probe(store);
 				probe.start();
 				long failoverMillis = redis.crashPrimaryAndAwaitFailover();
@@ -95,6 +110,26 @@ class RedisSentinelIdempotencyStoreTests {
 				assertThat(store.claim(inProgress, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
 				IdempotencyKey after = key();
 				assertThat(store.claim(after, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+
+				// Tracking follows the failover to the new primary: a record deleted
+				// there
+				// is not replayed from the cache.
+				await().atMost(Duration.ofSeconds(30)).until(cache::isServing);
+				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> cache.cachedResults() >= 1);
+				LettuceConnectionFactory primary = new LettuceConnectionFactory(
+						new RedisStandaloneConfiguration("127.0.0.1", redis.currentPrimaryPort()));
+				primary.afterPropertiesSet();
+				primary.start();
+				try (RedisConnection connection = primary.getConnection()) {
+					assertThat(connection.keyCommands().del(cached.value().getBytes(StandardCharsets.UTF_8)))
+						.isEqualTo(1L);
+				}
+				finally {
+					primary.destroy();
+				}
+				((RedisRecordTracking) cache.getTracking()).sync().toCompletableFuture().get(10, TimeUnit.SECONDS);
+				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 			}
 			finally {
 				SpringApplication.exit(context);

@@ -1,0 +1,404 @@
+package io.github.idempotent.store.redis;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.StatefulRedisConnectionImpl;
+import io.lettuce.core.TrackingArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.push.PushListener;
+import io.lettuce.core.api.push.PushMessage;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.ProtocolVersion;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.Assert;
+
+import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordTracking;
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * {@link RecordTracking} for {@link RedisIdempotencyStore} with Redis's server-assisted
+ * client-side caching: a connection of its own, in RESP3, with {@code CLIENT TRACKING ON}
+ * in the default mode, so that Redis remembers the keys read on it and pushes an
+ * {@code invalidate} message on that same connection when one of them is written,
+ * deleted, expires or is evicted, or the database is flushed. Only the keys this instance
+ * read are tracked (not every key under the prefix, as BCAST would), so claims and
+ * completions elsewhere cost it nothing.
+ * <p>
+ * Why a cache can trust it: Redis writes replies and pushes to one connection in the
+ * order it produces them, and Lettuce hands push messages to listeners on the event loop
+ * before it completes any later reply. A heartbeat PING sent at time {@code t} and
+ * answered therefore proves that every change the server made before it ran the PING has
+ * been reported; {@link #isCurrent()} is true only while the latest answered PING was
+ * sent less than {@code maxStaleness} ago. A stalled connection thus stops the cache
+ * within {@code maxStaleness}, with no timer involved. A connection that breaks loses the
+ * pushes in flight and its tracking state on the server: the session ends at once
+ * ({@link Listener#invalidatedAll()}), the connection is closed rather than left to
+ * Lettuce's reconnect (which would come back without tracking), and a new one is opened
+ * and tracked before the cache is used again. A heartbeat unanswered for
+ * {@code max(10 x maxStaleness, 2 s)} ends the session too.
+ * <p>
+ * Needs the Lettuce client of a standalone or Sentinel Redis (Sentinel: the connection
+ * goes to the primary Sentinel names, asked again on every new session) and RESP3 (Redis
+ * 6 or later, and a client not configured for RESP2). Not supported on Redis Cluster,
+ * where keys live on many nodes and move between them: there {@link #isCurrent()} stays
+ * false and {@link #unavailableReason()} says why.
+ */
+public final class RedisRecordTracking implements RecordTracking {
+
+	private static final Log logger = LogFactory.getLog(RedisRecordTracking.class);
+
+	private static final Duration MIN_RECONNECT_AFTER = Duration.ofSeconds(2);
+
+	private final @Nullable RedisClient client;
+
+	private final long maxStalenessNanos;
+
+	private final long heartbeatMillis;
+
+	private final long reconnectAfterNanos;
+
+	private final @Nullable ScheduledExecutorService scheduler;
+
+	private volatile @Nullable Session session;
+
+	private volatile @Nullable Listener listener;
+
+	private volatile @Nullable String unavailableReason;
+
+	private volatile boolean closed;
+
+	/**
+	 * @param connectionFactory the store's connection factory
+	 * @param maxStaleness longest time a change on the server may go unreported while
+	 * {@link #isCurrent()} is true; heartbeats are sent five times as often
+	 */
+	public RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
+		this(connectionFactory, maxStaleness, max(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER));
+	}
+
+	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness, Duration reconnectAfter) {
+		Assert.notNull(connectionFactory, "connectionFactory must not be null");
+		Assert.isTrue(maxStaleness != null && maxStaleness.toMillis() >= 10, "maxStaleness must be at least 10ms");
+		this.maxStalenessNanos = maxStaleness.toNanos();
+		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
+		this.reconnectAfterNanos = reconnectAfter.toNanos();
+		this.client = redisClient(connectionFactory);
+		if (this.client == null) {
+			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
+					? "Redis Cluster is not supported (keys live on many nodes and move between them)"
+					: "it needs the Lettuce client, not " + connectionFactory.getClass().getName();
+			this.scheduler = null;
+		}
+		else {
+			this.scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "idempotent-record-tracking");
+				thread.setDaemon(true);
+				return thread;
+			});
+		}
+	}
+
+	private static Duration max(Duration a, Duration b) {
+		return (a.compareTo(b) >= 0) ? a : b;
+	}
+
+	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			AbstractRedisClient client = lettuce.getRequiredNativeClient();
+			return (client instanceof RedisClient redis) ? redis : null;
+		}
+		return null;
+	}
+
+	@Override
+	public void start(Listener listener) {
+		Assert.notNull(listener, "listener must not be null");
+		Assert.state(this.listener == null, "Already started");
+		this.listener = listener;
+		if (this.scheduler == null) {
+			logger.info("The local cache of idempotent results is off: Redis invalidation tracking is unavailable, "
+					+ this.unavailableReason);
+			return;
+		}
+		this.scheduler.scheduleWithFixedDelay(this::tick, 0, this.heartbeatMillis, TimeUnit.MILLISECONDS);
+	}
+
+	@Override
+	public boolean isCurrent() {
+		Session current = this.session;
+		return current != null && !current.lost && System.nanoTime() - current.confirmedAt <= this.maxStalenessNanos;
+	}
+
+	/**
+	 * Completes once every change the server made before this call has been reported: a
+	 * PING on the tracking connection, answered after any push that precedes it. Fails
+	 * when tracking is not established.
+	 */
+	public CompletionStage<Void> sync() {
+		Session current = this.session;
+		if (current == null || current.lost) {
+			return CompletableFuture.failedFuture(new IllegalStateException("Tracking is not established"));
+		}
+		long sentAt = System.nanoTime();
+		return current.connection.async().ping().toCompletableFuture().thenAccept((pong) -> {
+			Assert.state(!current.lost, "Tracking was lost");
+			current.confirm(sentAt);
+		});
+	}
+
+	@Override
+	public boolean isSupported() {
+		return this.client != null;
+	}
+
+	/**
+	 * Why tracking is not established now, or {@code null} when it is.
+	 */
+	public @Nullable String unavailableReason() {
+		return this.unavailableReason;
+	}
+
+	@Override
+	public String trackingKey(IdempotencyKey key) {
+		// Latin-1 maps each byte of the Redis key to one char and back, whatever the
+		// key's
+		// encoding, so a pushed key and a key read here always compare equal.
+		return new String(RedisIdempotencyStore.keyOf(key), StandardCharsets.ISO_8859_1);
+	}
+
+	@Override
+	public CompletionStage<RecordTracking.@Nullable TrackedRecord> read(IdempotencyKey key) {
+		Session current = this.session;
+		if (current == null || current.lost) {
+			return CompletableFuture.completedFuture(null);
+		}
+		try {
+			byte[] redisKey = RedisIdempotencyStore.keyOf(key);
+			RedisAsyncCommands<byte[], byte[]> commands = current.connection.async();
+			// Both reads are tracked; PTTL says how long the record has left, so that the
+			// cache drops it when Redis would, even before Redis's expiry gets to it.
+			CompletableFuture<byte[]> value = commands.get(redisKey).toCompletableFuture();
+			CompletableFuture<Long> ttl = commands.pttl(redisKey).toCompletableFuture();
+			return value.thenCombine(ttl, RedisRecordTracking::trackedRecord).exceptionally((ex) -> null);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.completedFuture(null);
+		}
+	}
+
+	private static RecordTracking.@Nullable TrackedRecord trackedRecord(byte @Nullable [] value,
+			@Nullable Long ttlMillis) {
+		if (value == null || value.length == 0 || (value[0] & ~0x20) != RecordLayout.COMPLETED || ttlMillis == null
+				|| ttlMillis == -2) {
+			return null;
+		}
+		Duration ttl = (ttlMillis < 0) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(ttlMillis);
+		return new RecordTracking.TrackedRecord(RecordLayout.fingerprint(value),
+				new StoredResult(RecordLayout.result(value)), ttl);
+	}
+
+	private void tick() {
+		try {
+			Session current = this.session;
+			if (this.closed) {
+				return;
+			}
+			if (current == null || current.lost) {
+				connect();
+				return;
+			}
+			if (System.nanoTime() - current.confirmedAt > this.reconnectAfterNanos) {
+				end(current, "no answer to a heartbeat within " + Duration.ofNanos(this.reconnectAfterNanos));
+				return;
+			}
+			long sentAt = System.nanoTime();
+			current.connection.async().ping().whenComplete((pong, ex) -> {
+				if (ex == null) {
+					current.confirm(sentAt);
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Redis invalidation tracking heartbeat failed", ex);
+		}
+	}
+
+	private void connect() {
+		RedisClient redis = this.client;
+		Listener target = this.listener;
+		if (redis == null || target == null) {
+			return;
+		}
+		StatefulRedisConnection<byte[], byte[]> connection;
+		try {
+			connection = redis.connect(ByteArrayCodec.INSTANCE);
+		}
+		catch (RuntimeException ex) {
+			unavailable("could not connect: " + ex.getMessage());
+			return;
+		}
+		try {
+			if (connection instanceof StatefulRedisConnectionImpl<?, ?> impl
+					&& impl.getConnectionState().getNegotiatedProtocolVersion() != ProtocolVersion.RESP3) {
+				connection.close();
+				unavailable("it needs RESP3 (Redis 6 or later, and a client not configured for RESP2)");
+				return;
+			}
+			// Nothing is tracked before CLIENT TRACKING ON: the session is current from
+			// then.
+			Session next = new Session(connection, System.nanoTime());
+			connection.addListener((PushListener) this::onPush);
+			connection.addListener(new RedisConnectionStateListener() {
+
+				@Override
+				public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+					end(next, "the connection closed");
+				}
+
+			});
+			connection.sync().clientTracking(TrackingArgs.Builder.enabled());
+			synchronized (this) {
+				if (this.closed || next.lost) {
+					connection.closeAsync();
+					return;
+				}
+				// Whatever was cached before this session may have changed unseen.
+				target.invalidatedAll();
+				this.session = next;
+			}
+			if (this.unavailableReason != null) {
+				logger.info("Redis invalidation tracking established: the local cache of idempotent results is on");
+				this.unavailableReason = null;
+			}
+		}
+		catch (RuntimeException ex) {
+			connection.closeAsync();
+			unavailable("could not start tracking: " + ex.getMessage());
+		}
+	}
+
+	private void unavailable(String reason) {
+		if (this.unavailableReason == null) {
+			logger.warn("Redis invalidation tracking is unavailable, " + reason
+					+ "; the local cache of idempotent results is bypassed until it is back");
+		}
+		this.unavailableReason = reason;
+	}
+
+	/**
+	 * Ends {@code ended}: pushes may have been lost with it, so nothing it tracked can be
+	 * trusted any more. {@code lost} is set before the listener hears of it, so that a
+	 * cache that sees no invalidation yet sees {@link #isCurrent()} false.
+	 */
+	private void end(Session ended, String reason) {
+		ended.lost = true;
+		Listener target = this.listener;
+		synchronized (this) {
+			if (this.session != ended) {
+				return;
+			}
+			this.session = null;
+		}
+		if (target != null) {
+			target.invalidatedAll();
+		}
+		ended.connection.closeAsync();
+		if (!this.closed) {
+			unavailable(reason);
+		}
+	}
+
+	private void onPush(PushMessage message) {
+		Listener target = this.listener;
+		if (target == null || !"invalidate".equals(message.getType())) {
+			return;
+		}
+		List<Object> content = message.getContent(RedisRecordTracking::latin1);
+		Object keys = (content.size() > 1) ? content.get(1) : null;
+		if (keys instanceof List<?> list) {
+			for (Object key : list) {
+				target.invalidated(String.valueOf(latin1(key)));
+			}
+		}
+		else {
+			// A null list: the database was flushed.
+			target.invalidatedAll();
+		}
+	}
+
+	private static Object latin1(@Nullable Object value) {
+		if (value instanceof ByteBuffer buffer) {
+			return StandardCharsets.ISO_8859_1.decode(buffer.duplicate()).toString();
+		}
+		if (value instanceof byte[] bytes) {
+			return new String(bytes, StandardCharsets.ISO_8859_1);
+		}
+		return String.valueOf(value);
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		if (this.scheduler != null) {
+			this.scheduler.shutdownNow();
+		}
+		Session current = this.session;
+		if (current != null) {
+			end(current, "closed");
+		}
+	}
+
+	@Override
+	public String toString() {
+		String reason = this.unavailableReason;
+		return "Redis invalidation tracking, "
+				+ ((reason != null) ? "unavailable: " + reason : (isCurrent() ? "current" : "established"));
+	}
+
+	/**
+	 * One tracked connection, from {@code CLIENT TRACKING ON} until it breaks; never
+	 * reused after that.
+	 */
+	private static final class Session {
+
+		final StatefulRedisConnection<byte[], byte[]> connection;
+
+		volatile boolean lost;
+
+		volatile long confirmedAt;
+
+		Session(StatefulRedisConnection<byte[], byte[]> connection, long startedAt) {
+			this.connection = connection;
+			this.confirmedAt = startedAt;
+		}
+
+		void confirm(long sentAt) {
+			if (!this.lost && sentAt - this.confirmedAt > 0) {
+				this.confirmedAt = sentAt;
+			}
+		}
+
+	}
+
+}
