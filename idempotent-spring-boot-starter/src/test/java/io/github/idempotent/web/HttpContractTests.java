@@ -158,6 +158,10 @@ class HttpContractTests {
 		assertThat(response.body()).contains("malformed");
 		HttpResponse<String> tooLong = post("/payments", "k".repeat(256), "{\"orderNo\":\"A-6\",\"amount\":1}");
 		assertThat(tooLong.statusCode()).isEqualTo(400);
+		assertThat(tooLong.body()).contains("256 characters");
+		HttpResponse<String> quotedTooLong = post("/payments", "\"" + "k".repeat(256) + "\"",
+				"{\"orderNo\":\"A-6\",\"amount\":1}");
+		assertThat(quotedTooLong.statusCode()).isEqualTo(400);
 		assertThat(this.executions.count("payments")).isZero();
 	}
 

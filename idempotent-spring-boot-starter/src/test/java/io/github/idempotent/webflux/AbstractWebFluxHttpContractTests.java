@@ -151,6 +151,10 @@ abstract class AbstractWebFluxHttpContractTests {
 		assertThat(missing.getResponseBody()).contains("Idempotency-Key");
 		EntityExchangeResult<String> malformed = post("/payments", "\"unclosed", "{\"orderNo\":\"W-5\",\"amount\":1}");
 		assertThat(malformed.getStatus().value()).isEqualTo(400);
+		EntityExchangeResult<String> tooLong = post("/payments", "\"" + "k".repeat(256) + "\"",
+				"{\"orderNo\":\"W-5\",\"amount\":1}");
+		assertThat(tooLong.getStatus().value()).isEqualTo(400);
+		assertThat(tooLong.getResponseBody()).contains("256 characters");
 		assertThat(this.executions.count("payments")).isZero();
 	}
 
