@@ -203,8 +203,6 @@ public class IdempotentProperties {
 
 		private final Redis redis = new Redis();
 
-		private final Jdbc jdbc = new Jdbc();
-
 		private final Memory memory = new Memory();
 
 		public StoreType getType() {
@@ -217,10 +215,6 @@ public class IdempotentProperties {
 
 		public Redis getRedis() {
 			return this.redis;
-		}
-
-		public Jdbc getJdbc() {
-			return this.jdbc;
 		}
 
 		public Memory getMemory() {
@@ -279,101 +273,6 @@ public class IdempotentProperties {
 		public void setWaitTimeout(Duration waitTimeout) {
 			this.waitTimeout = waitTimeout;
 		}
-
-	}
-
-	public static class Jdbc {
-
-		/**
-		 * Name of the table of idempotency records, optionally schema-qualified.
-		 */
-		private String tableName = "idempotency_record";
-
-		/**
-		 * When to create the table at start-up: for an embedded database only, always, or
-		 * never (the table is managed by Flyway, Liquibase or a DBA).
-		 */
-		private SchemaInitialization initializeSchema = SchemaInitialization.EMBEDDED;
-
-		/**
-		 * Whether a result completed inside a transaction on the store's DataSource is
-		 * written in that transaction, so that it commits or rolls back with the business
-		 * rows.
-		 */
-		private boolean joinTransaction;
-
-		/**
-		 * Interval between purges of expired records; zero disables purging.
-		 */
-		private Duration purgeInterval = Duration.ofMinutes(5);
-
-		/**
-		 * Largest number of expired records deleted by one purge statement.
-		 */
-		private int purgeBatchSize = 1000;
-
-		public String getTableName() {
-			return this.tableName;
-		}
-
-		public void setTableName(String tableName) {
-			this.tableName = tableName;
-		}
-
-		public SchemaInitialization getInitializeSchema() {
-			return this.initializeSchema;
-		}
-
-		public void setInitializeSchema(SchemaInitialization initializeSchema) {
-			this.initializeSchema = initializeSchema;
-		}
-
-		public boolean isJoinTransaction() {
-			return this.joinTransaction;
-		}
-
-		public void setJoinTransaction(boolean joinTransaction) {
-			this.joinTransaction = joinTransaction;
-		}
-
-		public Duration getPurgeInterval() {
-			return this.purgeInterval;
-		}
-
-		public void setPurgeInterval(Duration purgeInterval) {
-			this.purgeInterval = purgeInterval;
-		}
-
-		public int getPurgeBatchSize() {
-			return this.purgeBatchSize;
-		}
-
-		public void setPurgeBatchSize(int purgeBatchSize) {
-			this.purgeBatchSize = purgeBatchSize;
-		}
-
-	}
-
-	/**
-	 * When the JDBC store creates its table (the values of Spring Boot's
-	 * DatabaseInitializationMode, which is not on the classpath without JDBC).
-	 */
-	public enum SchemaInitialization {
-
-		/**
-		 * Only for an embedded database (H2, HSQLDB, Derby).
-		 */
-		EMBEDDED,
-
-		/**
-		 * Always: the scripts create the table only if it does not exist.
-		 */
-		ALWAYS,
-
-		/**
-		 * Never.
-		 */
-		NEVER
 
 	}
 
