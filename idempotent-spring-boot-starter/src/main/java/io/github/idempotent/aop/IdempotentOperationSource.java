@@ -24,6 +24,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.NativeDetector;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
@@ -55,8 +56,11 @@ public class IdempotentOperationSource {
 			"org.springframework.http.HttpHeaders", "org.springframework.security.", "java.security.Principal",
 			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId", "kotlin.coroutines.");
 
+	// A native image cannot define the classes the SpEL compiler generates: interpret
+	// there.
 	private final SpelExpressionParser parser = new SpelExpressionParser(
-			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
+			new SpelParserConfiguration(NativeDetector.inNativeImage() ? SpelCompilerMode.OFF : SpelCompilerMode.MIXED,
+					IdempotentOperationSource.class.getClassLoader()));
 
 	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
 
