@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -103,6 +105,18 @@ public class IdempotentOperationSource {
 			operation = this.cache.computeIfAbsent(cacheKey, (k) -> parse(specific, owner, annotation));
 		}
 		return operation;
+	}
+
+	/**
+	 * Names of the operations parsed so far: every {@code @Idempotent} method of the
+	 * beans created so far (each bean's methods are parsed when it is created).
+	 */
+	public Set<String> operationNames() {
+		Set<String> names = new TreeSet<>();
+		for (IdempotentOperation operation : this.cache.values()) {
+			names.add(operation.policy().name());
+		}
+		return names;
 	}
 
 	/**

@@ -1,11 +1,14 @@
 package io.github.idempotent.store.cache;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
@@ -15,7 +18,9 @@ import org.springframework.util.unit.DataSize;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -41,7 +46,7 @@ import io.github.idempotent.store.StoredResult;
  * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
  * around them.
  */
-public class CachingIdempotencyStore implements IdempotencyStore {
+public class CachingIdempotencyStore implements InspectableIdempotencyStore {
 
 	// Object headers and fields of the entry, its fingerprint, result and their arrays,
 	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
@@ -136,6 +141,45 @@ public class CachingIdempotencyStore implements IdempotencyStore {
 	@Override
 	public int maxKeyLength() {
 		return this.delegate.maxKeyLength();
+	}
+
+	/**
+	 * The record as the store behind the cache holds it.
+	 */
+	@Override
+	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+		return inspectableDelegate().inspect(key);
+	}
+
+	@Override
+	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		return inspectableDelegate().findInProgress(keyPrefix, olderThan, cursor, limit);
+	}
+
+	/**
+	 * Deletes the record from the store and this instance's cache; other instances'
+	 * caches keep replaying it until their entries expire.
+	 */
+	@Override
+	public boolean delete(IdempotencyKey key) {
+		boolean deleted = inspectableDelegate().delete(key);
+		this.completed.invalidate(key.value());
+		return deleted;
+	}
+
+	/**
+	 * Whether the store behind the cache can be inspected.
+	 */
+	public boolean isInspectable() {
+		return this.delegate instanceof InspectableIdempotencyStore;
+	}
+
+	private InspectableIdempotencyStore inspectableDelegate() {
+		if (this.delegate instanceof InspectableIdempotencyStore inspectable) {
+			return inspectable;
+		}
+		throw new UnsupportedOperationException(
+				this.delegate.getClass().getName() + " does not implement InspectableIdempotencyStore");
 	}
 
 	/**
