@@ -24,6 +24,7 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
+import io.github.idempotent.aop.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
@@ -147,7 +148,8 @@ public final class IdempotentAutoConfiguration {
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
 			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory,
-			ObjectProvider<ReactiveIdempotencyContext> reactiveContext) {
+			ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
+			ObjectProvider<IdempotentCallObservations> callObservations) {
 		// One resolver per context (an HTTP request, a message): a web application with
 		// listeners has both, and the one that applies to the current call answers.
 		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
@@ -155,6 +157,7 @@ public final class IdempotentAutoConfiguration {
 				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
 				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
 		reactiveContext.ifAvailable(interceptor::setReactiveContext);
+		callObservations.ifAvailable(interceptor::setCallObservations);
 		return interceptor;
 	}
 
