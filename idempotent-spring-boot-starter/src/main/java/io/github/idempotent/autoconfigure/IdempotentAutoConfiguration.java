@@ -35,6 +35,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
+import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.web.PrincipalScopeResolver;
@@ -118,6 +119,10 @@ public final class IdempotentAutoConfiguration {
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
+		}
+		IdempotentProperties.ResultCompression compression = properties.getResultCompression();
+		if (compression.isEnabled()) {
+			executor.setResultCompression(ResultCompression.deflate(compression.getThreshold().toBytes()));
 		}
 		return executor;
 	}

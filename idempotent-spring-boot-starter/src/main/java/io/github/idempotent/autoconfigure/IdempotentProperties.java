@@ -72,6 +72,8 @@ public class IdempotentProperties {
 	 */
 	private DefaultScope defaultScope = DefaultScope.PRINCIPAL;
 
+	private final ResultCompression resultCompression = new ResultCompression();
+
 	private final Store store = new Store();
 
 	private final Web web = new Web();
@@ -152,6 +154,10 @@ public class IdempotentProperties {
 		this.maxResultSize = maxResultSize;
 	}
 
+	public ResultCompression getResultCompression() {
+		return this.resultCompression;
+	}
+
 	public DefaultScope getDefaultScope() {
 		return this.defaultScope;
 	}
@@ -190,6 +196,38 @@ public class IdempotentProperties {
 		 * One scope for every caller: keys must be unguessable and unique per client.
 		 */
 		GLOBAL
+
+	}
+
+	public static class ResultCompression {
+
+		/**
+		 * Whether results larger than the threshold are stored deflated. Compressed
+		 * records are replayed whatever this setting.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Size above which an encoded result is compressed; a number without a unit is
+		 * bytes.
+		 */
+		private DataSize threshold = DataSize.ofBytes(256);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public DataSize getThreshold() {
+			return this.threshold;
+		}
+
+		public void setThreshold(DataSize threshold) {
+			this.threshold = threshold;
+		}
 
 	}
 

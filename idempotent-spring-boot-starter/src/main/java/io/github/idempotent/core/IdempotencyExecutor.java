@@ -78,6 +78,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private volatile @Nullable Executor blockingStoreExecutor;
 
+	private volatile ResultCompression resultCompression = ResultCompression.none();
+
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
@@ -204,7 +206,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
 				observer.replayed(policy, clientKey);
-				return StoredOutcome.replay(policy, clientKey, completed.result());
+				return StoredOutcome.replay(policy, clientKey, completed.result(), this.maxResultSize);
 			}
 			ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint(), observer);
@@ -316,6 +318,15 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
 		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
 		this.blockingStoreExecutor = blockingStoreExecutor;
+	}
+
+	/**
+	 * Sets how results are compressed before they are stored; none unless set. Compressed
+	 * records are replayed whatever this setting.
+	 */
+	public void setResultCompression(ResultCompression resultCompression) {
+		Assert.notNull(resultCompression, "resultCompression must not be null");
+		this.resultCompression = resultCompression;
 	}
 
 	private @Nullable AsyncIdempotencyStore asyncStore() {
@@ -481,7 +492,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 				if (claim instanceof ClaimResult.Completed completed) {
 					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint(),
 							this.observer);
-					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result());
+					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result(),
+							IdempotencyExecutor.this.maxResultSize);
 					this.observer.replayed(this.policy, this.clientKey);
 					this.result.complete(value);
 					return;
@@ -644,6 +656,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	long maxResultSize() {
 		return this.maxResultSize;
+	}
+
+	ResultCompression resultCompression() {
+		return this.resultCompression;
 	}
 
 	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,

@@ -152,7 +152,8 @@ public final class OwnerHandle {
 	}
 
 	StoredResult encode(@Nullable Object result) {
-		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize());
+		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize(),
+				this.executor.resultCompression());
 	}
 
 	private void store(StoredResult result) {
