@@ -20,4 +20,5 @@ pg="${POSTGRESQL_URL-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}"
 mdb="${MARIADB_URL-jdbc:mariadb://127.0.0.1:3306/test?user=root}"
 [[ -n "$pg" ]] && args+=("postgresql=$pg")
 [[ -n "$mdb" ]] && args+=("mariadb=$mdb")
-exec java -cp "$CLASSPATH" io.github.idempotent.benchmarks.size.RecordSizes "${args[@]}"
+# Not exec: the EXIT trap must stop the private redis-server.
+java -cp "$CLASSPATH" io.github.idempotent.benchmarks.size.RecordSizes "${args[@]}"

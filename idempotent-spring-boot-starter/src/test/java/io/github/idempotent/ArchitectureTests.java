@@ -89,6 +89,23 @@ class ArchitectureTests {
 			.check(this.classes);
 	}
 
+	/**
+	 * micrometer-observation is optional: a class that uses it is loaded only behind a
+	 * class-path condition, so only the observation package and its auto-configuration
+	 * may refer to it.
+	 */
+	@Test
+	void onlyTheObservationPackageUsesMicrometerObservation() {
+		noClasses().that()
+			.resideOutsideOfPackage("io.github.idempotent.observation..")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("io.micrometer.observation..")
+			.check(this.classes);
+	}
+
 	@Test
 	void noJavaNativeSerialization() {
 		noClasses().should()

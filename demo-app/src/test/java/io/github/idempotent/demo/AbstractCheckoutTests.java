@@ -120,6 +120,22 @@ abstract class AbstractCheckoutTests {
 	}
 
 	@Test
+	void aPaymentIsReadThroughTheActuatorButNotDeleted() {
+		long account = this.http.openAccount(1_000);
+		String orderNo = unique("actuator");
+		this.http.createOrder(orderNo, account, 100).expect(201);
+		String key = unique("key");
+		this.http.pay(orderNo, key).expect(201);
+		Response record = this.http.get("/actuator/idempotency/payments/" + key).expect(200);
+		assertThat(record.json().get("state").asString()).isEqualTo("COMPLETED");
+		assertThat(record.json().get("resultSize").asInt()).isPositive();
+		assertThat(record.body()).doesNotContain(orderNo);
+		assertThat(this.http.get("/actuator/idempotency").expect(200).json().has("records")).isTrue();
+		assertThat(this.http.delete("/actuator/idempotency/payments/" + key).status()).isIn(404, 405);
+		assertThat(this.http.get("/actuator/idempotency/payments/" + key).status()).isEqualTo(200);
+	}
+
+	@Test
 	void duplicateOrderCreateReturnsTheSameOrder() {
 		long account = this.http.openAccount(1_000);
 		String orderNo = unique("dup");

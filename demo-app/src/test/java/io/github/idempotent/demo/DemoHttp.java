@@ -38,6 +38,10 @@ final class DemoHttp {
 		return send(HttpRequest.newBuilder(URI.create(this.base + path)).GET());
 	}
 
+	Response delete(String path) {
+		return send(HttpRequest.newBuilder(URI.create(this.base + path)).DELETE());
+	}
+
 	Response post(String path, String body) {
 		return post(path, body, null);
 	}

@@ -6,6 +6,8 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
+
 /**
  * Makes a method safe to call again with the same idempotency key: the first call claims
  * the key atomically and runs the method, every later call with the same key gets the
@@ -25,6 +27,7 @@ import java.lang.annotation.Target;
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective(IdempotentReflectiveProcessor.class)
 public @interface Idempotent {
 
 	/**

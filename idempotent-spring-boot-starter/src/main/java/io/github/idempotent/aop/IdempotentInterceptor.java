@@ -1,6 +1,8 @@
 package io.github.idempotent.aop;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -32,6 +34,7 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.aop.IdempotentCallObservations.ObservedCall;
 
 /**
  * Applies {@code @Idempotent}: evaluates the key, scope and payload of a call against its
@@ -75,6 +78,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 * no Reactor class (the approach of Spring's {@code CacheAspectSupport}).
 	 */
 	private final @Nullable ReactiveCalls reactive;
+
+	/**
+	 * Observation of each call, when an observation registry is present; without one the
+	 * calls take the paths they always took.
+	 */
+	private volatile @Nullable IdempotentCallObservations observations;
 
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
@@ -122,6 +131,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		int[] depth = DEPTH.get();
 		depth[0]++;
 		try {
+			IdempotentCallObservations observations = this.observations;
+			ObservedCall observed = (observations != null) ? observations.start(operation.policy(), key, null) : null;
+			if (observed != null) {
+				return invokeObserved(operation, key, storeKey, fingerprint, invocation, observed);
+			}
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				// A CompletableFuture is also a CompletionStage: it fits both
 				// declarations.
@@ -133,6 +147,70 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		finally {
 			depth[0]--;
 		}
+	}
+
+	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, IdempotencyKey storeKey,
+			Fingerprint fingerprint, MethodInvocation invocation, ObservedCall observed) throws Throwable {
+		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
+			CompletableFuture<@Nullable Object> result;
+			try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+				result = this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
+						() -> (CompletionStage<?>) invocation.proceed(), observed);
+			}
+			catch (Throwable ex) {
+				observed.stop(ex);
+				throw ex;
+			}
+			return stopOnCompletion(result, observed);
+		}
+		Throwable failure = null;
+		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, observed);
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			observed.stop(failure);
+		}
+	}
+
+	/**
+	 * The caller's future, completed once the observation has stopped, so that whoever
+	 * sees the outcome also finds it recorded. Cancelling it cancels the executor's
+	 * future (which detaches the caller, see {@link IdempotencyExecutor#executeAsync}).
+	 */
+	private static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
+			ObservedCall observed) {
+		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
+
+			@Override
+			public boolean cancel(boolean mayInterruptIfRunning) {
+				result.cancel(mayInterruptIfRunning);
+				return super.cancel(mayInterruptIfRunning);
+			}
+
+		};
+		result.whenComplete((value, failure) -> {
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			observed.stop(cause);
+			if (cause != null) {
+				observedResult.completeExceptionally(cause);
+			}
+			else {
+				observedResult.complete(value);
+			}
+		});
+		return observedResult;
+	}
+
+	/**
+	 * Sets what observes each call (a Micrometer observation); {@code null} for none.
+	 */
+	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
+		this.observations = observations;
 	}
 
 	/**
@@ -273,6 +351,25 @@ public class IdempotentInterceptor implements MethodInterceptor {
 							operation.policy().name(), clientKey,
 							IdempotentInterceptor.this.executor.getStore().maxKeyLength());
 					Fingerprint fingerprint = fingerprint(operation, call.payload());
+					IdempotentCallObservations observations = IdempotentInterceptor.this.observations;
+					ObservedCall observed = (observations != null)
+							? observations.start(operation.policy(), clientKey,
+									contextView.getOrDefault(IdempotentCallObservations.REACTOR_CONTEXT_KEY, null))
+							: null;
+					if (observed != null) {
+						return observe(observed, (callObserver) -> IdempotentInterceptor.this.executor
+							.executeNonBlocking(operation.policy(), clientKey, storeKey, fingerprint, () -> {
+								try (IdempotentCallObservations.Scope methodScope = observed.openScope()) {
+									// The method's Mono sees this call as its parent
+									// observation; written inside the subscriber's
+									// context so that it wins over the subscriber's own.
+									return toMono(proceed(invocation)).contextWrite((methodContext) -> methodContext
+										.put(IdempotentCallObservations.REACTOR_CONTEXT_KEY, observed.contextValue()))
+										.contextWrite(contextView)
+										.toFuture();
+								}
+							}, callObserver), observer);
+					}
 					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
 							operation.policy(), clientKey, storeKey, fingerprint,
 							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer);
@@ -281,6 +378,25 @@ public class IdempotentInterceptor implements MethodInterceptor {
 					return Mono.fromFuture(result, true);
 				});
 			});
+		}
+
+		/**
+		 * The observed call as a {@code Mono} whose subscriber sees the outcome only
+		 * after the observation has stopped. A subscriber that cancels leaves the call
+		 * running (see above): its observation stops when the call ends.
+		 */
+		private Mono<?> observe(ObservedCall observed,
+				java.util.function.Function<IdempotencyObserver, CompletableFuture<@Nullable Object>> execution,
+				IdempotencyObserver responseObserver) {
+			IdempotencyObserver callObserver = (responseObserver == IdempotencyObserver.NONE) ? observed
+					: IdempotencyObserver.composite(List.of(responseObserver, observed));
+			CompletableFuture<@Nullable Object> result = execution.apply(callObserver);
+			return Mono.fromFuture(result, true)
+				.doOnSuccess((value) -> observed.stop(null))
+				.doOnError(observed::stop)
+				.doOnCancel(() -> result.whenComplete((value, failure) -> observed
+					.stop((failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+							: failure)));
 		}
 
 		private @Nullable Object proceed(MethodInvocation invocation) {

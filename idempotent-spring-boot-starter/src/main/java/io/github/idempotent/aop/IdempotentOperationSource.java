@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +26,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.NativeDetector;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
@@ -55,8 +58,11 @@ public class IdempotentOperationSource {
 			"org.springframework.http.HttpHeaders", "org.springframework.security.", "java.security.Principal",
 			"java.io.", "java.util.Locale", "java.util.TimeZone", "java.time.ZoneId", "kotlin.coroutines.");
 
+	// A native image cannot define the classes the SpEL compiler generates: interpret
+	// there.
 	private final SpelExpressionParser parser = new SpelExpressionParser(
-			new SpelParserConfiguration(SpelCompilerMode.MIXED, IdempotentOperationSource.class.getClassLoader()));
+			new SpelParserConfiguration(NativeDetector.inNativeImage() ? SpelCompilerMode.OFF : SpelCompilerMode.MIXED,
+					IdempotentOperationSource.class.getClassLoader()));
 
 	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
 
@@ -99,6 +105,18 @@ public class IdempotentOperationSource {
 			operation = this.cache.computeIfAbsent(cacheKey, (k) -> parse(specific, owner, annotation));
 		}
 		return operation;
+	}
+
+	/**
+	 * Names of the operations parsed so far: every {@code @Idempotent} method of the
+	 * beans created so far (each bean's methods are parsed when it is created).
+	 */
+	public Set<String> operationNames() {
+		Set<String> names = new TreeSet<>();
+		for (IdempotentOperation operation : this.cache.values()) {
+			names.add(operation.policy().name());
+		}
+		return names;
 	}
 
 	/**

@@ -24,6 +24,7 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
+import io.github.idempotent.aop.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
@@ -34,6 +35,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
+import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.web.PrincipalScopeResolver;
@@ -118,6 +120,10 @@ public final class IdempotentAutoConfiguration {
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}
+		IdempotentProperties.ResultCompression compression = properties.getResultCompression();
+		if (compression.isEnabled()) {
+			executor.setResultCompression(ResultCompression.deflate(compression.getThreshold().toBytes()));
+		}
 		return executor;
 	}
 
@@ -147,7 +153,8 @@ public final class IdempotentAutoConfiguration {
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
 			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory,
-			ObjectProvider<ReactiveIdempotencyContext> reactiveContext) {
+			ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
+			ObjectProvider<IdempotentCallObservations> callObservations) {
 		// One resolver per context (an HTTP request, a message): a web application with
 		// listeners has both, and the one that applies to the current call answers.
 		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
@@ -155,6 +162,7 @@ public final class IdempotentAutoConfiguration {
 				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
 				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
 		reactiveContext.ifAvailable(interceptor::setReactiveContext);
+		callObservations.ifAvailable(interceptor::setCallObservations);
 		return interceptor;
 	}
 

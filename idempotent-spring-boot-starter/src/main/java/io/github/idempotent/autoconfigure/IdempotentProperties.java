@@ -74,6 +74,8 @@ public class IdempotentProperties {
 	 */
 	private DefaultScope defaultScope = DefaultScope.PRINCIPAL;
 
+	private final ResultCompression resultCompression = new ResultCompression();
+
 	private final Store store = new Store();
 
 	private final Web web = new Web();
@@ -154,6 +156,10 @@ public class IdempotentProperties {
 		this.maxResultSize = maxResultSize;
 	}
 
+	public ResultCompression getResultCompression() {
+		return this.resultCompression;
+	}
+
 	public DefaultScope getDefaultScope() {
 		return this.defaultScope;
 	}
@@ -195,6 +201,38 @@ public class IdempotentProperties {
 
 	}
 
+	public static class ResultCompression {
+
+		/**
+		 * Whether results larger than the threshold are stored deflated. Compressed
+		 * records are replayed whatever this setting.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Size above which an encoded result is compressed; a number without a unit is
+		 * bytes.
+		 */
+		private DataSize threshold = DataSize.ofBytes(256);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public DataSize getThreshold() {
+			return this.threshold;
+		}
+
+		public void setThreshold(DataSize threshold) {
+			this.threshold = threshold;
+		}
+
+	}
+
 	public static class Store {
 
 		/**
@@ -204,8 +242,6 @@ public class IdempotentProperties {
 		private StoreType type = StoreType.AUTO;
 
 		private final Redis redis = new Redis();
-
-		private final Jdbc jdbc = new Jdbc();
 
 		private final Memory memory = new Memory();
 
@@ -219,10 +255,6 @@ public class IdempotentProperties {
 
 		public Redis getRedis() {
 			return this.redis;
-		}
-
-		public Jdbc getJdbc() {
-			return this.jdbc;
 		}
 
 		public Memory getMemory() {
@@ -281,101 +313,6 @@ public class IdempotentProperties {
 		public void setWaitTimeout(Duration waitTimeout) {
 			this.waitTimeout = waitTimeout;
 		}
-
-	}
-
-	public static class Jdbc {
-
-		/**
-		 * Name of the table of idempotency records, optionally schema-qualified.
-		 */
-		private String tableName = "idempotency_record";
-
-		/**
-		 * When to create the table at start-up: for an embedded database only, always, or
-		 * never (the table is managed by Flyway, Liquibase or a DBA).
-		 */
-		private SchemaInitialization initializeSchema = SchemaInitialization.EMBEDDED;
-
-		/**
-		 * Whether a result completed inside a transaction on the store's DataSource is
-		 * written in that transaction, so that it commits or rolls back with the business
-		 * rows.
-		 */
-		private boolean joinTransaction;
-
-		/**
-		 * Interval between purges of expired records; zero disables purging.
-		 */
-		private Duration purgeInterval = Duration.ofMinutes(5);
-
-		/**
-		 * Largest number of expired records deleted by one purge statement.
-		 */
-		private int purgeBatchSize = 1000;
-
-		public String getTableName() {
-			return this.tableName;
-		}
-
-		public void setTableName(String tableName) {
-			this.tableName = tableName;
-		}
-
-		public SchemaInitialization getInitializeSchema() {
-			return this.initializeSchema;
-		}
-
-		public void setInitializeSchema(SchemaInitialization initializeSchema) {
-			this.initializeSchema = initializeSchema;
-		}
-
-		public boolean isJoinTransaction() {
-			return this.joinTransaction;
-		}
-
-		public void setJoinTransaction(boolean joinTransaction) {
-			this.joinTransaction = joinTransaction;
-		}
-
-		public Duration getPurgeInterval() {
-			return this.purgeInterval;
-		}
-
-		public void setPurgeInterval(Duration purgeInterval) {
-			this.purgeInterval = purgeInterval;
-		}
-
-		public int getPurgeBatchSize() {
-			return this.purgeBatchSize;
-		}
-
-		public void setPurgeBatchSize(int purgeBatchSize) {
-			this.purgeBatchSize = purgeBatchSize;
-		}
-
-	}
-
-	/**
-	 * When the JDBC store creates its table (the values of Spring Boot's
-	 * DatabaseInitializationMode, which is not on the classpath without JDBC).
-	 */
-	public enum SchemaInitialization {
-
-		/**
-		 * Only for an embedded database (H2, HSQLDB, Derby).
-		 */
-		EMBEDDED,
-
-		/**
-		 * Always: the scripts create the table only if it does not exist.
-		 */
-		ALWAYS,
-
-		/**
-		 * Never.
-		 */
-		NEVER
 
 	}
 

@@ -42,7 +42,7 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ReactiveIdempotencyContext.class)
 	WebFluxIdempotencyContext webFluxIdempotencyContext(IdempotentProperties properties) {
-		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName(), properties.getMaxKeyLength());
+		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName());
 	}
 
 	@Bean

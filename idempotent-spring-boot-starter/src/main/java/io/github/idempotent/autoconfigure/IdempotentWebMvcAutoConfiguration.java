@@ -35,7 +35,7 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyKeyResolver.class)
 	HeaderIdempotencyKeyResolver headerIdempotencyKeyResolver(IdempotentProperties properties) {
-		return new HeaderIdempotencyKeyResolver(properties.getWeb().getHeaderName(), properties.getMaxKeyLength());
+		return new HeaderIdempotencyKeyResolver(properties.getWeb().getHeaderName());
 	}
 
 	@Bean

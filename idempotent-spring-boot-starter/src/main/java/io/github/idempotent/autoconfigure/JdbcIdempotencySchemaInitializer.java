@@ -6,14 +6,12 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
 import org.springframework.boot.jdbc.DatabaseDriver;
-import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
-import org.springframework.boot.jdbc.init.PlatformPlaceholderDatabaseDriverResolver;
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
-import org.springframework.boot.sql.init.DatabaseInitializationSettings;
+import org.springframework.boot.jdbc.init.PropertiesBasedDataSourceScriptDatabaseInitializer;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.Resource;
 import org.springframework.util.StreamUtils;
@@ -22,36 +20,23 @@ import io.github.idempotent.store.jdbc.JdbcDialect;
 
 /**
  * Creates the JDBC store's table at start-up from the shipped {@code schema-*.sql} of the
- * database, as Spring Session JDBC does; a Boot database initializer, so that JPA and
- * other users of the database start after it. The scripts create the table only if it
- * does not exist, so {@code always} is safe on every start. Define a bean of this type
- * (or of Boot's {@code DataSourceScriptDatabaseInitializer} family) to replace it, for
- * example with scripts of your own migration tool's layout.
+ * database (or the script of {@code idempotent.store.jdbc.schema}), as Spring Session
+ * JDBC does: a Boot database initializer driven by {@link IdempotentJdbcProperties}, so
+ * that JPA and other users of the database start after it. The shipped scripts create the
+ * table only if it does not exist, so {@code always} is safe on every start; the table
+ * name in them is replaced by {@code idempotent.store.jdbc.table-name}. Define a bean of
+ * this type (or of Boot's {@code DataSourceScriptDatabaseInitializer} family) to replace
+ * it, for example with scripts of your own migration tool's layout.
  */
-public class JdbcIdempotencySchemaInitializer extends DataSourceScriptDatabaseInitializer {
+public class JdbcIdempotencySchemaInitializer
+		extends PropertiesBasedDataSourceScriptDatabaseInitializer<IdempotentJdbcProperties> {
 
 	private final String tableName;
 
-	public JdbcIdempotencySchemaInitializer(DataSource dataSource, IdempotentProperties.Jdbc properties) {
-		super(dataSource, settings(dataSource, properties));
+	public JdbcIdempotencySchemaInitializer(DataSource dataSource, IdempotentJdbcProperties properties) {
+		// MariaDB runs the MySQL script.
+		super(dataSource, properties, Map.of(DatabaseDriver.MARIADB, "mysql"));
 		this.tableName = properties.getTableName();
-	}
-
-	private static DatabaseInitializationSettings settings(DataSource dataSource,
-			IdempotentProperties.Jdbc properties) {
-		DatabaseInitializationSettings settings = new DatabaseInitializationSettings();
-		settings.setMode(switch (properties.getInitializeSchema()) {
-			case EMBEDDED -> DatabaseInitializationMode.EMBEDDED;
-			case ALWAYS -> DatabaseInitializationMode.ALWAYS;
-			case NEVER -> DatabaseInitializationMode.NEVER;
-		});
-		if (settings.getMode() != DatabaseInitializationMode.NEVER) {
-			String location = JdbcDialect.H2.getSchemaLocation().replace("-h2.sql", "-@@platform@@.sql");
-			settings.setSchemaLocations(
-					new PlatformPlaceholderDatabaseDriverResolver().withDriverPlatform(DatabaseDriver.MARIADB, "mysql")
-						.resolveAll(dataSource, location));
-		}
-		return settings;
 	}
 
 	@Override

@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -29,14 +30,14 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 @ConditionalOnClass({ JdbcTemplate.class, DataSourceScriptDatabaseInitializer.class })
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(name = "idempotent.store.type", havingValue = "jdbc")
+@EnableConfigurationProperties(IdempotentJdbcProperties.class)
 class JdbcStoreConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
-	JdbcIdempotencyStore jdbcIdempotencyStore(DataSource dataSource, IdempotentProperties properties,
+	JdbcIdempotencyStore jdbcIdempotencyStore(DataSource dataSource, IdempotentJdbcProperties jdbc,
 			ObjectProvider<JdbcOperations> jdbcOperations,
 			ObjectProvider<PlatformTransactionManager> transactionManager) {
-		IdempotentProperties.Jdbc jdbc = properties.getStore().getJdbc();
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, jdbcOperations(jdbcOperations, dataSource),
 				transactionManager(transactionManager, dataSource), jdbc.getTableName(),
 				JdbcIdempotencyStore.detectDialect(dataSource));
@@ -68,15 +69,14 @@ class JdbcStoreConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	JdbcIdempotencySchemaInitializer jdbcIdempotencySchemaInitializer(DataSource dataSource,
-			IdempotentProperties properties) {
-		return new JdbcIdempotencySchemaInitializer(dataSource, properties.getStore().getJdbc());
+			IdempotentJdbcProperties properties) {
+		return new JdbcIdempotencySchemaInitializer(dataSource, properties);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(JdbcIdempotencyStore.class)
-	JdbcIdempotencyPurger jdbcIdempotencyPurger(JdbcIdempotencyStore store, IdempotentProperties properties) {
-		IdempotentProperties.Jdbc jdbc = properties.getStore().getJdbc();
+	JdbcIdempotencyPurger jdbcIdempotencyPurger(JdbcIdempotencyStore store, IdempotentJdbcProperties jdbc) {
 		return new JdbcIdempotencyPurger(store, jdbc.getPurgeInterval(), jdbc.getPurgeBatchSize());
 	}
 

@@ -15,6 +15,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
@@ -46,7 +47,7 @@ class LocalCacheConfiguration {
 	@ConditionalOnMissingBean(CachingIdempotencyStore.class)
 	@ConditionalOnSingleCandidate(IdempotencyStore.class)
 	CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties,
-			ObjectProvider<RecordTracking> recordTracking) {
+			ObjectProvider<RecordTracking> recordTracking, Environment environment) {
 		IdempotentProperties.LocalCache cache = properties.getLocalCache();
 		DataSize maximumSize = cache.getMaximumSize();
 		if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
@@ -68,7 +69,9 @@ class LocalCacheConfiguration {
 		}
 		// A result completed in the caller's transaction may still roll back: it is
 		// cached once read back from the store, never written through.
-		boolean writeThrough = !properties.getStore().getJdbc().isJoinTransaction();
+		// (Read from the environment: IdempotentJdbcProperties needs Boot's JDBC
+		// support.)
+		boolean writeThrough = !environment.getProperty("idempotent.store.jdbc.join-transaction", Boolean.class, false);
 		return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
 	}
 

@@ -44,6 +44,18 @@ final class FailSafeObserver implements IdempotencyObserver {
 	}
 
 	@Override
+	public void step(IdempotencyPolicy policy, String key, Step step) {
+		// No lambda, unlike the callbacks above: steps come on every call.
+		try {
+			this.delegate.step(policy, key, step);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("IdempotencyObserver " + this.delegate.getClass().getName() + " failed in step " + step + " of "
+					+ policy.name() + "; the call's outcome is unaffected", ex);
+		}
+	}
+
+	@Override
 	public IdempotencyObserver forAsyncCall() {
 		try {
 			IdempotencyObserver bound = this.delegate.forAsyncCall();

@@ -78,6 +78,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private volatile @Nullable Executor blockingStoreExecutor;
 
+	private volatile ResultCompression resultCompression = ResultCompression.none();
+
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
@@ -171,6 +173,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
+		return execute(policy, clientKey, key, fingerprint, invocation, this.observer);
+	}
+
+	/**
+	 * {@link #execute} that also tells {@code callObserver} about this call: an observer
+	 * of this one call (its trace), in addition to the executor's observers.
+	 */
+	public Object execute(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+			Invocation invocation, IdempotencyObserver callObserver) throws Throwable {
+		Assert.notNull(callObserver, "callObserver must not be null");
+		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE || callObserver == this.observer)
+				? this.observer
+				: IdempotencyObserver.composite(List.of(this.observer, IdempotencyObserver.failSafe(callObserver)));
 		ClaimResult claim;
 		try {
 			claim = this.store.claim(key, fingerprint, policy.lease());
@@ -179,28 +194,30 @@ public class IdempotencyExecutor implements AutoCloseable {
 			if (!isUnavailable(ex)) {
 				throw ex;
 			}
-			return storeUnavailable(policy, clientKey, ex, invocation);
+			return storeUnavailable(policy, clientKey, ex, invocation, observer);
 		}
 		long deadline = 0;
 		long pollMillis = FIRST_POLL_MILLIS;
 		while (true) {
+			observer.step(policy, clientKey, IdempotencyObserver.Step.CLAIMED);
 			if (claim instanceof ClaimResult.Acquired acquired) {
-				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation);
+				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation, observer);
 			}
 			if (claim instanceof ClaimResult.Completed completed) {
-				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint());
-				this.observer.replayed(policy, clientKey);
-				return StoredOutcome.replay(policy, clientKey, completed.result());
+				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
+				observer.replayed(policy, clientKey);
+				return StoredOutcome.replay(policy, clientKey, completed.result(), this.maxResultSize);
 			}
 			ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
-			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint());
+			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint(), observer);
 			long now = System.nanoTime();
 			if (deadline == 0) {
 				deadline = now + policy.waitFor().toNanos();
 			}
 			long remainingMillis = TimeUnit.NANOSECONDS.toMillis(deadline - now);
 			if (remainingMillis <= 0 || !sleep(Math.min(pollMillis, remainingMillis))) {
-				throw reject(policy, new IdempotencyInProgressException(clientKey, policy.name(), policy.retryAfter()));
+				throw reject(policy, new IdempotencyInProgressException(clientKey, policy.name(), policy.retryAfter()),
+						observer);
 			}
 			pollMillis = Math.min(pollMillis * 2, MAX_POLL_MILLIS);
 			try {
@@ -236,7 +253,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
 			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
-		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, this.observer.forAsyncCall());
+		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
+	}
+
+	/**
+	 * {@link #executeAsync} that also tells {@code callObserver} about this call: an
+	 * observer of this one call (its trace), in addition to the executor's observers.
+	 */
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
+			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+		Assert.notNull(callObserver, "callObserver must not be null");
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
 		ClaimResult claim;
 		try {
 			claim = this.store.claim(key, fingerprint, policy.lease());
@@ -266,10 +293,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
 		Assert.notNull(callObserver, "callObserver must not be null");
-		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? this.observer.forAsyncCall()
-				: IdempotencyObserver
-					.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
-		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, observer);
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
 		claimAsync(key, fingerprint, policy.lease()).whenComplete((claim, failure) -> {
 			if (failure != null) {
 				call.firstClaimFailed(unwrap(failure));
@@ -281,6 +305,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return call.result;
 	}
 
+	private IdempotencyObserver forAsyncCall(IdempotencyObserver callObserver) {
+		return (callObserver == IdempotencyObserver.NONE) ? this.observer.forAsyncCall() : IdempotencyObserver
+			.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
+	}
+
 	/**
 	 * Sets the executor that runs the blocking store primitives for asynchronous calls on
 	 * a store without {@link AsyncIdempotencyStore} support: never the thread that
@@ -289,6 +318,15 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
 		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
 		this.blockingStoreExecutor = blockingStoreExecutor;
+	}
+
+	/**
+	 * Sets how results are compressed before they are stored; none unless set. Compressed
+	 * records are replayed whatever this setting.
+	 */
+	public void setResultCompression(ResultCompression resultCompression) {
+		Assert.notNull(resultCompression, "resultCompression must not be null");
+		this.resultCompression = resultCompression;
 	}
 
 	private @Nullable AsyncIdempotencyStore asyncStore() {
@@ -446,19 +484,23 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		void handle(ClaimResult claim) {
 			try {
+				this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.CLAIMED);
 				if (claim instanceof ClaimResult.Acquired acquired) {
 					run(acquired.token());
 					return;
 				}
 				if (claim instanceof ClaimResult.Completed completed) {
-					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint());
-					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result());
+					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint(),
+							this.observer);
+					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result(),
+							IdempotencyExecutor.this.maxResultSize);
 					this.observer.replayed(this.policy, this.clientKey);
 					this.result.complete(value);
 					return;
 				}
 				ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
-				checkFingerprint(this.policy, this.clientKey, this.fingerprint, inProgress.fingerprint());
+				checkFingerprint(this.policy, this.clientKey, this.fingerprint, inProgress.fingerprint(),
+						this.observer);
 				long now = System.nanoTime();
 				if (this.deadline == 0) {
 					this.deadline = now + this.policy.waitFor().toNanos();
@@ -466,7 +508,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				long remainingMillis = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
 				if (remainingMillis <= 0) {
 					throw reject(this.policy, new IdempotencyInProgressException(this.clientKey, this.policy.name(),
-							this.policy.retryAfter()));
+							this.policy.retryAfter()), this.observer);
 				}
 				long delay = Math.min(this.pollMillis, remainingMillis);
 				this.pollMillis = Math.min(this.pollMillis * 2, MAX_POLL_MILLIS);
@@ -584,8 +626,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
-			Fingerprint fingerprint, Invocation invocation) throws Throwable {
-		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, this.observer);
+			Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer) throws Throwable {
+		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, observer);
 		Object result;
 		try {
 			result = invocation.proceed();
@@ -605,7 +647,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	OwnerHandle own(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
 			Fingerprint fingerprint, IdempotencyObserver observer) {
 		return new OwnerHandle(this, policy, clientKey, key,
-				this.leases.watch(policy, clientKey, key, token, fingerprint), observer);
+				this.leases.watch(policy, clientKey, key, token, fingerprint, observer), observer);
 	}
 
 	void unwatch(LeaseWatchdog.Lease lease) {
@@ -616,37 +658,42 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.maxResultSize;
 	}
 
+	ResultCompression resultCompression() {
+		return this.resultCompression;
+	}
+
 	private Object storeUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex,
-			Invocation invocation) throws Throwable {
+			Invocation invocation, IdempotencyObserver observer) throws Throwable {
 		if (this.failureMode == FailureMode.CLOSED) {
 			logUnavailable(policy, clientKey, ex);
 			throw new IdempotencyStoreUnavailableException(policy.name(), policy.retryAfter(), ex);
 		}
 		logger.warn("Idempotency store unavailable, running " + policy.name() + " for key '" + clientKey
 				+ "' unprotected (idempotent.failure-mode=open): " + ex);
-		this.observer.bypassed(policy, clientKey, ex);
+		observer.bypassed(policy, clientKey, ex);
 		return invocation.proceed();
 	}
 
-	private void checkFingerprint(IdempotencyPolicy policy, String clientKey, Fingerprint expected,
-			Fingerprint actual) {
+	private static void checkFingerprint(IdempotencyPolicy policy, String clientKey, Fingerprint expected,
+			Fingerprint actual, IdempotencyObserver observer) {
 		if (!expected.equals(actual)) {
-			throw reject(policy, new IdempotencyKeyReusedException(clientKey, policy.name()));
+			throw reject(policy, new IdempotencyKeyReusedException(clientKey, policy.name()), observer);
 		}
 	}
 
-	private IdempotencyException reject(IdempotencyPolicy policy, IdempotencyException ex) {
+	private static IdempotencyException reject(IdempotencyPolicy policy, IdempotencyException ex,
+			IdempotencyObserver observer) {
 		String key = (ex instanceof IdempotencyInProgressException inProgress) ? inProgress.getKey()
 				: ((IdempotencyKeyReusedException) ex).getKey();
-		this.observer.rejected(policy, key, ex);
+		observer.rejected(policy, key, ex);
 		return ex;
 	}
 
-	void leaseLost(IdempotencyPolicy policy, String clientKey, String step) {
+	void leaseLost(IdempotencyPolicy policy, String clientKey, String step, IdempotencyObserver observer) {
 		logger.warn("Lease of key '" + clientKey + "' of " + policy.name() + " was lost before " + step
 				+ ": the method ran longer than the lease without renewal; a duplicate may have run. "
 				+ "Increase the lease or check the store's latency");
-		this.observer.leaseLost(policy, clientKey);
+		observer.leaseLost(policy, clientKey);
 	}
 
 	/**

@@ -66,6 +66,15 @@ public interface IdempotencyObserver {
 			}
 
 			@Override
+			public void step(IdempotencyPolicy policy, String key, Step step) {
+				// A loop, not forEach: called on every call, a capturing lambda would be
+				// an allocation per step.
+				for (int i = 0; i < all.size(); i++) {
+					all.get(i).step(policy, key, step);
+				}
+			}
+
+			@Override
 			public IdempotencyObserver forAsyncCall() {
 				return composite(all.stream().map(IdempotencyObserver::forAsyncCall).toList());
 			}
@@ -112,6 +121,38 @@ public interface IdempotencyObserver {
 	 * second execution may have started.
 	 */
 	default void leaseLost(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * The call reached a {@link Step} of the protocol: for observers that time one call
+	 * (a trace), which mark where its time went. Called on every call, up to twice more
+	 * per call than the outcome callbacks, so it must be cheaper still.
+	 */
+	default void step(IdempotencyPolicy policy, String key, Step step) {
+	}
+
+	/**
+	 * Points in one call's protocol where the store is involved.
+	 */
+	enum Step {
+
+		/**
+		 * The store has answered a claim of the key (a duplicate that waits claims again:
+		 * one step per claim).
+		 */
+		CLAIMED,
+
+		/**
+		 * The method has returned (or thrown an exception it caches): its outcome is
+		 * about to be written to the store.
+		 */
+		COMPLETING,
+
+		/**
+		 * The method has failed: the claim is about to be released.
+		 */
+		RELEASING
+
 	}
 
 }

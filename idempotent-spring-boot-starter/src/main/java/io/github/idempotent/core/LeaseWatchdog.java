@@ -82,10 +82,11 @@ final class LeaseWatchdog {
 		this.leaseLostListener = leaseLostListener;
 	}
 
-	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint) {
+	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
+			IdempotencyObserver observer) {
 		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), policy.lease().toNanos() / 3);
 		long now = System.nanoTime();
-		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, period, now);
+		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, observer, period, now);
 		// Registered before nextTick is read: a tick that starts after this read sees it.
 		this.running.add(lease);
 		tickBy(lease.renewAt);
@@ -295,7 +296,7 @@ final class LeaseWatchdog {
 			// Not renewed again: whoever holds the key now is not this call. Reported
 			// here once; the call's complete or release does not report it again.
 			this.running.remove(lease);
-			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal");
+			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal", lease.observer);
 			return;
 		}
 		if (retryIn >= 0) {
@@ -364,6 +365,11 @@ final class LeaseWatchdog {
 
 		private final Fingerprint fingerprint;
 
+		/**
+		 * The call's observer, which hears of the lease's loss.
+		 */
+		private final IdempotencyObserver observer;
+
 		private final long period;
 
 		/**
@@ -396,7 +402,8 @@ final class LeaseWatchdog {
 		private volatile boolean lost;
 
 		Lease(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
-				long period, long claimedAt) {
+				IdempotencyObserver observer, long period, long claimedAt) {
+			this.observer = observer;
 			this.policy = policy;
 			this.clientKey = clientKey;
 			this.key = key;
@@ -437,7 +444,7 @@ final class LeaseWatchdog {
 	@FunctionalInterface
 	interface LeaseLostListener {
 
-		void leaseLost(IdempotencyPolicy policy, String clientKey, String step);
+		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, IdempotencyObserver observer);
 
 	}
 

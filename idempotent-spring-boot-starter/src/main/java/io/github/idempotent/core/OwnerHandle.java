@@ -63,7 +63,9 @@ public final class OwnerHandle {
 	public void complete(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
 		this.observer.executed(this.policy, this.clientKey);
-		store(encode(result));
+		StoredResult encoded = encode(result);
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+		store(encoded);
 	}
 
 	/**
@@ -74,9 +76,11 @@ public final class OwnerHandle {
 	public void release(Throwable failure) {
 		this.executor.unwatch(this.lease);
 		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			store(StoredOutcome.error(failure));
 			return;
 		}
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		try {
 			if (!this.executor.getStore().release(this.key, token())) {
 				releasedByOther();
@@ -96,7 +100,9 @@ public final class OwnerHandle {
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
 		this.observer.executed(this.policy, this.clientKey);
-		return storeAsync(encode(result));
+		StoredResult encoded = encode(result);
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+		return storeAsync(encoded);
 	}
 
 	/**
@@ -107,6 +113,7 @@ public final class OwnerHandle {
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
 		this.executor.unwatch(this.lease);
 		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return storeAsync(StoredOutcome.error(failure));
 		}
 		return abandonAsync(failure);
@@ -118,6 +125,7 @@ public final class OwnerHandle {
 	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
 		this.executor.unwatch(this.lease);
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
 			if (ex != null) {
 				failure.addSuppressed(ex);
@@ -144,7 +152,8 @@ public final class OwnerHandle {
 	}
 
 	StoredResult encode(@Nullable Object result) {
-		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize());
+		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize(),
+				this.executor.resultCompression());
 	}
 
 	private void store(StoredResult result) {
@@ -160,13 +169,13 @@ public final class OwnerHandle {
 
 	void completedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "complete");
+			this.executor.leaseLost(this.policy, this.clientKey, "complete", this.observer);
 		}
 	}
 
 	void releasedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "release");
+			this.executor.leaseLost(this.policy, this.clientKey, "release", this.observer);
 		}
 	}
 

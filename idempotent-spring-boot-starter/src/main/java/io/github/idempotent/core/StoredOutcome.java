@@ -19,10 +19,11 @@ import io.github.idempotent.store.StoredResult;
 /**
  * The format of a stored outcome, shared by every path that completes a key (a method
  * that returns, a future that completes, a {@code Mono} that signals): one marker byte,
- * then {@code V} a return value (the codec's bytes follow), {@code E} an exception listed
- * in {@code cacheFor} (its class name and message follow), or {@code X} a result that
- * could not be stored (the reason follows). Kept apart from the executor so that the
- * protocol and the format change independently.
+ * then {@code V} a return value (the codec's bytes follow), {@code Z} a return value
+ * compressed by {@link ResultCompression}, {@code E} an exception listed in
+ * {@code cacheFor} (its class name and message follow), or {@code X} a result that could
+ * not be stored (the reason follows). Kept apart from the executor so that the protocol
+ * and the format change independently.
  */
 final class StoredOutcome {
 
@@ -37,7 +38,8 @@ final class StoredOutcome {
 	private StoredOutcome() {
 	}
 
-	static StoredResult value(IdempotencyPolicy policy, String clientKey, @Nullable Object value, long maxResultSize) {
+	static StoredResult value(IdempotencyPolicy policy, String clientKey, @Nullable Object value, long maxResultSize,
+			ResultCompression compression) {
 		ResultBuffer out = new ResultBuffer(VALUE, maxResultSize);
 		try {
 			policy.codec().encode(value, out);
@@ -55,7 +57,7 @@ final class StoredOutcome {
 			return unstorable("The result of " + policy.name() + " was " + out.size()
 					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
 		}
-		return new StoredResult(out.bytes());
+		return compression.compress(new StoredResult(out.bytes()));
 	}
 
 	static StoredResult error(Throwable ex) {
@@ -109,25 +111,45 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The value a stored outcome replays, or the exception it rethrows.
+	 * The value a stored outcome replays, or the exception it rethrows. A compressed
+	 * value is inflated to at most {@code maxResultSize} bytes: the store is not trusted
+	 * to hold what this application wrote.
 	 */
-	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result) throws Throwable {
+	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result, long maxResultSize)
+			throws Throwable {
 		byte[] bytes = result.bytes();
 		if (bytes.length > 0 && bytes[0] == VALUE) {
+			return decode(policy, clientKey, bytes, 1, bytes.length - 1);
+		}
+		if (ResultCompression.isDeflated(bytes)) {
+			byte[] encoded;
 			try {
-				return policy.codec().decode(bytes, 1, bytes.length - 1);
+				encoded = ResultCompression.inflate(bytes, maxResultSize);
 			}
-			catch (RuntimeException ex) {
-				throw new IdempotencyResultException("Stored result of " + policy.name() + " for key '" + clientKey
-						+ "' does not decode into the method's return type (was it changed since?); "
-						+ "the call is not run again. Send a new key to run it", ex);
+			catch (ResultCompression.CorruptResultException ex) {
+				throw new IdempotencyResultException(
+						"Stored result of " + policy.name() + " for key '" + clientKey + "' cannot be decompressed: "
+								+ ex.getMessage() + "; the call is not run again. Send a new key to run it");
 			}
+			return decode(policy, clientKey, encoded, 0, encoded.length);
 		}
 		String text = new String(bytes, 1, Math.max(0, bytes.length - 1), StandardCharsets.UTF_8);
 		if (bytes.length > 0 && bytes[0] == ERROR) {
 			throw storedError(policy, clientKey, text);
 		}
 		throw new IdempotencyResultException(text);
+	}
+
+	private static @Nullable Object decode(IdempotencyPolicy policy, String clientKey, byte[] bytes, int offset,
+			int length) {
+		try {
+			return policy.codec().decode(bytes, offset, length);
+		}
+		catch (RuntimeException ex) {
+			throw new IdempotencyResultException("Stored result of " + policy.name() + " for key '" + clientKey
+					+ "' does not decode into the method's return type (was it changed since?); "
+					+ "the call is not run again. Send a new key to run it", ex);
+		}
 	}
 
 	private static Throwable storedError(IdempotencyPolicy policy, String clientKey, String text) {

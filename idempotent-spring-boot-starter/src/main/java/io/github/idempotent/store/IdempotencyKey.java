@@ -80,6 +80,19 @@ public record IdempotencyKey(String value) {
 	}
 
 	/**
+	 * How {@code name} appears in a record key: escaped, and shortened if longer than
+	 * {@link #MAX_NAME_LENGTH}.
+	 */
+	public static String nameInKey(String name) {
+		if (name.length() > MAX_NAME_LENGTH) {
+			return shortName(name);
+		}
+		StringBuilder sb = new StringBuilder(name.length() + 8);
+		appendEscaped(sb, name, true);
+		return sb.toString();
+	}
+
+	/**
 	 * The escaped short form of a name longer than {@link #MAX_NAME_LENGTH}.
 	 */
 	static String shortName(String name) {

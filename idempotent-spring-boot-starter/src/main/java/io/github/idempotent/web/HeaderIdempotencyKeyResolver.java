@@ -21,12 +21,9 @@ public class HeaderIdempotencyKeyResolver implements IdempotencyKeyResolver {
 
 	private final String headerName;
 
-	private final int maxLength;
-
-	public HeaderIdempotencyKeyResolver(String headerName, int maxLength) {
+	public HeaderIdempotencyKeyResolver(String headerName) {
 		Assert.hasText(headerName, "headerName must not be empty");
 		this.headerName = headerName;
-		this.maxLength = maxLength;
 	}
 
 	@Override
@@ -44,7 +41,7 @@ public class HeaderIdempotencyKeyResolver implements IdempotencyKeyResolver {
 			throw new IdempotencyKeyException(
 					"More than one " + this.headerName + " header was sent; send exactly one key per request");
 		}
-		return IdempotencyKeyHeader.parse(this.headerName, value, this.maxLength);
+		return IdempotencyKeyHeader.parse(this.headerName, value);
 	}
 
 	@Override

@@ -6,15 +6,16 @@ import io.github.idempotent.core.IdempotencyKeyException;
 
 /**
  * Parses the value of an {@code Idempotency-Key} header: a bare token or an RFC 8941
- * string ({@code "abc"}, with {@code \"} and {@code \\} escapes), printable ASCII, at
- * most a given length once unquoted.
+ * string ({@code "abc"}, with {@code \"} and {@code \\} escapes), printable ASCII. Its
+ * length is checked where every key is checked, whatever its source: by the interceptor,
+ * against {@code idempotent.max-key-length}.
  */
 final class IdempotencyKeyHeader {
 
 	private IdempotencyKeyHeader() {
 	}
 
-	static String parse(String headerName, String raw, int maxLength) {
+	static String parse(String headerName, String raw) {
 		String value = raw.strip();
 		String key = (value.length() >= 1 && value.charAt(0) == '"') ? unquote(headerName, value) : value;
 		if (key.isEmpty()) {
@@ -27,10 +28,6 @@ final class IdempotencyKeyHeader {
 				throw new IdempotencyKeyException(headerName + " header must be printable ASCII; character " + (i + 1)
 						+ " is not. Send a key such as a UUID");
 			}
-		}
-		if (key.length() > maxLength) {
-			throw new IdempotencyKeyException(headerName + " header is " + key.length()
-					+ " characters, longer than the " + maxLength + " allowed; send a shorter key, such as a UUID");
 		}
 		return key;
 	}

@@ -38,12 +38,9 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 
 	private final String headerName;
 
-	private final int maxLength;
-
-	public WebFluxIdempotencyContext(String headerName, int maxLength) {
+	public WebFluxIdempotencyContext(String headerName) {
 		Assert.hasText(headerName, "headerName must not be empty");
 		this.headerName = headerName;
-		this.maxLength = maxLength;
 	}
 
 	@Override
@@ -60,7 +57,7 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 			throw new IdempotencyKeyException(
 					"More than one " + this.headerName + " header was sent; send exactly one key per request");
 		}
-		return IdempotencyKeyHeader.parse(this.headerName, values.get(0), this.maxLength);
+		return IdempotencyKeyHeader.parse(this.headerName, values.get(0));
 	}
 
 	@Override

@@ -63,8 +63,7 @@ class IdempotentWebFluxAutoConfigurationTests {
 
 	@Test
 	void anApplicationsOwnContextReplacesTheDefault() {
-		this.runner
-			.withBean("custom", ReactiveIdempotencyContext.class, () -> new WebFluxIdempotencyContext("X-Key", 64))
+		this.runner.withBean("custom", ReactiveIdempotencyContext.class, () -> new WebFluxIdempotencyContext("X-Key"))
 			.run((context) -> assertThat(context).hasSingleBean(ReactiveIdempotencyContext.class).hasBean("custom"));
 	}
 

@@ -134,6 +134,37 @@ class JdbcStoreConfigurationTests {
 	}
 
 	@Test
+	void aSchemaScriptOfTheApplicationsOwnReplacesTheShippedOne() {
+		this.contextRunner
+			.withPropertyValues("idempotent.store.type=jdbc",
+					"idempotent.store.jdbc.schema=classpath:io/github/idempotent/autoconfigure/custom-schema.sql")
+			.run((context) -> {
+				DataSource dataSource = context.getBean(DataSource.class);
+				assertThat(tableExists(dataSource, "CUSTOM_SCHEMA_RAN")).isTrue();
+				IdempotencyStore store = context.getBean(IdempotencyStore.class);
+				assertThat(
+						store.claim(new IdempotencyKey("custom-schema"), new Fingerprint("fp"), Duration.ofSeconds(30)))
+					.isInstanceOf(ClaimResult.Acquired.class);
+			});
+	}
+
+	@Test
+	void aSchemaScriptThatFailsStopsTheStartUp() {
+		this.contextRunner
+			.withPropertyValues("idempotent.store.type=jdbc",
+					"idempotent.store.jdbc.schema=classpath:io/github/idempotent/autoconfigure/broken-schema.sql")
+			.run((context) -> assertThat(context).getFailure().hasMessageContaining("broken-schema.sql"));
+	}
+
+	@Test
+	void theStarterStartsWithoutSpringBootsJdbcSupport() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.springframework.boot.jdbc", "org.springframework.jdbc"))
+			.withPropertyValues("idempotent.store.jdbc.table-name=unused")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(InMemoryIdempotencyStore.class));
+	}
+
+	@Test
 	@RequiresDatabase(Database.POSTGRESQL)
 	void initializeSchemaAlwaysCreatesTheTableOfAServerDatabaseOnlyOnce() {
 		String table = TestDatabases.uniqueTableName("idem_init");

@@ -29,6 +29,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.WebTestApplication.Executions;
+import io.github.idempotent.web.WebTestApplication.Gate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,6 +54,9 @@ class HttpContractTests {
 
 	@Autowired
 	private Executions executions;
+
+	@Autowired
+	private Gate gate;
 
 	@BeforeEach
 	void reset() {
@@ -106,16 +110,21 @@ class HttpContractTests {
 	void duplicateWhileInProgressIsConflictWithRetryAfter() throws Exception {
 		String key = newKey();
 		String body = "{\"orderNo\":\"S-1\",\"amount\":5}";
-		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(request("/slow-payments", key, body),
+		this.gate.reset();
+		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(request("/gated-payments", key, body),
 				HttpResponse.BodyHandlers.ofString());
-		Thread.sleep(100);
-		HttpResponse<String> duplicate = post("/slow-payments", key, body);
+		// The method is running, so the key is claimed; it stays in progress until the
+		// gate
+		// opens.
+		assertThat(this.gate.awaitEntered()).isTrue();
+		HttpResponse<String> duplicate = post("/gated-payments", key, body);
+		this.gate.open();
 		assertThat(duplicate.statusCode()).isEqualTo(409);
 		assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("2");
 		assertThat(duplicate.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(duplicate.body()).contains("\"status\":409").contains("\"idempotencyKey\":\"" + key + "\"");
-		assertThat(first.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-		assertThat(this.executions.count("slow")).isEqualTo(1);
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		assertThat(this.executions.count("gated")).isEqualTo(1);
 	}
 
 	@Test
@@ -158,6 +167,10 @@ class HttpContractTests {
 		assertThat(response.body()).contains("malformed");
 		HttpResponse<String> tooLong = post("/payments", "k".repeat(256), "{\"orderNo\":\"A-6\",\"amount\":1}");
 		assertThat(tooLong.statusCode()).isEqualTo(400);
+		assertThat(tooLong.body()).contains("256 characters");
+		HttpResponse<String> quotedTooLong = post("/payments", "\"" + "k".repeat(256) + "\"",
+				"{\"orderNo\":\"A-6\",\"amount\":1}");
+		assertThat(quotedTooLong.statusCode()).isEqualTo(400);
 		assertThat(this.executions.count("payments")).isZero();
 	}
 

@@ -10,6 +10,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,6 +24,9 @@ import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,6 +44,9 @@ abstract class AbstractWebFluxHttpContractTests {
 	@Autowired
 	private Executions executions;
 
+	@Autowired
+	private IdempotencyStore store;
+
 	private WebTestClient client;
 
 	@BeforeEach
@@ -53,6 +62,17 @@ abstract class AbstractWebFluxHttpContractTests {
 	@AfterEach
 	void noBlockingStoreCallOnANonBlockingThread() {
 		assertThat(WebFluxTestApplication.blockingCallsOnNonBlockingThreads).isEmpty();
+	}
+
+	@Test
+	void theCheckRecordsABlockingStoreCallOnANonBlockingThread() {
+		IdempotencyKey key = IdempotencyKey.of("blocking-check:", "", "check", UUID.randomUUID().toString(), 512);
+		Mono.fromCallable(() -> this.store.claim(key, new Fingerprint("none"), Duration.ofSeconds(5)))
+			.subscribeOn(Schedulers.parallel())
+			.block(Duration.ofSeconds(10));
+		assertThat(WebFluxTestApplication.blockingCallsOnNonBlockingThreads)
+			.anySatisfy((call) -> assertThat(call).startsWith("store claim on parallel-"));
+		WebFluxTestApplication.blockingCallsOnNonBlockingThreads.clear();
 	}
 
 	@Test
@@ -88,19 +108,16 @@ abstract class AbstractWebFluxHttpContractTests {
 	void duplicateWhileInProgressIsConflictWithRetryAfter() throws Exception {
 		String key = newKey();
 		String body = "{\"orderNo\":\"W-3\",\"amount\":5}";
+		this.executions.closeGate();
 		CompletableFuture<EntityExchangeResult<String>> first = CompletableFuture
 			.supplyAsync(() -> post("/slow-payments", key, body));
-		EntityExchangeResult<String> duplicate = null;
-		// The first request is in flight once the duplicate is refused; until it has
-		// claimed, the duplicate may be the one that runs, so try a few keys' worth.
-		for (int i = 0; i < 50 && (duplicate == null || duplicate.getStatus().value() != 409); i++) {
-			Thread.sleep(20);
-			if (first.isDone()) {
-				break;
-			}
-			duplicate = post("/slow-payments", key, body);
+		// The method has started, so the key is claimed; it stays in progress until the
+		// gate opens.
+		for (int i = 0; i < 1000 && this.executions.count("slow-started") == 0; i++) {
+			Thread.sleep(10);
 		}
-		assertThat(duplicate).isNotNull();
+		EntityExchangeResult<String> duplicate = post("/slow-payments", key, body);
+		this.executions.openGate();
 		assertThat(duplicate.getStatus().value()).isEqualTo(409);
 		assertThat(duplicate.getResponseHeaders().getFirst("Retry-After")).isEqualTo("2");
 		assertThat(duplicate.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
@@ -134,6 +151,10 @@ abstract class AbstractWebFluxHttpContractTests {
 		assertThat(missing.getResponseBody()).contains("Idempotency-Key");
 		EntityExchangeResult<String> malformed = post("/payments", "\"unclosed", "{\"orderNo\":\"W-5\",\"amount\":1}");
 		assertThat(malformed.getStatus().value()).isEqualTo(400);
+		EntityExchangeResult<String> tooLong = post("/payments", "\"" + "k".repeat(256) + "\"",
+				"{\"orderNo\":\"W-5\",\"amount\":1}");
+		assertThat(tooLong.getStatus().value()).isEqualTo(400);
+		assertThat(tooLong.getResponseBody()).contains("256 characters");
 		assertThat(this.executions.count("payments")).isZero();
 	}
 

@@ -3,6 +3,8 @@ package io.github.idempotent.webflux;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,6 +18,8 @@ import io.netty.util.concurrent.FastThreadLocalThread;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -35,6 +39,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.store.IdempotencyStore;
 
 /**
  * A small WebFlux payments API for the reactive HTTP contract tests. Every endpoint
@@ -66,10 +71,13 @@ public class WebFluxTestApplication {
 	}
 
 	/**
-	 * Records every JDBC connection taken on a thread that must not block: the JDBC
-	 * store's primitives must run on the bounded elastic scheduler. (The Redis store's
-	 * claim, complete and release go through Lettuce's asynchronous API.)
+	 * Records every blocking store primitive ({@code claim}, {@code complete},
+	 * {@code release}, {@code renew}) and every JDBC connection taken on a thread that
+	 * must not block: asynchronous callers must reach the store through its asynchronous
+	 * API (Redis) or on the bounded elastic scheduler (JDBC).
 	 */
+	private static final Set<String> BLOCKING_PRIMITIVES = Set.of("claim", "complete", "release", "renew");
+
 	@Bean
 	static BeanPostProcessor blockingCallRecorder() {
 		return new BeanPostProcessor() {
@@ -86,6 +94,17 @@ public class WebFluxTestApplication {
 						}
 
 					};
+				}
+				if (bean instanceof IdempotencyStore) {
+					ProxyFactory proxy = new ProxyFactory(bean);
+					proxy.setProxyTargetClass(true);
+					proxy.addAdvice((MethodInterceptor) (invocation) -> {
+						if (BLOCKING_PRIMITIVES.contains(invocation.getMethod().getName())) {
+							checkMayBlock("store " + invocation.getMethod().getName());
+						}
+						return invocation.proceed();
+					});
+					return proxy.getProxy();
 				}
 				return bean;
 			}
@@ -111,6 +130,19 @@ public class WebFluxTestApplication {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
+		/**
+		 * Holds {@code /slow-payments} until a test opens it; open unless closed.
+		 */
+		volatile CompletableFuture<Boolean> gate = CompletableFuture.completedFuture(true);
+
+		public void closeGate() {
+			this.gate = new CompletableFuture<>();
+		}
+
+		public void openGate() {
+			this.gate.complete(true);
+		}
+
 		int increment(String endpoint) {
 			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
 		}
@@ -122,6 +154,7 @@ public class WebFluxTestApplication {
 
 		public void reset() {
 			this.counts.clear();
+			openGate();
 		}
 
 	}
@@ -170,7 +203,10 @@ public class WebFluxTestApplication {
 		@PostMapping("/slow-payments")
 		@Idempotent(waitFor = "${test.wait-for:0s}")
 		Mono<Payment> slowPay(@RequestBody PaymentRequest request) {
-			return Mono.delay(Duration.ofMillis(300)).map((tick) -> {
+			return Mono.defer(() -> {
+				this.executions.increment("slow-started");
+				return Mono.fromFuture(this.executions.gate);
+			}).map((opened) -> {
 				int n = this.executions.increment("slow");
 				return new Payment("slow-" + n, request.orderNo(), request.amount(), "anonymous");
 			});

@@ -31,7 +31,9 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
  * called directly: the whole path of a call (proxy, key expression, scoped key,
  * fingerprint, claim, lease watchdog, encoding, complete; or claim and decoding for a
  * replay), with no network in the way. {@code result} is the size of the returned JSON:
- * {@code small} (187 bytes, one line item) or {@code 10k} (10 267 bytes, 105 line items).
+ * {@code small} (187 bytes, one line item), {@code 2k} (about 2 KB, 22 line items) or
+ * {@code 10k} (10 267 bytes, 105 line items); results above 256 bytes are deflated unless
+ * {@code compression} is false.
  * <p>
  * Every first call uses a fresh key. Records are kept for 1 ms so that the store sweeps
  * them as the benchmark goes instead of filling the heap.
@@ -41,8 +43,15 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class IdempotentCallBenchmark {
 
-	@Param({ "small", "10k" })
+	@Param({ "small", "2k", "10k" })
 	public String result;
+
+	/**
+	 * {@code idempotent.result-compression.enabled}: results above 256 bytes are stored
+	 * deflated.
+	 */
+	@Param({ "true", "false" })
+	public boolean compression;
 
 	private ConfigurableApplicationContext context;
 
@@ -62,11 +71,15 @@ public class IdempotentCallBenchmark {
 			.bannerMode(Banner.Mode.OFF)
 			.logStartupInfo(false)
 			.properties("idempotent.store.type=memory", "idempotent.default-scope=global", "idempotent.ttl=1ms",
-					"logging.level.root=warn")
+					"logging.level.root=warn", "idempotent.result-compression.enabled=" + this.compression)
 			.run();
 		this.idempotent = this.context.getBean(Payments.class);
 		this.direct = new Payments();
-		int items = "10k".equals(this.result) ? 105 : 1;
+		int items = switch (this.result) {
+			case "10k" -> 105;
+			case "2k" -> 22;
+			default -> 1;
+		};
 		this.request = new OrderRequest("customer-42", 1999, "EUR", items);
 		this.replayKey = "replayed-key";
 		this.idempotent.replayable(this.replayKey, this.request);

@@ -17,6 +17,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
+import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
@@ -30,8 +31,10 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * Bytes per idempotency record, as the stores keep them: Redis {@code MEMORY USAGE} of
  * each record's key (key and value, with Redis's own overhead), PostgreSQL
  * {@code pg_column_size} of each row plus its share of the primary-key index, MariaDB's
- * data and index length per row. Three shapes: a record in progress, a completed record
- * with a 20-byte result and one with a 2 KB JSON result (an order with line items). Keys
+ * data and index length per row. Shapes: a record in progress, a completed record with a
+ * 20-byte result, and ones with a 2 KB and a 10 KB JSON result (an order with line
+ * items), each stored as encoded and deflated as {@code idempotent.result-compression}
+ * stores it by default (the same {@link ResultCompression} the executor applies). Keys
  * have the default shape: prefix, global scope, the default operation name of a
  * controller method and a UUID.
  * <p>
@@ -69,10 +72,16 @@ public final class RecordSizes {
 				records = Integer.parseInt(value);
 			}
 		}
-		List<Shape> shapes = List.of(new Shape("in progress", null),
-				new Shape("completed, 20-byte result", result("{\"id\":\"pay_12345\"}")),
-				new Shape("completed, 2 KB JSON result", result(orderJson())));
-		System.out.println("| store | record | bytes per record | of which result | records |");
+		ResultCompression deflate = ResultCompression.deflate(256);
+		StoredResult twoKb = result(orderJson(18));
+		StoredResult tenKb = result(orderJson(95));
+		List<Shape> shapes = List.of(new Shape("in progress", null, 0),
+				new Shape("completed, 20-byte result", result("{\"id\":\"pay_12345\"}"), 0),
+				new Shape("completed, 2 KB JSON result, uncompressed", twoKb, 0),
+				new Shape("completed, 2 KB JSON result, deflated", deflate.compress(twoKb), twoKb.size()),
+				new Shape("completed, 10 KB JSON result, uncompressed", tenKb, 0),
+				new Shape("completed, 10 KB JSON result, deflated", deflate.compress(tenKb), tenKb.size()));
+		System.out.println("| store | record | bytes per record | of which stored result (encoded) | records |");
 		System.out.println("|---|---|---:|---:|---:|");
 		if (redis != null) {
 			measureRedis(redis, shapes, records);
@@ -163,11 +172,12 @@ public final class RecordSizes {
 
 	private static double mariadbBytesPerRow(JdbcTemplate jdbc, String table) {
 		jdbc.execute("ANALYZE TABLE " + table);
-		Double bytes = jdbc.queryForObject(
-				"SELECT (DATA_LENGTH + INDEX_LENGTH) / GREATEST(TABLE_ROWS, 1) FROM information_schema.TABLES "
-						+ "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-				Double.class, table);
-		return (bytes != null) ? bytes : Double.NaN;
+		// TABLE_ROWS is InnoDB's estimate, off by tens of percent on small tables: divide
+		// by the real count.
+		Long length = jdbc.queryForObject("SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
+				+ "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", Long.class, table);
+		Long count = jdbc.queryForObject("SELECT count(*) FROM " + table, Long.class);
+		return (length != null && count != null && count > 0) ? (double) length / count : Double.NaN;
 	}
 
 	private static List<IdempotencyKey> write(IdempotencyStore store, Shape shape, int records) {
@@ -188,8 +198,9 @@ public final class RecordSizes {
 
 	private static void print(String store, Shape shape, double bytes, int records) {
 		int result = (shape.result() != null) ? shape.result().size() : 0;
-		System.out.println(String.format(Locale.ROOT, "| %s | %s | %.0f | %d | %d |", store, shape.name(), bytes,
-				result, records));
+		String encoded = (shape.encodedSize() > 0) ? " (" + shape.encodedSize() + ")" : "";
+		System.out.println(String.format(Locale.ROOT, "| %s | %s | %.0f | %d%s | %d |", store, shape.name(), bytes,
+				result, encoded, records));
 	}
 
 	/**
@@ -204,14 +215,15 @@ public final class RecordSizes {
 	}
 
 	/**
-	 * About 2 KB of JSON: an order with customer, address and eighteen line items.
+	 * An order as JSON, with customer, address and line items: about 2 KB with 18 items,
+	 * 10 KB with 95.
 	 */
-	static String orderJson() {
+	static String orderJson(int items) {
 		StringBuilder json = new StringBuilder("{\"orderNo\":\"ORD-2026-000123\",\"status\":\"PAID\",")
 			.append("\"customer\":{\"id\":\"cus_8f2a61\",\"name\":\"Alice Example\",\"email\":\"alice@example.com\"},")
 			.append("\"shipping\":{\"street\":\"1 Main Street\",\"city\":\"Springfield\",\"zip\":\"12345\",")
 			.append("\"country\":\"US\"},\"items\":[");
-		for (int i = 1; i <= 18; i++) {
+		for (int i = 1; i <= items; i++) {
 			json.append((i > 1) ? "," : "")
 				.append("{\"sku\":\"SKU-")
 				.append(1000 + i)
@@ -228,7 +240,11 @@ public final class RecordSizes {
 			.toString();
 	}
 
-	private record Shape(String name, StoredResult result) {
+	/**
+	 * A record to write: its stored result (null: in progress) and, when that is
+	 * compressed, the size it was encoded at.
+	 */
+	private record Shape(String name, StoredResult result, int encodedSize) {
 	}
 
 }

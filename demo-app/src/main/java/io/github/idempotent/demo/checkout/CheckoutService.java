@@ -2,6 +2,9 @@ package io.github.idempotent.demo.checkout;
 
 import java.util.List;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
@@ -22,6 +25,8 @@ import io.github.idempotent.state.TransitionResult;
 @Service
 @Transactional(isolation = Isolation.READ_COMMITTED)
 public class CheckoutService {
+
+	private static final Log logger = LogFactory.getLog(CheckoutService.class);
 
 	private final Accounts accounts;
 
@@ -116,6 +121,9 @@ public class CheckoutService {
 			long balance = this.accounts.balance(order.accountId());
 			LedgerEntry entry = this.ledger.record(order.accountId(), orderNo, Ledger.PAYMENT, -order.amount(),
 					balance);
+			// With -Ptracing, the line carries the trace and span ids of the idempotent
+			// call.
+			logger.info("Order " + orderNo + " paid: " + order.amount() + " debited from account " + order.accountId());
 			return new Created<>(payment(entry), true);
 		}
 		if (transition instanceof TransitionResult.AlreadyInTarget) {

@@ -1,6 +1,7 @@
 package io.github.idempotent.store.cache;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +23,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 
@@ -58,7 +61,7 @@ import io.github.idempotent.store.StoredResult;
  * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
  * around them.
  */
-public class CachingIdempotencyStore implements AsyncIdempotencyStore, AutoCloseable {
+public class CachingIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
 
 	// Object headers and fields of the entry, its fingerprint, result and their arrays,
 	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
@@ -289,6 +292,45 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, AutoClose
 	@Override
 	public int maxKeyLength() {
 		return this.delegate.maxKeyLength();
+	}
+
+	/**
+	 * The record as the store behind the cache holds it.
+	 */
+	@Override
+	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+		return inspectableDelegate().inspect(key);
+	}
+
+	@Override
+	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		return inspectableDelegate().findInProgress(keyPrefix, olderThan, cursor, limit);
+	}
+
+	/**
+	 * Deletes the record from the store and this instance's cache; other instances'
+	 * caches keep replaying it until their entries expire.
+	 */
+	@Override
+	public boolean delete(IdempotencyKey key) {
+		boolean deleted = inspectableDelegate().delete(key);
+		this.completed.invalidate(cacheKey(key));
+		return deleted;
+	}
+
+	/**
+	 * Whether the store behind the cache can be inspected.
+	 */
+	public boolean isInspectable() {
+		return this.delegate instanceof InspectableIdempotencyStore;
+	}
+
+	private InspectableIdempotencyStore inspectableDelegate() {
+		if (this.delegate instanceof InspectableIdempotencyStore inspectable) {
+			return inspectable;
+		}
+		throw new UnsupportedOperationException(
+				this.delegate.getClass().getName() + " does not implement InspectableIdempotencyStore");
 	}
 
 	/**

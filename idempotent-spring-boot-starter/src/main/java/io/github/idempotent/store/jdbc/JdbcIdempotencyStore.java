@@ -6,11 +6,14 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -22,6 +25,8 @@ import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
@@ -47,7 +52,9 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
@@ -76,7 +83,7 @@ import io.github.idempotent.store.StoredResult;
  * that commit and that write leaves the key to expire with its lease, after which a retry
  * runs the method again.
  */
-public class JdbcIdempotencyStore implements IdempotencyStore {
+public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Longest key, matching the key column of the shipped schemas.
@@ -143,6 +150,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private static final String VERSION = """
 			SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
+	// Served by the in-progress index of the schema (partial on PostgreSQL); the state
+	// is a literal so that PostgreSQL can match the partial index's predicate.
+	private static final String IN_PROGRESS = """
+			SELECT idempotency_key, owner_token, fingerprint, %MILLIS_LEFT% AS millis_left
+			FROM %TABLE_NAME% WHERE state = 'P' AND idempotency_key > ? AND expires_at > %NOW%
+			ORDER BY idempotency_key LIMIT ?""";
+
+	private static final String DELETE = """
+			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?""";
+
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
@@ -157,6 +174,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final String tableName;
 
 	private final String insertSql;
+
+	private final String inProgressSql;
+
+	private final String deleteSql;
 
 	private final String selectSql;
 
@@ -241,6 +262,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.completeSql = dialect.sql(COMPLETE, tableName);
 		this.insertCompletedSql = dialect.sql(INSERT_COMPLETED, tableName);
 		this.existsSql = dialect.sql(EXISTS, tableName);
+		this.inProgressSql = dialect.sql(IN_PROGRESS, tableName);
+		this.deleteSql = dialect.sql(DELETE, tableName);
 		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
@@ -339,7 +362,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
-		String token = OwnerToken.generate();
+		// The token carries the claim time (this instance's clock): the in-progress
+		// listing reads it, and a vanished row written anew by its owner keeps it.
+		String token = OwnerToken.generate(Instant.now());
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
 			if (insert(key, token, fingerprint, leaseMillis)) {
 				return new ClaimResult.Acquired(token);
@@ -374,6 +399,53 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			// not; PostgreSQL never gets here (ON CONFLICT DO NOTHING).
 			return false;
 		}
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+		Row row = select(key.value());
+		if (row == null || row.expired()) {
+			return Optional.empty();
+		}
+		return Optional.of(new IdempotencyRecord(key,
+				row.completed() ? IdempotencyRecord.State.COMPLETED : IdempotencyRecord.State.IN_PROGRESS,
+				new Fingerprint(row.fingerprint()), row.completed() ? null : OwnerToken.claimedAt(row.token()),
+				Duration.ofMillis(Math.max(0, row.millisLeft())),
+				row.completed() ? new StoredResult(row.result()) : null));
+	}
+
+	/**
+	 * The rows in progress in key order, {@code limit} at a time, through the index on
+	 * the in-progress rows; the claim time is read from the token, so the age is filtered
+	 * here, not in SQL. The cursor is the last key of the previous page.
+	 */
+	@Override
+	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		Instant now = Instant.now();
+		List<String> examined = new ArrayList<>();
+		List<IdempotencyRecord> records = new ArrayList<>();
+		this.jdbc.query(this.inProgressSql, (rs) -> {
+			String key = rs.getString(1);
+			examined.add(key);
+			if (!key.startsWith(prefix)) {
+				return;
+			}
+			IdempotencyRecord record = new IdempotencyRecord(new IdempotencyKey(key),
+					IdempotencyRecord.State.IN_PROGRESS, new Fingerprint(rs.getString(3)),
+					OwnerToken.claimedAt(rs.getString(2)), Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
+			Duration age = record.age(now);
+			if (age == null || age.compareTo(olderThan) >= 0) {
+				records.add(record);
+			}
+		}, (cursor != null) ? cursor : "", limit);
+		return new InProgressPage(records, (examined.size() == limit) ? examined.get(limit - 1) : null);
+	}
+
+	@Override
+	public boolean delete(IdempotencyKey key) {
+		return inOwnTransaction(() -> this.jdbc.update(this.deleteSql, key.value()) > 0);
 	}
 
 	private Row select(String key) {

@@ -1,6 +1,11 @@
 package io.github.idempotent.store.memory;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,7 +21,9 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
@@ -33,7 +40,7 @@ import io.github.idempotent.store.StoredResult;
  * completed result evicted early would let a retry of its key run the method again, and
  * an evicted placeholder would let a duplicate run alongside its owner.
  */
-public class InMemoryIdempotencyStore implements IdempotencyStore {
+public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Records held by default: with results of about 1 KB, in the order of 100 MB of
@@ -127,7 +134,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			}
 			String token = OwnerToken.generate();
 			result[0] = new ClaimResult.Acquired(token);
-			return new Entry(token, fingerprint, null, now + lease.toNanos());
+			return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now());
 		});
 		if (result[0] instanceof ClaimResult.Acquired && written != null) {
 			lowerEarliestExpiry(written.expiresAt);
@@ -138,7 +145,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
-		return update(key, token, (entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos()));
+		return update(key, token, (entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos(), null));
 	}
 
 	@Override
@@ -148,7 +155,55 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
-		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos()));
+		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
+				(entry != null) ? entry.claimedAt : Instant.now()));
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+		Entry entry = this.records.get(key.value());
+		long now = System.nanoTime();
+		return (entry != null && !entry.isExpired(now)) ? Optional.of(entry.toRecord(key, now)) : Optional.empty();
+	}
+
+	/**
+	 * The records in progress in key order, {@code limit} at a time: the cursor is the
+	 * last key of the previous page. Walks every record, as a store for one JVM may.
+	 */
+	@Override
+	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		long now = System.nanoTime();
+		Instant wallNow = Instant.now();
+		List<Map.Entry<String, Entry>> page = this.records.entrySet()
+			.stream()
+			.filter((e) -> e.getValue().result == null && !e.getValue().isExpired(now) && e.getKey().startsWith(prefix)
+					&& (cursor == null || e.getKey().compareTo(cursor) > 0))
+			.sorted(Map.Entry.comparingByKey())
+			.limit(limit)
+			.toList();
+		List<IdempotencyRecord> records = new ArrayList<>();
+		for (Map.Entry<String, Entry> e : page) {
+			IdempotencyRecord record = e.getValue().toRecord(new IdempotencyKey(e.getKey()), now);
+			Duration age = record.age(wallNow);
+			if (age == null || age.compareTo(olderThan) >= 0) {
+				records.add(record);
+			}
+		}
+		return new InProgressPage(records, (page.size() == limit) ? page.get(limit - 1).getKey() : null);
+	}
+
+	@Override
+	public boolean delete(IdempotencyKey key) {
+		boolean[] deleted = new boolean[1];
+		long now = System.nanoTime();
+		this.records.computeIfPresent(key.value(), (k, entry) -> {
+			deleted[0] = !entry.isExpired(now);
+			this.recordCount.decrementAndGet();
+			return null;
+		});
+		return deleted[0];
 	}
 
 	/**
@@ -285,10 +340,19 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	}
 
-	private record Entry(String token, Fingerprint fingerprint, StoredResult result, long expiresAt) {
+	private record Entry(String token, Fingerprint fingerprint, StoredResult result, long expiresAt,
+			@Nullable Instant claimedAt) {
 
 		boolean isExpired(long now) {
 			return now - this.expiresAt >= 0;
+		}
+
+		IdempotencyRecord toRecord(IdempotencyKey key, long now) {
+			boolean inProgress = this.result == null;
+			return new IdempotencyRecord(key,
+					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
+					this.fingerprint, inProgress ? this.claimedAt : null, Duration.ofNanos(this.expiresAt - now),
+					this.result);
 		}
 
 	}

@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
 
@@ -25,7 +26,8 @@ import io.github.idempotent.store.Fingerprint;
  * <li>bytes 1-8: the owner's token ({@link #token});</li>
  * <li>then the fingerprint: 32 bytes, or one length byte and up to 255 bytes of UTF-8
  * text;</li>
- * <li>then, in a completed record, the result, to the end.</li>
+ * <li>then, in a completed record, the result, to the end; in an in-progress record, the
+ * claim time ({@link #inProgress}), or nothing in a record of an earlier version.</li>
  * </ul>
  * The Lua scripts read only the state byte and the token, at fixed offsets; everything
  * else is built and parsed here, off the server.
@@ -47,6 +49,17 @@ final class RecordLayout {
 
 	/** Characters of a base64 digest of 32 bytes, without padding. */
 	private static final int DIGEST_TEXT_LENGTH = 43;
+
+	/**
+	 * Bytes of the claim time after the fingerprint of an in-progress record: the
+	 * claiming instance's epoch second modulo 2^24 (194 days). Three bytes because an
+	 * in-progress record with a digest fingerprint is then 44 bytes, the longest string
+	 * Redis 7 keeps inside its object header (embstr): a fourth byte would cost 16 bytes
+	 * of memory per record (docs/benchmarks.md, record sizes).
+	 */
+	private static final int CLAIM_TIME_LENGTH = 3;
+
+	private static final int CLAIM_TIME_MODULUS = 1 << 24;
 
 	private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
 
@@ -148,6 +161,38 @@ final class RecordLayout {
 		}
 	}
 
+	/**
+	 * An in-progress record that carries its claim time, {@code epochSecond}.
+	 */
+	static byte[] inProgress(byte[] token, Fingerprint fingerprint, long epochSecond) {
+		int second = (int) Math.floorMod(epochSecond, (long) CLAIM_TIME_MODULUS);
+		byte[] time = { (byte) (second >>> 16), (byte) (second >>> 8), (byte) second };
+		return record(IN_PROGRESS, token, fingerprint, time);
+	}
+
+	static boolean isInProgress(byte[] record) {
+		return record[0] == IN_PROGRESS || record[0] == IN_PROGRESS + TEXT;
+	}
+
+	/**
+	 * When the key of an in-progress record was claimed, read against {@code now}:
+	 * {@code null} for a completed record and for one written without a claim time. A
+	 * claim time up to 97 days ahead of {@code now} (a claimer whose clock runs ahead)
+	 * reads as {@code now}, anything older as that many seconds ago.
+	 */
+	static @Nullable Instant claimedAt(byte[] record, Instant now) {
+		int start = resultStart(record);
+		if (!isInProgress(record) || record.length - start != CLAIM_TIME_LENGTH) {
+			return null;
+		}
+		int second = ((record[start] & 0xFF) << 16) | ((record[start + 1] & 0xFF) << 8) | (record[start + 2] & 0xFF);
+		long ago = Math.floorMod(now.getEpochSecond() - second, (long) CLAIM_TIME_MODULUS);
+		if (ago >= CLAIM_TIME_MODULUS / 2) {
+			ago = 0;
+		}
+		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
+	}
+
 	static Fingerprint fingerprint(byte[] record) {
 		if (isDigestForm(record)) {
 			return new Fingerprint(
@@ -158,8 +203,11 @@ final class RecordLayout {
 	}
 
 	static byte[] result(byte[] record) {
-		int start = FINGERPRINT + (isDigestForm(record) ? DIGEST_LENGTH : 1 + (record[FINGERPRINT] & 0xFF));
-		return Arrays.copyOfRange(record, start, record.length);
+		return Arrays.copyOfRange(record, resultStart(record), record.length);
+	}
+
+	private static int resultStart(byte[] record) {
+		return FINGERPRINT + (isDigestForm(record) ? DIGEST_LENGTH : 1 + (record[FINGERPRINT] & 0xFF));
 	}
 
 	private static boolean isDigestForm(byte[] record) {

@@ -2,8 +2,12 @@ package io.github.idempotent.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -12,10 +16,14 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
+import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
 import org.apache.commons.logging.Log;
@@ -35,7 +43,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -55,7 +65,7 @@ import io.github.idempotent.store.StoredResult;
  * own, one caller at a time ({@link DedicatedConnections}); everything else, and every
  * write when no replica is awaited, runs on the application's connection.
  */
-public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseable {
+public class RedisIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
@@ -114,7 +124,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseab
 	}
 
 	private static byte[] claimRecord(String token, Fingerprint fingerprint) {
-		return RecordLayout.record(RecordLayout.IN_PROGRESS, RecordLayout.token(token), fingerprint, null);
+		return RecordLayout.inProgress(RecordLayout.token(token), fingerprint, Instant.now().getEpochSecond());
 	}
 
 	private static byte[] completedRecord(byte[] owner, Fingerprint fingerprint, StoredResult result) {
@@ -162,8 +172,154 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseab
 	@Override
 	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
+		// The record is written only if it has vanished: then it is claimed anew, now.
 		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner, millis(lease),
-				RecordLayout.record(RecordLayout.IN_PROGRESS, owner, fingerprint, null)));
+				RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			return Optional.ofNullable(inspect(connection, key, Instant.now()));
+		}
+	}
+
+	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, IdempotencyKey key, Instant now) {
+		List<?> reply = execute(connection, Scripts.INSPECT, ReturnType.MULTI, keyOf(key));
+		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
+		long kind = (Long) reply.get(0);
+		if (kind == 0) {
+			return null;
+		}
+		long pttl = (Long) reply.get(1);
+		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
+		if (kind == 1) {
+			byte[] stored = (byte[]) reply.get(2);
+			boolean inProgress = RecordLayout.isInProgress(stored);
+			return new IdempotencyRecord(key,
+					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
+					RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
+					inProgress ? null : new StoredResult(RecordLayout.result(stored)));
+		}
+		// A hash of the previous layout: no claim time.
+		boolean inProgress = "P".equals(new String((byte[]) reply.get(2), StandardCharsets.UTF_8));
+		Fingerprint fingerprint = new Fingerprint(new String((byte[]) reply.get(3), StandardCharsets.UTF_8));
+		StoredResult result = (!inProgress && reply.size() > 4) ? new StoredResult((byte[]) reply.get(4)) : null;
+		return new IdempotencyRecord(key,
+				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED, fingerprint, null,
+				expiresIn, result);
+	}
+
+	/**
+	 * SCAN with a MATCH on the key prefix and a COUNT of {@code limit}, then one read per
+	 * key found. On Redis Cluster each primary is scanned in turn (the cursor names the
+	 * node); a page covers one node's SCAN step. Needs Lettuce: Spring Data Redis's
+	 * cursor cannot resume a scan from a cursor that an earlier request returned.
+	 */
+	@Override
+	@SuppressWarnings("unchecked")
+	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
+		Assert.isTrue(limit > 0, "limit must be positive");
+		ScanArgs args = new ScanArgs().match(utf8(globEscape(keyPrefix) + ":*")).limit(limit);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Object nativeConnection = connection.getNativeConnection();
+			KeyScanCursor<byte[]> scanned;
+			String node = null;
+			List<String> primaries = List.of();
+			if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				primaries = primaries((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster);
+				String position = (cursor != null) ? cursor : primaries.get(0) + ":0";
+				int colon = position.lastIndexOf(':');
+				Assert.isTrue(colon > 0, "Not a cursor of this store: " + position);
+				node = position.substring(0, colon);
+				scanned = await(((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getConnection(node)
+					.scan(ScanCursor.of(position.substring(colon + 1)), args));
+			}
+			else if (nativeConnection instanceof RedisClusterAsyncCommands<?, ?> commands) {
+				scanned = await(((RedisClusterAsyncCommands<byte[], byte[]>) commands)
+					.scan(ScanCursor.of((cursor != null) ? cursor : "0"), args));
+			}
+			else {
+				throw new UnsupportedOperationException(
+						"Finding the records in progress needs a LettuceConnectionFactory");
+			}
+			Instant now = Instant.now();
+			List<IdempotencyRecord> records = new ArrayList<>();
+			for (byte[] key : scanned.getKeys()) {
+				IdempotencyRecord record = inspect(connection,
+						new IdempotencyKey(new String(key, StandardCharsets.UTF_8)), now);
+				if (record != null && record.state() == IdempotencyRecord.State.IN_PROGRESS) {
+					Duration age = record.age(now);
+					if (age == null || age.compareTo(olderThan) >= 0) {
+						records.add(record);
+					}
+				}
+			}
+			return new InProgressPage(records, nextCursor(scanned, node, primaries));
+		}
+	}
+
+	private static @Nullable String nextCursor(KeyScanCursor<byte[]> scanned, @Nullable String node,
+			List<String> primaries) {
+		if (node == null) {
+			return scanned.isFinished() ? null : scanned.getCursor();
+		}
+		if (!scanned.isFinished()) {
+			return node + ":" + scanned.getCursor();
+		}
+		int next = primaries.indexOf(node) + 1;
+		return (next > 0 && next < primaries.size()) ? primaries.get(next) + ":0" : null;
+	}
+
+	private static List<String> primaries(RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+		List<String> primaries = new ArrayList<>();
+		for (io.lettuce.core.cluster.models.partitions.RedisClusterNode node : cluster.getStatefulConnection()
+			.getPartitions()) {
+			if (node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM)) {
+				primaries.add(node.getNodeId());
+			}
+		}
+		Collections.sort(primaries);
+		Assert.state(!primaries.isEmpty(), "The Redis Cluster has no primary");
+		return primaries;
+	}
+
+	private static <T> T await(RedisFuture<T> reply) {
+		try {
+			return reply.get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while scanning Redis", ex);
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime
+					: new IllegalStateException("Could not scan Redis", ex.getCause());
+		}
+	}
+
+	/**
+	 * The prefix with the characters that a MATCH pattern interprets escaped.
+	 */
+	private static String globEscape(String text) {
+		StringBuilder sb = new StringBuilder(text.length() + 4);
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if ("*?[]\\".indexOf(c) >= 0) {
+				sb.append('\\');
+			}
+			sb.append(c);
+		}
+		return sb.toString();
+	}
+
+	@Override
+	public boolean delete(IdempotencyKey key) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long deleted = connection.keyCommands().del(keyOf(key));
+			return deleted != null && deleted > 0;
+		}
 	}
 
 	/**
@@ -462,6 +618,20 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, AutoCloseab
 				  return 1
 				end
 				return 0
+				""");
+
+		// Read-only, for operators: the record whole, or a hash of the previous layout's
+		// fields, with its PTTL.
+		static final Script INSPECT = Script.of("""
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  return {0}
+				end
+				if type(v) == 'table' then
+				  local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
+				  return {2, redis.call('PTTL', KEYS[1]), r[1] or '', r[2] or '', r[3]}
+				end
+				return {1, redis.call('PTTL', KEYS[1]), v}
 				""");
 
 		private Scripts() {

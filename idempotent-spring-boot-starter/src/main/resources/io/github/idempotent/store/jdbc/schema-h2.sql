@@ -11,3 +11,5 @@ CREATE TABLE IF NOT EXISTS idempotency_record (
 	CONSTRAINT idempotency_record_pk PRIMARY KEY (idempotency_key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_record_expires_at_idx ON idempotency_record (expires_at);
+-- The in-progress rows, in key order, for the Actuator endpoint's listing of stuck keys.
+CREATE INDEX IF NOT EXISTS idempotency_record_in_progress_idx ON idempotency_record (state, idempotency_key);

@@ -4,6 +4,9 @@
 -- The key is VARBINARY so that it compares byte for byte: the default collations ignore
 -- case and trailing spaces, which would let two different keys share one record.
 -- 2048 bytes hold the 512 characters of JdbcIdempotencyStore.maxKeyLength() in UTF-8.
+-- The state index (InnoDB appends the key to it) serves the Actuator endpoint's listing of
+-- the rows in progress. MySQL has no CREATE INDEX IF NOT EXISTS: a table created by an earlier
+-- version gets it with ALTER TABLE idempotency_record ADD INDEX idempotency_record_in_progress_idx (state).
 CREATE TABLE IF NOT EXISTS idempotency_record (
 	idempotency_key VARBINARY(2048) NOT NULL,
 	state CHAR(1) NOT NULL,
@@ -12,5 +15,6 @@ CREATE TABLE IF NOT EXISTS idempotency_record (
 	result MEDIUMBLOB,
 	expires_at DATETIME(6) NOT NULL,
 	PRIMARY KEY (idempotency_key),
-	INDEX idempotency_record_expires_at_idx (expires_at)
+	INDEX idempotency_record_expires_at_idx (expires_at),
+	INDEX idempotency_record_in_progress_idx (state)
 ) ENGINE = InnoDB;

@@ -11,3 +11,7 @@ CREATE TABLE IF NOT EXISTS idempotency_record (
 	CONSTRAINT idempotency_record_pk PRIMARY KEY (idempotency_key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_record_expires_at_idx ON idempotency_record (expires_at);
+-- The in-progress rows, in key order, for the Actuator endpoint's listing of stuck keys:
+-- partial, so it holds only the few rows of calls still running, not every stored result.
+CREATE INDEX IF NOT EXISTS idempotency_record_in_progress_idx ON idempotency_record (idempotency_key)
+	WHERE state = 'P';

@@ -4,14 +4,14 @@ import java.time.Duration;
 
 import org.springframework.util.unit.DataSize;
 
-import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 /**
  * The local cache in front of a store keeps the store's contract.
  */
-class CachingIdempotencyStoreContractTests extends AbstractIdempotencyStoreContractTest {
+class CachingIdempotencyStoreContractTests extends AbstractInspectableIdempotencyStoreContractTest {
 
 	@Override
 	protected IdempotencyStore createStore() {

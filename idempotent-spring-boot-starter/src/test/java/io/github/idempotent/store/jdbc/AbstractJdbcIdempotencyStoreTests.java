@@ -26,8 +26,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
-import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.TestDatabases;
@@ -42,7 +43,7 @@ import static org.awaitility.Awaitility.await;
  * creates a table of its own from the shipped schema script and drops it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStoreContractTest {
+abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreContractTest {
 
 	private static final Fingerprint FP = new Fingerprint("fp-1");
 
@@ -86,6 +87,20 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractIdempotencyStor
 
 	private JdbcIdempotencyStore jdbcStore() {
 		return (JdbcIdempotencyStore) store();
+	}
+
+	@Test
+	void aRowClaimedByAnEarlierVersionIsReadAndListedWithItsAgeUnknown() {
+		String prefix = newPrefix();
+		IdempotencyKey key = new IdempotencyKey(prefix + ":_:op:old");
+		store().claim(key, FP, LEASE);
+		// The tokens of earlier versions: 32 hex digits, no claim time.
+		this.jdbc.update("UPDATE " + this.tableName + " SET owner_token = ? WHERE idempotency_key = ?",
+				"0123456789abcdef0123456789abcdef", key.value());
+		IdempotencyRecord read = inspectable().inspect(key).orElseThrow();
+		assertThat(read.state()).isEqualTo(IdempotencyRecord.State.IN_PROGRESS);
+		assertThat(read.claimedAt()).isNull();
+		assertThat(listAll(prefix, Duration.ofHours(1), 10)).extracting(IdempotencyRecord::key).containsExactly(key);
 	}
 
 	@Test

@@ -1,9 +1,9 @@
 package io.github.idempotent.store.memory;
 
-import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.IdempotencyStore;
 
-class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreContractTest {
+class InMemoryIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreContractTest {
 
 	@Override
 	protected IdempotencyStore createStore() {

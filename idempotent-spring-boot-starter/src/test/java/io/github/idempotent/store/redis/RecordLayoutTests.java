@@ -1,5 +1,7 @@
 package io.github.idempotent.store.redis;
 
+import java.time.Instant;
+
 import org.junit.jupiter.api.Test;
 
 import io.github.idempotent.store.Fingerprint;
@@ -38,6 +40,47 @@ class RecordLayoutTests {
 		assertThat(TOKEN).containsExactly(0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef);
 		assertThat(RecordLayout.token("not-the-owner")).hasSize(8).isNotEqualTo(RecordLayout.token("token"));
 		assertThat(RecordLayout.token(RedisIdempotencyStore.newToken())).hasSize(8);
+	}
+
+	@Test
+	void anInProgressRecordWithADigestFingerprintCarriesItsClaimTimeInFortyFourBytes() {
+		// 44 bytes is the longest string Redis 7 keeps inside its object header; one
+		// more costs 16 bytes per record.
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		Instant claimed = Instant.parse("2026-12-02T17:00:00Z");
+		byte[] record = RecordLayout.inProgress(TOKEN, fingerprint, claimed.getEpochSecond());
+		assertThat(record).hasSize(44);
+		assertThat(RecordLayout.isInProgress(record)).isTrue();
+		assertThat(RecordLayout.fingerprint(record)).isEqualTo(fingerprint);
+		assertThat(RecordLayout.claimedAt(record, claimed.plusSeconds(90))).isEqualTo(claimed);
+	}
+
+	@Test
+	void theClaimTimeReadsBackAcrossTheWrapOfItsThreeBytes() {
+		Fingerprint fingerprint = new Fingerprint("fp-text");
+		long wrapsAt = (1L << 24) * 106;
+		byte[] record = RecordLayout.inProgress(TOKEN, fingerprint, wrapsAt - 10);
+		assertThat(RecordLayout.claimedAt(record, Instant.ofEpochSecond(wrapsAt + 5)))
+			.isEqualTo(Instant.ofEpochSecond(wrapsAt - 10));
+	}
+
+	@Test
+	void aClaimTimeAheadOfTheReadersClockReadsAsNow() {
+		Fingerprint fingerprint = new Fingerprint("fp-text");
+		Instant now = Instant.parse("2026-12-02T17:00:00Z");
+		byte[] record = RecordLayout.inProgress(TOKEN, fingerprint, now.getEpochSecond() + 3);
+		assertThat(RecordLayout.claimedAt(record, now)).isEqualTo(now);
+	}
+
+	@Test
+	void recordsWithoutAClaimTimeHaveNone() {
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		Instant now = Instant.now();
+		assertThat(RecordLayout.claimedAt(RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, fingerprint, null), now))
+			.isNull();
+		assertThat(RecordLayout
+			.claimedAt(RecordLayout.record(RecordLayout.COMPLETED, TOKEN, fingerprint, new byte[] { 1, 2, 3 }), now))
+			.isNull();
 	}
 
 }

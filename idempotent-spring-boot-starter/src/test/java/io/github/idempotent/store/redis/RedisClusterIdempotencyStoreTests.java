@@ -21,7 +21,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyKey;
-import io.github.idempotent.store.AbstractIdempotencyStoreContractTest;
+import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
@@ -35,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * The store contract on a real three-node Redis Cluster of this test's own, configured
  * the way an application does it: {@code spring.data.redis.cluster.nodes}.
  */
-class RedisClusterIdempotencyStoreTests extends AbstractIdempotencyStoreContractTest {
+class RedisClusterIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreContractTest {
 
 	private static LocalRedisCluster cluster;
 

@@ -1,0 +1,313 @@
+package io.github.idempotent.actuate;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
+
+import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyRecord;
+import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
+
+/**
+ * Actuator endpoint {@code idempotency}, for operators: the records still in progress
+ * ({@code GET /actuator/idempotency?olderThan=30s}), one record ({@code GET
+ * /actuator/idempotency/{operation}/{key}}) and its deletion ({@code DELETE}, a write
+ * operation: only with {@code management.endpoint.idempotency.access=unrestricted}). The
+ * operation is named as in {@code @Idempotent(name = ...)}, by its default name, or by
+ * the part of the default name a record key shows ({@code PaymentController.pay}); the
+ * record key is derived from it, the scope and the client's key exactly as the
+ * interceptor derives it. Stored results are shown only as {@code show-values} allows, as
+ * Boot's {@code env} endpoint does.
+ */
+@Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
+public class IdempotencyEndpoint {
+
+	/** Records examined by one page of the in-progress listing when none is asked for. */
+	static final int DEFAULT_LIMIT = 100;
+
+	/** Most records one page may examine. */
+	static final int MAX_LIMIT = 1000;
+
+	private static final Log logger = LogFactory.getLog(IdempotencyEndpoint.class);
+
+	private final InspectableIdempotencyStore store;
+
+	private final Supplier<Set<String>> operationNames;
+
+	private final String keyPrefix;
+
+	private final Show showValues;
+
+	private final Set<String> roles;
+
+	private final Runnable deletionCounter;
+
+	/**
+	 * @param store the store the interceptor uses
+	 * @param operationNames names of the {@code @Idempotent} operations of the
+	 * application
+	 * @param keyPrefix {@code idempotent.key-prefix}
+	 * @param showValues when stored results are shown
+	 * @param roles roles that may see stored results under {@link Show#WHEN_AUTHORIZED}
+	 * (empty: any authenticated user)
+	 * @param deletionCounter counts each deletion
+	 */
+	public IdempotencyEndpoint(InspectableIdempotencyStore store, Supplier<Set<String>> operationNames,
+			String keyPrefix, Show showValues, Set<String> roles, Runnable deletionCounter) {
+		Assert.notNull(store, "store must not be null");
+		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
+		this.store = store;
+		this.operationNames = operationNames;
+		this.keyPrefix = keyPrefix;
+		this.showValues = showValues;
+		this.roles = Set.copyOf(roles);
+		this.deletionCounter = deletionCounter;
+	}
+
+	/**
+	 * One page of the records in progress for at least {@code olderThan} (default: all),
+	 * examining up to {@code limit} records; {@code cursor} continues a listing.
+	 */
+	@ReadOperation
+	public InProgressDescriptor inProgress(@Nullable String olderThan, @Nullable String cursor,
+			@Nullable Integer limit) {
+		Duration minimumAge = parseAge(olderThan);
+		int pageSize = (limit != null) ? limit : DEFAULT_LIMIT;
+		if (pageSize < 1 || pageSize > MAX_LIMIT) {
+			throw new InvalidEndpointRequestException("limit must be between 1 and " + MAX_LIMIT,
+					"limit must be between 1 and " + MAX_LIMIT);
+		}
+		InProgressPage page = this.store.findInProgress(this.keyPrefix, minimumAge,
+				StringUtils.hasText(cursor) ? cursor : null, pageSize);
+		Instant now = Instant.now();
+		List<RecordDescriptor> records = new ArrayList<>();
+		for (IdempotencyRecord record : page.records()) {
+			records.add(describe(record, now, false));
+		}
+		return new InProgressDescriptor(minimumAge.toString(), records, page.cursor());
+	}
+
+	/**
+	 * The record of {@code key} for {@code operation}, in {@code scope} (default: the
+	 * global scope {@code _}); {@code null}, answered 404, when there is none.
+	 */
+	@ReadOperation
+	public @Nullable RecordDescriptor record(@Selector String operation, @Selector String key, @Nullable String scope,
+			SecurityContext securityContext) {
+		IdempotencyKey storeKey = storeKey(operation, key, scope);
+		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
+		boolean showResult = this.showValues.isShown(securityContext, this.roles);
+		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
+	}
+
+	/**
+	 * Deletes the record of {@code key} for {@code operation}, whatever its state, so
+	 * that the next call with the key runs the method; {@code null}, answered 404, when
+	 * there was none.
+	 */
+	@DeleteOperation
+	public @Nullable Map<String, Object> delete(@Selector String operation, @Selector String key,
+			@Nullable String scope, SecurityContext securityContext) {
+		IdempotencyKey storeKey = storeKey(operation, key, scope);
+		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
+		boolean deleted = this.store.delete(storeKey);
+		String who = who(securityContext);
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("storedKey", storeKey.value());
+		body.put("deleted", deleted);
+		if (!deleted) {
+			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
+					+ "there was none");
+			return body;
+		}
+		this.deletionCounter.run();
+		String state = record.map((found) -> found.state().name()).orElse("unknown");
+		body.put("state", state);
+		logger.warn(who + " deleted idempotency record " + storeKey + " (" + state + ") through the actuator; "
+				+ "the next call with this key runs the method");
+		return body;
+	}
+
+	private static String who(SecurityContext securityContext) {
+		Principal principal = (securityContext != null) ? securityContext.getPrincipal() : null;
+		return (principal != null) ? "'" + principal.getName() + "'" : "An unauthenticated caller";
+	}
+
+	private static Duration parseAge(@Nullable String olderThan) {
+		if (!StringUtils.hasText(olderThan)) {
+			return Duration.ZERO;
+		}
+		try {
+			Duration age = DurationStyle.detectAndParse(olderThan.trim());
+			if (!age.isNegative()) {
+				return age;
+			}
+		}
+		catch (IllegalArgumentException ex) {
+			// answered below
+		}
+		throw new InvalidEndpointRequestException("Invalid olderThan '" + olderThan + "'",
+				"olderThan must be a duration such as 30s, 5m or PT30S");
+	}
+
+	/**
+	 * The record key of a call, as the interceptor builds it.
+	 */
+	IdempotencyKey storeKey(String operation, String key, @Nullable String scope) {
+		String name = operationName(operation);
+		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
+		return IdempotencyKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
+	}
+
+	/**
+	 * The full name of the operation an operator means: a known name as it is; else the
+	 * known name whose form in record keys it is
+	 * ({@code PaymentController.pay~3f9a1c2b}); else the one known default name it
+	 * abbreviates ({@code PaymentController.pay} or {@code PaymentController#pay}); else,
+	 * for records of operations this instance does not have, the name as given.
+	 */
+	String operationName(String operation) {
+		Collection<String> known = this.operationNames.get();
+		if (known.contains(operation)) {
+			return operation;
+		}
+		List<String> matches = new ArrayList<>();
+		for (String name : known) {
+			if (IdempotencyKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
+				matches.add(name);
+			}
+		}
+		if (matches.size() > 1) {
+			throw new InvalidEndpointRequestException("Operation '" + operation + "' is ambiguous: " + matches,
+					"Operation '" + operation + "' names more than one operation: " + matches + "; give the full name");
+		}
+		return matches.isEmpty() ? operation : matches.get(0);
+	}
+
+	/**
+	 * Whether {@code operation} is {@code SimpleClass.method} or
+	 * {@code SimpleClass#method} of the default name
+	 * {@code pkg.SimpleClass#method(types)}.
+	 */
+	private static boolean abbreviates(String operation, String name) {
+		int hash = name.indexOf('#');
+		int parameters = name.indexOf('(', hash + 1);
+		if (hash < 0 || parameters < 0) {
+			return false;
+		}
+		String type = name.substring(0, hash);
+		String simple = type.substring(type.lastIndexOf('.') + 1);
+		String method = name.substring(hash + 1, parameters);
+		return operation.equals(simple + "." + method) || operation.equals(simple + "#" + method);
+	}
+
+	private RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
+		KeyParts parts = KeyParts.parse(this.keyPrefix, record.key().value(), this.operationNames.get());
+		Duration age = record.age(now);
+		Duration expiresIn = record.expiresIn();
+		String result = null;
+		String resultBase64 = null;
+		Integer resultSize = null;
+		if (record.result() != null) {
+			byte[] bytes = record.result().bytes();
+			resultSize = bytes.length;
+			if (showResult) {
+				result = utf8(bytes);
+				resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
+			}
+		}
+		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
+		return new RecordDescriptor(parts.operation(), parts.scope(), parts.key(), record.key().value(),
+				record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
+				(age != null) ? age.toString() : null, (inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(!inProgress && expiresIn != null) ? expiresIn.toString() : null, hash(record.fingerprint().value()),
+				resultSize, result, resultBase64);
+	}
+
+	/**
+	 * The fingerprint hashed again: two records can be compared, while a fingerprint that
+	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing.
+	 */
+	private static String hash(String fingerprint) {
+		byte[] digest = IdempotencyKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
+		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
+	}
+
+	private static @Nullable String utf8(byte[] bytes) {
+		try {
+			return StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(bytes))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * A page of records in progress.
+	 *
+	 * @param olderThan the minimum age asked for
+	 * @param records the records of this page
+	 * @param cursor pass as {@code cursor} for the next page; {@code null} on the last
+	 */
+	public record InProgressDescriptor(String olderThan, List<RecordDescriptor> records, @Nullable String cursor) {
+	}
+
+	/**
+	 * One record. Durations are ISO-8601 ({@code PT42S}).
+	 *
+	 * @param operation the operation's name, when the record key shows it
+	 * @param scope the caller scope, when the record key shows it
+	 * @param key the client's key, when the record key shows it (a long key is hashed)
+	 * @param storedKey the record key in the store
+	 * @param state {@code IN_PROGRESS} or {@code COMPLETED}
+	 * @param claimedAt when the running call claimed the key, if known
+	 * @param age how long ago it was claimed, if known
+	 * @param leaseRemaining lease left of a record in progress
+	 * @param expiresIn time left before a completed result is forgotten
+	 * @param fingerprint SHA-256 of the payload fingerprint, shortened
+	 * @param resultSize bytes of the stored result
+	 * @param result the stored result, when shown and text
+	 * @param resultBase64 the stored result, when shown and not text
+	 */
+	public record RecordDescriptor(@Nullable String operation, @Nullable String scope, @Nullable String key,
+			String storedKey, String state, @Nullable String claimedAt, @Nullable String age,
+			@Nullable String leaseRemaining, @Nullable String expiresIn, String fingerprint,
+			@Nullable Integer resultSize, @Nullable String result, @Nullable String resultBase64) {
+	}
+
+}

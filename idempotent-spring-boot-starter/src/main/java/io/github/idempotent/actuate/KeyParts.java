@@ -1,0 +1,47 @@
+package io.github.idempotent.actuate;
+
+import java.util.Collection;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.IdempotencyKey;
+
+/**
+ * The scope, operation and client key that a record key
+ * ({@code {prefix}:{scope}:{name}:{key}}, see {@link IdempotencyKey}) was built from, so
+ * that an operator can name the record in the endpoint's paths. A hashed record key
+ * ({@code {prefix}:#:...}) shows none of them.
+ */
+record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable String key) {
+
+	private static final KeyParts UNKNOWN = new KeyParts(null, null, null);
+
+	static KeyParts parse(String prefix, String storedKey, Collection<String> operationNames) {
+		if (!storedKey.startsWith(prefix + ":")) {
+			return UNKNOWN;
+		}
+		String[] parts = storedKey.substring(prefix.length() + 1).split(":", -1);
+		if (parts.length != 3) {
+			return UNKNOWN;
+		}
+		String operation = unescape(parts[1]);
+		for (String name : operationNames) {
+			if (IdempotencyKey.nameInKey(name).equals(parts[1])) {
+				operation = name;
+				break;
+			}
+		}
+		return new KeyParts(operation, unescape(parts[0]), unescape(parts[2]));
+	}
+
+	/**
+	 * Undoes the escaping of {@link IdempotencyKey#of}.
+	 */
+	private static String unescape(String part) {
+		if (part.indexOf('%') < 0) {
+			return part;
+		}
+		return part.replace("%3A", ":").replace("%7B", "{").replace("%7D", "}").replace("%7E", "~").replace("%25", "%");
+	}
+
+}

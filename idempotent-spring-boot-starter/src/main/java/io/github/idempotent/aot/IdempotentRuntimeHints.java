@@ -1,0 +1,39 @@
+package io.github.idempotent.aot;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.util.ClassUtils;
+
+import io.github.idempotent.web.ResponseEntityResultConverter;
+
+/**
+ * Hints that do not depend on the application's methods, registered through
+ * {@code META-INF/spring/aot.factories}:
+ * <ul>
+ * <li>the JDBC store's {@code schema-*.sql} scripts, read from the class path when the
+ * table is created at start-up;</li>
+ * <li>the stored form of a {@code ResponseEntity} result, which Jackson writes and reads
+ * back on a replay.</li>
+ * </ul>
+ * The Redis store's Lua scripts are text blocks in its code, not resources, so they need
+ * no hint.
+ */
+public class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
+
+	static final String JDBC_SCHEMAS = "io/github/idempotent/store/jdbc/schema-*.sql";
+
+	@Override
+	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+		if (ClassUtils.isPresent("org.springframework.jdbc.core.JdbcOperations", classLoader)) {
+			hints.resources().registerPattern(JDBC_SCHEMAS);
+		}
+		if (ClassUtils.isPresent("org.springframework.http.ResponseEntity", classLoader)) {
+			new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),
+					ResponseEntityResultConverter.StoredResponse.class);
+		}
+	}
+
+}

@@ -1,0 +1,97 @@
+package io.github.idempotent.autoconfigure;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+
+import io.github.idempotent.actuate.IdempotencyEndpoint;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore;
+
+/**
+ * The Actuator endpoint {@code idempotency}, when Actuator is on the classpath, the
+ * endpoint is available (its access is not {@code none} and it is exposed), and the store
+ * can be inspected ({@link InspectableIdempotencyStore}, as every shipped store is).
+ */
+@AutoConfiguration(after = IdempotentAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@ConditionalOnBean({ IdempotencyExecutor.class, InspectableIdempotencyStore.class })
+@EnableConfigurationProperties({ IdempotentProperties.class, IdempotencyEndpointProperties.class })
+public final class IdempotentActuatorAutoConfiguration {
+
+	/** Counts the records deleted through the endpoint. */
+	static final String DELETIONS_METER = "idempotent.actuator.deletions";
+
+	private static final boolean MICROMETER_PRESENT = ClassUtils.isPresent(
+			"io.micrometer.core.instrument.MeterRegistry", IdempotentActuatorAutoConfiguration.class.getClassLoader());
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyEndpoint idempotencyEndpoint(IdempotencyExecutor executor, IdempotentOperationSource operations,
+			IdempotentProperties properties, IdempotencyEndpointProperties endpoint,
+			ObjectProvider<InspectableIdempotencyStore> inspectableStores, BeanFactory beanFactory) {
+		// The store the interceptor uses, so that a deletion also leaves the local cache.
+		IdempotencyStore store = executor.getStore();
+		InspectableIdempotencyStore inspectable = (store instanceof InspectableIdempotencyStore candidate) ? candidate
+				: inspectableStores.getObject();
+		Runnable deletions = MICROMETER_PRESENT ? DeletionCounter.of(beanFactory) : () -> {
+		};
+		return new IdempotencyEndpoint(inspectable, operations::operationNames, properties.getKeyPrefix(),
+				endpoint.getShowValues(), endpoint.getRoles(), deletions);
+	}
+
+	/**
+	 * Counts deletions when the application has a {@link MeterRegistry}; loaded only when
+	 * Micrometer is on the classpath.
+	 */
+	private static final class DeletionCounter implements Runnable {
+
+		private final ObjectProvider<MeterRegistry> registry;
+
+		private volatile @Nullable Counter counter;
+
+		private DeletionCounter(ObjectProvider<MeterRegistry> registry) {
+			this.registry = registry;
+		}
+
+		static Runnable of(BeanFactory beanFactory) {
+			return new DeletionCounter(beanFactory.getBeanProvider(MeterRegistry.class));
+		}
+
+		@Override
+		public void run() {
+			Counter counter = this.counter;
+			if (counter == null) {
+				MeterRegistry registry = this.registry.getIfAvailable();
+				if (registry == null) {
+					return;
+				}
+				counter = Counter.builder(DELETIONS_METER)
+					.description("Idempotency records deleted through the actuator endpoint")
+					.register(registry);
+				this.counter = counter;
+			}
+			counter.increment();
+		}
+
+	}
+
+}

@@ -1,0 +1,86 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
+
+/**
+ * Configuration of the JDBC store, {@code idempotent.store.jdbc.*}. The schema settings
+ * ({@code initialize-schema}, {@code schema}, {@code platform},
+ * {@code continue-on-error}) are Spring Boot's, as for Spring Session JDBC or Spring
+ * Batch. A class of its own, bound only when the JDBC store is configured, so that
+ * {@link IdempotentProperties} loads without Spring Boot's JDBC support on the classpath.
+ */
+@ConfigurationProperties("idempotent.store.jdbc")
+public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
+
+	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:io/github/idempotent/store/jdbc/"
+			+ "schema-@@platform@@.sql";
+
+	/**
+	 * Name of the table of idempotency records, optionally schema-qualified.
+	 */
+	private String tableName = "idempotency_record";
+
+	/**
+	 * Whether a result completed inside a transaction on the store's DataSource is
+	 * written in that transaction, so that it commits or rolls back with the business
+	 * rows.
+	 */
+	private boolean joinTransaction;
+
+	/**
+	 * Interval between purges of expired records; zero disables purging.
+	 */
+	private Duration purgeInterval = Duration.ofMinutes(5);
+
+	/**
+	 * Largest number of expired records deleted by one purge statement.
+	 */
+	private int purgeBatchSize = 1000;
+
+	public IdempotentJdbcProperties() {
+		// A table that could not be created must stop the start-up, not surface as a
+		// 503 on the first guarded call; the shipped scripts are safe to run again.
+		setContinueOnError(false);
+	}
+
+	@Override
+	public String getDefaultSchemaLocation() {
+		return DEFAULT_SCHEMA_LOCATION;
+	}
+
+	public String getTableName() {
+		return this.tableName;
+	}
+
+	public void setTableName(String tableName) {
+		this.tableName = tableName;
+	}
+
+	public boolean isJoinTransaction() {
+		return this.joinTransaction;
+	}
+
+	public void setJoinTransaction(boolean joinTransaction) {
+		this.joinTransaction = joinTransaction;
+	}
+
+	public Duration getPurgeInterval() {
+		return this.purgeInterval;
+	}
+
+	public void setPurgeInterval(Duration purgeInterval) {
+		this.purgeInterval = purgeInterval;
+	}
+
+	public int getPurgeBatchSize() {
+		return this.purgeBatchSize;
+	}
+
+	public void setPurgeBatchSize(int purgeBatchSize) {
+		this.purgeBatchSize = purgeBatchSize;
+	}
+
+}

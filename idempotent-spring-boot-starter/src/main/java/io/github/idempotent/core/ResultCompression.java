@@ -1,0 +1,206 @@
+package io.github.idempotent.core;
+
+import java.util.Arrays;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.zip.DataFormatException;
+import java.util.zip.Deflater;
+import java.util.zip.Inflater;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * Compression of stored results with the JDK's raw deflate. A value outcome ({@code V}
+ * marker) whose encoded result is larger than the threshold is stored as {@code Z}, the
+ * length of the encoded result as 4 bytes (big-endian), then the encoded result deflated;
+ * when deflating does not make it smaller, the value is stored as it was. A record says
+ * how it was encoded, so replays read both forms whatever the current setting: turning
+ * compression on or off never strands a record.
+ * <p>
+ * Deflaters and inflaters hold native memory (a deflater about 256 KB): a few are kept in
+ * a small pool shared by every instance, so a call neither creates one nor waits for one,
+ * and one that does not fit back is {@linkplain Deflater#end() ended} at once rather than
+ * left to the garbage collector. A pool rather than a thread-local, which would keep one
+ * per virtual thread.
+ */
+public final class ResultCompression {
+
+	static final byte DEFLATED = 'Z';
+
+	private static final byte VALUE = 'V';
+
+	/** Marker, then the encoded result's length. */
+	private static final int HEADER = 5;
+
+	private static final int POOL_SIZE = Math.min(16, 2 * Runtime.getRuntime().availableProcessors());
+
+	private static final BlockingQueue<Deflater> deflaters = new ArrayBlockingQueue<>(POOL_SIZE);
+
+	private static final BlockingQueue<Inflater> inflaters = new ArrayBlockingQueue<>(POOL_SIZE);
+
+	private static final ResultCompression NONE = new ResultCompression(Long.MAX_VALUE);
+
+	private final long threshold;
+
+	private ResultCompression(long threshold) {
+		this.threshold = threshold;
+	}
+
+	/**
+	 * No compression: every result is stored as encoded (compressed records are still
+	 * replayed).
+	 */
+	public static ResultCompression none() {
+		return NONE;
+	}
+
+	/**
+	 * Deflates encoded results of more than {@code thresholdBytes}.
+	 */
+	public static ResultCompression deflate(long thresholdBytes) {
+		Assert.isTrue(thresholdBytes >= 0, "thresholdBytes must not be negative");
+		return new ResultCompression(thresholdBytes);
+	}
+
+	/**
+	 * The stored form of a value outcome as the executor writes it: compressed when it is
+	 * a value above the threshold and deflating makes it smaller, else {@code result}
+	 * itself. Public for tools that write records the way the executor does, such as the
+	 * sizing benchmark.
+	 */
+	public StoredResult compress(StoredResult result) {
+		byte[] bytes = result.bytes();
+		int length = bytes.length - 1;
+		if (length <= this.threshold || bytes[0] != VALUE) {
+			return result;
+		}
+		// The output buffer is exactly as large as the raw form: a deflated form that
+		// does not fit is not smaller, and is not kept.
+		byte[] out = new byte[bytes.length];
+		int position = HEADER;
+		Deflater deflater = takeDeflater();
+		try {
+			deflater.setInput(bytes, 1, length);
+			deflater.finish();
+			while (!deflater.finished() && position < out.length) {
+				int deflated = deflater.deflate(out, position, out.length - position);
+				if (deflated == 0) {
+					break;
+				}
+				position += deflated;
+			}
+			if (!deflater.finished() || position >= bytes.length) {
+				return result;
+			}
+		}
+		finally {
+			giveBack(deflater);
+		}
+		out[0] = DEFLATED;
+		out[1] = (byte) (length >>> 24);
+		out[2] = (byte) (length >>> 16);
+		out[3] = (byte) (length >>> 8);
+		out[4] = (byte) length;
+		return new StoredResult(Arrays.copyOf(out, position));
+	}
+
+	static boolean isDeflated(byte[] stored) {
+		return stored.length > 0 && stored[0] == DEFLATED;
+	}
+
+	/**
+	 * The encoded result inside a {@code Z} record, inflated to at most {@code limit}
+	 * bytes: the stored length is checked before anything is allocated, and the inflated
+	 * data must match it exactly, so neither a corrupt record nor a crafted one (a few
+	 * bytes that would inflate to gigabytes) can exhaust the heap.
+	 * @throws CorruptResultException if the record is malformed or declares more than
+	 * {@code limit}
+	 */
+	static byte[] inflate(byte[] stored, long limit) {
+		if (stored.length < HEADER) {
+			throw new CorruptResultException("it is truncated");
+		}
+		int length = ((stored[1] & 0xFF) << 24) | ((stored[2] & 0xFF) << 16) | ((stored[3] & 0xFF) << 8)
+				| (stored[4] & 0xFF);
+		if (length < 0 || length > limit) {
+			throw new CorruptResultException("it declares " + Integer.toUnsignedString(length)
+					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
+		}
+		byte[] out = new byte[length];
+		Inflater inflater = takeInflater();
+		try {
+			inflater.setInput(stored, HEADER, stored.length - HEADER);
+			int position = 0;
+			while (position < length) {
+				int inflated = inflater.inflate(out, position, length - position);
+				if (inflated == 0 && (inflater.finished() || inflater.needsInput() || inflater.needsDictionary())) {
+					break;
+				}
+				position += inflated;
+			}
+			if (position != length) {
+				throw new CorruptResultException("it inflates to fewer bytes than it declares");
+			}
+			if (!inflater.finished()) {
+				// A last empty block may remain; anything more is not what was written.
+				if (inflater.inflate(new byte[1]) != 0 || !inflater.finished()) {
+					throw new CorruptResultException("it inflates to more bytes than it declares");
+				}
+			}
+			return out;
+		}
+		catch (DataFormatException ex) {
+			throw new CorruptResultException("it is not valid deflate data (" + ex.getMessage() + ")");
+		}
+		finally {
+			giveBack(inflater);
+		}
+	}
+
+	private static Deflater takeDeflater() {
+		Deflater deflater = deflaters.poll();
+		return (deflater != null) ? deflater : new Deflater(Deflater.DEFAULT_COMPRESSION, true);
+	}
+
+	private static Inflater takeInflater() {
+		Inflater inflater = inflaters.poll();
+		return (inflater != null) ? inflater : new Inflater(true);
+	}
+
+	private static void giveBack(Deflater deflater) {
+		deflater.reset();
+		if (!deflaters.offer(deflater)) {
+			deflater.end();
+		}
+	}
+
+	private static void giveBack(Inflater inflater) {
+		inflater.reset();
+		if (!inflaters.offer(inflater)) {
+			inflater.end();
+		}
+	}
+
+	public boolean isEnabled() {
+		return this.threshold != Long.MAX_VALUE;
+	}
+
+	@Override
+	public String toString() {
+		return isEnabled() ? "deflate above " + this.threshold + " bytes" : "none";
+	}
+
+	/**
+	 * A compressed record that cannot be read back.
+	 */
+	static final class CorruptResultException extends RuntimeException {
+
+		CorruptResultException(String reason) {
+			super(reason);
+		}
+
+	}
+
+}

@@ -1,0 +1,195 @@
+package io.github.idempotent.observation;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotencyException;
+import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.observation.IdempotencyObservationContext.Outcome;
+import io.github.idempotent.observation.IdempotencyObservationDocumentation.Events;
+import io.github.idempotent.store.IdempotencyStore;
+
+/**
+ * One Micrometer {@link Observation} per {@code @Idempotent} call, documented by
+ * {@link IdempotencyObservationDocumentation#IDEMPOTENT_CALL}. The store's steps are
+ * events of that observation rather than observations of their own: an event is a
+ * timestamp on the call's span (and a counter), where a child observation would be a
+ * span, a timer and a long-task timer for each round trip, and the events already show
+ * how the call's time divides between claim, method and store write.
+ * <p>
+ * A call is not observed while the registry is a no-op (no handler), so an application
+ * without observation handlers pays nothing but that check.
+ */
+public class IdempotencyObservations implements IdempotentCallObservations {
+
+	private static final DefaultIdempotencyObservationConvention KEY_LESS = new DefaultIdempotencyObservationConvention(
+			false);
+
+	private final ObservationRegistry registry;
+
+	private final String store;
+
+	private final @Nullable IdempotencyObservationConvention customConvention;
+
+	private final IdempotencyObservationConvention defaultConvention;
+
+	/**
+	 * Creates the observations of calls guarded by {@code store}.
+	 * @param customConvention a convention that replaces the default, or {@code null}
+	 * @param includeKey whether the default convention adds the client's key to spans
+	 */
+	public IdempotencyObservations(ObservationRegistry registry, IdempotencyStore store,
+			@Nullable IdempotencyObservationConvention customConvention, boolean includeKey) {
+		Assert.notNull(registry, "registry must not be null");
+		Assert.notNull(store, "store must not be null");
+		this.registry = registry;
+		this.store = storeName(store);
+		this.customConvention = customConvention;
+		this.defaultConvention = includeKey ? new DefaultIdempotencyObservationConvention(true) : KEY_LESS;
+	}
+
+	/**
+	 * The {@code store} key value: {@code redis}, {@code jdbc}, {@code memory}, or the
+	 * simple name of another store's class. A local cache in front of a store is named
+	 * after the store behind it.
+	 */
+	static String storeName(IdempotencyStore store) {
+		IdempotencyStore named = store;
+		// Compared by name: CachingIdempotencyStore needs Caffeine, which may be absent.
+		if ("io.github.idempotent.store.cache.CachingIdempotencyStore".equals(named.getClass().getName())) {
+			named = ((io.github.idempotent.store.cache.CachingIdempotencyStore) named).getDelegate();
+		}
+		return switch (named.getClass().getName()) {
+			case "io.github.idempotent.store.redis.RedisIdempotencyStore" -> "redis";
+			case "io.github.idempotent.store.jdbc.JdbcIdempotencyStore" -> "jdbc";
+			case "io.github.idempotent.store.memory.InMemoryIdempotencyStore" -> "memory";
+			default -> named.getClass().getSimpleName();
+		};
+	}
+
+	@Override
+	public @Nullable ObservedCall start(IdempotencyPolicy policy, String clientKey, @Nullable Object parent) {
+		if (this.registry.isNoop()) {
+			return null;
+		}
+		IdempotencyObservationContext context = new IdempotencyObservationContext(policy.name(), this.store, clientKey);
+		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_CALL.observation(this.customConvention,
+				this.defaultConvention, () -> context, this.registry);
+		if (observation.isNoop()) {
+			return null;
+		}
+		if (parent instanceof Observation parentObservation) {
+			observation.parentObservation(parentObservation);
+		}
+		observation.start();
+		return new Call(observation, context);
+	}
+
+	/**
+	 * The observation of one call. Its callbacks may come from several threads (a lease's
+	 * loss from the renewal thread, the outcome from the thread that completed the
+	 * method's future).
+	 */
+	private static final class Call implements ObservedCall {
+
+		private final Observation observation;
+
+		private final IdempotencyObservationContext context;
+
+		private final AtomicBoolean stopped = new AtomicBoolean();
+
+		/**
+		 * Whether the method has run to its end (its outcome stored or its key released):
+		 * an exception after that is the method's, not the store's.
+		 */
+		private volatile boolean ran;
+
+		Call(Observation observation, IdempotencyObservationContext context) {
+			this.observation = observation;
+			this.context = context;
+		}
+
+		@Override
+		public void executed(IdempotencyPolicy policy, String key) {
+			outcome(Outcome.EXECUTED);
+		}
+
+		@Override
+		public void replayed(IdempotencyPolicy policy, String key) {
+			outcome(Outcome.REPLAYED);
+		}
+
+		@Override
+		public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
+			outcome((reason instanceof IdempotencyInProgressException) ? Outcome.IN_PROGRESS : Outcome.KEY_REUSED);
+		}
+
+		@Override
+		public void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
+			outcome(Outcome.BYPASSED);
+		}
+
+		@Override
+		public void leaseLost(IdempotencyPolicy policy, String key) {
+			this.context.setOutcome(Outcome.LEASE_LOST);
+		}
+
+		private void outcome(Outcome outcome) {
+			// A lease lost while the method ran (told by the renewal) stays the outcome.
+			if (this.context.getOutcome() != Outcome.LEASE_LOST) {
+				this.context.setOutcome(outcome);
+			}
+		}
+
+		@Override
+		public void step(IdempotencyPolicy policy, String key, Step step) {
+			switch (step) {
+				case CLAIMED -> this.observation.event(Events.CLAIMED);
+				case COMPLETING -> {
+					this.ran = true;
+					this.observation.event(Events.COMPLETING);
+				}
+				case RELEASING -> {
+					this.ran = true;
+					this.observation.event(Events.RELEASING);
+				}
+			}
+		}
+
+		@Override
+		public Scope openScope() {
+			Observation.Scope scope = this.observation.openScope();
+			return scope::close;
+		}
+
+		@Override
+		public Object contextValue() {
+			return this.observation;
+		}
+
+		@Override
+		public void stop(@Nullable Throwable failure) {
+			if (!this.stopped.compareAndSet(false, true)) {
+				return;
+			}
+			if (this.context.getOutcome() == null && failure != null) {
+				this.context.setOutcome((!this.ran && failure instanceof IdempotencyStoreUnavailableException)
+						? Outcome.STORE_UNAVAILABLE : Outcome.ERROR);
+			}
+			if (failure != null) {
+				this.observation.error(failure);
+			}
+			this.observation.stop();
+		}
+
+	}
+
+}

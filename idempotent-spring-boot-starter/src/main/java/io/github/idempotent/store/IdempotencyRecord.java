@@ -1,0 +1,58 @@
+package io.github.idempotent.store;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+/**
+ * One record as an {@link InspectableIdempotencyStore} reads it, for operators: never
+ * used by the protocol.
+ *
+ * @param key the stored key
+ * @param state whether the call is still running or has completed
+ * @param fingerprint the fingerprint of the payload the key was first used with
+ * @param claimedAt when the running call claimed the key, by the claiming instance's
+ * clock, to the second; {@code null} when the store does not know (a completed record, or
+ * a record written by an earlier version)
+ * @param expiresIn the lease left while in progress, the time left before the result is
+ * forgotten once completed; {@code null} for a record without expiry
+ * @param result the stored result of a completed record, {@code null} in progress
+ */
+public record IdempotencyRecord(IdempotencyKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
+		@Nullable Duration expiresIn, @Nullable StoredResult result) {
+
+	public IdempotencyRecord {
+		Assert.notNull(key, "key must not be null");
+		Assert.notNull(state, "state must not be null");
+		Assert.notNull(fingerprint, "fingerprint must not be null");
+	}
+
+	/**
+	 * How long ago the key was claimed, or {@code null} when the claim time is unknown;
+	 * never negative, whatever the clocks of the instances say.
+	 */
+	public @Nullable Duration age(Instant now) {
+		if (this.claimedAt == null) {
+			return null;
+		}
+		Duration age = Duration.between(this.claimedAt, now);
+		return age.isNegative() ? Duration.ZERO : age;
+	}
+
+	/**
+	 * State of a record.
+	 */
+	public enum State {
+
+		/** A call holds the key and has not finished. */
+		IN_PROGRESS,
+
+		/** The call has finished; its result is replayed. */
+		COMPLETED
+
+	}
+
+}

@@ -1,0 +1,56 @@
+package io.github.idempotent.store;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Optional extension of {@link IdempotencyStore} for operators: read one record, find the
+ * records still in progress, delete one. The protocol never calls these methods; the
+ * Actuator endpoint {@code idempotency} does. Reads are single-key or bounded pages, so
+ * that an operator's request never walks a whole store at once.
+ */
+public interface InspectableIdempotencyStore extends IdempotencyStore {
+
+	/**
+	 * The record stored under {@code key}, if there is a live one.
+	 */
+	Optional<IdempotencyRecord> inspect(IdempotencyKey key);
+
+	/**
+	 * One page of the records in progress under keys starting with {@code keyPrefix} and
+	 * {@code :}, claimed at least {@code olderThan} ago; records whose claim time is
+	 * unknown are included. A page examines about {@code limit} records (the store's unit
+	 * of work: keys on Redis, in-progress rows on JDBC), so it may hold fewer than
+	 * {@code limit} records, even none, and still not be the last.
+	 * @param cursor {@code null} for the first page, else the
+	 * {@link InProgressPage#cursor()} of the previous one
+	 */
+	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit);
+
+	/**
+	 * Deletes the record stored under {@code key}, whatever its state. A call still
+	 * running under it is not stopped: its completion finds the record gone and writes
+	 * its result anew, unless a retry has claimed the key meanwhile (then its result is
+	 * fenced out, as after a lost lease).
+	 * @return whether there was a record
+	 */
+	boolean delete(IdempotencyKey key);
+
+	/**
+	 * A page of {@link #findInProgress}.
+	 *
+	 * @param records the records of this page
+	 * @param cursor where the next page starts, {@code null} when this page is the last
+	 */
+	record InProgressPage(List<IdempotencyRecord> records, @Nullable String cursor) {
+
+		public InProgressPage {
+			records = List.copyOf(records);
+		}
+
+	}
+
+}

@@ -1,0 +1,187 @@
+package io.github.idempotent.actuate;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The endpoint over real HTTP against a real store, with every operation allowed
+ * ({@code access=unrestricted}) and stored results hidden ({@code show-values} default):
+ * a stuck call is found, read and deleted, after which a retry runs the method; a
+ * completed call is read without its body; the operation is named as an operator can know
+ * it.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+abstract class AbstractIdempotencyEndpointHttpTests {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	@LocalServerPort
+	private int port;
+
+	private ActuatorHttp client;
+
+	@Autowired
+	private OrderController controller;
+
+	@Autowired
+	private MeterRegistry meters;
+
+	@BeforeEach
+	@AfterEach
+	void reset() {
+		this.client = new ActuatorHttp(this.port);
+		this.controller.reset();
+	}
+
+	@Test
+	void aStuckCallIsListedReadAndDeletedAndTheRetryRunsTheMethod(CapturedOutput output) throws Exception {
+		String key = "stuck-" + UUID.randomUUID();
+		CompletableFuture<HttpResponse<String>> first = this.client.http()
+			.sendAsync(post("/stuck", key, null), HttpResponse.BodyHandlers.ofString());
+		assertThat(this.controller.awaitStuck()).isTrue();
+		assertThat(send(post("/stuck", key, null)).statusCode()).isEqualTo(409);
+
+		JsonNode listed = findListed(key);
+		assertThat(listed.path("operation").asString())
+			.endsWith("OrderController#stuck(" + ActuatorTestApplication.OrderRequest.class.getName() + ")");
+		assertThat(listed.path("scope").asString()).isEqualTo("_");
+		assertThat(listed.path("state").asString()).isEqualTo("IN_PROGRESS");
+		assertThat(Duration.parse(listed.path("age").asString())).isLessThan(Duration.ofMinutes(1));
+		assertThat(listed.path("leaseRemaining").asString()).startsWith("PT");
+		assertThat(listed.path("fingerprint").asString()).startsWith("sha256:");
+		HttpResponse<String> older = send(get("/actuator/idempotency?olderThan=1h"));
+		assertThat(older.statusCode()).isEqualTo(200);
+		assertThat(older.body()).doesNotContain(key);
+
+		HttpResponse<String> read = send(get("/actuator/idempotency/OrderController.stuck/" + key));
+		assertThat(read.statusCode()).isEqualTo(200);
+		JsonNode record = JSON.readTree(read.body());
+		assertThat(record.path("state").asString()).isEqualTo("IN_PROGRESS");
+		assertThat(record.path("key").asString()).isEqualTo(key);
+		assertThat(record.path("storedKey").asString()).isEqualTo(listed.path("storedKey").asString());
+
+		double deletionsBefore = deletions();
+		HttpResponse<String> deleted = send(delete("/actuator/idempotency/OrderController.stuck/" + key));
+		assertThat(deleted.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(deleted.body()).path("deleted").asBoolean()).isTrue();
+		assertThat(deletions()).isEqualTo(deletionsBefore + 1);
+		assertThat(output).contains("deleted idempotency record " + listed.path("storedKey").asString());
+		assertThat(send(get("/actuator/idempotency/OrderController.stuck/" + key)).statusCode()).isEqualTo(404);
+
+		HttpResponse<String> retry = send(post("/stuck", key, null));
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(retry.body()).path("number").asInt()).isEqualTo(2);
+		this.controller.release();
+		assertThat(first.get().statusCode()).isEqualTo(200);
+		assertThat(this.controller.stuckCalls()).isEqualTo(2);
+	}
+
+	@Test
+	void aCompletedCallIsReadWithTheSizeOfItsResultButNotTheResult() throws Exception {
+		String key = "order-" + UUID.randomUUID();
+		assertThat(send(post("/orders", key, null)).statusCode()).isEqualTo(200);
+		HttpResponse<String> read = send(get("/actuator/idempotency/orders/" + key));
+		assertThat(read.statusCode()).isEqualTo(200);
+		JsonNode record = JSON.readTree(read.body());
+		assertThat(record.path("operation").asString()).isEqualTo("orders");
+		assertThat(record.path("state").asString()).isEqualTo("COMPLETED");
+		assertThat(record.path("resultSize").asInt()).isPositive();
+		assertThat(record.path("expiresIn").asString()).startsWith("PT");
+		assertThat(record.path("result").isMissingNode() || record.path("result").isNull()).isTrue();
+		assertThat(read.body()).doesNotContain("espresso");
+	}
+
+	@Test
+	void aCallerScopeIsGivenAsAParameter() throws Exception {
+		String key = "scoped-" + UUID.randomUUID();
+		assertThat(send(post("/orders", key, "alice")).statusCode()).isEqualTo(200);
+		assertThat(send(get("/actuator/idempotency/orders/" + key)).statusCode()).isEqualTo(404);
+		// The scope of an authenticated caller, as the interceptor derives it.
+		HttpResponse<String> read = send(get("/actuator/idempotency/orders/" + key + "?scope=u%3Dalice"));
+		assertThat(read.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(read.body()).path("scope").asString()).isEqualTo("u=alice");
+	}
+
+	@Test
+	void deletingACompletedCallLetsTheNextCallRunTheMethodAgain() throws Exception {
+		String key = "again-" + UUID.randomUUID();
+		send(post("/orders", key, null));
+		assertThat(send(post("/orders", key, null)).statusCode()).isEqualTo(200);
+		assertThat(this.controller.orders()).isEqualTo(1);
+		assertThat(send(delete("/actuator/idempotency/orders/" + key)).statusCode()).isEqualTo(200);
+		send(post("/orders", key, null));
+		assertThat(this.controller.orders()).isEqualTo(2);
+		HttpResponse<String> absent = send(delete("/actuator/idempotency/orders/absent-" + key));
+		assertThat(absent.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(absent.body()).path("deleted").asBoolean()).isFalse();
+	}
+
+	@Test
+	void aMalformedAgeIsABadRequest() throws Exception {
+		assertThat(send(get("/actuator/idempotency?olderThan=soon")).statusCode()).isEqualTo(400);
+	}
+
+	private JsonNode findListed(String key) throws Exception {
+		String cursor = null;
+		for (int pages = 0; pages < 10_000; pages++) {
+			HttpResponse<String> response = send(get("/actuator/idempotency?olderThan=0s&limit=500" + ((cursor != null)
+					? "&cursor=" + java.net.URLEncoder.encode(cursor, StandardCharsets.UTF_8) : "")));
+			assertThat(response.statusCode()).isEqualTo(200);
+			JsonNode page = JSON.readTree(response.body());
+			for (JsonNode record : page.path("records")) {
+				if (key.equals(record.path("key").asString())) {
+					return record;
+				}
+			}
+			JsonNode next = page.path("cursor");
+			if (next.isMissingNode() || next.isNull()) {
+				break;
+			}
+			cursor = next.asString();
+		}
+		throw new AssertionError("Key " + key + " is not listed in progress");
+	}
+
+	private double deletions() {
+		Counter counter = this.meters.find("idempotent.actuator.deletions").counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	private HttpResponse<String> send(HttpRequest request) throws Exception {
+		return this.client.send(request);
+	}
+
+	private HttpRequest post(String path, String key, @Nullable String user) {
+		return this.client.post(path, key, user);
+	}
+
+	private HttpRequest get(String path) {
+		return this.client.get(path);
+	}
+
+	private HttpRequest delete(String path) {
+		return this.client.delete(path);
+	}
+
+}

@@ -1,0 +1,72 @@
+package io.github.idempotent.actuate;
+
+import java.net.http.HttpResponse;
+import java.util.UUID;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import io.github.idempotent.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * With the endpoint's default access, read-only, a deletion is refused; with
+ * {@code show-values=always} a completed call is read with its result.
+ */
+@SpringBootTest(classes = ActuatorTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=health,idempotency",
+				"management.endpoint.idempotency.show-values=always", "idempotent.store.type=redis" })
+class IdempotencyEndpointAccessHttpTests {
+
+	@Autowired
+	private OrderController controller;
+
+	@LocalServerPort
+	private int port;
+
+	private ActuatorHttp client;
+
+	@BeforeEach
+	void reset() {
+		this.client = new ActuatorHttp(this.port);
+		this.controller.reset();
+	}
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", TestRedis::host);
+		registry.add("spring.data.redis.port", TestRedis::port);
+	}
+
+	@Test
+	void aDeletionIsRefusedWithoutUnrestrictedAccess() throws Exception {
+		String key = "kept-" + UUID.randomUUID();
+		this.client.send(this.client.post("/orders", key, null));
+		HttpResponse<String> refused = this.client.send(this.client.delete("/actuator/idempotency/orders/" + key));
+		assertThat(refused.statusCode()).isIn(404, 405);
+		assertThat(this.client.send(this.client.get("/actuator/idempotency/orders/" + key)).statusCode())
+			.isEqualTo(200);
+		this.client.send(this.client.post("/orders", key, null));
+		assertThat(this.controller.orders()).isEqualTo(1);
+	}
+
+	@Test
+	void aCompletedCallIsReadWithItsResultWhenValuesAreShown() throws Exception {
+		String key = "shown-" + UUID.randomUUID();
+		this.client.send(this.client.post("/orders", key, null));
+		HttpResponse<String> read = this.client.send(this.client.get("/actuator/idempotency/orders/" + key));
+		assertThat(read.statusCode()).isEqualTo(200);
+		String result = JsonMapper.builder().build().readTree(read.body()).path("result").asString();
+		assertThat(result).contains("\"item\":\"espresso\"");
+	}
+
+}

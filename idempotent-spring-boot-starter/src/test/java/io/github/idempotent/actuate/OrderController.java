@@ -1,0 +1,73 @@
+package io.github.idempotent.actuate;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * Orders, named {@code orders}, and a method under its default name whose first call
+ * hangs until the test lets it go.
+ */
+@RestController
+public class OrderController {
+
+	private final AtomicInteger orders = new AtomicInteger();
+
+	private final AtomicInteger stuckCalls = new AtomicInteger();
+
+	private volatile CountDownLatch entered = new CountDownLatch(1);
+
+	private volatile CountDownLatch released = new CountDownLatch(1);
+
+	@PostMapping("/orders")
+	@Idempotent(name = "orders")
+	public ActuatorTestApplication.Order order(@RequestBody ActuatorTestApplication.OrderRequest request) {
+		return new ActuatorTestApplication.Order(this.orders.incrementAndGet(), request.item());
+	}
+
+	/**
+	 * The first call hangs until {@link #release()}; later calls return at once.
+	 */
+	@PostMapping("/stuck")
+	@Idempotent
+	public ActuatorTestApplication.Order stuck(@RequestBody ActuatorTestApplication.OrderRequest request)
+			throws InterruptedException {
+		int call = this.stuckCalls.incrementAndGet();
+		if (call == 1) {
+			this.entered.countDown();
+			this.released.await(30, TimeUnit.SECONDS);
+		}
+		return new ActuatorTestApplication.Order(call, request.item());
+	}
+
+	public boolean awaitStuck() throws InterruptedException {
+		return this.entered.await(10, TimeUnit.SECONDS);
+	}
+
+	public void release() {
+		this.released.countDown();
+	}
+
+	public void reset() {
+		this.released.countDown();
+		this.orders.set(0);
+		this.stuckCalls.set(0);
+		this.entered = new CountDownLatch(1);
+		this.released = new CountDownLatch(1);
+	}
+
+	public int stuckCalls() {
+		return this.stuckCalls.get();
+	}
+
+	public int orders() {
+		return this.orders.get();
+	}
+
+}

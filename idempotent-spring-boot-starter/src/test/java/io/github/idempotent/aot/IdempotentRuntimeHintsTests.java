@@ -1,0 +1,64 @@
+package io.github.idempotent.aot;
+
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.beans.factory.aot.AotServices;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.core.io.ClassPathResource;
+
+import io.github.idempotent.web.ResponseEntityResultConverter.StoredResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.reflection;
+import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.resource;
+
+class IdempotentRuntimeHintsTests {
+
+	private static final List<String> SCHEMAS = List.of("io/github/idempotent/store/jdbc/schema-h2.sql",
+			"io/github/idempotent/store/jdbc/schema-postgresql.sql",
+			"io/github/idempotent/store/jdbc/schema-mysql.sql");
+
+	@Test
+	void everyShippedJdbcSchemaIsAResource() {
+		RuntimeHints hints = new RuntimeHints();
+		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
+		for (String schema : SCHEMAS) {
+			assertThat(new ClassPathResource(schema).exists()).as(schema).isTrue();
+			assertThat(resource().forResource(schema)).as(schema).accepts(hints);
+		}
+		assertThat(resource().forResource("io/github/idempotent/store/jdbc/other.sql")).rejects(hints);
+	}
+
+	@Test
+	void theStoredFormOfAResponseEntityIsBound() throws Exception {
+		RuntimeHints hints = new RuntimeHints();
+		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
+		assertThat(reflection()
+			.onConstructorInvocation(StoredResponse.class.getDeclaredConstructor(int.class, Map.class, Object.class)))
+			.accepts(hints);
+		for (String accessor : List.of("status", "headers", "body")) {
+			assertThat(reflection().onMethodInvocation(StoredResponse.class, accessor)).accepts(hints);
+		}
+	}
+
+	@Test
+	void nothingForLibrariesThatAreAbsent() {
+		RuntimeHints hints = new RuntimeHints();
+		new IdempotentRuntimeHints().registerHints(hints,
+				new FilteredClassLoader("org.springframework.jdbc", "org.springframework.http"));
+		assertThat(resource().forResource(SCHEMAS.get(0))).rejects(hints);
+		assertThat(reflection().onType(StoredResponse.class)).rejects(hints);
+	}
+
+	@Test
+	void registeredForAotProcessing() {
+		assertThat(AotServices.factories().load(RuntimeHintsRegistrar.class))
+			.anyMatch(IdempotentRuntimeHints.class::isInstance);
+	}
+
+}

@@ -1,0 +1,130 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code idempotent.result-compression.*}: what reaches the store for a large and a small
+ * result, with the defaults and with compression off.
+ */
+class ResultCompressionAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withUserConfiguration(RecordingConfiguration.class)
+		.withPropertyValues("idempotent.default-scope=global");
+
+	@Test
+	void resultsAbove256BytesAreStoredDeflatedByDefault() {
+		this.runner.run((context) -> {
+			Documents documents = context.getBean(Documents.class);
+			RecordingStore store = context.getBean(RecordingStore.class);
+			String large = documents.text("a", 300);
+			assertThat(documents.text("a", 300)).isEqualTo(large);
+			String small = documents.text("b", 200);
+			assertThat(documents.text("b", 200)).isEqualTo(small);
+			assertThat(store.stored).hasSize(2);
+			assertThat(store.stored.get(0)[0]).isEqualTo((byte) 'Z');
+			assertThat(store.stored.get(0).length).isLessThan(100);
+			assertThat(store.stored.get(1)[0]).isEqualTo((byte) 'V');
+		});
+	}
+
+	@Test
+	void thresholdIsADataSize() {
+		this.runner.withPropertyValues("idempotent.result-compression.threshold=1KB").run((context) -> {
+			context.getBean(Documents.class).text("a", 1000);
+			context.getBean(Documents.class).text("b", 1100);
+			List<byte[]> stored = context.getBean(RecordingStore.class).stored;
+			assertThat(stored.get(0)[0]).isEqualTo((byte) 'V');
+			assertThat(stored.get(1)[0]).isEqualTo((byte) 'Z');
+		});
+	}
+
+	@Test
+	void compressionCanBeTurnedOff() {
+		this.runner.withPropertyValues("idempotent.result-compression.enabled=false").run((context) -> {
+			context.getBean(Documents.class).text("a", 10_000);
+			byte[] stored = context.getBean(RecordingStore.class).stored.get(0);
+			assertThat(stored[0]).isEqualTo((byte) 'V');
+			assertThat(stored.length).isGreaterThan(10_000);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RecordingConfiguration {
+
+		@Bean
+		RecordingStore recordingStore() {
+			return new RecordingStore();
+		}
+
+		@Bean
+		Documents documents() {
+			return new Documents();
+		}
+
+	}
+
+	static class Documents {
+
+		@Idempotent(key = "#key")
+		public String text(String key, int length) {
+			return "x".repeat(length);
+		}
+
+	}
+
+	/**
+	 * The in-memory store, keeping what the executor asked it to store.
+	 */
+	static class RecordingStore implements IdempotencyStore {
+
+		private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+
+		final List<byte[]> stored = new ArrayList<>();
+
+		@Override
+		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+			return this.delegate.claim(key, fingerprint, lease);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			this.stored.add(result.bytes());
+			return this.delegate.complete(key, token, fingerprint, result, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, String token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+			return this.delegate.renew(key, token, fingerprint, lease);
+		}
+
+	}
+
+}

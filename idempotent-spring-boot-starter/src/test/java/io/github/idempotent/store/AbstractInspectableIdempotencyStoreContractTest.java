@@ -1,0 +1,169 @@
+package io.github.idempotent.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The store contract plus the inspection an operator uses
+ * ({@link InspectableIdempotencyStore}): read one record, page through the records in
+ * progress, delete one. A store's test extends this class instead of
+ * {@link AbstractIdempotencyStoreContractTest} when the store can be inspected.
+ */
+public abstract class AbstractInspectableIdempotencyStoreContractTest extends AbstractIdempotencyStoreContractTest {
+
+	private static final Fingerprint FP = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+
+	private static final Fingerprint TEXT_FP = new Fingerprint("fp-text");
+
+	protected InspectableIdempotencyStore inspectable() {
+		return (InspectableIdempotencyStore) store();
+	}
+
+	/**
+	 * A key prefix of this test's own, so that the listing sees only its records.
+	 */
+	protected String newPrefix() {
+		return "idempotent-test-" + UUID.randomUUID();
+	}
+
+	@Test
+	void anAbsentKeyHasNoRecord() {
+		assertThat(inspectable().inspect(newKey())).isEmpty();
+	}
+
+	@Test
+	void aRecordInProgressShowsItsClaimTimeAndLease() {
+		IdempotencyKey key = newKey();
+		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		Instant after = Instant.now();
+		IdempotencyRecord record = inspectable().inspect(key).orElseThrow();
+		assertThat(record.key()).isEqualTo(key);
+		assertThat(record.state()).isEqualTo(IdempotencyRecord.State.IN_PROGRESS);
+		assertThat(record.fingerprint()).isEqualTo(FP);
+		assertThat(record.claimedAt()).isBetween(before, after);
+		assertThat(record.expiresIn()).isPositive().isLessThanOrEqualTo(LEASE);
+		assertThat(record.result()).isNull();
+	}
+
+	@Test
+	void aRecordInProgressWithATextFingerprintShowsItsClaimTime() {
+		IdempotencyKey key = newKey();
+		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+		store().claim(key, TEXT_FP, LEASE);
+		IdempotencyRecord record = inspectable().inspect(key).orElseThrow();
+		assertThat(record.fingerprint()).isEqualTo(TEXT_FP);
+		assertThat(record.claimedAt()).isBetween(before, Instant.now());
+	}
+
+	@Test
+	void aCompletedRecordShowsItsResultAndTimeToExpiry() {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		StoredResult result = new StoredResult(new byte[] { 'V', '4', '2' });
+		assertThat(store().complete(key, token, FP, result, TTL)).isTrue();
+		IdempotencyRecord record = inspectable().inspect(key).orElseThrow();
+		assertThat(record.state()).isEqualTo(IdempotencyRecord.State.COMPLETED);
+		assertThat(record.fingerprint()).isEqualTo(FP);
+		assertThat(record.result()).isEqualTo(result);
+		assertThat(record.expiresIn()).isGreaterThan(LEASE).isLessThanOrEqualTo(TTL);
+	}
+
+	@Test
+	void aReleasedRecordIsGone() {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		store().release(key, token);
+		assertThat(inspectable().inspect(key)).isEmpty();
+	}
+
+	@Test
+	void theListingPagesThroughTheRecordsInProgressUnderThePrefixOnly() {
+		String prefix = newPrefix();
+		Set<IdempotencyKey> inProgress = new HashSet<>();
+		for (int i = 0; i < 7; i++) {
+			IdempotencyKey key = new IdempotencyKey(prefix + ":_:op:" + i);
+			store().claim(key, FP, LEASE);
+			inProgress.add(key);
+		}
+		IdempotencyKey completed = new IdempotencyKey(prefix + ":_:op:done");
+		String token = ((ClaimResult.Acquired) store().claim(completed, FP, LEASE)).token();
+		store().complete(completed, token, FP, new StoredResult(new byte[] { 1 }), TTL);
+		IdempotencyKey otherPrefix = new IdempotencyKey(prefix + "x:_:op:1");
+		store().claim(otherPrefix, FP, LEASE);
+
+		List<IdempotencyRecord> found = listAll(prefix, Duration.ZERO, 3);
+		assertThat(found).extracting(IdempotencyRecord::key).containsExactlyInAnyOrderElementsOf(inProgress);
+		assertThat(found).allSatisfy((record) -> {
+			assertThat(record.state()).isEqualTo(IdempotencyRecord.State.IN_PROGRESS);
+			assertThat(record.claimedAt()).isNotNull();
+			assertThat(record.fingerprint()).isEqualTo(FP);
+		});
+	}
+
+	@Test
+	void theListingLeavesOutRecordsClaimedMoreRecentlyThanAsked() {
+		String prefix = newPrefix();
+		store().claim(new IdempotencyKey(prefix + ":_:op:fresh"), FP, LEASE);
+		assertThat(listAll(prefix, Duration.ofHours(1), 10)).isEmpty();
+		assertThat(listAll(prefix, Duration.ZERO, 10)).hasSize(1);
+	}
+
+	@Test
+	void deletingACompletedRecordLetsTheNextClaimAcquireTheKey() {
+		IdempotencyKey key = newKey();
+		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL);
+		// A caching store has the result in its cache now: the deletion must leave it
+		// too.
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+		assertThat(inspectable().delete(key)).isTrue();
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void deletingARecordInProgressFencesItsOwnerOnceAnotherClaimsTheKey() {
+		IdempotencyKey key = newKey();
+		String stuck = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		assertThat(inspectable().delete(key)).isTrue();
+		String retry = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		StoredResult result = new StoredResult(new byte[] { 2 });
+		assertThat(store().complete(key, retry, FP, result, TTL)).isTrue();
+		assertThat(store().complete(key, stuck, FP, new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void deletingAnAbsentKeyReportsThatThereWasNone() {
+		assertThat(inspectable().delete(newKey())).isFalse();
+	}
+
+	protected List<IdempotencyRecord> listAll(String prefix, Duration olderThan, int limit) {
+		List<IdempotencyRecord> found = new ArrayList<>();
+		String cursor = null;
+		// Bounded: a Redis SCAN walks the whole key space, a page at a time.
+		for (int pages = 0; pages < 100_000; pages++) {
+			InProgressPage page = inspectable().findInProgress(prefix, olderThan, cursor, limit);
+			found.addAll(page.records());
+			cursor = page.cursor();
+			if (cursor == null) {
+				return found;
+			}
+		}
+		throw new AssertionError("The listing did not end");
+	}
+
+}
