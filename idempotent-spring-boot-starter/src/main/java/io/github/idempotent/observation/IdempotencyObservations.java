@@ -7,6 +7,7 @@ import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.aop.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotencyException;
@@ -64,14 +65,17 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	static String storeName(IdempotencyStore store) {
 		IdempotencyStore named = store;
 		// Compared by name: CachingIdempotencyStore needs Caffeine, which may be absent.
-		if ("io.github.idempotent.store.cache.CachingIdempotencyStore".equals(named.getClass().getName())) {
+		if ("io.github.idempotent.store.cache.CachingIdempotencyStore"
+			.equals(ClassUtils.getUserClass(named).getName())) {
 			named = ((io.github.idempotent.store.cache.CachingIdempotencyStore) named).getDelegate();
 		}
-		return switch (named.getClass().getName()) {
+		// The class the application wrote, not a proxy's (a store advised by AOP).
+		Class<?> type = ClassUtils.getUserClass(named);
+		return switch (type.getName()) {
 			case "io.github.idempotent.store.redis.RedisIdempotencyStore" -> "redis";
 			case "io.github.idempotent.store.jdbc.JdbcIdempotencyStore" -> "jdbc";
 			case "io.github.idempotent.store.memory.InMemoryIdempotencyStore" -> "memory";
-			default -> named.getClass().getSimpleName();
+			default -> type.getSimpleName();
 		};
 	}
 
