@@ -34,7 +34,7 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
@@ -125,7 +125,7 @@ public class IdempotencyEndpoint {
 	@ReadOperation
 	public @Nullable RecordDescriptor record(@Selector String operation, @Selector String key, @Nullable String scope,
 			SecurityContext securityContext) {
-		IdempotencyKey storeKey = storeKey(operation, key, scope);
+		RecordKey storeKey = storeKey(operation, key, scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
 		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
@@ -139,7 +139,7 @@ public class IdempotencyEndpoint {
 	@DeleteOperation
 	public @Nullable Map<String, Object> delete(@Selector String operation, @Selector String key,
 			@Nullable String scope, SecurityContext securityContext) {
-		IdempotencyKey storeKey = storeKey(operation, key, scope);
+		RecordKey storeKey = storeKey(operation, key, scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
 		boolean deleted = this.store.delete(storeKey);
 		String who = who(securityContext);
@@ -184,10 +184,10 @@ public class IdempotencyEndpoint {
 	/**
 	 * The record key of a call, as the interceptor builds it.
 	 */
-	IdempotencyKey storeKey(String operation, String key, @Nullable String scope) {
+	RecordKey storeKey(String operation, String key, @Nullable String scope) {
 		String name = operationName(operation);
 		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
-		return IdempotencyKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
+		return RecordKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
 	}
 
 	/**
@@ -204,7 +204,7 @@ public class IdempotencyEndpoint {
 		}
 		List<String> matches = new ArrayList<>();
 		for (String name : known) {
-			if (IdempotencyKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
+			if (RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
 				matches.add(name);
 			}
 		}
@@ -260,7 +260,7 @@ public class IdempotencyEndpoint {
 	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing.
 	 */
 	private static String hash(String fingerprint) {
-		byte[] digest = IdempotencyKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
+		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
 		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
 	}
 

@@ -4,12 +4,12 @@ import java.util.Collection;
 
 import org.jspecify.annotations.Nullable;
 
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 
 /**
  * The scope, operation and client key that a record key
- * ({@code {prefix}:{scope}:{name}:{key}}, see {@link IdempotencyKey}) was built from, so
- * that an operator can name the record in the endpoint's paths. A hashed record key
+ * ({@code {prefix}:{scope}:{name}:{key}}, see {@link RecordKey}) was built from, so that
+ * an operator can name the record in the endpoint's paths. A hashed record key
  * ({@code {prefix}:#:...}) shows none of them.
  */
 record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable String key) {
@@ -26,7 +26,7 @@ record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable St
 		}
 		String operation = unescape(parts[1]);
 		for (String name : operationNames) {
-			if (IdempotencyKey.nameInKey(name).equals(parts[1])) {
+			if (RecordKey.nameInKey(name).equals(parts[1])) {
 				operation = name;
 				break;
 			}
@@ -35,7 +35,7 @@ record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable St
 	}
 
 	/**
-	 * Undoes the escaping of {@link IdempotencyKey#of}.
+	 * Undoes the escaping of {@link RecordKey#of}.
 	 */
 	private static String unescape(String part) {
 		if (part.indexOf('%') < 0) {

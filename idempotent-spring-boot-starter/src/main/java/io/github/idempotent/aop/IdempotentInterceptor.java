@@ -28,7 +28,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -125,7 +125,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		validate(operation, "key", key, this.maxKeyLength);
 		String scope = call.scope();
 		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
-		IdempotencyKey storeKey = IdempotencyKey.of(this.keyPrefix, scope, operation.policy().name(), key,
+		RecordKey storeKey = RecordKey.of(this.keyPrefix, scope, operation.policy().name(), key,
 				this.executor.getStore().maxKeyLength());
 		Fingerprint fingerprint = fingerprint(operation, call.payload());
 		int[] depth = DEPTH.get();
@@ -149,7 +149,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, IdempotencyKey storeKey,
+	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, RecordKey storeKey,
 			Fingerprint fingerprint, MethodInvocation invocation, ObservedCall observed) throws Throwable {
 		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 			CompletableFuture<@Nullable Object> result;
@@ -347,7 +347,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 						: IdempotencyObserver.NONE;
 				return scope.flatMap((resolvedScope) -> {
 					validate(operation, "scope", resolvedScope, MAX_SCOPE_LENGTH);
-					IdempotencyKey storeKey = IdempotencyKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
+					RecordKey storeKey = RecordKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
 							operation.policy().name(), clientKey,
 							IdempotentInterceptor.this.executor.getStore().maxKeyLength());
 					Fingerprint fingerprint = fingerprint(operation, call.payload());

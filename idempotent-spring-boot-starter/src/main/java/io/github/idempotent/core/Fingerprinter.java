@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.io.OutputStream;
 import java.security.MessageDigest;
 import java.util.Base64;
@@ -37,7 +37,7 @@ public final class Fingerprinter {
 	 * Cloned per call: a clone copies a few words of state, where
 	 * {@link MessageDigest#getInstance} looks the algorithm up among the providers.
 	 */
-	private final MessageDigest prototype = IdempotencyKey.sha256();
+	private final MessageDigest prototype = RecordKey.sha256();
 
 	private final boolean cloneable;
 
@@ -70,7 +70,7 @@ public final class Fingerprinter {
 				// checked at construction
 			}
 		}
-		return IdempotencyKey.sha256();
+		return RecordKey.sha256();
 	}
 
 	public Fingerprint fingerprint(Object payload) {

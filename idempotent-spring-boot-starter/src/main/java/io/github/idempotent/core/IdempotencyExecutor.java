@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
@@ -171,7 +171,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * @param fingerprint fingerprint of the payload
 	 * @param invocation the method
 	 */
-	public Object execute(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
 		return execute(policy, clientKey, key, fingerprint, invocation, this.observer);
 	}
@@ -180,7 +180,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link #execute} that also tells {@code callObserver} about this call: an observer
 	 * of this one call (its trace), in addition to the executor's observers.
 	 */
-	public Object execute(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, IdempotencyObserver callObserver) throws Throwable {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE || callObserver == this.observer)
@@ -251,8 +251,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * retry that runs again could repeat a side effect the cancelled call already had). A
 	 * caller that cancels while waiting for a duplicate stops waiting.
 	 */
-	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
-			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, AsyncInvocation invocation) {
 		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
 	}
 
@@ -260,8 +260,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link #executeAsync} that also tells {@code callObserver} about this call: an
 	 * observer of this one call (its trace), in addition to the executor's observers.
 	 */
-	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey,
-			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
 		ClaimResult claim;
@@ -282,7 +282,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * on the thread that completes it.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
-			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
+			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
 		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
 	}
 
@@ -291,7 +291,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * outcome: the caller's own context (a WebFlux response), which no thread carries.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
-			IdempotencyKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
 		claimAsync(key, fingerprint, policy.lease()).whenComplete((claim, failure) -> {
@@ -333,7 +333,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) ? async : null;
 	}
 
-	CompletableFuture<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	CompletableFuture<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		AsyncIdempotencyStore async = asyncStore();
 		if (async != null) {
 			return call(() -> async.claimAsync(key, fingerprint, lease));
@@ -341,8 +341,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease), blockingStoreExecutor());
 	}
 
-	CompletableFuture<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
-			StoredResult result, Duration ttl) {
+	CompletableFuture<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
 		AsyncIdempotencyStore async = asyncStore();
 		if (async != null) {
 			return call(() -> async.completeAsync(key, token, fingerprint, result, ttl));
@@ -351,7 +351,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				blockingStoreExecutor());
 	}
 
-	CompletableFuture<Boolean> releaseAsync(IdempotencyKey key, String token) {
+	CompletableFuture<Boolean> releaseAsync(RecordKey key, String token) {
 		AsyncIdempotencyStore async = asyncStore();
 		if (async != null) {
 			return call(() -> async.releaseAsync(key, token));
@@ -414,7 +414,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private final String clientKey;
 
-		private final IdempotencyKey key;
+		private final RecordKey key;
 
 		private final Fingerprint fingerprint;
 
@@ -428,7 +428,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private long pollMillis = FIRST_POLL_MILLIS;
 
-		AsyncCall(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, Fingerprint fingerprint,
+		AsyncCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 				AsyncInvocation invocation, IdempotencyObserver observer) {
 			this.policy = policy;
 			this.clientKey = clientKey;
@@ -625,7 +625,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
+	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, RecordKey key, String token,
 			Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer) throws Throwable {
 		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, observer);
 		Object result;
@@ -644,8 +644,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * Takes ownership of a key this caller has just acquired: registers its lease for
 	 * renewal and returns the handle that ends it.
 	 */
-	OwnerHandle own(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token,
-			Fingerprint fingerprint, IdempotencyObserver observer) {
+	OwnerHandle own(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
+			IdempotencyObserver observer) {
 		return new OwnerHandle(this, policy, clientKey, key,
 				this.leases.watch(policy, clientKey, key, token, fingerprint, observer), observer);
 	}

@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -82,7 +82,7 @@ final class LeaseWatchdog {
 		this.leaseLostListener = leaseLostListener;
 	}
 
-	Lease watch(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
+	Lease watch(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
 			IdempotencyObserver observer) {
 		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), policy.lease().toNanos() / 3);
 		long now = System.nanoTime();
@@ -359,7 +359,7 @@ final class LeaseWatchdog {
 
 		private final String clientKey;
 
-		private final IdempotencyKey key;
+		private final RecordKey key;
 
 		private final String token;
 
@@ -401,7 +401,7 @@ final class LeaseWatchdog {
 
 		private volatile boolean lost;
 
-		Lease(IdempotencyPolicy policy, String clientKey, IdempotencyKey key, String token, Fingerprint fingerprint,
+		Lease(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
 				IdempotencyObserver observer, long period, long claimedAt) {
 			this.observer = observer;
 			this.policy = policy;

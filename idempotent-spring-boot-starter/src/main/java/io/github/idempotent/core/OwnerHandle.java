@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.util.concurrent.CompletableFuture;
 
 import org.apache.commons.logging.Log;
@@ -27,13 +27,13 @@ public final class OwnerHandle {
 
 	private final String clientKey;
 
-	private final IdempotencyKey key;
+	private final RecordKey key;
 
 	private final LeaseWatchdog.Lease lease;
 
 	private final IdempotencyObserver observer;
 
-	OwnerHandle(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey, IdempotencyKey key,
+	OwnerHandle(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey, RecordKey key,
 			LeaseWatchdog.Lease lease, IdempotencyObserver observer) {
 		this.executor = executor;
 		this.observer = observer;
@@ -43,7 +43,7 @@ public final class OwnerHandle {
 		this.lease = lease;
 	}
 
-	public IdempotencyKey key() {
+	public RecordKey key() {
 		return this.key;
 	}
 

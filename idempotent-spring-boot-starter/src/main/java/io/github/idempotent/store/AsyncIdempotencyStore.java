@@ -30,17 +30,17 @@ public interface AsyncIdempotencyStore extends IdempotencyStore {
 	/**
 	 * {@link #claim} without blocking.
 	 */
-	CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease);
+	CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease);
 
 	/**
 	 * {@link #complete} without blocking.
 	 */
-	CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
-			StoredResult result, Duration ttl);
+	CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl);
 
 	/**
 	 * {@link #release} without blocking.
 	 */
-	CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token);
+	CompletionStage<Boolean> releaseAsync(RecordKey key, String token);
 
 }

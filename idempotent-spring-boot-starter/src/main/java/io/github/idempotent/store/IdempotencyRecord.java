@@ -21,7 +21,7 @@ import org.springframework.util.Assert;
  * forgotten once completed; {@code null} for a record without expiry
  * @param result the stored result of a completed record, {@code null} in progress
  */
-public record IdempotencyRecord(IdempotencyKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
+public record IdempotencyRecord(RecordKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
 		@Nullable Duration expiresIn, @Nullable StoredResult result) {
 
 	public IdempotencyRecord {

@@ -15,7 +15,7 @@ public interface IdempotencyStore {
 	 * @return {@link ClaimResult.Acquired} with the owner token,
 	 * {@link ClaimResult.InProgress} or {@link ClaimResult.Completed}
 	 */
-	ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease);
+	ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease);
 
 	/**
 	 * Stores the result and keeps it for {@code ttl}, if the record is still in progress
@@ -25,14 +25,14 @@ public interface IdempotencyStore {
 	 * completed with {@code fingerprint}.
 	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
-	boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl);
+	boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl);
 
 	/**
 	 * Deletes the in-progress record, if it is still held by {@code token}.
 	 * @return {@code false} only if another owner took the key over (or completed it); a
 	 * record that has already vanished counts as released
 	 */
-	boolean release(IdempotencyKey key, String token);
+	boolean release(RecordKey key, String token);
 
 	/**
 	 * Extends the lease of the in-progress record to {@code lease} from now, if it is
@@ -41,10 +41,10 @@ public interface IdempotencyStore {
 	 * its lease without a take-over is protected again.
 	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
-	boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease);
+	boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease);
 
 	/**
-	 * Longest key the store accepts; longer keys are hashed by {@link IdempotencyKey#of}.
+	 * Longest key the store accepts; longer keys are hashed by {@link RecordKey#of}.
 	 */
 	default int maxKeyLength() {
 		return 512;

@@ -17,7 +17,7 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	/**
 	 * The record stored under {@code key}, if there is a live one.
 	 */
-	Optional<IdempotencyRecord> inspect(IdempotencyKey key);
+	Optional<IdempotencyRecord> inspect(RecordKey key);
 
 	/**
 	 * One page of the records in progress under keys starting with {@code keyPrefix} and
@@ -37,7 +37,7 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	 * fenced out, as after a lost lease).
 	 * @return whether there was a record
 	 */
-	boolean delete(IdempotencyKey key);
+	boolean delete(RecordKey key);
 
 	/**
 	 * A page of {@link #findInProgress}.

@@ -42,14 +42,14 @@ public interface RecordTracking extends AutoCloseable {
 	/**
 	 * Name of {@code key} in the reports of {@link Listener#invalidated}.
 	 */
-	String trackingKey(IdempotencyKey key);
+	String trackingKey(RecordKey key);
 
 	/**
 	 * Reads {@code key} so that its later changes are reported; completes with
 	 * {@code null} when the key holds no completed record (absent, in progress, or not
 	 * readable by the tracker), and never exceptionally.
 	 */
-	CompletionStage<@Nullable TrackedRecord> read(IdempotencyKey key);
+	CompletionStage<@Nullable TrackedRecord> read(RecordKey key);
 
 	@Override
 	void close();

@@ -27,7 +27,7 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -121,7 +121,7 @@ class IdempotentAspectTests {
 			IdempotencyStore store = context.getBean(IdempotencyStore.class);
 			String key = newKey();
 			// What a JVM that died mid-call leaves behind: a placeholder nobody renews.
-			IdempotencyKey storeKey = IdempotencyKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "charge", key,
+			RecordKey storeKey = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "charge", key,
 					store.maxKeyLength());
 			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.Fingerprinter.class)
 				.fingerprint(new Object[] { key });

@@ -13,7 +13,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.github.idempotent.actuate.IdempotencyEndpoint;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
@@ -79,7 +79,7 @@ class IdempotentActuatorAutoConfigurationTests {
 			.run((context) -> {
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
 				assertThat(store).isInstanceOf(CachingIdempotencyStore.class);
-				IdempotencyKey key = IdempotencyKey.of("idempotent", "_", "orders", "k-1", 512);
+				RecordKey key = RecordKey.of("idempotent", "_", "orders", "k-1", 512);
 				Fingerprint fp = new Fingerprint("fp");
 				String token = ((ClaimResult.Acquired) store.claim(key, fp, Duration.ofSeconds(30))).token();
 				store.complete(key, token, fp, new StoredResult(new byte[] { 1 }), Duration.ofMinutes(1));
@@ -96,23 +96,23 @@ class IdempotentActuatorAutoConfigurationTests {
 	static class PlainStore implements IdempotencyStore {
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return new ClaimResult.Acquired("t");
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return true;
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return true;
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			return true;
 		}
 

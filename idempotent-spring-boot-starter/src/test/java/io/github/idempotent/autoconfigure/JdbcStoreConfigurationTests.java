@@ -21,7 +21,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.jdbc.JdbcDialect;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
@@ -59,15 +59,14 @@ class JdbcStoreConfigurationTests {
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
 				CountingJdbcTemplate jdbc = context.getBean(CountingJdbcTemplate.class);
 				CountingTransactionManager transactions = context.getBean(CountingTransactionManager.class);
-				IdempotencyKey key = new IdempotencyKey("test:" + UUID.randomUUID());
+				RecordKey key = new RecordKey("test:" + UUID.randomUUID());
 				int statementsBefore = jdbc.statements.get();
 				store.claim(key, new Fingerprint("fp"), Duration.ofSeconds(30));
 				assertThat(jdbc.statements.get()).isGreaterThan(statementsBefore);
 				// Inside a transaction of the data source, a claim commits in one of its
 				// own.
-				new TransactionTemplate(transactions)
-					.executeWithoutResult((status) -> store.claim(new IdempotencyKey("test:" + UUID.randomUUID()),
-							new Fingerprint("fp"), Duration.ofSeconds(30)));
+				new TransactionTemplate(transactions).executeWithoutResult((status) -> store
+					.claim(new RecordKey("test:" + UUID.randomUUID()), new Fingerprint("fp"), Duration.ofSeconds(30)));
 				assertThat(transactions.begun.get()).isEqualTo(2);
 			});
 	}
@@ -142,8 +141,7 @@ class JdbcStoreConfigurationTests {
 				DataSource dataSource = context.getBean(DataSource.class);
 				assertThat(tableExists(dataSource, "CUSTOM_SCHEMA_RAN")).isTrue();
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
-				assertThat(
-						store.claim(new IdempotencyKey("custom-schema"), new Fingerprint("fp"), Duration.ofSeconds(30)))
+				assertThat(store.claim(new RecordKey("custom-schema"), new Fingerprint("fp"), Duration.ofSeconds(30)))
 					.isInstanceOf(ClaimResult.Acquired.class);
 			});
 	}
@@ -204,7 +202,7 @@ class JdbcStoreConfigurationTests {
 							"idempotent.store.jdbc.initialize-schema=always")
 					.run((context) -> {
 						IdempotencyStore store = context.getBean(IdempotencyStore.class);
-						IdempotencyKey key = new IdempotencyKey("schema-test:" + schema);
+						RecordKey key = new RecordKey("schema-test:" + schema);
 						assertThat(store.claim(key, new Fingerprint("fp"), Duration.ofSeconds(30)))
 							.isInstanceOf(ClaimResult.Acquired.class);
 						assertThat(rows(postgresql, schema + ".records")).isOne();

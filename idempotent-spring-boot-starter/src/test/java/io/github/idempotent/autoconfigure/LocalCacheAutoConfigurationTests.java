@@ -17,7 +17,7 @@ import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
@@ -88,7 +88,7 @@ class LocalCacheAutoConfigurationTests {
 				CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
 				StoredResult kilobyte = new StoredResult(new byte[1024]);
 				for (int i = 0; i < 200; i++) {
-					IdempotencyKey key = new IdempotencyKey("bytes:" + i);
+					RecordKey key = new RecordKey("bytes:" + i);
 					String token = ((ClaimResult.Acquired) cache.claim(key, FP, LEASE)).token();
 					assertThat(cache.complete(key, token, FP, kilobyte, Duration.ofHours(1))).isTrue();
 				}

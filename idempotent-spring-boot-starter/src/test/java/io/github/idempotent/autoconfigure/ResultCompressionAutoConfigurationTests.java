@@ -15,7 +15,7 @@ import org.springframework.context.annotation.Configuration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
@@ -104,24 +104,24 @@ class ResultCompressionAutoConfigurationTests {
 		final List<byte[]> stored = new ArrayList<>();
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return this.delegate.claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			this.stored.add(result.bytes());
 			return this.delegate.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return this.delegate.release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			return this.delegate.renew(key, token, fingerprint, lease);
 		}
 

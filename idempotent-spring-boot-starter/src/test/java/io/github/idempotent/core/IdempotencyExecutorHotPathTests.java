@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +55,7 @@ class IdempotencyExecutorHotPathTests {
 		IdempotencyPolicy policy = policy(String.class, Duration.ofSeconds(30));
 		for (int i = 0; i < 1000; i++) {
 			String key = "k" + i;
-			assertThat(this.executor.execute(policy, key, new IdempotencyKey(key), FP, () -> "done")).isEqualTo("done");
+			assertThat(this.executor.execute(policy, key, new RecordKey(key), FP, () -> "done")).isEqualTo("done");
 		}
 		// One timer armed for the first call's renewal; the 999 calls that follow neither
 		// schedule a task nor wake the timer's thread.
@@ -66,7 +66,7 @@ class IdempotencyExecutorHotPathTests {
 	void aCallLongerThanItsLeaseKeepsItsKeyByRenewal() throws Throwable {
 		Duration lease = Duration.ofMillis(300);
 		IdempotencyPolicy policy = policy(String.class, lease);
-		IdempotencyKey key = new IdempotencyKey("long-call");
+		RecordKey key = new RecordKey("long-call");
 		List<ClaimResult> seenWhileRunning = new ArrayList<>();
 		Object result = this.executor.execute(policy, "long-call", key, FP, () -> {
 			for (int i = 0; i < 4; i++) {
@@ -92,7 +92,7 @@ class IdempotencyExecutorHotPathTests {
 			long sleep = 400 + i * 150L;
 			threads.add(startThread(() -> {
 				try {
-					this.executor.execute(policy, name, new IdempotencyKey(name), FP, () -> {
+					this.executor.execute(policy, name, new RecordKey(name), FP, () -> {
 						Thread.sleep(sleep);
 						return "done";
 					});
@@ -116,8 +116,8 @@ class IdempotencyExecutorHotPathTests {
 		for (int length : new int[] { 0, 1, 100, 7990, 8000, 8192, 10_000, 100_000 }) {
 			String value = "x".repeat(length);
 			String key = "size-" + length;
-			this.executor.execute(policy, key, new IdempotencyKey(key), FP, () -> value);
-			Object replayed = this.executor.execute(policy, key, new IdempotencyKey(key), FP, () -> "ran again");
+			this.executor.execute(policy, key, new RecordKey(key), FP, () -> value);
+			Object replayed = this.executor.execute(policy, key, new RecordKey(key), FP, () -> "ran again");
 			assertThat(replayed).as("replay of %d characters", length).isEqualTo(value);
 		}
 	}

@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -53,7 +53,7 @@ class IdempotencyExecutorTests {
 		IdempotencyStore store = new RefusingRenewals(this.memory);
 		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
 		IdempotencyPolicy policy = policy(Duration.ofMillis(200));
-		IdempotencyKey key = new IdempotencyKey("test:lost-lease");
+		RecordKey key = new RecordKey("test:lost-lease");
 		Fingerprint fingerprint = new Fingerprint("fp");
 		CountDownLatch slowStarted = new CountDownLatch(1);
 		CompletableFuture<Object> slow = CompletableFuture.supplyAsync(() -> {
@@ -86,7 +86,7 @@ class IdempotencyExecutorTests {
 		IdempotencyStore store = new FailingRenewals(this.memory, failuresLeft);
 		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
 		IdempotencyPolicy policy = policy(Duration.ofMillis(900));
-		IdempotencyKey key = new IdempotencyKey("test:failing-renewals");
+		RecordKey key = new RecordKey("test:failing-renewals");
 		Fingerprint fingerprint = new Fingerprint("fp");
 		CountDownLatch started = new CountDownLatch(1);
 		CountDownLatch finish = new CountDownLatch(1);
@@ -123,7 +123,7 @@ class IdempotencyExecutorTests {
 	void aResultAboveTheSizeLimitIsReturnedOnceAndRetriesGetAClearError() throws Throwable {
 		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 64, this.observer);
 		IdempotencyPolicy policy = policy(Duration.ofSeconds(30));
-		IdempotencyKey key = new IdempotencyKey("test:too-large");
+		RecordKey key = new RecordKey("test:too-large");
 		Fingerprint fingerprint = new Fingerprint("fp");
 		String large = "x".repeat(100);
 		AtomicInteger runs = new AtomicInteger();
@@ -142,7 +142,7 @@ class IdempotencyExecutorTests {
 		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, this.observer);
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
 				Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(), codec());
-		IdempotencyKey key = new IdempotencyKey("test:take-over");
+		RecordKey key = new RecordKey("test:take-over");
 		Fingerprint fingerprint = new Fingerprint("fp");
 		CountDownLatch firstStarted = new CountDownLatch(1);
 		CompletableFuture<Object> first = CompletableFuture.supplyAsync(() -> {
@@ -174,23 +174,23 @@ class IdempotencyExecutorTests {
 	private record RefusingRenewals(IdempotencyStore delegate) implements IdempotencyStore {
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return this.delegate.claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return this.delegate.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return this.delegate.release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			throw new IllegalStateException("store unreachable");
 		}
 
@@ -199,23 +199,23 @@ class IdempotencyExecutorTests {
 	private record FailingRenewals(IdempotencyStore delegate, AtomicInteger failuresLeft) implements IdempotencyStore {
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return this.delegate.claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return this.delegate.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return this.delegate.release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			if (this.failuresLeft.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 				throw new IllegalStateException("store unreachable");
 			}

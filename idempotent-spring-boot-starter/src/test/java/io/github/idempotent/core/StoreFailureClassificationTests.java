@@ -1,7 +1,7 @@
 package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.List;
@@ -81,7 +81,7 @@ class StoreFailureClassificationTests {
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
 				Duration.ZERO, Duration.ofSeconds(1), List.of(),
 				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
-		return this.executor.execute(policy, "k", new IdempotencyKey("test:k"), new Fingerprint("fp"), () -> {
+		return this.executor.execute(policy, "k", new RecordKey("test:k"), new Fingerprint("fp"), () -> {
 			this.runs.incrementAndGet();
 			return "ran";
 		});
@@ -94,23 +94,23 @@ class StoreFailureClassificationTests {
 	private record FailingStore(RuntimeException failure) implements IdempotencyStore {
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			throw this.failure;
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			throw this.failure;
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			throw this.failure;
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			throw this.failure;
 		}
 

@@ -51,8 +51,8 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		return this.store;
 	}
 
-	protected IdempotencyKey newKey() {
-		return new IdempotencyKey("idempotent-test:" + getClass().getSimpleName() + ":" + UUID.randomUUID());
+	protected RecordKey newKey() {
+		return new RecordKey("idempotent-test:" + getClass().getSimpleName() + ":" + UUID.randomUUID());
 	}
 
 	@Test
@@ -64,7 +64,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void claimOfAKeyInProgressReportsItsFingerprintAndLease() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		acquire(key);
 		ClaimResult second = this.store.claim(key, new Fingerprint("other"), LEASE);
 		assertThat(second).isInstanceOf(ClaimResult.InProgress.class);
@@ -75,7 +75,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void completedKeyReturnsTheStoredResultAndFingerprint() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		StoredResult result = new StoredResult(new byte[] { 'V', '4', '2' });
 		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
@@ -85,7 +85,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void resultBytesRoundTripExactly() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		byte[] bytes = new byte[256 * 64];
 		for (int i = 0; i < bytes.length; i++) {
@@ -98,7 +98,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void emptyResultRoundTrips() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		this.store.complete(key, token, FP, new StoredResult(new byte[0]), TTL);
 		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, FP, LEASE);
@@ -107,7 +107,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void releaseLetsTheNextClaimAcquire() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		assertThat(this.store.release(key, token)).isTrue();
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
@@ -115,7 +115,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void onlyTheOwnerCanCompleteReleaseOrRenew() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		assertThat(this.store.complete(key, "not-the-owner", FP, new StoredResult(new byte[] { 1 }), TTL)).isFalse();
 		assertThat(this.store.release(key, "not-the-owner")).isFalse();
@@ -126,7 +126,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void aCompletedRecordCannotBeReleasedRenewedOrCompletedAgain() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		StoredResult result = new StoredResult(new byte[] { 1, 2, 3 });
 		this.store.complete(key, token, FP, result, TTL);
@@ -138,7 +138,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void anOwnerPastItsLeaseWhomNobodyTookOverCompletes() throws InterruptedException {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
 		Thread.sleep(500);
 		StoredResult result = new StoredResult(new byte[] { 'V', '1' });
@@ -149,7 +149,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void anOwnerPastItsLeaseWhomNobodyTookOverRenewsAndKeepsTheKey() throws InterruptedException {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
 		Thread.sleep(500);
 		assertThat(this.store.renew(key, token, FP, LEASE)).isTrue();
@@ -163,7 +163,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void anOwnerPastItsLeaseWhomNobodyTookOverReleases() throws InterruptedException {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(200))).token();
 		Thread.sleep(500);
 		assertThat(this.store.release(key, token)).isTrue();
@@ -172,7 +172,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void anOwnerWhoseRecordVanishedWritesItAnew() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		StoredResult result = new StoredResult(new byte[] { 1 });
 		assertThat(this.store.release(key, "token")).isTrue();
 		assertThat(this.store.complete(key, "token", FP, result, TTL)).isTrue();
@@ -182,7 +182,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void anExpiredLeaseLetsANewOwnerInAndFencesTheOldOne() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String crashed = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(300))).token();
 		String[] next = new String[1];
 		await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> {
@@ -206,7 +206,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void renewalKeepsALeaseAlive() throws InterruptedException {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(400))).token();
 		assertThat(this.store.renew(key, token, FP, Duration.ofSeconds(30))).isTrue();
 		Thread.sleep(800);
@@ -216,7 +216,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void aCompletedResultExpiresAfterItsTtl() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = acquire(key);
 		this.store.complete(key, token, FP, new StoredResult(new byte[] { 1 }), Duration.ofMillis(300));
 		assertThat(this.store.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
@@ -227,8 +227,8 @@ public abstract class AbstractIdempotencyStoreContractTest {
 
 	@Test
 	void keysAreIndependent() {
-		IdempotencyKey first = newKey();
-		IdempotencyKey second = newKey();
+		RecordKey first = newKey();
+		RecordKey second = newKey();
 		acquire(first);
 		assertThat(this.store.claim(second, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 	}
@@ -237,7 +237,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	void aStormOfClaimsOnOneKeyHasExactlyOneWinner() throws Exception {
 		int threads = 64;
 		for (int round = 0; round < 5; round++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			ExecutorService pool = Executors.newFixedThreadPool(threads);
 			try {
 				CountDownLatch start = new CountDownLatch(1);
@@ -269,7 +269,7 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		}
 	}
 
-	private String acquire(IdempotencyKey key) {
+	private String acquire(RecordKey key) {
 		ClaimResult result = this.store.claim(key, FP, LEASE);
 		assertThat(result).isInstanceOf(ClaimResult.Acquired.class);
 		return ((ClaimResult.Acquired) result).token();

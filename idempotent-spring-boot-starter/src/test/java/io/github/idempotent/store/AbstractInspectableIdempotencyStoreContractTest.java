@@ -45,7 +45,7 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 
 	@Test
 	void aRecordInProgressShowsItsClaimTimeAndLease() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
 		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 		Instant after = Instant.now();
@@ -60,7 +60,7 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 
 	@Test
 	void aRecordInProgressWithATextFingerprintShowsItsClaimTime() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
 		store().claim(key, TEXT_FP, LEASE);
 		IdempotencyRecord record = inspectable().inspect(key).orElseThrow();
@@ -70,7 +70,7 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 
 	@Test
 	void aCompletedRecordShowsItsResultAndTimeToExpiry() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 'V', '4', '2' });
 		assertThat(store().complete(key, token, FP, result, TTL)).isTrue();
@@ -83,7 +83,7 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 
 	@Test
 	void aReleasedRecordIsGone() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 		store().release(key, token);
 		assertThat(inspectable().inspect(key)).isEmpty();
@@ -92,16 +92,16 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	@Test
 	void theListingPagesThroughTheRecordsInProgressUnderThePrefixOnly() {
 		String prefix = newPrefix();
-		Set<IdempotencyKey> inProgress = new HashSet<>();
+		Set<RecordKey> inProgress = new HashSet<>();
 		for (int i = 0; i < 7; i++) {
-			IdempotencyKey key = new IdempotencyKey(prefix + ":_:op:" + i);
+			RecordKey key = new RecordKey(prefix + ":_:op:" + i);
 			store().claim(key, FP, LEASE);
 			inProgress.add(key);
 		}
-		IdempotencyKey completed = new IdempotencyKey(prefix + ":_:op:done");
+		RecordKey completed = new RecordKey(prefix + ":_:op:done");
 		String token = ((ClaimResult.Acquired) store().claim(completed, FP, LEASE)).token();
 		store().complete(completed, token, FP, new StoredResult(new byte[] { 1 }), TTL);
-		IdempotencyKey otherPrefix = new IdempotencyKey(prefix + "x:_:op:1");
+		RecordKey otherPrefix = new RecordKey(prefix + "x:_:op:1");
 		store().claim(otherPrefix, FP, LEASE);
 
 		List<IdempotencyRecord> found = listAll(prefix, Duration.ZERO, 3);
@@ -116,14 +116,14 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	@Test
 	void theListingLeavesOutRecordsClaimedMoreRecentlyThanAsked() {
 		String prefix = newPrefix();
-		store().claim(new IdempotencyKey(prefix + ":_:op:fresh"), FP, LEASE);
+		store().claim(new RecordKey(prefix + ":_:op:fresh"), FP, LEASE);
 		assertThat(listAll(prefix, Duration.ofHours(1), 10)).isEmpty();
 		assertThat(listAll(prefix, Duration.ZERO, 10)).hasSize(1);
 	}
 
 	@Test
 	void deletingACompletedRecordLetsTheNextClaimAcquireTheKey() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 		store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL);
 		// A caching store has the result in its cache now: the deletion must leave it
@@ -136,7 +136,7 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 
 	@Test
 	void deletingARecordInProgressFencesItsOwnerOnceAnotherClaimsTheKey() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String stuck = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 		assertThat(inspectable().delete(key)).isTrue();
 		String retry = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();

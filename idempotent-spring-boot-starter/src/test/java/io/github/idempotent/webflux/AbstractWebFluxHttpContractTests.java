@@ -25,7 +25,7 @@ import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
 
@@ -66,7 +66,7 @@ abstract class AbstractWebFluxHttpContractTests {
 
 	@Test
 	void theCheckRecordsABlockingStoreCallOnANonBlockingThread() {
-		IdempotencyKey key = IdempotencyKey.of("blocking-check:", "", "check", UUID.randomUUID().toString(), 512);
+		RecordKey key = RecordKey.of("blocking-check:", "", "check", UUID.randomUUID().toString(), 512);
 		Mono.fromCallable(() -> this.store.claim(key, new Fingerprint("none"), Duration.ofSeconds(5)))
 			.subscribeOn(Schedulers.parallel())
 			.block(Duration.ofSeconds(10));

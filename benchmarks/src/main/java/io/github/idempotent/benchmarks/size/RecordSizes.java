@@ -19,7 +19,7 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
@@ -103,13 +103,13 @@ public final class RecordSizes {
 		try (RedisConnection connection = factory.getConnection()) {
 			RedisIdempotencyStore store = new RedisIdempotencyStore(factory);
 			for (Shape shape : shapes) {
-				List<IdempotencyKey> keys = write(store, shape, records);
+				List<RecordKey> keys = write(store, shape, records);
 				long total = 0;
-				for (IdempotencyKey key : keys) {
+				for (RecordKey key : keys) {
 					total += memoryUsage(connection, key);
 				}
 				print("Redis", shape, (double) total / keys.size(), records);
-				for (IdempotencyKey key : keys) {
+				for (RecordKey key : keys) {
 					connection.keyCommands().del(key.value().getBytes(StandardCharsets.UTF_8));
 				}
 			}
@@ -120,7 +120,7 @@ public final class RecordSizes {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static long memoryUsage(RedisConnection connection, IdempotencyKey key) {
+	private static long memoryUsage(RedisConnection connection, RecordKey key) {
 		// Spring Data Redis has no MEMORY USAGE; Lettuce does.
 		RedisServerAsyncCommands<byte[], byte[]> commands = (RedisServerAsyncCommands<byte[], byte[]>) connection
 			.getNativeConnection();
@@ -180,11 +180,11 @@ public final class RecordSizes {
 		return (length != null && count != null && count > 0) ? (double) length / count : Double.NaN;
 	}
 
-	private static List<IdempotencyKey> write(IdempotencyStore store, Shape shape, int records) {
-		List<IdempotencyKey> keys = new ArrayList<>(records);
+	private static List<RecordKey> write(IdempotencyStore store, Shape shape, int records) {
+		List<RecordKey> keys = new ArrayList<>(records);
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		for (int i = 0; i < records; i++) {
-			IdempotencyKey key = IdempotencyKey.of("idempotent", "_", OPERATION, UUID.randomUUID().toString(),
+			RecordKey key = RecordKey.of("idempotent", "_", OPERATION, UUID.randomUUID().toString(),
 					store.maxKeyLength());
 			ClaimResult claim = store.claim(key, fingerprint, Duration.ofMinutes(10));
 			String token = ((ClaimResult.Acquired) claim).token();

@@ -20,7 +20,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -150,7 +150,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		ClaimResult cached = cached(key);
 		if (cached != null) {
 			return cached;
@@ -160,7 +160,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return claim;
 	}
 
-	private @Nullable ClaimResult cached(IdempotencyKey key) {
+	private @Nullable ClaimResult cached(RecordKey key) {
 		RecordTracking tracking = this.tracking;
 		if (tracking != null && !tracking.isCurrent()) {
 			return null;
@@ -169,11 +169,11 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return (cached != null) ? new ClaimResult.Completed(cached.fingerprint(), cached.result()) : null;
 	}
 
-	private String cacheKey(IdempotencyKey key) {
+	private String cacheKey(RecordKey key) {
 		return (this.tracking != null) ? this.tracking.trackingKey(key) : key.value();
 	}
 
-	private void afterClaim(IdempotencyKey key, ClaimResult claim) {
+	private void afterClaim(RecordKey key, ClaimResult claim) {
 		if (!(claim instanceof ClaimResult.Completed completed)) {
 			return;
 		}
@@ -193,7 +193,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 * report between the check and the put would otherwise be missed), so an entry stays
 	 * only if no report came from before the read was sent to after it was cached.
 	 */
-	private void fill(RecordTracking tracking, IdempotencyKey key) {
+	private void fill(RecordTracking tracking, RecordKey key) {
 		String cacheKey = tracking.trackingKey(key);
 		long before = this.invalidations.get();
 		if (!tracking.isCurrent() || this.filling.putIfAbsent(cacheKey, Boolean.TRUE) != null) {
@@ -225,14 +225,13 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
-			Duration ttl) {
+	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		boolean completed = this.delegate.complete(key, token, fingerprint, result, ttl);
 		afterComplete(key, fingerprint, result, ttl, completed);
 		return completed;
 	}
 
-	private void afterComplete(IdempotencyKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
+	private void afterComplete(RecordKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
 			boolean completed) {
 		if (completed && this.writeThrough && this.tracking == null) {
 			this.completed.put(key.value(), new Entry(fingerprint, result, Math.min(this.ttlNanos, ttl.toNanos())));
@@ -249,7 +248,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		ClaimResult cached = cached(key);
 		if (cached != null) {
 			return CompletableFuture.completedFuture(cached);
@@ -261,7 +260,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
 		return asyncDelegate().completeAsync(key, token, fingerprint, result, ttl).thenApply((completed) -> {
 			afterComplete(key, fingerprint, result, ttl, completed);
@@ -270,7 +269,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
 		return asyncDelegate().releaseAsync(key, token);
 	}
 
@@ -280,12 +279,12 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
-	public boolean release(IdempotencyKey key, String token) {
+	public boolean release(RecordKey key, String token) {
 		return this.delegate.release(key, token);
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		return this.delegate.renew(key, token, fingerprint, lease);
 	}
 
@@ -298,7 +297,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 * The record as the store behind the cache holds it.
 	 */
 	@Override
-	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		return inspectableDelegate().inspect(key);
 	}
 
@@ -312,7 +311,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 * caches keep replaying it until their entries expire.
 	 */
 	@Override
-	public boolean delete(IdempotencyKey key) {
+	public boolean delete(RecordKey key) {
 		boolean deleted = inspectableDelegate().delete(key);
 		this.completed.invalidate(cacheKey(key));
 		return deleted;

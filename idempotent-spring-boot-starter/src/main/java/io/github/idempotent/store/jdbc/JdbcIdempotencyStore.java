@@ -50,7 +50,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
@@ -318,7 +318,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		boolean joinable = isJoinable();
 		if (joinable) {
 			ClaimResult pending = claimCompletedOnThisThread(key.value(), lease);
@@ -402,7 +402,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		Row row = select(key.value());
 		if (row == null || row.expired()) {
 			return Optional.empty();
@@ -432,9 +432,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (!key.startsWith(prefix)) {
 				return;
 			}
-			IdempotencyRecord record = new IdempotencyRecord(new IdempotencyKey(key),
-					IdempotencyRecord.State.IN_PROGRESS, new Fingerprint(rs.getString(3)),
-					OwnerToken.claimedAt(rs.getString(2)), Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
+			IdempotencyRecord record = new IdempotencyRecord(new RecordKey(key), IdempotencyRecord.State.IN_PROGRESS,
+					new Fingerprint(rs.getString(3)), OwnerToken.claimedAt(rs.getString(2)),
+					Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
 			Duration age = record.age(now);
 			if (age == null || age.compareTo(olderThan) >= 0) {
 				records.add(record);
@@ -444,7 +444,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public boolean delete(IdempotencyKey key) {
+	public boolean delete(RecordKey key) {
 		return inOwnTransaction(() -> this.jdbc.update(this.deleteSql, key.value()) > 0);
 	}
 
@@ -455,8 +455,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
-			Duration ttl) {
+	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		if (isJoinable()) {
 			return completeWithTransaction(key, token, fingerprint, result, ttl);
 		}
@@ -469,8 +468,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				&& TransactionSynchronizationManager.hasResource(this.dataSource);
 	}
 
-	private boolean completeWithTransaction(IdempotencyKey key, String token, Fingerprint fingerprint,
-			StoredResult result, Duration ttl) {
+	private boolean completeWithTransaction(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+			Duration ttl) {
 		TransactionState state = currentTransactionState();
 		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
 		PendingCompletion pending = new PendingCompletion(key, token, fingerprint.value(), result, ttl, lease);
@@ -648,13 +647,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public boolean release(IdempotencyKey key, String token) {
+	public boolean release(RecordKey key, String token) {
 		return inOwnTransaction(
 				() -> this.jdbc.update(this.releaseSql, key.value(), token) == 1 || !exists(key.value()));
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		return inOwnTransaction(() -> {
 			long leaseMillis = millis(lease);
 			if (this.jdbc.update(this.renewSql, leaseMillis, key.value(), token) == 1) {
@@ -841,7 +840,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 */
 	private final class PendingCompletion {
 
-		private final IdempotencyKey key;
+		private final RecordKey key;
 
 		private final String token;
 
@@ -859,7 +858,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 		private boolean ended;
 
-		PendingCompletion(IdempotencyKey key, String token, String fingerprint, StoredResult result, Duration ttl,
+		PendingCompletion(RecordKey key, String token, String fingerprint, StoredResult result, Duration ttl,
 				Duration lease) {
 			this.key = key;
 			this.token = token;

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
@@ -99,7 +99,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
 			sweepIfDue();
 		}
@@ -119,7 +119,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/**
 	 * Claims the key, or returns {@code null} if it is absent and the store is full.
 	 */
-	private @Nullable ClaimResult tryClaim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
 		Entry written = this.records.compute(key.value(), (k, entry) -> {
@@ -143,24 +143,23 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
-			Duration ttl) {
+	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		return update(key, token, (entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos(), null));
 	}
 
 	@Override
-	public boolean release(IdempotencyKey key, String token) {
+	public boolean release(RecordKey key, String token) {
 		return update(key, token, (entry, now) -> null);
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
 				(entry != null) ? entry.claimedAt : Instant.now()));
 	}
 
 	@Override
-	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		Entry entry = this.records.get(key.value());
 		long now = System.nanoTime();
 		return (entry != null && !entry.isExpired(now)) ? Optional.of(entry.toRecord(key, now)) : Optional.empty();
@@ -185,7 +184,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			.toList();
 		List<IdempotencyRecord> records = new ArrayList<>();
 		for (Map.Entry<String, Entry> e : page) {
-			IdempotencyRecord record = e.getValue().toRecord(new IdempotencyKey(e.getKey()), now);
+			IdempotencyRecord record = e.getValue().toRecord(new RecordKey(e.getKey()), now);
 			Duration age = record.age(wallNow);
 			if (age == null || age.compareTo(olderThan) >= 0) {
 				records.add(record);
@@ -195,7 +194,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	@Override
-	public boolean delete(IdempotencyKey key) {
+	public boolean delete(RecordKey key) {
 		boolean[] deleted = new boolean[1];
 		long now = System.nanoTime();
 		this.records.computeIfPresent(key.value(), (k, entry) -> {
@@ -218,7 +217,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	 * past its lease (only a take-over changes the token), or if it has vanished (then
 	 * with {@code entry} {@code null}).
 	 */
-	private boolean update(IdempotencyKey key, String token, Transition transition) {
+	private boolean update(RecordKey key, String token, Transition transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
 		Entry written = this.records.compute(key.value(), (k, entry) -> {
@@ -347,7 +346,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			return now - this.expiresAt >= 0;
 		}
 
-		IdempotencyRecord toRecord(IdempotencyKey key, long now) {
+		IdempotencyRecord toRecord(RecordKey key, long now) {
 			boolean inProgress = this.result == null;
 			return new IdempotencyRecord(key,
 					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,

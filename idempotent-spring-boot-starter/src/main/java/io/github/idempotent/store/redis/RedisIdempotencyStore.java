@@ -40,7 +40,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -115,7 +115,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
 		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
 				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key),
@@ -156,21 +156,20 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
-			Duration ttl) {
+	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
 		return isPositive(executeAndWait(Scripts.COMPLETE, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
 				keyOf(key), owner, completedRecord(owner, fingerprint, result), millis(ttl)));
 	}
 
 	@Override
-	public boolean release(IdempotencyKey key, String token) {
+	public boolean release(RecordKey key, String token) {
 		return isPositive(
 				executeAndWait(Scripts.RELEASE, ReturnType.INTEGER, null, keyOf(key), RecordLayout.token(token)));
 	}
 
 	@Override
-	public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
 		// The record is written only if it has vanished: then it is claimed anew, now.
 		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner, millis(lease),
@@ -178,13 +177,13 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public Optional<IdempotencyRecord> inspect(IdempotencyKey key) {
+	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			return Optional.ofNullable(inspect(connection, key, Instant.now()));
 		}
 	}
 
-	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, IdempotencyKey key, Instant now) {
+	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
 		List<?> reply = execute(connection, Scripts.INSPECT, ReturnType.MULTI, keyOf(key));
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
 		long kind = (Long) reply.get(0);
@@ -247,8 +246,8 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			Instant now = Instant.now();
 			List<IdempotencyRecord> records = new ArrayList<>();
 			for (byte[] key : scanned.getKeys()) {
-				IdempotencyRecord record = inspect(connection,
-						new IdempotencyKey(new String(key, StandardCharsets.UTF_8)), now);
+				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
+						now);
 				if (record != null && record.state() == IdempotencyRecord.State.IN_PROGRESS) {
 					Duration age = record.age(now);
 					if (age == null || age.compareTo(olderThan) >= 0) {
@@ -315,7 +314,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public boolean delete(IdempotencyKey key) {
+	public boolean delete(RecordKey key) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			Long deleted = connection.keyCommands().del(keyOf(key));
 			return deleted != null && deleted > 0;
@@ -344,7 +343,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public CompletionStage<ClaimResult> claimAsync(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
 		return this
 			.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, keyOf(key),
@@ -353,7 +352,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public CompletionStage<Boolean> completeAsync(IdempotencyKey key, String token, Fingerprint fingerprint,
+	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
 		return this
@@ -363,7 +362,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
-	public CompletionStage<Boolean> releaseAsync(IdempotencyKey key, String token) {
+	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
 		return this.<Long>executeAsync(Scripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), RecordLayout.token(token))
 			.thenApply(RedisIdempotencyStore::isPositive);
 	}
@@ -486,7 +485,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		return true;
 	}
 
-	static byte[] keyOf(IdempotencyKey key) {
+	static byte[] keyOf(RecordKey key) {
 		return utf8(key.value());
 	}
 

@@ -32,7 +32,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.Assert;
 
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 
@@ -180,7 +180,7 @@ public final class RedisRecordTracking implements RecordTracking {
 	}
 
 	@Override
-	public String trackingKey(IdempotencyKey key) {
+	public String trackingKey(RecordKey key) {
 		// Latin-1 maps each byte of the Redis key to one char and back, whatever the
 		// key's
 		// encoding, so a pushed key and a key read here always compare equal.
@@ -188,7 +188,7 @@ public final class RedisRecordTracking implements RecordTracking {
 	}
 
 	@Override
-	public CompletionStage<RecordTracking.@Nullable TrackedRecord> read(IdempotencyKey key) {
+	public CompletionStage<RecordTracking.@Nullable TrackedRecord> read(RecordKey key) {
 		Session current = this.session;
 		if (current == null || current.lost) {
 			return CompletableFuture.completedFuture(null);

@@ -17,7 +17,7 @@ import org.springframework.util.unit.DataSize;
 import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
@@ -45,7 +45,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void replayOfAResultCompletedHereIsServedWithoutTheStore() {
-		IdempotencyKey key = new IdempotencyKey("k");
+		RecordKey key = new RecordKey("k");
 		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 'V', '1' });
 		assertThat(this.cache.complete(key, token, FP, result, Duration.ofHours(1))).isTrue();
@@ -58,7 +58,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void replayOfAResultCompletedElsewhereIsReadOnceThenServedLocally() {
-		IdempotencyKey key = new IdempotencyKey("elsewhere");
+		RecordKey key = new RecordKey("elsewhere");
 		StoredResult result = completeInStore(key, Duration.ofHours(1));
 		for (int i = 0; i < 5; i++) {
 			assertThat(this.cache.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
@@ -70,7 +70,7 @@ class CachingIdempotencyStoreTests {
 	void withoutWriteThroughAResultIsCachedOnlyOnceReadBackFromTheStore() {
 		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
 				Duration.ofSeconds(10), false, this.nanos::get);
-		IdempotencyKey key = new IdempotencyKey("in-a-transaction");
+		RecordKey key = new RecordKey("in-a-transaction");
 		String token = ((ClaimResult.Acquired) readThrough.claim(key, FP, LEASE)).token();
 		readThrough.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
 		assertThat(readThrough.cachedResults()).isZero();
@@ -81,7 +81,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void aKeyInProgressIsNeverCached() {
-		IdempotencyKey key = new IdempotencyKey("running");
+		RecordKey key = new RecordKey("running");
 		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 		for (int i = 0; i < 3; i++) {
 			assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
@@ -92,7 +92,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void aReleasedKeyIsNotCachedAndCanBeClaimedAgain() {
-		IdempotencyKey key = new IdempotencyKey("released");
+		RecordKey key = new RecordKey("released");
 		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
 		assertThat(this.cache.release(key, token)).isTrue();
 		assertThat(this.cache.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
@@ -101,7 +101,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void anEntryLivesNoLongerThanItsRecord() {
-		IdempotencyKey key = new IdempotencyKey("short-ttl");
+		RecordKey key = new RecordKey("short-ttl");
 		String token = ((ClaimResult.Acquired) this.cache.claim(key, FP, LEASE)).token();
 		this.cache.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofSeconds(2));
 		this.nanos.addAndGet(Duration.ofMillis(1900).toNanos());
@@ -114,7 +114,7 @@ class CachingIdempotencyStoreTests {
 
 	@Test
 	void anEntryLivesNoLongerThanTheCacheTtl() {
-		IdempotencyKey key = new IdempotencyKey("long-ttl");
+		RecordKey key = new RecordKey("long-ttl");
 		completeInStore(key, Duration.ofHours(1));
 		this.cache.claim(key, FP, LEASE);
 		this.nanos.addAndGet(Duration.ofSeconds(9).toNanos());
@@ -130,7 +130,7 @@ class CachingIdempotencyStoreTests {
 		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
 				Duration.ofSeconds(10), true, this.nanos::get);
 		for (int i = 0; i < 100; i++) {
-			IdempotencyKey key = new IdempotencyKey("budget:" + i);
+			RecordKey key = new RecordKey("budget:" + i);
 			String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
 			small.complete(key, token, FP, new StoredResult(new byte[512]), Duration.ofHours(1));
 		}
@@ -142,7 +142,7 @@ class CachingIdempotencyStoreTests {
 	void aResultLargerThanTheWholeCacheIsNotKept() {
 		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
 				Duration.ofSeconds(10), true, this.nanos::get);
-		IdempotencyKey key = new IdempotencyKey("too-large");
+		RecordKey key = new RecordKey("too-large");
 		String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
 		StoredResult large = new StoredResult(new byte[32 * 1024]);
 		assertThat(small.complete(key, token, FP, large, Duration.ofHours(1))).isTrue();
@@ -158,7 +158,7 @@ class CachingIdempotencyStoreTests {
 		// committed yet; only a read outside a transaction is known to be committed.
 		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
 				Duration.ofSeconds(10), false, this.nanos::get);
-		IdempotencyKey key = new IdempotencyKey("read-in-a-transaction");
+		RecordKey key = new RecordKey("read-in-a-transaction");
 		StoredResult result = completeInStore(key, Duration.ofHours(1));
 		try (HikariDataSource h2 = TestDatabases.h2()) {
 			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(h2));
@@ -177,7 +177,7 @@ class CachingIdempotencyStoreTests {
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofHours(1), LEASE, Duration.ZERO,
 				Duration.ofSeconds(1), List.of(),
 				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
-		IdempotencyKey key = new IdempotencyKey("reused");
+		RecordKey key = new RecordKey("reused");
 		try (executor) {
 			assertThat(executor.execute(policy, "reused", key, FP, () -> "first")).isEqualTo("first");
 			assertThat(executor.execute(policy, "reused", key, FP, () -> "second")).isEqualTo("first");
@@ -188,7 +188,7 @@ class CachingIdempotencyStoreTests {
 		}
 	}
 
-	private StoredResult completeInStore(IdempotencyKey key, Duration ttl) {
+	private StoredResult completeInStore(RecordKey key, Duration ttl) {
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 'V', '2' });
 		this.store.complete(key, token, FP, result, ttl);
@@ -200,7 +200,7 @@ class CachingIdempotencyStoreTests {
 		final AtomicInteger claims = new AtomicInteger();
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			this.claims.incrementAndGet();
 			return super.claim(key, fingerprint, lease);
 		}

@@ -25,7 +25,7 @@ import org.springframework.core.io.ByteArrayResource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -92,7 +92,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	@Test
 	void aRowClaimedByAnEarlierVersionIsReadAndListedWithItsAgeUnknown() {
 		String prefix = newPrefix();
-		IdempotencyKey key = new IdempotencyKey(prefix + ":_:op:old");
+		RecordKey key = new RecordKey(prefix + ":_:op:old");
 		store().claim(key, FP, LEASE);
 		// The tokens of earlier versions: 32 hex digits, no claim time.
 		this.jdbc.update("UPDATE " + this.tableName + " SET owner_token = ? WHERE idempotency_key = ?",
@@ -111,7 +111,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 
 	@Test
 	void aKeyOfTheLongestLengthIsStored() {
-		IdempotencyKey key = new IdempotencyKey("k".repeat(496) + "é" + newKey().value().substring(0, 15));
+		RecordKey key = new RecordKey("k".repeat(496) + "é" + newKey().value().substring(0, 15));
 		assertThat(key.value()).hasSize(512);
 		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
@@ -120,14 +120,14 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	@Test
 	void keysThatDifferOnlyInCaseOrTrailingSpacesAreDifferentRecords() {
 		String base = newKey().value();
-		assertThat(store().claim(new IdempotencyKey(base + "a"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
-		assertThat(store().claim(new IdempotencyKey(base + "A"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
-		assertThat(store().claim(new IdempotencyKey(base + "a "), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(new RecordKey(base + "a"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(new RecordKey(base + "A"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().claim(new RecordKey(base + "a "), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 	}
 
 	@Test
 	void anExpiredResultIsTakenOverByUpdateWithANewFingerprint() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 		store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), Duration.ofMillis(1));
 		expire(key);
@@ -144,7 +144,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	void aStormOfClaimsOnAnExpiredRowHasExactlyOneWinner() throws Exception {
 		int threads = 64;
 		for (int round = 0; round < 3; round++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 			store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL);
 			expire(key);
@@ -180,10 +180,10 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	@Test
 	void purgeDeletesExpiredRowsInBatchesAndKeepsLiveOnes() {
 		this.jdbc.update("DELETE FROM " + this.tableName);
-		IdempotencyKey live = newKey();
+		RecordKey live = newKey();
 		store().claim(live, FP, LEASE);
 		for (int i = 0; i < 7; i++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			store().claim(key, FP, LEASE);
 			expire(key);
 		}
@@ -230,9 +230,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		// two statements can deadlock, and InnoDB then fails one of them.
 		this.jdbc.update("DELETE FROM " + this.tableName);
 		int rows = 300;
-		List<IdempotencyKey> keys = new ArrayList<>();
+		List<RecordKey> keys = new ArrayList<>();
 		for (int i = 0; i < rows; i++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			store().claim(key, FP, LEASE);
 			keys.add(key);
 		}
@@ -286,7 +286,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		// for the take-over's "expires_at <= now": the claim must still answer, in or
 		// out of a transaction (where H2's clock stands still).
 		for (int i = 0; i < 200; i++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			store().claim(key, FP, LEASE);
 			this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + timestampIn(i * 10)
 					+ " WHERE idempotency_key = ?", key.value());
@@ -303,7 +303,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 
 	@Test
 	void thePurgerPurgesOnItsSchedule() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		store().claim(key, FP, LEASE);
 		expire(key);
 		JdbcIdempotencyPurger purger = new JdbcIdempotencyPurger(jdbcStore(), Duration.ofMillis(50), 100);
@@ -322,7 +322,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 
 	@Test
 	void claimInsideATransactionCommitsOnItsOwn() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		AtomicReference<ClaimResult> seenByOthers = new AtomicReference<>();
 		transactions().executeWithoutResult((status) -> {
 			store().claim(key, FP, LEASE);
@@ -340,7 +340,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	@Test
 	void joinedCompletionCommitsWithTheCallersTransaction() {
 		jdbcStore().setJoinTransaction(true);
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		StoredResult result = new StoredResult(new byte[] { 'V', 1 });
 		AtomicReference<ClaimResult> seenBeforeCommit = new AtomicReference<>();
 		Thread[] duplicate = new Thread[1];
@@ -367,7 +367,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	@Test
 	void joinedCompletionRolledBackReleasesTheClaim() {
 		jdbcStore().setJoinTransaction(true);
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		transactions().executeWithoutResult((status) -> {
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
 			assertThat(store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), TTL)).isTrue();
@@ -378,7 +378,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 
 	@Test
 	void withoutJoinTransactionACompletionCommitsEvenIfTheCallerRollsBack() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		StoredResult result = new StoredResult(new byte[] { 1 });
 		transactions().executeWithoutResult((status) -> {
 			String token = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
@@ -398,7 +398,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		return new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
 	}
 
-	private void expire(IdempotencyKey key) {
+	private void expire(RecordKey key) {
 		// Moves the row's deadline into the past by the database's own clock.
 		this.jdbc.update(
 				"UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp() + " WHERE idempotency_key = ?",

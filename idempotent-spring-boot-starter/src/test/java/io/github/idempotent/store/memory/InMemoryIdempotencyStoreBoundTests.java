@@ -10,7 +10,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
 
@@ -33,8 +33,8 @@ class InMemoryIdempotencyStoreBoundTests {
 
 	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(2);
 
-	private static IdempotencyKey key(String name) {
-		return new IdempotencyKey(name);
+	private static RecordKey key(String name) {
+		return new RecordKey(name);
 	}
 
 	private String acquire(String name, Duration lease) {
@@ -109,7 +109,7 @@ class InMemoryIdempotencyStoreBoundTests {
 		try {
 			List<Future<Boolean>> claims = new ArrayList<>();
 			for (int i = 0; i < 400; i++) {
-				IdempotencyKey key = key("concurrent-" + i);
+				RecordKey key = key("concurrent-" + i);
 				claims.add(pool.submit(() -> {
 					try {
 						return store.claim(key, FP, LEASE) instanceof ClaimResult.Acquired;

@@ -20,7 +20,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
@@ -79,7 +79,7 @@ class RedisClusterIdempotencyStoreTests extends AbstractInspectableIdempotencySt
 		assertThat(cache.getTracking()).isNotNull();
 		assertThat(cache.getTracking().isSupported()).isFalse();
 		assertThat(cache.isServing()).isFalse();
-		IdempotencyKey key = new IdempotencyKey("idempotent-test:cluster-cache:" + UUID.randomUUID());
+		RecordKey key = new RecordKey("idempotent-test:cluster-cache:" + UUID.randomUUID());
 		Fingerprint fp = new Fingerprint("fp");
 		String token = ((ClaimResult.Acquired) cache.claim(key, fp, Duration.ofSeconds(30))).token();
 		assertThat(cache.complete(key, token, fp, new StoredResult(new byte[] { 1 }), Duration.ofMinutes(1))).isTrue();
@@ -92,7 +92,7 @@ class RedisClusterIdempotencyStoreTests extends AbstractInspectableIdempotencySt
 		Fingerprint fp = new Fingerprint("fp");
 		Set<Integer> slots = new HashSet<>();
 		for (int i = 0; i < 30; i++) {
-			IdempotencyKey key = newKey();
+			RecordKey key = newKey();
 			slots.add(SlotHash.getSlot(key.value()));
 			String token = ((ClaimResult.Acquired) store().claim(key, fp, LEASE)).token();
 			StoredResult result = new StoredResult(key.value().getBytes());

@@ -11,7 +11,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTest;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -45,7 +45,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 		// Lettuce sends a command again when its connection broke before the reply: the
 		// first send may have completed the record already.
 		Fingerprint fp = new Fingerprint("fp");
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, fp, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 1, 2, 3 });
 		assertThat(store().complete(key, token, fp, result, TTL)).isTrue();
@@ -60,7 +60,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 		// The layout before the claim time: nothing after the fingerprint.
 		Fingerprint fp = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		String prefix = newPrefix();
-		IdempotencyKey key = new IdempotencyKey(prefix + ":_:op:old");
+		RecordKey key = new RecordKey(prefix + ":_:op:old");
 		byte[] record = RecordLayout.record(RecordLayout.IN_PROGRESS,
 				RecordLayout.token(RedisIdempotencyStore.newToken()), fp, null);
 		try (RedisConnection connection = connectionFactory.getConnection()) {
@@ -76,7 +76,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 
 	@Test
 	void aHashRecordOfThePreviousLayoutIsRead() {
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			connection.hashCommands().hSet(raw, utf8("s"), utf8("C"));
@@ -98,7 +98,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	@Test
 	void anInProgressRecordKeepsItsClaimTimeWhenItsLeaseIsRenewed() {
 		Fingerprint fp = new Fingerprint("fp");
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) store().claim(key, fp, LEASE)).token();
 		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
 		byte[] claimed;

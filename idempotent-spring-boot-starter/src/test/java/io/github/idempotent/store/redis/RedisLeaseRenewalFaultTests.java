@@ -28,7 +28,7 @@ import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.JacksonResultCodec;
@@ -106,7 +106,7 @@ class RedisLeaseRenewalFaultTests {
 		this.proxy.stall();
 		Thread.sleep(1800);
 		assertThatExceptionOfType(IdempotencyInProgressException.class)
-			.isThrownBy(() -> this.executor.execute(policy, healthy, new IdempotencyKey(healthy), FP, () -> {
+			.isThrownBy(() -> this.executor.execute(policy, healthy, new RecordKey(healthy), FP, () -> {
 				this.runs.computeIfAbsent(healthy, (k) -> new AtomicInteger()).incrementAndGet();
 				return "duplicate";
 			}));
@@ -142,7 +142,7 @@ class RedisLeaseRenewalFaultTests {
 		this.proxy.cut();
 		this.proxy.pass();
 		sleepUntil(claimed, 5600);
-		IdempotencyKey storeKey = new IdempotencyKey(key);
+		RecordKey storeKey = new RecordKey(key);
 		while (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claimed) < 7600) {
 			assertThat(this.directStore.claim(storeKey, FP, policy.lease())).as("the key, around its first lease's end")
 				.isInstanceOf(ClaimResult.InProgress.class);
@@ -167,7 +167,7 @@ class RedisLeaseRenewalFaultTests {
 		this.proxy.stall();
 		Future<Object> call = this.callers.submit(() -> {
 			try {
-				return this.executor.execute(policy, key, new IdempotencyKey(key), FP, () -> {
+				return this.executor.execute(policy, key, new RecordKey(key), FP, () -> {
 					this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 					entered.countDown();
 					finish.await(30, TimeUnit.SECONDS);
@@ -190,7 +190,7 @@ class RedisLeaseRenewalFaultTests {
 		Thread.sleep(100);
 
 		assertThat(this.runs.get(key)).hasValue(1);
-		assertThat(this.directStore.claim(new IdempotencyKey(key), FP, policy.lease())).as("the released key")
+		assertThat(this.directStore.claim(new RecordKey(key), FP, policy.lease())).as("the released key")
 			.isInstanceOf(ClaimResult.Acquired.class);
 	}
 
@@ -218,7 +218,7 @@ class RedisLeaseRenewalFaultTests {
 	private Future<Object> call(IdempotencyPolicy policy, String key, CountDownLatch entered, CountDownLatch finish) {
 		return this.callers.submit(() -> {
 			try {
-				return this.executor.execute(policy, key, new IdempotencyKey(key), FP, () -> {
+				return this.executor.execute(policy, key, new RecordKey(key), FP, () -> {
 					this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 					entered.countDown();
 					assertThat(finish.await(30, TimeUnit.SECONDS)).isTrue();
@@ -234,7 +234,7 @@ class RedisLeaseRenewalFaultTests {
 	private void assertRanOnceAndCompleted(IdempotencyPolicy policy, String... keys) {
 		for (String key : keys) {
 			assertThat(this.runs.get(key)).as("runs of %s", key).hasValue(1);
-			assertThat(this.directStore.claim(new IdempotencyKey(key), FP, policy.lease())).as("record of %s", key)
+			assertThat(this.directStore.claim(new RecordKey(key), FP, policy.lease())).as("record of %s", key)
 				.isInstanceOf(ClaimResult.Completed.class);
 		}
 	}
@@ -258,28 +258,28 @@ class RedisLeaseRenewalFaultTests {
 	 */
 	private record KeyRoutedStore(IdempotencyStore stalled, IdempotencyStore others) implements IdempotencyStore {
 
-		private IdempotencyStore of(IdempotencyKey key) {
+		private IdempotencyStore of(RecordKey key) {
 			return key.value().contains(":stalled:") ? this.stalled : this.others;
 		}
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return of(key).claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return of(key).complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return of(key).release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			return of(key).renew(key, token, fingerprint, lease);
 		}
 
@@ -291,23 +291,23 @@ class RedisLeaseRenewalFaultTests {
 	private record RenewingThrough(IdempotencyStore renewals, IdempotencyStore others) implements IdempotencyStore {
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			return this.others.claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return this.others.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return this.others.release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			return this.renewals.renew(key, token, fingerprint, lease);
 		}
 

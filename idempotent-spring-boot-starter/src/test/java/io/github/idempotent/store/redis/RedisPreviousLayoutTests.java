@@ -19,7 +19,7 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
@@ -66,7 +66,7 @@ class RedisPreviousLayoutTests {
 	@Test
 	void aCompletedRecordOfThePreviousLayoutReplaysItsResultAndFingerprint() {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		byte[] result = { 'V', '4', '2' };
 		writePreviousLayout(key, "C", fingerprint, result, TTL);
@@ -77,7 +77,7 @@ class RedisPreviousLayoutTests {
 	@Test
 	void aCompletedRecordOfThePreviousLayoutCannotBeCompletedReleasedOrRenewed() {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		Fingerprint fingerprint = new Fingerprint("fp-1");
 		writePreviousLayout(key, "C", fingerprint, new byte[] { 1 }, TTL);
 		assertThat(store.complete(key, "someone-else", fingerprint, new StoredResult(new byte[] { 2 }), TTL)).isFalse();
@@ -94,7 +94,7 @@ class RedisPreviousLayoutTests {
 	@Test
 	void aRecordInProgressOfThePreviousLayoutIsInProgressAndFencedAgainstNewOwners() {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
-		IdempotencyKey key = newKey();
+		RecordKey key = newKey();
 		Fingerprint fingerprint = new Fingerprint("fp-1");
 		writePreviousLayout(key, "P", fingerprint, null, LEASE);
 		ClaimResult claim = store.claim(key, fingerprint, LEASE);
@@ -113,8 +113,8 @@ class RedisPreviousLayoutTests {
 			Payments payments = context.getBean(Payments.class);
 			IdempotencyStore store = context.getBean(IdempotencyStore.class);
 			String clientKey = UUID.randomUUID().toString();
-			IdempotencyKey key = IdempotencyKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay",
-					clientKey, store.maxKeyLength());
+			RecordKey key = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay", clientKey,
+					store.maxKeyLength());
 			Fingerprint fingerprint = context.getBean(Fingerprinter.class).fingerprint(10);
 			byte[] json = ("{\"key\":\"" + clientKey + "\",\"amount\":10,\"status\":\"PAID\"}")
 				.getBytes(StandardCharsets.UTF_8);
@@ -134,8 +134,8 @@ class RedisPreviousLayoutTests {
 			Payments payments = context.getBean(Payments.class);
 			IdempotencyStore store = context.getBean(IdempotencyStore.class);
 			String clientKey = UUID.randomUUID().toString();
-			IdempotencyKey key = IdempotencyKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay",
-					clientKey, store.maxKeyLength());
+			RecordKey key = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "payments.pay", clientKey,
+					store.maxKeyLength());
 			writePreviousLayout(key, "P", context.getBean(Fingerprinter.class).fingerprint(10), null, LEASE);
 
 			assertThatExceptionOfType(IdempotencyInProgressException.class)
@@ -144,14 +144,14 @@ class RedisPreviousLayoutTests {
 		});
 	}
 
-	private static IdempotencyKey newKey() {
-		return new IdempotencyKey("idempotent-test:RedisPreviousLayoutTests:" + UUID.randomUUID());
+	private static RecordKey newKey() {
+		return new RecordKey("idempotent-test:RedisPreviousLayoutTests:" + UUID.randomUUID());
 	}
 
 	/**
 	 * A record as the previous version's scripts left it: HSET of its fields, PEXPIRE.
 	 */
-	private static void writePreviousLayout(IdempotencyKey key, String state, Fingerprint fingerprint, byte[] result,
+	private static void writePreviousLayout(RecordKey key, String state, Fingerprint fingerprint, byte[] result,
 			Duration expiry) {
 		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
 		try (RedisConnection connection = connectionFactory.getConnection()) {
@@ -165,7 +165,7 @@ class RedisPreviousLayoutTests {
 		}
 	}
 
-	private static byte[] field(IdempotencyKey key, String field) {
+	private static byte[] field(RecordKey key, String field) {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			return connection.hashCommands().hGet(key.value().getBytes(StandardCharsets.UTF_8), bytes(field));
 		}

@@ -25,7 +25,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
@@ -63,20 +63,20 @@ class RedisSentinelIdempotencyStoreTests {
 				.run();
 			try {
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
-				List<IdempotencyKey> completed = new ArrayList<>();
+				List<RecordKey> completed = new ArrayList<>();
 				for (int i = 0; i < 20; i++) {
-					IdempotencyKey key = key();
+					RecordKey key = key();
 					String token = ((ClaimResult.Acquired) store.claim(key, FP, LEASE)).token();
 					assertThat(store.complete(key, token, FP, result(key), Duration.ofMinutes(10))).isTrue();
 					completed.add(key);
 				}
-				IdempotencyKey inProgress = key();
+				RecordKey inProgress = key();
 				assertThat(store.claim(inProgress, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
 				// WAIT really waits for the replica (not just for any connection): while
 				// the
 				// replica does not answer, a completion takes the whole wait-timeout.
-				IdempotencyKey slow = key();
+				RecordKey slow = key();
 				String slowToken = ((ClaimResult.Acquired) store.claim(slow, FP, LEASE)).token();
 				Thread sleeper = redis.pauseReplica(800);
 				long start = System.nanoTime();
@@ -89,7 +89,7 @@ class RedisSentinelIdempotencyStoreTests {
 				// cached.
 				CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
 				await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
-				IdempotencyKey cached = completed.get(0);
+				RecordKey cached = completed.get(0);
 				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> cache.cachedResults() == 1);
 
@@ -104,11 +104,11 @@ class RedisSentinelIdempotencyStoreTests {
 
 				assertThat(redis.currentPrimaryPort()).isEqualTo(redis.replicaPort());
 				assertThat(probe.failures.get()).as("calls refused while no primary answered").isPositive();
-				for (IdempotencyKey key : completed) {
+				for (RecordKey key : completed) {
 					assertThat(store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result(key)));
 				}
 				assertThat(store.claim(inProgress, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
-				IdempotencyKey after = key();
+				RecordKey after = key();
 				assertThat(store.claim(after, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
 				// Tracking follows the failover to the new primary: a record deleted
@@ -137,11 +137,11 @@ class RedisSentinelIdempotencyStoreTests {
 		}
 	}
 
-	private static IdempotencyKey key() {
-		return new IdempotencyKey("idempotent-test:sentinel:" + UUID.randomUUID());
+	private static RecordKey key() {
+		return new RecordKey("idempotent-test:sentinel:" + UUID.randomUUID());
 	}
 
-	private static StoredResult result(IdempotencyKey key) {
+	private static StoredResult result(RecordKey key) {
 		return new StoredResult(key.value().getBytes());
 	}
 

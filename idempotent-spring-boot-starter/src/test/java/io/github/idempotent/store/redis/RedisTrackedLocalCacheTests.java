@@ -31,7 +31,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
@@ -114,7 +114,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void aReplayIsServedFromTheCacheOnceTrackedWithoutAskingTheStore() {
-		IdempotencyKey key = completedAndCachedByA("v1");
+		RecordKey key = completedAndCachedByA("v1");
 		int claims = this.storeOfA.claims.get();
 		for (int i = 0; i < 5; i++) {
 			assertThat(this.instanceA.claim(key, FP, LEASE)).isEqualTo(completed("v1"));
@@ -124,7 +124,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void aRecordDeletedByAnotherInstanceIsNotReplayedFromTheCacheAfterwards() throws Exception {
-		IdempotencyKey key = completedAndCachedByA("v1");
+		RecordKey key = completedAndCachedByA("v1");
 		deleteOnB(key);
 		sync();
 		assertThat(this.instanceA.claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
@@ -132,7 +132,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void aRecordReplacedByAnotherInstanceIsReplayedAsTheStoreHasIt() throws Exception {
-		IdempotencyKey key = completedAndCachedByA("v1");
+		RecordKey key = completedAndCachedByA("v1");
 		deleteOnB(key);
 		String token = ((ClaimResult.Acquired) this.instanceB.claim(key, FP, LEASE)).token();
 		assertThat(this.instanceB.complete(key, token, FP, result("v2"), Duration.ofMinutes(5))).isTrue();
@@ -142,7 +142,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void anExpiredRecordIsNotReplayedFromTheCache() throws Exception {
-		IdempotencyKey key = completedAndCachedByA("v1", Duration.ofMillis(400));
+		RecordKey key = completedAndCachedByA("v1", Duration.ofMillis(400));
 		try (RedisConnection connection = this.otherInstance.getConnection()) {
 			await().atMost(Duration.ofSeconds(10)).until(() -> !connection.keyCommands().exists(utf8(key.value())));
 		}
@@ -159,7 +159,7 @@ class RedisTrackedLocalCacheTests {
 				Duration.ofSeconds(1), List.of(),
 				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
 		String clientKey = this.prefix + "method";
-		IdempotencyKey key = new IdempotencyKey(clientKey);
+		RecordKey key = new RecordKey(clientKey);
 		AtomicInteger runs = new AtomicInteger();
 		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet()))
 			.isEqualTo("run 1");
@@ -178,7 +178,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void aCutTrackingConnectionDropsTheCacheSoChangesMadeMeanwhileAreNotMissed() throws Exception {
-		IdempotencyKey key = completedAndCachedByA("v1");
+		RecordKey key = completedAndCachedByA("v1");
 		// The connection breaks before B's change: its push is lost with the connection.
 		this.proxy.cut();
 		deleteOnB(key);
@@ -191,7 +191,7 @@ class RedisTrackedLocalCacheTests {
 
 	@Test
 	void aStalledTrackingConnectionStopsTheCacheWithinTheMaximumStaleness() throws Exception {
-		IdempotencyKey key = completedAndCachedByA("v1");
+		RecordKey key = completedAndCachedByA("v1");
 		this.proxy.stall();
 		// B's push is held in the stalled connection: A cannot know of the delete.
 		deleteOnB(key);
@@ -212,7 +212,7 @@ class RedisTrackedLocalCacheTests {
 		// The opt-in cache of stores without tracking: the trade-off the docs state.
 		CachingIdempotencyStore untracked = new CachingIdempotencyStore(
 				new RedisIdempotencyStore(this.storeConnections), DataSize.ofMegabytes(1), Duration.ofMinutes(1));
-		IdempotencyKey key = new IdempotencyKey(this.prefix + UUID.randomUUID());
+		RecordKey key = new RecordKey(this.prefix + UUID.randomUUID());
 		String token = ((ClaimResult.Acquired) untracked.claim(key, FP, LEASE)).token();
 		assertThat(untracked.complete(key, token, FP, result("v1"), Duration.ofMinutes(5))).isTrue();
 		deleteOnB(key);
@@ -240,7 +240,7 @@ class RedisTrackedLocalCacheTests {
 		}
 	}
 
-	private IdempotencyKey completedAndCachedByA(String value) {
+	private RecordKey completedAndCachedByA(String value) {
 		return completedAndCachedByA(value, Duration.ofMinutes(5));
 	}
 
@@ -248,8 +248,8 @@ class RedisTrackedLocalCacheTests {
 	 * Completes a record on A, replays it once on A (which caches it through a tracked
 	 * read, off the caller's path) and waits until it is cached.
 	 */
-	private IdempotencyKey completedAndCachedByA(String value, Duration ttl) {
-		IdempotencyKey key = new IdempotencyKey(this.prefix + UUID.randomUUID());
+	private RecordKey completedAndCachedByA(String value, Duration ttl) {
+		RecordKey key = new RecordKey(this.prefix + UUID.randomUUID());
 		String token = ((ClaimResult.Acquired) this.instanceA.claim(key, FP, LEASE)).token();
 		assertThat(this.instanceA.complete(key, token, FP, result(value), ttl)).isTrue();
 		assertThat(this.instanceA.claim(key, FP, LEASE)).isEqualTo(completed(value));
@@ -257,7 +257,7 @@ class RedisTrackedLocalCacheTests {
 		return key;
 	}
 
-	private void deleteOnB(IdempotencyKey key) {
+	private void deleteOnB(RecordKey key) {
 		try (RedisConnection connection = this.otherInstance.getConnection()) {
 			assertThat(connection.keyCommands().del(utf8(key.value()))).isEqualTo(1L);
 		}
@@ -293,24 +293,24 @@ class RedisTrackedLocalCacheTests {
 		}
 
 		@Override
-		public ClaimResult claim(IdempotencyKey key, Fingerprint fingerprint, Duration lease) {
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			this.claims.incrementAndGet();
 			return this.delegate.claim(key, fingerprint, lease);
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, String token, Fingerprint fingerprint, StoredResult result,
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			return this.delegate.complete(key, token, fingerprint, result, ttl);
 		}
 
 		@Override
-		public boolean release(IdempotencyKey key, String token) {
+		public boolean release(RecordKey key, String token) {
 			return this.delegate.release(key, token);
 		}
 
 		@Override
-		public boolean renew(IdempotencyKey key, String token, Fingerprint fingerprint, Duration lease) {
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 			return this.delegate.renew(key, token, fingerprint, lease);
 		}
 

@@ -19,7 +19,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.IdempotencyKey;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.FaultProxy;
@@ -93,19 +93,19 @@ class RedisWaitReplicasTests {
 	void aWaitForALaggingReplicaHoldsUpNeitherOtherClaimsNorRenewalsNorReplays() throws Exception {
 		// Long enough that no WAIT ends by itself during the test: the test ends them.
 		connect(Duration.ofSeconds(20));
-		IdempotencyKey running = key();
+		RecordKey running = key();
 		String runningToken = ((ClaimResult.Acquired) this.store.claim(running, FP, LEASE)).token();
-		IdempotencyKey done = key();
+		RecordKey done = key();
 		String doneToken = ((ClaimResult.Acquired) this.store.claim(done, FP, LEASE)).token();
 		StoredResult result = new StoredResult(new byte[] { 7 });
 		assertThat(this.store.complete(done, doneToken, FP, result, Duration.ofMinutes(5))).isTrue();
 
 		link.stall();
-		IdempotencyKey first = key();
+		RecordKey first = key();
 		CompletableFuture<ClaimResult> firstClaim = CompletableFuture
 			.supplyAsync(() -> this.store.claim(first, FP, LEASE));
 		await("the first claim waiting for the replica", () -> clientsBlockedInWait() == 1);
-		IdempotencyKey second = key();
+		RecordKey second = key();
 		CompletableFuture<ClaimResult> secondClaim = CompletableFuture
 			.supplyAsync(() -> this.store.claim(second, FP, LEASE));
 		// WAIT blocks the connection it is sent on: two claims waiting at once need two.
@@ -147,8 +147,8 @@ class RedisWaitReplicasTests {
 			.count();
 	}
 
-	private static IdempotencyKey key() {
-		return new IdempotencyKey("idempotent-test:wait:" + UUID.randomUUID());
+	private static RecordKey key() {
+		return new RecordKey("idempotent-test:wait:" + UUID.randomUUID());
 	}
 
 	private static void await(String what, BooleanSupplier condition) {

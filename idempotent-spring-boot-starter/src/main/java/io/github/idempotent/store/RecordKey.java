@@ -34,7 +34,7 @@ import org.springframework.util.Assert;
  * {@value #MAX_NAME_LENGTH} characters can spell a shortened one. A record costs memory
  * per byte of its key, once per record: about 45 bytes saved on each.
  */
-public record IdempotencyKey(String value) {
+public record RecordKey(String value) {
 
 	/**
 	 * Longest operation name kept as it is in a record key.
@@ -52,7 +52,7 @@ public record IdempotencyKey(String value) {
 	 */
 	private static final ConcurrentMap<String, String> SHORT_NAMES = new ConcurrentHashMap<>();
 
-	public IdempotencyKey {
+	public RecordKey {
 		Assert.hasText(value, "value must not be empty");
 	}
 
@@ -60,7 +60,7 @@ public record IdempotencyKey(String value) {
 	 * Builds the scoped key, escaping its parts so that no two different (scope, name,
 	 * key) triples give the same record key.
 	 */
-	public static IdempotencyKey of(String prefix, String scope, String name, String key, int maxLength) {
+	public static RecordKey of(String prefix, String scope, String name, String key, int maxLength) {
 		StringBuilder sb = new StringBuilder(prefix.length() + scope.length() + name.length() + key.length() + 8);
 		sb.append(prefix).append(':');
 		appendEscaped(sb, scope, false);
@@ -74,9 +74,9 @@ public record IdempotencyKey(String value) {
 		sb.append(':');
 		appendEscaped(sb, key, false);
 		if (sb.length() <= maxLength) {
-			return new IdempotencyKey(sb.toString());
+			return new RecordKey(sb.toString());
 		}
-		return new IdempotencyKey(prefix + ":#:" + sha256Hex(sb.toString()));
+		return new RecordKey(prefix + ":#:" + sha256Hex(sb.toString()));
 	}
 
 	/**
