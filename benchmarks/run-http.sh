@@ -10,7 +10,9 @@
 #
 # Usage: benchmarks/run-http.sh            (about 5 minutes; every phase is bounded by -d and timeout)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
-#   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=true"
+#   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=false"
+#   (APP_ARGS is empty by default: replays then come from the Redis store's tracked local cache,
+#   on by default, after each key's first replay; set enabled=false to measure the network path)
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
 #   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
 #   APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication ENDPOINTS="bare first replay"
