@@ -77,15 +77,16 @@ class LocalCacheConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedisConnectionFactory.class)
-	@ConditionalOnBean({ RedisIdempotencyStore.class, RedisConnectionFactory.class })
+	@ConditionalOnBean(RedisIdempotencyStore.class)
 	static class RedisTrackingConfiguration {
 
+		// Tracks through the store's own connection factory: the application's primary
+		// one may be another Redis.
 		@Bean
 		@ConditionalOnMissingBean(RecordTracking.class)
-		@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-		RedisRecordTracking redisRecordTracking(RedisConnectionFactory connectionFactory,
-				IdempotentProperties properties) {
-			return new RedisRecordTracking(connectionFactory, properties.getLocalCache().getMaxStaleness());
+		@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
+		RedisRecordTracking redisRecordTracking(RedisIdempotencyStore store, IdempotentProperties properties) {
+			return new RedisRecordTracking(store.getConnectionFactory(), properties.getLocalCache().getMaxStaleness());
 		}
 
 	}

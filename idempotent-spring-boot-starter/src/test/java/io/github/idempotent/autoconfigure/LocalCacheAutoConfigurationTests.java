@@ -1,11 +1,14 @@
 package io.github.idempotent.autoconfigure;
 
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.time.Duration;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -13,6 +16,11 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.Fingerprint;
@@ -130,6 +138,16 @@ class LocalCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void redisTrackingWatchesTheStoresRedisNotTheApplicationsPrimaryOne() {
+		this.redisRunner.withUserConfiguration(StoreOnARedisOfItsOwn.class).run((context) -> {
+			CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
+			assertThat(cache.getDelegate()).isSameAs(context.getBean(RedisIdempotencyStore.class));
+			// Tracking on the primary factory, where nothing listens, would never serve.
+			await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
+		});
+	}
+
+	@Test
 	void offForRedisWhenDisabled() {
 		this.redisRunner.withPropertyValues("idempotent.local-cache.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(CachingIdempotencyStore.class);
@@ -145,6 +163,31 @@ class LocalCacheAutoConfigurationTests {
 			.withClassLoader(new FilteredClassLoader(Caffeine.class))
 			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
 				.isInstanceOf(InMemoryIdempotencyStore.class));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class StoreOnARedisOfItsOwn {
+
+		@Bean
+		@Primary
+		LettuceConnectionFactory applicationRedis() throws IOException {
+			int unused;
+			try (ServerSocket socket = new ServerSocket(0)) {
+				unused = socket.getLocalPort();
+			}
+			return new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", unused));
+		}
+
+		@Bean
+		LettuceConnectionFactory idempotencyRedis() {
+			return new LettuceConnectionFactory(new RedisStandaloneConfiguration(TestRedis.host(), TestRedis.port()));
+		}
+
+		@Bean
+		RedisIdempotencyStore idempotencyStore(@Qualifier("idempotencyRedis") LettuceConnectionFactory redis) {
+			return new RedisIdempotencyStore(redis);
+		}
+
 	}
 
 }

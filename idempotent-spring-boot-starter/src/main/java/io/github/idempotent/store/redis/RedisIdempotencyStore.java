@@ -83,6 +83,15 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	/**
+	 * The connection factory the store's records are read and written through: anything
+	 * that must see the same Redis (invalidation tracking, for one) connects through it.
+	 * @return the store's connection factory
+	 */
+	public RedisConnectionFactory getConnectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/**
 	 * Makes every claim and completion wait until {@code replicas} replicas have
 	 * acknowledged it, or {@code timeout} passes (then a warning is logged and the call
 	 * goes on). Zero replicas (the default) does not wait. Needs a

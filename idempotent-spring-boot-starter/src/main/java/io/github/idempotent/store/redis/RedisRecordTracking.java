@@ -213,7 +213,8 @@ public final class RedisRecordTracking implements RecordTracking {
 				|| ttlMillis == -2) {
 			return null;
 		}
-		Duration ttl = (ttlMillis < 0) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(ttlMillis);
+		// No expiry (-1): as long as a Duration converts to nanoseconds.
+		Duration ttl = (ttlMillis < 0) ? Duration.ofNanos(Long.MAX_VALUE) : Duration.ofMillis(ttlMillis);
 		return new RecordTracking.TrackedRecord(RecordLayout.fingerprint(value),
 				new StoredResult(RecordLayout.result(value)), ttl);
 	}
@@ -313,6 +314,9 @@ public final class RedisRecordTracking implements RecordTracking {
 	 */
 	private void end(Session ended, String reason) {
 		ended.lost = true;
+		// Closed whether or not it is still current: a connection Lettuce would keep
+		// reconnecting must not outlive its session.
+		ended.connection.closeAsync();
 		Listener target = this.listener;
 		synchronized (this) {
 			if (this.session != ended) {
@@ -323,7 +327,6 @@ public final class RedisRecordTracking implements RecordTracking {
 		if (target != null) {
 			target.invalidatedAll();
 		}
-		ended.connection.closeAsync();
 		if (!this.closed) {
 			unavailable(reason);
 		}
@@ -359,11 +362,16 @@ public final class RedisRecordTracking implements RecordTracking {
 
 	@Override
 	public void close() {
-		this.closed = true;
+		Session current;
+		synchronized (this) {
+			// A connect() in flight sees closed under the same lock and closes its own
+			// connection.
+			this.closed = true;
+			current = this.session;
+		}
 		if (this.scheduler != null) {
 			this.scheduler.shutdownNow();
 		}
-		Session current = this.session;
 		if (current != null) {
 			end(current, "closed");
 		}
