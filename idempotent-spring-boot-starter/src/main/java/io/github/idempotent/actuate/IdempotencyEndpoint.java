@@ -132,19 +132,33 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * Deletes the record of {@code key} for {@code operation}, whatever its state, so
-	 * that the next call with the key runs the method; {@code null}, answered 404, when
-	 * there was none.
+	 * Deletes the record of {@code key} for {@code operation}, so that the next call with
+	 * the key runs the method. A record still in progress whose lease is held is deleted
+	 * only with {@code force=true}: its owner may be alive, and a retry would then run
+	 * alongside it. {@code deleted} is {@code false} in the answer when nothing was
+	 * deleted.
 	 */
 	@DeleteOperation
-	public @Nullable Map<String, Object> delete(@Selector String operation, @Selector String key,
-			@Nullable String scope, SecurityContext securityContext) {
+	public Map<String, Object> delete(@Selector String operation, @Selector String key, @Nullable String scope,
+			@Nullable Boolean force, SecurityContext securityContext) {
 		RecordKey storeKey = storeKey(operation, key, scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
-		boolean deleted = this.store.delete(storeKey);
 		String who = who(securityContext);
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("storedKey", storeKey.value());
+		if (record.isPresent() && isLeaseHeld(record.get()) && !Boolean.TRUE.equals(force)) {
+			Duration lease = record.get().expiresIn();
+			body.put("deleted", false);
+			body.put("state", IdempotencyRecord.State.IN_PROGRESS.name());
+			body.put("leaseRemaining", (lease != null) ? lease.toString() : null);
+			body.put("reason", "The call is in progress and its owner still holds the lease: deleting the record "
+					+ "lets a retry run alongside it. Delete with force=true once the owner is known to be gone "
+					+ "or hung for good");
+			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
+					+ "refused without force=true, the call is in progress");
+			return body;
+		}
+		boolean deleted = this.store.delete(storeKey);
 		body.put("deleted", deleted);
 		if (!deleted) {
 			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
@@ -157,6 +171,12 @@ public class IdempotencyEndpoint {
 		logger.warn(who + " deleted idempotency record " + storeKey + " (" + state + ") through the actuator; "
 				+ "the next call with this key runs the method");
 		return body;
+	}
+
+	private static boolean isLeaseHeld(IdempotencyRecord record) {
+		Duration lease = record.expiresIn();
+		return record.state() == IdempotencyRecord.State.IN_PROGRESS
+				&& (lease == null || !(lease.isNegative() || lease.isZero()));
 	}
 
 	private static String who(SecurityContext securityContext) {

@@ -55,7 +55,7 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 	}
 
 	@Test
-	void aStuckCallIsListedReadAndDeletedAndTheRetryRunsTheMethod(CapturedOutput output) throws Exception {
+	void aStuckCallIsListedReadAndDeletedOnlyWithForceAndTheRetryRunsTheMethod(CapturedOutput output) throws Exception {
 		String key = "stuck-" + UUID.randomUUID();
 		CompletableFuture<HttpResponse<String>> first = this.client.http()
 			.sendAsync(post("/stuck", key, null), HttpResponse.BodyHandlers.ofString());
@@ -82,7 +82,16 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 		assertThat(record.path("storedKey").asString()).isEqualTo(listed.path("storedKey").asString());
 
 		double deletionsBefore = deletions();
-		HttpResponse<String> deleted = send(delete("/actuator/idempotency/OrderController.stuck/" + key));
+		HttpResponse<String> refused = send(delete("/actuator/idempotency/OrderController.stuck/" + key));
+		assertThat(refused.statusCode()).isEqualTo(200);
+		JsonNode refusal = JSON.readTree(refused.body());
+		assertThat(refusal.path("deleted").asBoolean()).isFalse();
+		assertThat(refusal.path("reason").asString()).contains("force=true");
+		assertThat(deletions()).isEqualTo(deletionsBefore);
+		assertThat(send(post("/stuck", key, null)).statusCode()).isEqualTo(409);
+
+		HttpResponse<String> deleted = send(
+				delete("/actuator/idempotency/OrderController.stuck/" + key + "?force=true"));
 		assertThat(deleted.statusCode()).isEqualTo(200);
 		assertThat(JSON.readTree(deleted.body()).path("deleted").asBoolean()).isTrue();
 		assertThat(deletions()).isEqualTo(deletionsBefore + 1);
