@@ -390,7 +390,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				IdempotencyObserver responseObserver) {
 			IdempotencyObserver callObserver = (responseObserver == IdempotencyObserver.NONE) ? observed
 					: IdempotencyObserver.composite(List.of(responseObserver, observed));
-			CompletableFuture<@Nullable Object> result = execution.apply(callObserver);
+			CompletableFuture<@Nullable Object> result;
+			try {
+				result = execution.apply(callObserver);
+			}
+			catch (RuntimeException | Error ex) {
+				// Thrown before a future existed: the observation must not stay open.
+				observed.stop(ex);
+				return Mono.error(ex);
+			}
 			return Mono.fromFuture(result, true)
 				.doOnSuccess((value) -> observed.stop(null))
 				.doOnError(observed::stop)
