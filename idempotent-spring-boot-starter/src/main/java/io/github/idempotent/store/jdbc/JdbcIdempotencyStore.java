@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -103,7 +104,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
-	private static final int MAX_PURGE_ATTEMPTS = 5;
+	private static final int MAX_PURGE_ATTEMPTS = 8;
+
+	private static final long PURGE_BACKOFF_MILLIS = 20;
 
 	// Lease of a completion that waits for its transaction to commit, when the claim
 	// was not made in that transaction (so its lease is unknown): the default lease.
@@ -699,6 +702,15 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				// back whole and is simply tried again. Claims never wait on a purge
 				// here: every row it deletes it has locked before.
 				if (attempt == MAX_PURGE_ATTEMPTS) {
+					throw ex;
+				}
+				// Purges that deadlocked together would likely do so again at once:
+				// a random pause, growing with the attempts, lets one go first.
+				try {
+					Thread.sleep(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt));
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
 					throw ex;
 				}
 			}
