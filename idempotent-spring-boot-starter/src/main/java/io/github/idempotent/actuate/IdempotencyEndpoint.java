@@ -37,6 +37,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
 
 /**
@@ -142,12 +143,16 @@ public class IdempotencyEndpoint {
 	public Map<String, Object> delete(@Selector String operation, @Selector String key, @Nullable String scope,
 			@Nullable Boolean force, SecurityContext securityContext) {
 		RecordKey storeKey = storeKey(operation, key, scope);
+		// Read for the answer and the log only: the deletion decides by itself.
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
 		String who = who(securityContext);
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("storedKey", storeKey.value());
-		if (record.isPresent() && isLeaseHeld(record.get()) && !Boolean.TRUE.equals(force)) {
-			Duration lease = record.get().expiresIn();
+		Deletion deletion = Boolean.TRUE.equals(force)
+				? (this.store.delete(storeKey) ? Deletion.DELETED : Deletion.NONE)
+				: this.store.deleteUnlessHeld(storeKey);
+		if (deletion == Deletion.HELD) {
+			Duration lease = record.map(IdempotencyRecord::expiresIn).orElse(null);
 			body.put("deleted", false);
 			body.put("state", IdempotencyRecord.State.IN_PROGRESS.name());
 			body.put("leaseRemaining", (lease != null) ? lease.toString() : null);
@@ -158,9 +163,8 @@ public class IdempotencyEndpoint {
 					+ "refused without force=true, the call is in progress");
 			return body;
 		}
-		boolean deleted = this.store.delete(storeKey);
-		body.put("deleted", deleted);
-		if (!deleted) {
+		body.put("deleted", deletion == Deletion.DELETED);
+		if (deletion == Deletion.NONE) {
 			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
 					+ "there was none");
 			return body;
@@ -171,12 +175,6 @@ public class IdempotencyEndpoint {
 		logger.warn(who + " deleted idempotency record " + storeKey + " (" + state + ") through the actuator; "
 				+ "the next call with this key runs the method");
 		return body;
-	}
-
-	private static boolean isLeaseHeld(IdempotencyRecord record) {
-		Duration lease = record.expiresIn();
-		return record.state() == IdempotencyRecord.State.IN_PROGRESS
-				&& (lease == null || !(lease.isNegative() || lease.isZero()));
 	}
 
 	private static String who(SecurityContext securityContext) {

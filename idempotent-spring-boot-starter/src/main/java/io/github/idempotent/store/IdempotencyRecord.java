@@ -31,6 +31,14 @@ public record IdempotencyRecord(RecordKey key, State state, Fingerprint fingerpr
 	}
 
 	/**
+	 * Whether a call still holds the key: in progress, with lease left (or none known).
+	 */
+	public boolean isLeaseHeld() {
+		return this.state == State.IN_PROGRESS
+				&& (this.expiresIn == null || !(this.expiresIn.isNegative() || this.expiresIn.isZero()));
+	}
+
+	/**
 	 * How long ago the key was claimed, or {@code null} when the claim time is unknown;
 	 * never negative, whatever the clocks of the instances say.
 	 */

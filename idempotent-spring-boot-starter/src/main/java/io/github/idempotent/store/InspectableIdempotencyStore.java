@@ -40,6 +40,38 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	boolean delete(RecordKey key);
 
 	/**
+	 * Deletes the record stored under {@code key} unless a call is still running under it
+	 * with its lease held: completed records, and records whose owner's lease ran out.
+	 * The shipped stores decide and delete in one atomic step, so a claim that arrives
+	 * meanwhile is never deleted. This default reads, then deletes: a store of its own
+	 * should override it with one atomic step.
+	 * @return what was done
+	 */
+	default Deletion deleteUnlessHeld(RecordKey key) {
+		Optional<IdempotencyRecord> record = inspect(key);
+		if (record.isPresent() && record.get().isLeaseHeld()) {
+			return Deletion.HELD;
+		}
+		return delete(key) ? Deletion.DELETED : Deletion.NONE;
+	}
+
+	/**
+	 * What {@link #deleteUnlessHeld} did.
+	 */
+	enum Deletion {
+
+		/** The record was deleted. */
+		DELETED,
+
+		/** There was no record. */
+		NONE,
+
+		/** A call holds the key under its lease: nothing was deleted. */
+		HELD
+
+	}
+
+	/**
 	 * A page of {@link #findInProgress}.
 	 *
 	 * @param records the records of this page

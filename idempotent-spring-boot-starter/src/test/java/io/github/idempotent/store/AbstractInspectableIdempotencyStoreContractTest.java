@@ -11,6 +11,7 @@ import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
 
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -149,6 +150,41 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	@Test
 	void deletingAnAbsentKeyReportsThatThereWasNone() {
 		assertThat(inspectable().delete(newKey())).isFalse();
+	}
+
+	@Test
+	void deletingUnlessHeldLeavesACallInProgressToItsOwner() {
+		RecordKey key = newKey();
+		String owner = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.HELD);
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		StoredResult result = new StoredResult(new byte[] { 3 });
+		assertThat(store().complete(key, owner, FP, result, TTL)).isTrue();
+		// Cached by a caching store now: the deletion must leave the cache too.
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.DELETED);
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void deletingUnlessHeldTakesARecordWhoseLeaseRanOut() throws InterruptedException {
+		RecordKey key = newKey();
+		store().claim(key, FP, Duration.ofMillis(200));
+		Deletion deletion = inspectable().deleteUnlessHeld(key);
+		for (int polls = 0; deletion == Deletion.HELD && polls < 100; polls++) {
+			Thread.sleep(50);
+			deletion = inspectable().deleteUnlessHeld(key);
+		}
+		// Deleted, or already gone where the store expires records by itself.
+		assertThat(deletion).isIn(Deletion.DELETED, Deletion.NONE);
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void deletingUnlessHeldReportsThatThereWasNone() {
+		assertThat(inspectable().deleteUnlessHeld(newKey())).isEqualTo(Deletion.NONE);
 	}
 
 	protected List<IdempotencyRecord> listAll(String prefix, Duration olderThan, int limit) {

@@ -307,14 +307,22 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	/**
-	 * Deletes the record from the store and this instance's cache; other instances'
-	 * caches keep replaying it until their entries expire.
+	 * Deletes the record from the store and this instance's cache; other instances drop
+	 * it when their tracking reports the change, or, with a cache bounded by its TTL
+	 * only, when their entries expire.
 	 */
 	@Override
 	public boolean delete(RecordKey key) {
 		boolean deleted = inspectableDelegate().delete(key);
 		this.completed.invalidate(cacheKey(key));
 		return deleted;
+	}
+
+	@Override
+	public Deletion deleteUnlessHeld(RecordKey key) {
+		Deletion deletion = inspectableDelegate().deleteUnlessHeld(key);
+		this.completed.invalidate(cacheKey(key));
+		return deletion;
 	}
 
 	/**

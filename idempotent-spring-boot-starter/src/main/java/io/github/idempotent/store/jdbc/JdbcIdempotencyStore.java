@@ -163,6 +163,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private static final String DELETE = """
 			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
+	// A record in progress whose lease ran out is no longer held: the next claim would
+	// take it over.
+	private static final String DELETE_UNLESS_HELD = """
+			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ? AND (state = 'C' OR expires_at <= %NOW%)""";
+
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
@@ -181,6 +186,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final String inProgressSql;
 
 	private final String deleteSql;
+
+	private final String deleteUnlessHeldSql;
 
 	private final String selectSql;
 
@@ -267,6 +274,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.existsSql = dialect.sql(EXISTS, tableName);
 		this.inProgressSql = dialect.sql(IN_PROGRESS, tableName);
 		this.deleteSql = dialect.sql(DELETE, tableName);
+		this.deleteUnlessHeldSql = dialect.sql(DELETE_UNLESS_HELD, tableName);
 		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
@@ -449,6 +457,18 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public boolean delete(RecordKey key) {
 		return inOwnTransaction(() -> this.jdbc.update(this.deleteSql, key.value()) > 0);
+	}
+
+	@Override
+	public Deletion deleteUnlessHeld(RecordKey key) {
+		return inOwnTransaction(() -> {
+			if (this.jdbc.update(this.deleteUnlessHeldSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			// Only what to report: nothing was deleted either way.
+			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? Deletion.HELD
+					: Deletion.NONE;
+		});
 	}
 
 	private Row select(String key) {

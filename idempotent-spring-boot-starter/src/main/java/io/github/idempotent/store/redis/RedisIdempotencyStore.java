@@ -330,6 +330,15 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		}
 	}
 
+	@Override
+	public Deletion deleteUnlessHeld(RecordKey key) {
+		Long reply = executeAndWait(Scripts.DELETE_UNLESS_HELD, ReturnType.INTEGER, null, keyOf(key));
+		if (reply == null || reply == 0) {
+			return Deletion.NONE;
+		}
+		return (reply == 2) ? Deletion.HELD : Deletion.DELETED;
+	}
+
 	/**
 	 * A token of 64 random bits, as 16 hex digits ({@link RecordLayout#token} stores them
 	 * as 8 bytes). A token only has to differ from the other claims of the same key
@@ -608,6 +617,26 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				  return 1
 				end
 				return 0
+				""");
+
+		// A record in progress lives only as long as its lease (PX), so one that exists
+		// is held. 1 deleted, 0 none, 2 held.
+		static final Script DELETE_UNLESS_HELD = Script.of("""
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  return 0
+				end
+				local s
+				if type(v) == 'table' then
+				  s = redis.call('HGET', KEYS[1], 's')
+				else
+				  s = string.sub(v, 1, 1)
+				end
+				if s == 'P' or s == 'p' then
+				  return 2
+				end
+				redis.call('DEL', KEYS[1])
+				return 1
 				""");
 
 		// ARGV: the token (8 bytes), the lease in ms, the in-progress record.

@@ -19,6 +19,7 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
@@ -105,6 +106,19 @@ class RedisPreviousLayoutTests {
 		assertThat(store.release(key, "someone-else")).isFalse();
 		assertThat(store.renew(key, "someone-else", fingerprint, LEASE)).isFalse();
 		assertThat(store.claim(key, fingerprint, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+	}
+
+	@Test
+	void anOperatorDeletesACompletedRecordOfThePreviousLayoutButNotOneInProgress() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		RecordKey completed = newKey();
+		writePreviousLayout(completed, "C", new Fingerprint("fp-1"), new byte[] { 1 }, TTL);
+		RecordKey inProgress = newKey();
+		writePreviousLayout(inProgress, "P", new Fingerprint("fp-1"), null, LEASE);
+		assertThat(store.deleteUnlessHeld(completed)).isEqualTo(Deletion.DELETED);
+		assertThat(store.deleteUnlessHeld(inProgress)).isEqualTo(Deletion.HELD);
+		assertThat(store.claim(completed, new Fingerprint("fp-1"), LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(field(inProgress, "s")).isEqualTo(bytes("P"));
 	}
 
 	@Test
