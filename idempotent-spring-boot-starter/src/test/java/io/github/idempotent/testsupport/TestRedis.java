@@ -1,15 +1,19 @@
 package io.github.idempotent.testsupport;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 
+import org.jspecify.annotations.Nullable;
+import redis.embedded.RedisServer;
+import redis.embedded.core.ExecutableProvider;
+import redis.embedded.core.RedisServerBuilder;
+
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-
-import redis.embedded.RedisServer;
 
 /**
  * The Redis the tests use: {@code IDEMPOTENT_REDIS_URL} if set, else 127.0.0.1:6379 if it
@@ -117,11 +121,34 @@ public final class TestRedis {
 			this.port = port;
 		}
 
+		/**
+		 * Starts the redis-server bundled with embedded-redis (Redis 6.2).
+		 */
 		public static EmbeddedRedis start() {
+			return start(null);
+		}
+
+		/**
+		 * Starts the redis-server installed on this machine ({@code redis-server} on the
+		 * {@code PATH}), or the bundled one when there is none.
+		 */
+		public static EmbeddedRedis startInstalled() {
+			try {
+				return start(ExecutableProvider.newExecutableInPath("redis-server"));
+			}
+			catch (FileNotFoundException ex) {
+				return start(null);
+			}
+		}
+
+		private static EmbeddedRedis start(@Nullable ExecutableProvider executable) {
 			int port = freePort();
 			try {
-				RedisServer server = RedisServer.newRedisServer()
-					.port(port)
+				RedisServerBuilder builder = RedisServer.newRedisServer();
+				if (executable != null) {
+					builder.executableProvider(executable);
+				}
+				RedisServer server = builder.port(port)
 					.bind("127.0.0.1")
 					.setting("save \"\"")
 					.setting("appendonly no")

@@ -90,6 +90,14 @@ final class RecordLayout {
 		return bytes;
 	}
 
+	/**
+	 * Whether two records carry the same owner token (bytes 2 to 9).
+	 */
+	static boolean sameOwner(byte[] record, byte[] other) {
+		return record.length > TOKEN_LENGTH && other.length > TOKEN_LENGTH
+				&& Arrays.equals(record, 1, 1 + TOKEN_LENGTH, other, 1, 1 + TOKEN_LENGTH);
+	}
+
 	private static boolean isLowerHex(String token) {
 		if (token.length() != 2 * TOKEN_LENGTH) {
 			return false;

@@ -9,11 +9,13 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 import io.lettuce.core.KeyScanCursor;
@@ -21,6 +23,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
@@ -34,8 +37,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
+import org.springframework.data.redis.connection.RedisStringCommands;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.Assert;
 
@@ -76,6 +81,9 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	private Duration waitTimeout = Duration.ofMillis(500);
 
 	private @Nullable DedicatedConnections dedicatedConnections;
+
+	// Cleared for good when the server refuses SET with NX and GET (before Redis 7.0).
+	private volatile boolean setClaims = true;
 
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
@@ -123,13 +131,96 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		}
 	}
 
+	/**
+	 * Claims with one native command, {@code SET key record NX PX lease GET}: it writes
+	 * the placeholder if there is no record and answers the record there was, which
+	 * settles an absent key, a completed record and a claim re-sent with its own token at
+	 * a tenth of the cost of the script in Redis. The script decides what is left: a
+	 * record in progress (its lease left is read in the same step), a record of the
+	 * previous layout (WRONGTYPE), and every claim on a server older than Redis 7.0,
+	 * which refuses NX with GET.
+	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
+		byte[] redisKey = keyOf(key);
+		byte[] record = claimRecord(token, fingerprint);
+		if (this.setClaims) {
+			ClaimResult claimed = executeAndWait((connection) -> setClaim(connection, redisKey, record, lease, token),
+					(ClaimResult r) -> r instanceof ClaimResult.Acquired);
+			if (claimed != null) {
+				return claimed;
+			}
+		}
 		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
-				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), keyOf(key),
-				claimRecord(token, fingerprint), millis(lease));
+				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), redisKey, record, millis(lease));
 		return claimResult(reply, token);
+	}
+
+	private @Nullable ClaimResult setClaim(RedisConnection connection, byte[] key, byte[] record, Duration lease,
+			String token) {
+		byte[] previous;
+		try {
+			previous = connection.stringCommands()
+				.setGet(key, record, Expiration.milliseconds(Math.max(1, lease.toMillis())),
+						RedisStringCommands.SetOption.SET_IF_ABSENT);
+		}
+		catch (RuntimeException ex) {
+			if (isSetClaimRefused(ex)) {
+				return null;
+			}
+			throw ex;
+		}
+		return setClaimResult(previous, record, token);
+	}
+
+	/**
+	 * The claim a native {@code SET NX GET} made, or {@code null} when the script must
+	 * decide: the key holds a record in progress under another token.
+	 */
+	private static @Nullable ClaimResult setClaimResult(byte @Nullable [] previous, byte[] record, String token) {
+		if (previous == null) {
+			return new ClaimResult.Acquired(token);
+		}
+		if (previous.length == 0) {
+			return null;
+		}
+		int state = previous[0] & ~0x20;
+		if (state == RecordLayout.COMPLETED) {
+			return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
+					new StoredResult(RecordLayout.result(previous)));
+		}
+		if (state == RecordLayout.IN_PROGRESS && RecordLayout.sameOwner(previous, record)) {
+			// This claim sent again after a broken connection: the first send wrote it.
+			return new ClaimResult.Acquired(token);
+		}
+		return null;
+	}
+
+	/**
+	 * Whether the server refused a native claim that the script can make instead: a
+	 * record of the previous layout (WRONGTYPE, this key only), or a server older than
+	 * Redis 7.0 (a syntax error: every claim takes the script from now on).
+	 */
+	private boolean isSetClaimRefused(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message == null) {
+				continue;
+			}
+			if (message.startsWith("WRONGTYPE") || message.contains(" WRONGTYPE")) {
+				return true;
+			}
+			if (message.contains("ERR syntax error")) {
+				if (this.setClaims) {
+					this.setClaims = false;
+					logger.info("Redis refused SET with NX and GET (it needs Redis 7.0): claims run the claim "
+							+ "script, which costs Redis more CPU per call");
+				}
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static byte[] claimRecord(String token, Fingerprint fingerprint) {
@@ -363,9 +454,29 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	@Override
 	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
-		return this
-			.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, keyOf(key),
-					claimRecord(token, fingerprint), millis(lease))
+		byte[] redisKey = keyOf(key);
+		byte[] record = claimRecord(token, fingerprint);
+		if (!this.setClaims) {
+			return scriptClaimAsync(redisKey, record, lease, token);
+		}
+		return this.<@Nullable ClaimResult>withAsyncCommands(
+				(commands) -> commands.setGet(redisKey, record, SetArgs.Builder.nx().px(Math.max(1, lease.toMillis())))
+					.toCompletableFuture()
+					.handle((previous, ex) -> {
+						if (ex == null) {
+							return setClaimResult(previous, record, token);
+						}
+						if (isSetClaimRefused(ex)) {
+							return null;
+						}
+						throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
+					}))
+			.thenCompose((claimed) -> (claimed != null) ? CompletableFuture.completedFuture(claimed)
+					: scriptClaimAsync(redisKey, record, lease, token));
+	}
+
+	private CompletableFuture<ClaimResult> scriptClaimAsync(byte[] key, byte[] record, Duration lease, String token) {
+		return this.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, key, record, millis(lease))
 			.thenApply((reply) -> claimResult(reply, token));
 	}
 
@@ -390,20 +501,27 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	 * on NOSCRIPT. The Spring connection is closed once the reply is in, not before: with
 	 * a pool, closing it hands the native connection to another caller.
 	 */
-	@SuppressWarnings("unchecked")
 	private <T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key,
 			byte[]... args) {
+		byte[][] keys = { key };
+		return withAsyncCommands((commands) -> commands.<T>evalsha(script.sha1(), outputType, keys, args)
+			.toCompletableFuture()
+			.exceptionallyCompose((ex) -> isNoScript(ex)
+					? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
+					: CompletableFuture.failedFuture(ex)));
+	}
+
+	/**
+	 * Runs {@code action} on Lettuce's asynchronous commands of a connection from the
+	 * factory, closed once the reply is in.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> CompletableFuture<T> withAsyncCommands(
+			Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<T>> action) {
 		RedisConnection connection = this.connectionFactory.getConnection();
 		CompletableFuture<T> reply;
 		try {
-			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
-				.getNativeConnection();
-			byte[][] keys = { key };
-			reply = commands.<T>evalsha(script.sha1(), outputType, keys, args)
-				.toCompletableFuture()
-				.exceptionallyCompose((ex) -> isNoScript(ex)
-						? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
-						: CompletableFuture.failedFuture(ex));
+			reply = action.apply((RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection());
 		}
 		catch (RuntimeException ex) {
 			connection.close();
@@ -424,10 +542,14 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	 */
 	private <T> T executeAndWait(Script script, ReturnType returnType, @Nullable Predicate<T> wrote,
 			byte[]... keyAndArgs) {
+		return executeAndWait((connection) -> execute(connection, script, returnType, keyAndArgs), wrote);
+	}
+
+	private <T> T executeAndWait(Function<RedisConnection, T> action, @Nullable Predicate<T> wrote) {
 		DedicatedConnections dedicated = this.dedicatedConnections;
 		if (dedicated == null || wrote == null) {
 			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				return execute(connection, script, returnType, keyAndArgs);
+				return action.apply(connection);
 			}
 		}
 		StatefulRedisConnection<byte[], byte[]> nativeConnection = dedicated.borrow();
@@ -435,7 +557,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		try {
 			T reply;
 			try (RedisConnection connection = dedicated.asRedisConnection(nativeConnection)) {
-				reply = execute(connection, script, returnType, keyAndArgs);
+				reply = action.apply(connection);
 			}
 			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection);
 			return reply;
