@@ -134,46 +134,57 @@ public class IdempotencyEndpoint {
 
 	/**
 	 * Deletes the record of {@code key} for {@code operation}, so that the next call with
-	 * the key runs the method. A record still in progress whose lease is held is deleted
-	 * only with {@code force=true}: its owner may be alive, and a retry would then run
-	 * alongside it. {@code deleted} is {@code false} in the answer when nothing was
-	 * deleted.
+	 * the key runs the method. Without {@code force}, a completed record (or one whose
+	 * owner's lease ran out) is deleted, and a call in progress under its lease is left
+	 * alone: its owner may be alive, and a retry would run alongside it. With
+	 * {@code force=true}, only a record still in progress is deleted, lease or not, and a
+	 * result stored meanwhile is kept. Each decision is made by the store in the same
+	 * atomic step as the deletion; {@code deleted} is {@code false} in the answer when
+	 * nothing was deleted, with the reason.
 	 */
 	@DeleteOperation
 	public Map<String, Object> delete(@Selector String operation, @Selector String key, @Nullable String scope,
 			@Nullable Boolean force, SecurityContext securityContext) {
 		RecordKey storeKey = storeKey(operation, key, scope);
+		boolean forced = Boolean.TRUE.equals(force);
 		// Read for the answer and the log only: the deletion decides by itself.
-		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
+		Optional<IdempotencyRecord> seen = this.store.inspect(storeKey);
+		Deletion deletion = forced ? this.store.deleteInProgress(storeKey) : this.store.deleteUnlessHeld(storeKey);
 		String who = who(securityContext);
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("storedKey", storeKey.value());
-		Deletion deletion = Boolean.TRUE.equals(force)
-				? (this.store.delete(storeKey) ? Deletion.DELETED : Deletion.NONE)
-				: this.store.deleteUnlessHeld(storeKey);
-		if (deletion == Deletion.HELD) {
-			Duration lease = record.map(IdempotencyRecord::expiresIn).orElse(null);
-			body.put("deleted", false);
-			body.put("state", IdempotencyRecord.State.IN_PROGRESS.name());
-			body.put("leaseRemaining", (lease != null) ? lease.toString() : null);
-			body.put("reason", "The call is in progress and its owner still holds the lease: deleting the record "
-					+ "lets a retry run alongside it. Delete with force=true once the owner is known to be gone "
-					+ "or hung for good");
-			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
-					+ "refused without force=true, the call is in progress");
-			return body;
-		}
 		body.put("deleted", deletion == Deletion.DELETED);
-		if (deletion == Deletion.NONE) {
-			logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
-					+ "there was none");
-			return body;
+		switch (deletion) {
+			case HELD -> {
+				body.put("state", IdempotencyRecord.State.IN_PROGRESS.name());
+				seen.filter((record) -> record.state() == IdempotencyRecord.State.IN_PROGRESS)
+					.map(IdempotencyRecord::expiresIn)
+					.ifPresent((lease) -> body.put("leaseRemaining", lease.toString()));
+				body.put("reason", "The call is in progress and its owner still holds the lease: deleting the "
+						+ "record lets a retry run alongside it. Delete with force=true once the owner is known to "
+						+ "be gone or hung for good");
+				logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
+						+ "refused without force=true, the call is in progress");
+			}
+			case COMPLETED -> {
+				body.put("state", IdempotencyRecord.State.COMPLETED.name());
+				body.put("reason", "The record holds a result, which force=true keeps (the call may have "
+						+ "completed meanwhile). Delete without force to delete a result");
+				logger.info(who + " asked to delete idempotency record " + storeKey + " with force=true through "
+						+ "the actuator; kept, it holds a result");
+			}
+			case NONE -> logger.info(
+					who + " asked to delete idempotency record " + storeKey + " through the actuator; there was none");
+			case DELETED -> {
+				String state = forced ? IdempotencyRecord.State.IN_PROGRESS.name()
+						: seen.map((record) -> record.state().name()).orElse("EXPIRED");
+				body.put("state", state);
+				this.deletionCounter.run();
+				logger.warn(
+						who + " deleted idempotency record " + storeKey + " (" + state + (forced ? ", force=true" : "")
+								+ ") through the actuator; the next call with this key " + "runs the method");
+			}
 		}
-		this.deletionCounter.run();
-		String state = record.map((found) -> found.state().name()).orElse("unknown");
-		body.put("state", state);
-		logger.warn(who + " deleted idempotency record " + storeKey + " (" + state + ") through the actuator; "
-				+ "the next call with this key runs the method");
 		return body;
 	}
 

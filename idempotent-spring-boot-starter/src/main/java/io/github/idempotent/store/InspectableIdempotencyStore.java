@@ -56,7 +56,26 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	}
 
 	/**
-	 * What {@link #deleteUnlessHeld} did.
+	 * Deletes the record stored under {@code key} only if it is still in progress,
+	 * whether or not its owner holds the lease: for an operator who has seen the call
+	 * hang and must not delete the result it may store meanwhile. The shipped stores
+	 * decide and delete in one atomic step; this default reads, then deletes.
+	 * @return what was done: {@link Deletion#COMPLETED} when the record holds a result,
+	 * which is kept
+	 */
+	default Deletion deleteInProgress(RecordKey key) {
+		Optional<IdempotencyRecord> record = inspect(key);
+		if (record.isEmpty()) {
+			return Deletion.NONE;
+		}
+		if (record.get().state() == IdempotencyRecord.State.COMPLETED) {
+			return Deletion.COMPLETED;
+		}
+		return delete(key) ? Deletion.DELETED : Deletion.NONE;
+	}
+
+	/**
+	 * What {@link #deleteUnlessHeld} or {@link #deleteInProgress} did.
 	 */
 	enum Deletion {
 
@@ -67,7 +86,10 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 		NONE,
 
 		/** A call holds the key under its lease: nothing was deleted. */
-		HELD
+		HELD,
+
+		/** The record holds a result, which {@link #deleteInProgress} keeps. */
+		COMPLETED
 
 	}
 

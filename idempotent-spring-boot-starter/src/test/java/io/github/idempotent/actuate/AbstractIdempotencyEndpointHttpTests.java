@@ -133,7 +133,7 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 	}
 
 	@Test
-	void deletingACompletedCallLetsTheNextCallRunTheMethodAgain() throws Exception {
+	void deletingACompletedCallLetsTheNextCallRunTheMethodAgainButForceKeepsIt() throws Exception {
 		String key = "again-" + UUID.randomUUID();
 		send(post("/orders", key, null));
 		assertThat(send(post("/orders", key, null)).statusCode()).isEqualTo(200);
@@ -141,6 +141,15 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 		assertThat(send(delete("/actuator/idempotency/orders/" + key)).statusCode()).isEqualTo(200);
 		send(post("/orders", key, null));
 		assertThat(this.controller.orders()).isEqualTo(2);
+		// force=true deletes a call in progress only: a stored result is kept.
+		String paid = "paid-" + UUID.randomUUID();
+		send(post("/orders", paid, null));
+		HttpResponse<String> kept = send(delete("/actuator/idempotency/orders/" + paid + "?force=true"));
+		assertThat(kept.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(kept.body()).path("deleted").asBoolean()).isFalse();
+		assertThat(JSON.readTree(kept.body()).path("state").asString()).isEqualTo("COMPLETED");
+		assertThat(send(post("/orders", paid, null)).statusCode()).isEqualTo(200);
+		assertThat(this.controller.orders()).isEqualTo(3);
 		HttpResponse<String> absent = send(delete("/actuator/idempotency/orders/absent-" + key));
 		assertThat(absent.statusCode()).isEqualTo(200);
 		assertThat(JSON.readTree(absent.body()).path("deleted").asBoolean()).isFalse();

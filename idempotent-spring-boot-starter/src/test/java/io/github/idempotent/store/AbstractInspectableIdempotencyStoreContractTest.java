@@ -183,6 +183,21 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	}
 
 	@Test
+	void deletingInProgressTakesAHeldClaimButKeepsAResult() {
+		RecordKey key = newKey();
+		String stuck = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		String retry = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		StoredResult result = new StoredResult(new byte[] { 4 });
+		assertThat(store().complete(key, retry, FP, result, TTL)).isTrue();
+		assertThat(store().complete(key, stuck, FP, new StoredResult(new byte[] { 5 }), TTL)).isFalse();
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.COMPLETED);
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		assertThat(inspectable().deleteInProgress(newKey())).isEqualTo(Deletion.NONE);
+	}
+
+	@Test
 	void deletingUnlessHeldReportsThatThereWasNone() {
 		assertThat(inspectable().deleteUnlessHeld(newKey())).isEqualTo(Deletion.NONE);
 	}

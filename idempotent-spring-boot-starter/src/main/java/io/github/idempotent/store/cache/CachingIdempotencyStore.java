@@ -319,6 +319,13 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	@Override
+	public Deletion deleteInProgress(RecordKey key) {
+		Deletion deletion = inspectableDelegate().deleteInProgress(key);
+		this.completed.invalidate(cacheKey(key));
+		return deletion;
+	}
+
+	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
 		Deletion deletion = inspectableDelegate().deleteUnlessHeld(key);
 		this.completed.invalidate(cacheKey(key));

@@ -168,6 +168,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private static final String DELETE_UNLESS_HELD = """
 			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ? AND (state = 'C' OR expires_at <= %NOW%)""";
 
+	private static final String DELETE_IN_PROGRESS = """
+			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ? AND state = 'P'""";
+
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
@@ -188,6 +191,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final String deleteSql;
 
 	private final String deleteUnlessHeldSql;
+
+	private final String deleteInProgressSql;
 
 	private final String selectSql;
 
@@ -275,6 +280,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.inProgressSql = dialect.sql(IN_PROGRESS, tableName);
 		this.deleteSql = dialect.sql(DELETE, tableName);
 		this.deleteUnlessHeldSql = dialect.sql(DELETE_UNLESS_HELD, tableName);
+		this.deleteInProgressSql = dialect.sql(DELETE_IN_PROGRESS, tableName);
 		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
@@ -457,6 +463,18 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public boolean delete(RecordKey key) {
 		return inOwnTransaction(() -> this.jdbc.update(this.deleteSql, key.value()) > 0);
+	}
+
+	@Override
+	public Deletion deleteInProgress(RecordKey key) {
+		return inOwnTransaction(() -> {
+			if (this.jdbc.update(this.deleteInProgressSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			// Only what to report: nothing was deleted either way.
+			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? Deletion.COMPLETED
+					: Deletion.NONE;
+		});
 	}
 
 	@Override

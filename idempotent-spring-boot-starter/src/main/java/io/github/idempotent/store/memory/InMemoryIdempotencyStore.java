@@ -225,6 +225,26 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		return deletion[0];
 	}
 
+	@Override
+	public Deletion deleteInProgress(RecordKey key) {
+		Deletion[] deletion = { Deletion.NONE };
+		long now = System.nanoTime();
+		this.records.computeIfPresent(key.value(), (k, entry) -> {
+			if (entry.isExpired(now)) {
+				this.recordCount.decrementAndGet();
+				return null;
+			}
+			if (entry.result() != null) {
+				deletion[0] = Deletion.COMPLETED;
+				return entry;
+			}
+			deletion[0] = Deletion.DELETED;
+			this.recordCount.decrementAndGet();
+			return null;
+		});
+		return deletion[0];
+	}
+
 	/**
 	 * Number of records held, expired ones included until they are swept.
 	 */

@@ -422,6 +422,15 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	}
 
 	@Override
+	public Deletion deleteInProgress(RecordKey key) {
+		Long reply = executeAndWait(Scripts.DELETE_IN_PROGRESS, ReturnType.INTEGER, null, keyOf(key));
+		if (reply == null || reply == 0) {
+			return Deletion.NONE;
+		}
+		return (reply == 3) ? Deletion.COMPLETED : Deletion.DELETED;
+	}
+
+	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
 		Long reply = executeAndWait(Scripts.DELETE_UNLESS_HELD, ReturnType.INTEGER, null, keyOf(key));
 		if (reply == null || reply == 0) {
@@ -759,6 +768,25 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				end
 				redis.call('DEL', KEYS[1])
 				return 1
+				""");
+
+		// 1 deleted, 0 none, 3 completed (kept).
+		static final Script DELETE_IN_PROGRESS = Script.of("""
+				local v = redis.pcall('GET', KEYS[1])
+				if not v then
+				  return 0
+				end
+				local s
+				if type(v) == 'table' then
+				  s = redis.call('HGET', KEYS[1], 's')
+				else
+				  s = string.sub(v, 1, 1)
+				end
+				if s == 'P' or s == 'p' then
+				  redis.call('DEL', KEYS[1])
+				  return 1
+				end
+				return 3
 				""");
 
 		// ARGV: the token (8 bytes), the lease in ms, the in-progress record.

@@ -300,6 +300,10 @@ public final class RedisRecordTracking implements RecordTracking {
 	}
 
 	private void unavailable(String reason) {
+		if (this.closed) {
+			// Shutting down: a connect() interrupted by close() is no outage.
+			return;
+		}
 		if (this.unavailableReason == null) {
 			logger.warn("Redis invalidation tracking is unavailable, " + reason
 					+ "; the local cache of idempotent results is bypassed until it is back");

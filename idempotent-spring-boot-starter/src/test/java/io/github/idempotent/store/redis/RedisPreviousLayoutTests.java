@@ -119,6 +119,12 @@ class RedisPreviousLayoutTests {
 		assertThat(store.deleteUnlessHeld(inProgress)).isEqualTo(Deletion.HELD);
 		assertThat(store.claim(completed, new Fingerprint("fp-1"), LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 		assertThat(field(inProgress, "s")).isEqualTo(bytes("P"));
+		RecordKey kept = newKey();
+		writePreviousLayout(kept, "C", new Fingerprint("fp-1"), new byte[] { 1 }, TTL);
+		assertThat(store.deleteInProgress(kept)).isEqualTo(Deletion.COMPLETED);
+		assertThat(store.deleteInProgress(inProgress)).isEqualTo(Deletion.DELETED);
+		assertThat(store.claim(inProgress, new Fingerprint("fp-1"), LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(field(kept, "s")).isEqualTo(bytes("C"));
 	}
 
 	@Test
