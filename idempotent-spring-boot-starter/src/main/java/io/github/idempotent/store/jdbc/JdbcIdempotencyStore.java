@@ -467,25 +467,25 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return inOwnTransaction(() -> {
-			if (this.jdbc.update(this.deleteInProgressSql, key.value()) > 0) {
-				return Deletion.DELETED;
-			}
-			// Only what to report: nothing was deleted either way.
-			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? Deletion.COMPLETED
-					: Deletion.NONE;
-		});
+		return deleteWhere(this.deleteInProgressSql, key, Deletion.COMPLETED);
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
+		return deleteWhere(this.deleteUnlessHeldSql, key, Deletion.HELD);
+	}
+
+	/**
+	 * Runs a conditional {@code DELETE} of {@code key}; {@code kept} is the answer when a
+	 * row remains.
+	 */
+	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
 		return inOwnTransaction(() -> {
-			if (this.jdbc.update(this.deleteUnlessHeldSql, key.value()) > 0) {
+			if (this.jdbc.update(deleteSql, key.value()) > 0) {
 				return Deletion.DELETED;
 			}
 			// Only what to report: nothing was deleted either way.
-			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? Deletion.HELD
-					: Deletion.NONE;
+			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? kept : Deletion.NONE;
 		});
 	}
 

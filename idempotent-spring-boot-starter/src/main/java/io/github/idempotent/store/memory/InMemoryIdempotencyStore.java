@@ -207,38 +207,30 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		Deletion[] deletion = { Deletion.NONE };
-		long now = System.nanoTime();
-		this.records.computeIfPresent(key.value(), (k, entry) -> {
-			if (entry.isExpired(now)) {
-				this.recordCount.decrementAndGet();
-				return null;
-			}
-			if (entry.result() == null) {
-				deletion[0] = Deletion.HELD;
-				return entry;
-			}
-			deletion[0] = Deletion.DELETED;
-			this.recordCount.decrementAndGet();
-			return null;
-		});
-		return deletion[0];
+		return deleteUnless(key, true);
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
+		return deleteUnless(key, false);
+	}
+
+	/**
+	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
+	 * false) or completed ({@code inProgress} true), in one {@code compute}; an expired
+	 * one goes either way, as if there had been none.
+	 */
+	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };
 		long now = System.nanoTime();
 		this.records.computeIfPresent(key.value(), (k, entry) -> {
-			if (entry.isExpired(now)) {
-				this.recordCount.decrementAndGet();
-				return null;
+			if (!entry.isExpired(now)) {
+				if ((entry.result() == null) == inProgress) {
+					deletion[0] = inProgress ? Deletion.HELD : Deletion.COMPLETED;
+					return entry;
+				}
+				deletion[0] = Deletion.DELETED;
 			}
-			if (entry.result() != null) {
-				deletion[0] = Deletion.COMPLETED;
-				return entry;
-			}
-			deletion[0] = Deletion.DELETED;
 			this.recordCount.decrementAndGet();
 			return null;
 		});

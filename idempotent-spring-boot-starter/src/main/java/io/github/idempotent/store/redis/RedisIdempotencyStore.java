@@ -423,20 +423,23 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		Long reply = executeAndWait(Scripts.DELETE_IN_PROGRESS, ReturnType.INTEGER, null, keyOf(key));
-		if (reply == null || reply == 0) {
-			return Deletion.NONE;
-		}
-		return (reply == 3) ? Deletion.COMPLETED : Deletion.DELETED;
+		return deleteIf(key, RecordLayout.IN_PROGRESS);
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		Long reply = executeAndWait(Scripts.DELETE_UNLESS_HELD, ReturnType.INTEGER, null, keyOf(key));
+		return deleteIf(key, RecordLayout.COMPLETED);
+	}
+
+	private Deletion deleteIf(RecordKey key, byte state) {
+		Long reply = executeAndWait(Scripts.DELETE_IF, ReturnType.INTEGER, null, keyOf(key), new byte[] { state });
 		if (reply == null || reply == 0) {
 			return Deletion.NONE;
 		}
-		return (reply == 2) ? Deletion.HELD : Deletion.DELETED;
+		if (reply == 1) {
+			return Deletion.DELETED;
+		}
+		return (reply == 2) ? Deletion.HELD : Deletion.COMPLETED;
 	}
 
 	/**
@@ -750,9 +753,11 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				return 0
 				""");
 
-		// A record in progress lives only as long as its lease (PX), so one that exists
-		// is held. 1 deleted, 0 none, 2 held.
-		static final Script DELETE_UNLESS_HELD = Script.of("""
+		// For operators. ARGV[1] 'P' deletes a record in progress and keeps a completed
+		// one (3); 'C' deletes a completed one and keeps one in progress (2), which is
+		// held: a record in progress lives only as long as its lease (PX). 1 deleted, 0
+		// none.
+		static final Script DELETE_IF = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
 				  return 0
@@ -763,28 +768,13 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				else
 				  s = string.sub(v, 1, 1)
 				end
-				if s == 'P' or s == 'p' then
-				  return 2
-				end
-				redis.call('DEL', KEYS[1])
-				return 1
-				""");
-
-		// 1 deleted, 0 none, 3 completed (kept).
-		static final Script DELETE_IN_PROGRESS = Script.of("""
-				local v = redis.pcall('GET', KEYS[1])
-				if not v then
-				  return 0
-				end
-				local s
-				if type(v) == 'table' then
-				  s = redis.call('HGET', KEYS[1], 's')
-				else
-				  s = string.sub(v, 1, 1)
-				end
-				if s == 'P' or s == 'p' then
+				local inProgress = (s == 'P' or s == 'p')
+				if inProgress == (ARGV[1] == 'P') then
 				  redis.call('DEL', KEYS[1])
 				  return 1
+				end
+				if inProgress then
+				  return 2
 				end
 				return 3
 				""");
