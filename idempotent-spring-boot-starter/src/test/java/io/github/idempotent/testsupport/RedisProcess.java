@@ -13,6 +13,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import redis.embedded.core.ExecutableProvider;
@@ -26,6 +28,8 @@ import redis.embedded.core.ExecutableProvider;
 public final class RedisProcess implements AutoCloseable {
 
 	private static File executable;
+
+	private static Boolean debugCommandIsOff;
 
 	private final int port;
 
@@ -50,6 +54,10 @@ public final class RedisProcess implements AutoCloseable {
 			directory = Files.createTempDirectory("idempotent-redis-" + port + "-");
 			List<String> lines = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "dir " + directory,
 					"save \"\"", "appendonly no", "daemonize no", "protected-mode no"));
+			if (!sentinel && debugCommandIsOff()) {
+				// Redis 7 refuses DEBUG (SLEEP, used to stall a replica) unless enabled.
+				lines.add("enable-debug-command local");
+			}
 			lines.addAll(List.of(config));
 			Path configFile = directory.resolve(sentinel ? "sentinel.conf" : "redis.conf");
 			Files.write(configFile, lines, StandardCharsets.UTF_8);
@@ -86,10 +94,33 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Whether the executable is Redis 7 or later, whose DEBUG command is off by default.
+	 */
+	private static synchronized boolean debugCommandIsOff() throws IOException {
+		if (debugCommandIsOff == null) {
+			Process version = new ProcessBuilder(executable().getAbsolutePath(), "--version").redirectErrorStream(true)
+				.start();
+			String output = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			Matcher matcher = Pattern.compile("v=(\\d+)\\.").matcher(output);
+			debugCommandIsOff = matcher.find() && Integer.parseInt(matcher.group(1)) >= 7;
+		}
+		return debugCommandIsOff;
+	}
+
 	private static synchronized File executable() throws IOException {
 		if (executable == null) {
-			executable = ExecutableProvider.newJarResourceProvider().get();
-			executable.setExecutable(true);
+			// The machine's redis-server where there is one (Redis 7 on CI), else the
+			// one bundled with embedded-redis (6.2): the store claims differently on
+			// each,
+			// and RedisBundledServerIdempotencyStoreTests covers the bundled one.
+			try {
+				executable = ExecutableProvider.newExecutableInPath("redis-server").get();
+			}
+			catch (IOException ex) {
+				executable = ExecutableProvider.newJarResourceProvider().get();
+				executable.setExecutable(true);
+			}
 		}
 		return executable;
 	}
