@@ -31,9 +31,10 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
  * called directly: the whole path of a call (proxy, key expression, scoped key,
  * fingerprint, claim, lease watchdog, encoding, complete; or claim and decoding for a
  * replay), with no network in the way. {@code result} is the size of the returned JSON:
- * {@code small} (187 bytes, one line item), {@code 2k} (about 2 KB, 22 line items) or
- * {@code 10k} (10 267 bytes, 105 line items); results above 256 bytes are deflated unless
- * {@code compression} is false.
+ * {@code small} (187 bytes, one line item), {@code 400b} (three line items, just above
+ * the compression threshold, the size of a typical stored {@code ResponseEntity}),
+ * {@code 2k} (about 2 KB, 22 line items) or {@code 10k} (10 267 bytes, 105 line items);
+ * results above 256 bytes are deflated unless {@code compression} is false.
  * <p>
  * Every first call uses a fresh key. Records are kept for 1 ms so that the store sweeps
  * them as the benchmark goes instead of filling the heap.
@@ -43,7 +44,7 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class IdempotentCallBenchmark {
 
-	@Param({ "small", "2k", "10k" })
+	@Param({ "small", "400b", "2k", "10k" })
 	public String result;
 
 	/**
@@ -78,6 +79,7 @@ public class IdempotentCallBenchmark {
 		int items = switch (this.result) {
 			case "10k" -> 105;
 			case "2k" -> 22;
+			case "400b" -> 3;
 			default -> 1;
 		};
 		this.request = new OrderRequest("customer-42", 1999, "EUR", items);
