@@ -126,9 +126,11 @@ run_wrk() {
 # Client commands (round trips: EVALSHA, EVAL, the claims' SET ... NX GET on Redis 7, and the PINGs of
 # /roundtrip*) and any other command since the last reset; script-internal commands (GET, SET, ... run
 # by the Lua scripts inside the server, and counted by commandstats too) are not round trips, nor is
-# the set-up of a new pooled connection (HELLO, CLIENT SETINFO, ...). Every script these calls run
-# reads its record once (GET) and writes it at most once (SET), so the SETs beyond the GETs are the
-# claims sent as SET.
+# the set-up of a new pooled connection (HELLO, CLIENT SETINFO, ...). The claims sent as SET are
+# counted as the SETs beyond the GETs: exact for these endpoints, where every script run (the
+# completion, or the claim before Redis 7) reads its record once and writes it once, and nothing
+# else reads; a release, a fenced completion, a claim of a record in progress or the local cache's
+# reads would each hide one.
 redis_counts() {
 	redis INFO commandstats | tr -d '\r' | awk -F'[:=,]' '
 		/^cmdstat_/ {

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -71,6 +72,33 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		ClaimResult.InProgress inProgress = (ClaimResult.InProgress) second;
 		assertThat(inProgress.fingerprint()).isEqualTo(FP);
 		assertThat(inProgress.leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+	}
+
+	@Test
+	void asynchronousCallsKeepTheSameContract() throws Exception {
+		assumeTrue(this.store instanceof AsyncIdempotencyStore async && async.supportsAsync(),
+				"the store has no asynchronous calls of its own");
+		AsyncIdempotencyStore async = (AsyncIdempotencyStore) this.store;
+		RecordKey key = newKey();
+		ClaimResult first = async.claimAsync(key, FP, LEASE).toCompletableFuture().get(10, TimeUnit.SECONDS);
+		assertThat(first).isInstanceOf(ClaimResult.Acquired.class);
+		ClaimResult second = async.claimAsync(key, FP, LEASE).toCompletableFuture().get(10, TimeUnit.SECONDS);
+		assertThat(second).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(((ClaimResult.InProgress) second).fingerprint()).isEqualTo(FP);
+		assertThat(((ClaimResult.InProgress) second).leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+		StoredResult result = new StoredResult(new byte[] { 7 });
+		String token = ((ClaimResult.Acquired) first).token();
+		assertThat(async.completeAsync(key, token, FP, result, TTL).toCompletableFuture().get(10, TimeUnit.SECONDS))
+			.isTrue();
+		assertThat(async.claimAsync(key, FP, LEASE).toCompletableFuture().get(10, TimeUnit.SECONDS))
+			.isEqualTo(new ClaimResult.Completed(FP, result));
+		RecordKey released = newKey();
+		String owner = ((ClaimResult.Acquired) async.claimAsync(released, FP, LEASE)
+			.toCompletableFuture()
+			.get(10, TimeUnit.SECONDS)).token();
+		assertThat(async.releaseAsync(released, owner).toCompletableFuture().get(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(async.claimAsync(released, FP, LEASE).toCompletableFuture().get(10, TimeUnit.SECONDS))
+			.isInstanceOf(ClaimResult.Acquired.class);
 	}
 
 	@Test

@@ -91,7 +91,7 @@ final class RecordLayout {
 	}
 
 	/**
-	 * Whether two records carry the same owner token (bytes 2 to 9).
+	 * Whether two records carry the same owner token (bytes 1 to 8, counted from 0).
 	 */
 	static boolean sameOwner(byte[] record, byte[] other) {
 		return record.length > TOKEN_LENGTH && other.length > TOKEN_LENGTH

@@ -57,10 +57,13 @@ import io.github.idempotent.store.StoredResult;
  * {@link IdempotencyStore} on Redis. A record is one string under one key: a state byte,
  * the token of the owner (then of the owner that completed it), the fingerprint and the
  * result ({@link RecordLayout}); records of the previous layout, hashes, are still read.
- * Every primitive is one Lua script, so each is atomic and costs one round trip
- * (EVALSHA): a first call costs two, a replay one. Scripts touch only their own key, so
- * they run on Redis Cluster; expiry is the server's (PEXPIRE): the lease while in
- * progress, the TTL once completed.
+ * Every primitive is one atomic command, so each costs one round trip: a claim is a
+ * native {@code SET ... NX PX ... GET} (a Lua script on servers before Redis 7.0 and for
+ * records of the previous layout), completion, release and renewal are Lua scripts
+ * (EVALSHA), which compare the owner's token before they write. A first call costs two
+ * round trips, a replay one. Each touches only its own key, so the store runs on Redis
+ * Cluster; expiry is the server's (PEXPIRE): the lease while in progress, the TTL once
+ * completed.
  * <p>
  * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
  * fails may be missing on the replica promoted in its place. With
@@ -74,6 +77,11 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
+	/**
+	 * How long claims take the script after the server refused the native claim.
+	 */
+	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private int waitReplicas;
@@ -82,8 +90,8 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 	private @Nullable DedicatedConnections dedicatedConnections;
 
-	// Cleared for good when the server refuses SET with NX and GET (before Redis 7.0).
-	private volatile boolean setClaims = true;
+	// When the server last refused SET with NX and GET (before Redis 7.0), 0 if never.
+	private volatile long setClaimsRefusedAt;
 
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
@@ -134,18 +142,19 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	/**
 	 * Claims with one native command, {@code SET key record NX PX lease GET}: it writes
 	 * the placeholder if there is no record and answers the record there was, which
-	 * settles an absent key, a completed record and a claim re-sent with its own token at
-	 * a tenth of the cost of the script in Redis. The script decides what is left: a
-	 * record in progress (its lease left is read in the same step), a record of the
-	 * previous layout (WRONGTYPE), and every claim on a server older than Redis 7.0,
-	 * which refuses NX with GET.
+	 * settles an absent key, a completed record, a record in progress (then a
+	 * {@code PTTL} reads its lease left) and a claim re-sent with its own token, at a
+	 * tenth of the script's cost in Redis. The claim script decides a record of the
+	 * previous layout (WRONGTYPE) and every claim on a server that refuses NX with GET
+	 * (before Redis 7.0; the native claim is tried again every 10 minutes in case the
+	 * server was upgraded).
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
-		if (this.setClaims) {
+		if (useSetClaims()) {
 			ClaimResult claimed = executeAndWait((connection) -> setClaim(connection, redisKey, record, lease, token),
 					(ClaimResult r) -> r instanceof ClaimResult.Acquired);
 			if (claimed != null) {
@@ -157,8 +166,14 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		return claimResult(reply, token);
 	}
 
+	/**
+	 * The native claim on {@code connection}, or {@code null} when the script must
+	 * decide.
+	 */
 	private @Nullable ClaimResult setClaim(RedisConnection connection, byte[] key, byte[] record, Duration lease,
 			String token) {
+		// A pipelined or queued connection answers null, which would read as acquired.
+		Assert.state(!connection.isPipelined() && !connection.isQueueing(), "Claims need a connection that answers");
 		byte[] previous;
 		try {
 			previous = connection.stringCommands()
@@ -171,36 +186,62 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			}
 			throw ex;
 		}
+		setClaimsAccepted();
+		if (isHeldByAnother(previous, record)) {
+			Long pttl = connection.keyCommands().pTtl(key);
+			return inProgress(previous, (pttl != null) ? pttl : 0);
+		}
 		return setClaimResult(previous, record, token);
 	}
 
 	/**
-	 * The claim a native {@code SET NX GET} made, or {@code null} when the script must
-	 * decide: the key holds a record in progress under another token.
+	 * Whether the record a native claim found is in progress under another token.
 	 */
-	private static @Nullable ClaimResult setClaimResult(byte @Nullable [] previous, byte[] record, String token) {
-		if (previous == null) {
+	private static boolean isHeldByAnother(byte @Nullable [] previous, byte[] record) {
+		return previous != null && previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.IN_PROGRESS
+				&& !RecordLayout.sameOwner(previous, record);
+	}
+
+	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
+		// The lease left just after the claim; -2 if the record ended meanwhile.
+		return new ClaimResult.InProgress(RecordLayout.fingerprint(previous),
+				Duration.ofMillis(Math.max(0, pttlMillis)));
+	}
+
+	/**
+	 * What a native claim found, other than a record held by another owner: none (the
+	 * claim wrote its placeholder), a completed record, or its own placeholder (a claim
+	 * sent again after a broken connection, whose first send wrote it).
+	 */
+	private static ClaimResult setClaimResult(byte @Nullable [] previous, byte[] record, String token) {
+		if (previous == null || (previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.IN_PROGRESS
+				&& RecordLayout.sameOwner(previous, record))) {
 			return new ClaimResult.Acquired(token);
 		}
-		if (previous.length == 0) {
-			return null;
+		Assert.state(previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.COMPLETED,
+				"Not a record of this store under a claimed key");
+		return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
+				new StoredResult(RecordLayout.result(previous)));
+	}
+
+	private boolean useSetClaims() {
+		long refusedAt = this.setClaimsRefusedAt;
+		return refusedAt == 0 || System.nanoTime() - refusedAt > SET_CLAIM_RETRY.toNanos();
+	}
+
+	private void setClaimsAccepted() {
+		if (this.setClaimsRefusedAt != 0) {
+			this.setClaimsRefusedAt = 0;
+			logger.info("Redis accepts SET with NX and GET now: claims are native commands again");
 		}
-		int state = previous[0] & ~0x20;
-		if (state == RecordLayout.COMPLETED) {
-			return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
-					new StoredResult(RecordLayout.result(previous)));
-		}
-		if (state == RecordLayout.IN_PROGRESS && RecordLayout.sameOwner(previous, record)) {
-			// This claim sent again after a broken connection: the first send wrote it.
-			return new ClaimResult.Acquired(token);
-		}
-		return null;
 	}
 
 	/**
 	 * Whether the server refused a native claim that the script can make instead: a
-	 * record of the previous layout (WRONGTYPE, this key only), or a server older than
-	 * Redis 7.0 (a syntax error: every claim takes the script from now on).
+	 * record of the previous layout (WRONGTYPE, this key only), or a server (or proxy)
+	 * that does not know {@code SET} with {@code NX} and {@code GET}, such as Redis
+	 * before 7.0: then claims take the script for 10 minutes. Any other error (a full or
+	 * read-only server, a timeout) is the caller's.
 	 */
 	private boolean isSetClaimRefused(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -211,12 +252,13 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			if (message.startsWith("WRONGTYPE") || message.contains(" WRONGTYPE")) {
 				return true;
 			}
-			if (message.contains("ERR syntax error")) {
-				if (this.setClaims) {
-					this.setClaims = false;
+			if (message.contains("ERR syntax error") || message.contains("ERR unknown command")
+					|| message.contains("ERR wrong number of arguments")) {
+				if (this.setClaimsRefusedAt == 0) {
 					logger.info("Redis refused SET with NX and GET (it needs Redis 7.0): claims run the claim "
-							+ "script, which costs Redis more CPU per call");
+							+ "script, which costs Redis more CPU per call (" + message + ")");
 				}
+				this.setClaimsRefusedAt = System.nanoTime() | 1;
 				return true;
 			}
 		}
@@ -468,28 +510,36 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		String token = newToken();
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
-		if (!this.setClaims) {
-			return scriptClaimAsync(redisKey, record, lease, token);
+		byte[][] keys = { redisKey };
+		byte[][] args = { record, millis(lease) };
+		if (!useSetClaims()) {
+			return this.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, redisKey, args)
+				.thenApply((reply) -> claimResult(reply, token));
 		}
-		return this.<@Nullable ClaimResult>withAsyncCommands(
+		// Everything on one connection's commands, closed once: a fallback never borrows
+		// another connection on Lettuce's event loop.
+		return withAsyncCommands(
 				(commands) -> commands.setGet(redisKey, record, SetArgs.Builder.nx().px(Math.max(1, lease.toMillis())))
 					.toCompletableFuture()
 					.handle((previous, ex) -> {
-						if (ex == null) {
-							return setClaimResult(previous, record, token);
+						if (ex != null) {
+							if (isSetClaimRefused(ex)) {
+								return this
+									.<List<Object>>eval(commands, Scripts.CLAIM, ScriptOutputType.MULTI, keys, args)
+									.thenApply((reply) -> claimResult(reply, token));
+							}
+							return CompletableFuture.<ClaimResult>failedFuture(
+									(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
 						}
-						if (isSetClaimRefused(ex)) {
-							return null;
+						setClaimsAccepted();
+						if (isHeldByAnother(previous, record)) {
+							return commands.pttl(redisKey)
+								.toCompletableFuture()
+								.thenApply((pttl) -> inProgress(previous, (pttl != null) ? pttl : 0));
 						}
-						throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
-					}))
-			.thenCompose((claimed) -> (claimed != null) ? CompletableFuture.completedFuture(claimed)
-					: scriptClaimAsync(redisKey, record, lease, token));
-	}
-
-	private CompletableFuture<ClaimResult> scriptClaimAsync(byte[] key, byte[] record, Duration lease, String token) {
-		return this.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, key, record, millis(lease))
-			.thenApply((reply) -> claimResult(reply, token));
+						return CompletableFuture.completedFuture(setClaimResult(previous, record, token));
+					})
+					.thenCompose(Function.identity()));
 	}
 
 	@Override
@@ -516,11 +566,16 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	private <T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key,
 			byte[]... args) {
 		byte[][] keys = { key };
-		return withAsyncCommands((commands) -> commands.<T>evalsha(script.sha1(), outputType, keys, args)
+		return withAsyncCommands((commands) -> eval(commands, script, outputType, keys, args));
+	}
+
+	private <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, Script script,
+			ScriptOutputType outputType, byte[][] keys, byte[]... args) {
+		return commands.<T>evalsha(script.sha1(), outputType, keys, args)
 			.toCompletableFuture()
 			.exceptionallyCompose((ex) -> isNoScript(ex)
 					? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
-					: CompletableFuture.failedFuture(ex)));
+					: CompletableFuture.failedFuture(ex));
 	}
 
 	/**

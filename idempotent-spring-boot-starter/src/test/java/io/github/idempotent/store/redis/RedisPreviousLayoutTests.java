@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -90,6 +91,23 @@ class RedisPreviousLayoutTests {
 		assertThat(field(key, "r")).isEqualTo(new byte[] { 1 });
 		assertThat(store.claim(key, fingerprint, LEASE))
 			.isEqualTo(new ClaimResult.Completed(fingerprint, new StoredResult(new byte[] { 1 })));
+	}
+
+	@Test
+	void asynchronousClaimsReadRecordsOfThePreviousLayoutToo() throws Exception {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
+		Fingerprint fingerprint = new Fingerprint("fp-1");
+		RecordKey completed = newKey();
+		writePreviousLayout(completed, "C", fingerprint, new byte[] { 'V', '7' }, TTL);
+		RecordKey inProgress = newKey();
+		writePreviousLayout(inProgress, "P", fingerprint, null, LEASE);
+		assertThat(store.claimAsync(completed, fingerprint, LEASE).toCompletableFuture().get(10, TimeUnit.SECONDS))
+			.isEqualTo(new ClaimResult.Completed(fingerprint, new StoredResult(new byte[] { 'V', '7' })));
+		ClaimResult claim = store.claimAsync(inProgress, fingerprint, LEASE)
+			.toCompletableFuture()
+			.get(10, TimeUnit.SECONDS);
+		assertThat(claim).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(((ClaimResult.InProgress) claim).leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
 	}
 
 	@Test
