@@ -179,7 +179,11 @@ final class RecordLayout {
 	}
 
 	static boolean isInProgress(byte[] record) {
-		return record[0] == IN_PROGRESS || record[0] == IN_PROGRESS + TEXT;
+		return record.length > 0 && (record[0] == IN_PROGRESS || record[0] == IN_PROGRESS + TEXT);
+	}
+
+	static boolean isCompleted(byte[] record) {
+		return record.length > 0 && (record[0] == COMPLETED || record[0] == COMPLETED + TEXT);
 	}
 
 	/**

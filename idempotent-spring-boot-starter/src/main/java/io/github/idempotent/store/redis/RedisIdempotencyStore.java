@@ -191,15 +191,14 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			Long pttl = connection.keyCommands().pTtl(key);
 			return inProgress(previous, (pttl != null) ? pttl : 0);
 		}
-		return setClaimResult(previous, record, token);
+		return setClaimResult(previous, token);
 	}
 
 	/**
 	 * Whether the record a native claim found is in progress under another token.
 	 */
 	private static boolean isHeldByAnother(byte @Nullable [] previous, byte[] record) {
-		return previous != null && previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.IN_PROGRESS
-				&& !RecordLayout.sameOwner(previous, record);
+		return previous != null && RecordLayout.isInProgress(previous) && !RecordLayout.sameOwner(previous, record);
 	}
 
 	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
@@ -213,13 +212,11 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	 * claim wrote its placeholder), a completed record, or its own placeholder (a claim
 	 * sent again after a broken connection, whose first send wrote it).
 	 */
-	private static ClaimResult setClaimResult(byte @Nullable [] previous, byte[] record, String token) {
-		if (previous == null || (previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.IN_PROGRESS
-				&& RecordLayout.sameOwner(previous, record))) {
+	private static ClaimResult setClaimResult(byte @Nullable [] previous, String token) {
+		if (previous == null || RecordLayout.isInProgress(previous)) {
 			return new ClaimResult.Acquired(token);
 		}
-		Assert.state(previous.length > 0 && (previous[0] & ~0x20) == RecordLayout.COMPLETED,
-				"Not a record of this store under a claimed key");
+		Assert.state(RecordLayout.isCompleted(previous), "Not a record of this store under a claimed key");
 		return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
 				new StoredResult(RecordLayout.result(previous)));
 	}
@@ -537,7 +534,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 								.toCompletableFuture()
 								.thenApply((pttl) -> inProgress(previous, (pttl != null) ? pttl : 0));
 						}
-						return CompletableFuture.completedFuture(setClaimResult(previous, record, token));
+						return CompletableFuture.completedFuture(setClaimResult(previous, token));
 					})
 					.thenCompose(Function.identity()));
 	}
