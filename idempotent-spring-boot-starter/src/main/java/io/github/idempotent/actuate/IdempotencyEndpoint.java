@@ -182,7 +182,7 @@ public class IdempotencyEndpoint {
 				this.deletionCounter.run();
 				logger.warn(
 						who + " deleted idempotency record " + storeKey + " (" + state + (forced ? ", force=true" : "")
-								+ ") through the actuator; the next call with this key " + "runs the method");
+								+ ") through the actuator; the next call with this key runs the method");
 			}
 		}
 		return body;
