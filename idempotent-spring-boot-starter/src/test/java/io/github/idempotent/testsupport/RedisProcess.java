@@ -111,9 +111,8 @@ public final class RedisProcess implements AutoCloseable {
 	private static synchronized File executable() throws IOException {
 		if (executable == null) {
 			// The machine's redis-server where there is one (Redis 7 on CI), else the
-			// one bundled with embedded-redis (6.2): the store claims differently on
-			// each,
-			// and RedisBundledServerIdempotencyStoreTests covers the bundled one.
+			// bundled one (6.2). The store claims differently on each;
+			// RedisBundledServerIdempotencyStoreTests covers the bundled one.
 			try {
 				executable = ExecutableProvider.newExecutableInPath("redis-server").get();
 			}
