@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # HTTP load benchmark of @Idempotent: one Spring Boot app with three endpoints doing the same work
 # (bare, @Idempotent with a fresh key per request, @Idempotent replaying one key; and, for reference,
-# bare plus one and two Redis PINGs: what round trips alone cost), driven by wrk on
+# bare plus one and two Redis PINGs, what round trips alone cost, and bare plus a first call's two
+# writes as plain SET commands, what storing costs Redis before any library work), driven by wrk on
 # loopback against a private redis-server. Runs the endpoints in turn, ROUNDS times, then once more
 # each over a single connection for unloaded latency; prints Markdown tables with requests/s, p50/p99,
-# CPU time per request of each process, the ratios to bare from the same round, and Redis round trips
-# per request from INFO commandstats (reset before each phase: the server is this script's own,
-# never a shared one).
+# CPU time per request of each process, the ratios to bare and to the references from the same round,
+# and Redis round trips per request from INFO commandstats (reset before each phase: the server is
+# this script's own, never a shared one).
 #
-# Usage: benchmarks/run-http.sh            (about 5 minutes; every phase is bounded by -d and timeout)
+# Usage: benchmarks/run-http.sh            (about 6 minutes; every phase is bounded by -d and timeout)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=false"
 #   (APP_ARGS is empty by default: replays then come from the Redis store's tracked local cache,
@@ -27,7 +28,7 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
-ENDPOINTS=${ENDPOINTS:-bare roundtrip1 roundtrip2 first replay}
+ENDPOINTS=${ENDPOINTS:-bare roundtrip1 roundtrip2 writes2 first replay}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
 APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication}
 
@@ -190,6 +191,15 @@ for endpoint in $ENDPOINTS; do
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# against A B: A's throughput over B's in this round, by requests/s and by CPU per request
+# ("-" when either endpoint was not measured)
+against() {
+	if [[ -z "${rps[$round,$1]:-}" || -z "${rps[$round,$2]:-}" ]]; then
+		echo "-"
+		return
+	fi
+	echo "$(ratio "${rps[$round,$1]}" "${rps[$round,$2]}"), $(ratio "${cpu_total[$round,$2]}" "${cpu_total[$round,$1]}")"
+}
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 {
 	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
@@ -213,6 +223,15 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 		echo "| $round | $(ratio "${rps[$round,first]}" "${rps[$round,bare]}") | $(ratio "${rps[$round,replay]}" "${rps[$round,bare]}") |" \
 			"$(minus "${p50[$round,first]}" "${p50[$round,bare]}") | $(minus "${p50[$round,replay]}" "${p50[$round,bare]}") |" \
 			"$(ratio "${cpu_total[$round,bare]}" "${cpu_total[$round,first]}") | $(ratio "${cpu_total[$round,bare]}" "${cpu_total[$round,replay]}") |"
+	done
+	echo
+	echo "Against the reference endpoints of the same round (requests/s, then by CPU per request):"
+	echo
+	echo "| round | first / roundtrip2 | replay / roundtrip1 | first / writes2 | writes2 / roundtrip2 |"
+	echo "|---|---:|---:|---:|---:|"
+	for round in $(seq "$ROUNDS"); do
+		echo "| $round | $(against first roundtrip2) | $(against replay roundtrip1) | $(against first writes2) |" \
+			"$(against writes2 roundtrip2) |"
 	done
 	echo
 	echo "By CPU per request: total CPU time (app + redis-server + wrk) of a bare request over that of the"
