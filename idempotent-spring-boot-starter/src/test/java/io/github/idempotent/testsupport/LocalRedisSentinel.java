@@ -8,6 +8,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -101,16 +102,34 @@ public final class LocalRedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Makes the replica stop answering for {@code millis} (DEBUG SLEEP, on a thread of
-	 * its own), as a slow or partitioned replica would; returns once the sleep has begun.
-	 * @return the thread that waits for the sleep to end
+	 * Makes the replica stop answering for {@code millis} (DEBUG SLEEP), as a slow or
+	 * partitioned replica would; returns 100 ms after the command was sent, so that the
+	 * replica is asleep by then.
+	 * @return the thread that waits for the sleep to end and closes its connection
 	 */
 	public Thread pauseReplica(long millis) {
+		// Connected here, before the clock of the caller's measurement starts: creating a
+		// client and connecting can take longer than the grace below on a loaded machine,
+		// and a DEBUG SLEEP sent late lets the replica acknowledge what it should not
+		// yet.
+		RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", this.replica.port()));
+		StatefulRedisConnection<String, String> connection = client.connect();
 		CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8).add("SLEEP")
 			.add(Double.toString(millis / 1000.0));
-		Thread sleeper = new Thread(() -> withServer(this.replica.port(),
-				(redis) -> redis.sync().dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8), args)),
-				"replica-sleep");
+		RedisFuture<String> reply = connection.async()
+			.dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8), args);
+		Thread sleeper = new Thread(() -> {
+			try {
+				reply.get(millis + 10_000, TimeUnit.MILLISECONDS);
+			}
+			catch (Exception ex) {
+				// the replica is awake again either way, or the test has failed already
+			}
+			finally {
+				connection.close();
+				client.shutdown(0, 2, TimeUnit.SECONDS);
+			}
+		}, "replica-sleep");
 		sleeper.setDaemon(true);
 		sleeper.start();
 		RedisProcess.sleep(100);

@@ -112,8 +112,8 @@ class RedisSentinelIdempotencyStoreTests {
 				assertThat(store.claim(after, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
 				// Tracking follows the failover to the new primary: a record deleted
-				// there
-				// is not replayed from the cache.
+				// there is
+				// not replayed from the cache.
 				await().atMost(Duration.ofSeconds(30)).until(cache::isServing);
 				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> cache.cachedResults() >= 1);
