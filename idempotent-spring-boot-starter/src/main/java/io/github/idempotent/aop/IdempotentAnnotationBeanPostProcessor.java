@@ -39,8 +39,8 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 	public IdempotentAnnotationBeanPostProcessor() {
 		setBeforeExistingAdvisors(true);
 		// Class-based proxies, like Spring Boot's default for AOP: an annotated
-		// controller or
-		// a bean injected by its class keeps working when it implements an interface.
+		// controller or a bean injected by its class keeps working when it implements an
+		// interface.
 		setProxyTargetClass(true);
 		// Ahead of Spring AMQP's and Spring Kafka's listener annotation post-processors
 		// (LOWEST_PRECEDENCE), which register the bean they are handed as the listener:

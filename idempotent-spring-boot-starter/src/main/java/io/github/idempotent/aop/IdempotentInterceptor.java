@@ -498,8 +498,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			catch (EvaluationException ex) {
 				// The expression does not fit the arguments: a bug of the application,
-				// not
-				// of the request, so a server error (500) rather than a 400.
+				// not of the request, so a server error (500) rather than a 400.
 				throw new IllegalStateException(
 						"Cannot evaluate " + attribute + " expression '" + expression.getExpressionString() + "' of "
 								+ this.operation.describe() + ": " + ex.getMessage(),

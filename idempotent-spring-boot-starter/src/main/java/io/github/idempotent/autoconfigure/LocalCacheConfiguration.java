@@ -68,9 +68,8 @@ class LocalCacheConfiguration {
 					+ "idempotent.local-cache.ttl (" + cache.getTtl() + ")");
 		}
 		// A result completed in the caller's transaction may still roll back: it is
-		// cached once read back from the store, never written through.
-		// (Read from the environment: IdempotentJdbcProperties needs Boot's JDBC
-		// support.)
+		// cached once read back from the store, never written through. (Read from the
+		// environment: IdempotentJdbcProperties needs Boot's JDBC support.)
 		boolean writeThrough = !environment.getProperty("idempotent.store.jdbc.join-transaction", Boolean.class, false);
 		return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
 	}

@@ -385,8 +385,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private static ExecutorService newBlockingStoreExecutor() {
 		// Used only when no executor was set (no Reactor): bounded, like Reactor's
-		// bounded
-		// elastic scheduler, with idle threads let go.
+		// bounded elastic scheduler, with idle threads let go.
 		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
 				(task) -> {
 					Thread thread = new Thread(task, "idempotent-store");

@@ -114,8 +114,7 @@ class HttpContractTests {
 		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(request("/gated-payments", key, body),
 				HttpResponse.BodyHandlers.ofString());
 		// The method is running, so the key is claimed; it stays in progress until the
-		// gate
-		// opens.
+		// gate opens.
 		assertThat(this.gate.awaitEntered()).isTrue();
 		HttpResponse<String> duplicate = post("/gated-payments", key, body);
 		this.gate.open();

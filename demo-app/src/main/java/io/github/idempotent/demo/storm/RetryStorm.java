@@ -93,8 +93,7 @@ public final class RetryStorm {
 			.requestFactory(new JdkClientHttpRequestFactory())
 			.baseUrl(this.url)
 			// Outermost: one key per logical call, retries on 409 in progress, 5xx and
-			// I/O
-			// errors. Inside it, every attempt is counted.
+			// I/O errors. Inside it, every attempt is counted.
 			.requestInterceptor(IdempotentRetryInterceptor.builder().maxRetries(5).build())
 			.requestInterceptor(counter())
 			.build();

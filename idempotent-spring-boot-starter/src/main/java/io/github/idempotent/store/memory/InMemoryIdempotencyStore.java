@@ -259,9 +259,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				if (entry == null && next != null) {
 					// A vanished record written anew goes in even when the store is full:
 					// refusing would drop the result of a call that ran, and a retry
-					// would
-					// run it again. Such records number at most the calls running at
-					// once.
+					// would run it again. Such records number at most the calls running
+					// at once.
 					this.recordCount.incrementAndGet();
 				}
 				else if (entry != null && next == null) {

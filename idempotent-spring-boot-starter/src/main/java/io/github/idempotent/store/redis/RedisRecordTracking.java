@@ -182,8 +182,7 @@ public final class RedisRecordTracking implements RecordTracking {
 	@Override
 	public String trackingKey(RecordKey key) {
 		// Latin-1 maps each byte of the Redis key to one char and back, whatever the
-		// key's
-		// encoding, so a pushed key and a key read here always compare equal.
+		// key's encoding, so a pushed key and a key read here always compare equal.
 		return new String(RedisIdempotencyStore.keyOf(key), StandardCharsets.ISO_8859_1);
 	}
 

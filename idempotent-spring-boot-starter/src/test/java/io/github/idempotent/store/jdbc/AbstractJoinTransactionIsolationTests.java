@@ -148,8 +148,7 @@ abstract class AbstractJoinTransactionIsolationTests {
 				return List.of(orders.place(orderNo), orders.place(orderNo));
 			}))
 				// Not a measure of speed: a bound on how long a self-deadlock may hang
-				// the
-				// build (PostgreSQL would wait forever).
+				// the build (PostgreSQL would wait forever).
 				.get(30, TimeUnit.SECONDS);
 			assertThat(answers).containsExactly("order " + orderNo, "order " + orderNo);
 			assertRanOnceAndReplays(orders, orderNo);

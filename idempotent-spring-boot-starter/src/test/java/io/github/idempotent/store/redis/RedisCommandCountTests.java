@@ -95,18 +95,15 @@ class RedisCommandCountTests {
 			assertThat(payments.executions()).isEqualTo(CALLS + 1);
 			if (setClaims()) {
 				// A first call: the claim's SET, and the completion's script, which runs
-				// a
-				// GET and a SET inside Redis. A replay: the claim's SET, which answers
-				// the
-				// stored record. Nothing else.
+				// a GET and a SET inside Redis. A replay: the claim's SET, which answers
+				// the stored record. Nothing else.
 				assertThat(withoutMeasurement(firstCalls))
 					.isEqualTo(Map.of("set", 2L * CALLS, "evalsha", (long) CALLS, "get", (long) CALLS));
 				assertThat(withoutMeasurement(replays)).isEqualTo(Map.of("set", (long) CALLS));
 			}
 			else {
 				// Before Redis 7.0 the claim is a script too: two scripts, each a GET and
-				// a
-				// SET inside Redis, for a first call; one, a GET, for a replay.
+				// a SET inside Redis, for a first call; one, a GET, for a replay.
 				assertThat(withoutMeasurement(firstCalls))
 					.isEqualTo(Map.of("evalsha", 2L * CALLS, "get", 2L * CALLS, "set", 2L * CALLS));
 				assertThat(withoutMeasurement(replays)).isEqualTo(Map.of("evalsha", (long) CALLS, "get", (long) CALLS));
@@ -160,14 +157,12 @@ class RedisCommandCountTests {
 			Map<String, Long> stats = commandStats();
 			if (setClaims()) {
 				// The completion fails once with NOSCRIPT and is sent as EVAL; claims
-				// need
-				// no script.
+				// need no script.
 				assertThat(stats).containsEntry("eval", 1L).containsEntry("evalsha", 1L);
 			}
 			else {
 				// Claim and complete each fail once with NOSCRIPT and are sent as EVAL;
-				// the
-				// replay's claim then runs by SHA again.
+				// the replay's claim then runs by SHA again.
 				assertThat(stats).containsEntry("eval", 2L).containsEntry("evalsha", 3L);
 			}
 			assertThat(payments.executions()).isEqualTo(2);
@@ -176,8 +171,7 @@ class RedisCommandCountTests {
 
 	private static void warmUp(Payments payments) {
 		// Loads the script (the first EVALSHA of the completion fails with NOSCRIPT and
-		// is sent
-		// again as EVAL) and settles the connection before anything is counted.
+		// is sent again as EVAL) and settles the connection before anything is counted.
 		String key = UUID.randomUUID().toString();
 		payments.pay(key, 10);
 		payments.pay(key, 10);

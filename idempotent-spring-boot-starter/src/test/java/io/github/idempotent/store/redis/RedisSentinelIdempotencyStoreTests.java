@@ -74,8 +74,7 @@ class RedisSentinelIdempotencyStoreTests {
 				assertThat(store.claim(inProgress, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
 				// WAIT really waits for the replica (not just for any connection): while
-				// the
-				// replica does not answer, a completion takes the whole wait-timeout.
+				// the replica does not answer, a completion takes the whole wait-timeout.
 				RecordKey slow = key();
 				String slowToken = ((ClaimResult.Acquired) store.claim(slow, FP, LEASE)).token();
 				Thread sleeper = redis.pauseReplica(800);
@@ -112,8 +111,7 @@ class RedisSentinelIdempotencyStoreTests {
 				assertThat(store.claim(after, FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
 
 				// Tracking follows the failover to the new primary: a record deleted
-				// there is
-				// not replayed from the cache.
+				// there is not replayed from the cache.
 				await().atMost(Duration.ofSeconds(30)).until(cache::isServing);
 				assertThat(store.claim(cached, FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> cache.cachedResults() >= 1);
