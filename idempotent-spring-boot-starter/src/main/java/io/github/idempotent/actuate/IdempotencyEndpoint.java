@@ -30,6 +30,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
@@ -121,12 +122,14 @@ public class IdempotencyEndpoint {
 
 	/**
 	 * The record of {@code key} for {@code operation}, in {@code scope} (default: the
-	 * global scope {@code _}); {@code null}, answered 404, when there is none.
+	 * global scope {@code _}); {@code null}, answered 404, when there is none. The key is
+	 * the rest of the path, slashes included ({@code /orders/ORD/2026/0042}).
 	 */
 	@ReadOperation
-	public @Nullable RecordDescriptor record(@Selector String operation, @Selector String key, @Nullable String scope,
+	public @Nullable RecordDescriptor record(@Selector String operation,
+			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String scope,
 			SecurityContext securityContext) {
-		RecordKey storeKey = storeKey(operation, key, scope);
+		RecordKey storeKey = storeKey(operation, joined(key), scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
 		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
@@ -143,9 +146,9 @@ public class IdempotencyEndpoint {
 	 * nothing was deleted, with the reason.
 	 */
 	@DeleteOperation
-	public Map<String, Object> delete(@Selector String operation, @Selector String key, @Nullable String scope,
-			@Nullable Boolean force, SecurityContext securityContext) {
-		RecordKey storeKey = storeKey(operation, key, scope);
+	public Map<String, Object> delete(@Selector String operation, @Selector(match = Match.ALL_REMAINING) String[] key,
+			@Nullable String scope, @Nullable Boolean force, SecurityContext securityContext) {
+		RecordKey storeKey = storeKey(operation, joined(key), scope);
 		boolean forced = Boolean.TRUE.equals(force);
 		// Read for the answer and the log only: the deletion decides by itself.
 		Optional<IdempotencyRecord> seen = this.store.inspect(storeKey);
@@ -213,6 +216,13 @@ public class IdempotencyEndpoint {
 	/**
 	 * The record key of a call, as the interceptor builds it.
 	 */
+	/**
+	 * A client key from the path segments it was split into.
+	 */
+	private static String joined(String[] segments) {
+		return String.join("/", segments);
+	}
+
 	RecordKey storeKey(String operation, String key, @Nullable String scope) {
 		String name = operationName(operation);
 		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";

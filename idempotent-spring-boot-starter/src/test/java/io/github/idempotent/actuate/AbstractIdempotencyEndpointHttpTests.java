@@ -122,6 +122,21 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 	}
 
 	@Test
+	void aKeyWithSlashesIsNamedInThePathAsItIs() throws Exception {
+		// Order numbers such as ORD/2026/0042 are keys too (the header allows any
+		// printable ASCII, and a SpEL key takes a field as it is).
+		String key = "ORD/" + UUID.randomUUID() + "/0042";
+		assertThat(send(post("/orders", key, null)).statusCode()).isEqualTo(200);
+		HttpResponse<String> read = send(get("/actuator/idempotency/orders/" + key));
+		assertThat(read.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(read.body()).path("key").asString()).isEqualTo(key);
+		HttpResponse<String> deleted = send(delete("/actuator/idempotency/orders/" + key));
+		assertThat(JSON.readTree(deleted.body()).path("deleted").asBoolean()).isTrue();
+		send(post("/orders", key, null));
+		assertThat(this.controller.orders()).isEqualTo(2);
+	}
+
+	@Test
 	void aCallerScopeIsGivenAsAParameter() throws Exception {
 		String key = "scoped-" + UUID.randomUUID();
 		assertThat(send(post("/orders", key, "alice")).statusCode()).isEqualTo(200);
