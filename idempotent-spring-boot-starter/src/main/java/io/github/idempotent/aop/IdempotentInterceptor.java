@@ -28,6 +28,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
@@ -499,7 +500,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			catch (EvaluationException ex) {
 				// The expression does not fit the arguments: a bug of the application,
 				// not of the request, so a server error (500) rather than a 400.
-				throw new IllegalStateException(
+				throw new IdempotencyExpressionException(
 						"Cannot evaluate " + attribute + " expression '" + expression.getExpressionString() + "' of "
 								+ this.operation.describe() + ": " + ex.getMessage(),
 						ex);

@@ -23,7 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
-import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.ListenerFailures;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
@@ -108,7 +108,10 @@ public final class IdempotentRabbitAutoConfiguration {
 			if ("recover".equals(invocation.getMethod().getName())) {
 				for (Object argument : invocation.getArguments()) {
 					if (argument instanceof Throwable failure) {
-						IdempotencyInProgressException inProgress = ListenerFailures.inProgress(failure);
+						IdempotencyException inProgress = ListenerFailures.inProgress(failure);
+						if (inProgress == null) {
+							inProgress = ListenerFailures.storeUnavailable(failure);
+						}
 						if (inProgress != null) {
 							throw new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress);
 						}

@@ -4,10 +4,12 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyPayloadException;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
  * How a broker should treat a listener failure raised by {@code @Idempotent}, found
@@ -17,8 +19,9 @@ import io.github.idempotent.core.IdempotencyPayloadException;
  * delivery was still being processed. Retryable, and never dead-lettered for that alone:
  * once the first completes, the redelivery is acknowledged without running.
  * <li>{@link #NOT_RETRYABLE}: the key was reused with another payload, the message has no
- * key or a malformed one, or its payload cannot be fingerprinted. Every redelivery would
- * fail the same way, so the message goes to the dead-letter path at once.
+ * key or a malformed one, its payload cannot be fingerprinted, or a key expression cannot
+ * be evaluated against it. Every redelivery would fail the same way, so the message goes
+ * to the dead-letter path at once.
  * </ul>
  */
 public final class ListenerFailures {
@@ -27,7 +30,7 @@ public final class ListenerFailures {
 	 * Failures that no redelivery can fix.
 	 */
 	public static final List<Class<? extends Exception>> NOT_RETRYABLE = List.of(IdempotencyKeyReusedException.class,
-			IdempotencyKeyException.class, IdempotencyPayloadException.class);
+			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class);
 
 	private ListenerFailures() {
 	}
@@ -37,6 +40,15 @@ public final class ListenerFailures {
 	 */
 	public static @Nullable IdempotencyInProgressException inProgress(@Nullable Throwable failure) {
 		return find(failure, IdempotencyInProgressException.class);
+	}
+
+	/**
+	 * The store outage refusal ({@code failure-mode=closed}) in the cause chain of
+	 * {@code failure}, if any: the listener did not run, and must not be acknowledged
+	 * until it has.
+	 */
+	public static @Nullable IdempotencyStoreUnavailableException storeUnavailable(@Nullable Throwable failure) {
+		return find(failure, IdempotencyStoreUnavailableException.class);
 	}
 
 	/**

@@ -13,12 +13,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
-import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -97,32 +96,19 @@ class ResultCompressionAutoConfigurationTests {
 	/**
 	 * The in-memory store, keeping what the executor asked it to store.
 	 */
-	static class RecordingStore implements IdempotencyStore {
-
-		private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+	static class RecordingStore extends ForwardingIdempotencyStore {
 
 		final List<byte[]> stored = new ArrayList<>();
 
-		@Override
-		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-			return this.delegate.claim(key, fingerprint, lease);
+		RecordingStore() {
+			super(new InMemoryIdempotencyStore());
 		}
 
 		@Override
 		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 				Duration ttl) {
 			this.stored.add(result.bytes());
-			return this.delegate.complete(key, token, fingerprint, result, ttl);
-		}
-
-		@Override
-		public boolean release(RecordKey key, String token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-			return this.delegate.renew(key, token, fingerprint, lease);
+			return super.complete(key, token, fingerprint, result, ttl);
 		}
 
 	}

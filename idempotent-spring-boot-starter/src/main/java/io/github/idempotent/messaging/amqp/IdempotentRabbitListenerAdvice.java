@@ -14,7 +14,7 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.util.Assert;
 
-import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.messaging.ListenerFailures;
 
 /**
@@ -69,7 +69,12 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
 					new AmqpRejectAndDontRequeueException(fatal.getMessage(), fatal), messages(message));
 		}
-		IdempotencyInProgressException inProgress = ListenerFailures.inProgress(failure);
+		IdempotencyException inProgress = ListenerFailures.inProgress(failure);
+		if (inProgress == null) {
+			// Store outage (failure-mode=closed): not run, so requeued like a duplicate
+			// in progress, after the same back-off rather than at once in a loop.
+			inProgress = ListenerFailures.storeUnavailable(failure);
+		}
 		if (inProgress != null) {
 			if (logger.isDebugEnabled()) {
 				logger.debug("Requeueing a duplicate in " + this.inProgressBackOff.toMillis() + " ms: "

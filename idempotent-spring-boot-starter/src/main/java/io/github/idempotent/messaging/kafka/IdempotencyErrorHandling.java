@@ -41,8 +41,11 @@ public final class IdempotencyErrorHandling {
 				"inProgressBackOff must not be negative");
 		handler.addNotRetryableExceptions(ListenerFailures.NOT_RETRYABLE.toArray(new Class[0]));
 		BackOff inProgress = new FixedBackOff(inProgressBackOff.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
-		handler.setBackOffFunction(
-				(record, failure) -> (ListenerFailures.inProgress(failure) != null) ? inProgress : null);
+		// A store outage (failure-mode=closed) is retried like an in-progress duplicate:
+		// the listener has not run, so the record must be neither skipped nor
+		// dead-lettered for it.
+		handler.setBackOffFunction((record, failure) -> (ListenerFailures.inProgress(failure) != null
+				|| ListenerFailures.storeUnavailable(failure) != null) ? inProgress : null);
 		return handler;
 	}
 

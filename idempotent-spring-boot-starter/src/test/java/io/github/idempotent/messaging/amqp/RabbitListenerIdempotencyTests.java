@@ -20,7 +20,6 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
-import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.amqp.support.AmqpHeaders;
@@ -85,18 +84,7 @@ class RabbitListenerIdempotencyTests {
 
 	@AfterAll
 	static void deleteQueues() {
-		org.springframework.amqp.rabbit.connection.CachingConnectionFactory connections = new org.springframework.amqp.rabbit.connection.CachingConnectionFactory(
-				"127.0.0.1", 5672);
-		try {
-			RabbitAdmin admin = new RabbitAdmin(connections);
-			for (String name : App.NAMES) {
-				admin.deleteQueue(queue(name));
-				admin.deleteQueue(queue(name) + ".dlq");
-			}
-		}
-		finally {
-			connections.destroy();
-		}
+		RabbitTestQueues.deleteWithDeadLetters(App.NAMES.stream().map((name) -> queue(name)).toList());
 	}
 
 	static String queue(String name) {
@@ -104,13 +92,7 @@ class RabbitListenerIdempotencyTests {
 	}
 
 	private void publish(String name, String messageId, String body) {
-		Message message = MessageBuilder.withBody(body.getBytes(StandardCharsets.UTF_8))
-			.setContentType("text/plain")
-			.build();
-		if (messageId != null) {
-			message.getMessageProperties().setMessageId(messageId);
-		}
-		this.rabbit.send("", queue(name), message);
+		this.rabbit.send("", queue(name), RabbitTestQueues.text(messageId, body));
 	}
 
 	private static int count(Map<String, AtomicInteger> counts, String name) {

@@ -37,6 +37,7 @@ import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.testsupport.FaultProxy;
 import io.github.idempotent.testsupport.TestRedis;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -282,41 +283,18 @@ class RedisTrackedLocalCacheTests {
 	/**
 	 * Counts the claims that reach the store.
 	 */
-	private static final class CountingStore implements IdempotencyStore {
-
-		private final IdempotencyStore delegate;
+	private static final class CountingStore extends ForwardingIdempotencyStore {
 
 		private final AtomicInteger claims = new AtomicInteger();
 
 		CountingStore(IdempotencyStore delegate) {
-			this.delegate = delegate;
+			super(delegate);
 		}
 
 		@Override
 		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 			this.claims.incrementAndGet();
-			return this.delegate.claim(key, fingerprint, lease);
-		}
-
-		@Override
-		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
-				Duration ttl) {
-			return this.delegate.complete(key, token, fingerprint, result, ttl);
-		}
-
-		@Override
-		public boolean release(RecordKey key, String token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-			return this.delegate.renew(key, token, fingerprint, lease);
-		}
-
-		@Override
-		public int maxKeyLength() {
-			return this.delegate.maxKeyLength();
+			return super.claim(key, fingerprint, lease);
 		}
 
 	}
