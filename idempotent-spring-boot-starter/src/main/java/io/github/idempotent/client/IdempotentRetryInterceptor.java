@@ -40,15 +40,17 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * server runs the operation at most once however many attempts it takes.
  * <p>
  * Retried, with exponential back-off and jitter: I/O errors (connection refused or reset,
- * a response lost in transit, a read timeout), {@code 500}, {@code 502}, {@code 503} and
- * {@code 504}, and {@code 409} and {@code 429} when they carry {@code Retry-After} (the
- * same key still in progress, or a rate limit that names its end). A {@code Retry-After}
- * header replaces the back-off delay for the next attempt, up to
- * {@link Builder#maxRetryAfter}. Every other status is returned at once: a {@code 409}
- * without {@code Retry-After} is a conflict with the resource's state, such as an illegal
- * state transition, and a {@code 501} or {@code 505} says what the server cannot do; no
- * retry fixes either. When the attempts run out, the last response is returned (so
- * {@code RestClient}'s status handlers see it) or the last I/O error is thrown.
+ * a response lost before its status line and headers arrive, a read timeout; not a
+ * connection that breaks while the caller reads the body, after this interceptor has
+ * returned), {@code 500}, {@code 502}, {@code 503} and {@code 504}, and {@code 409} and
+ * {@code 429} when they carry {@code Retry-After} (the same key still in progress, or a
+ * rate limit that names its end). A {@code Retry-After} header replaces the back-off
+ * delay for the next attempt, up to {@link Builder#maxRetryAfter}. Every other status is
+ * returned at once: a {@code 409} without {@code Retry-After} is a conflict with the
+ * resource's state, such as an illegal state transition, and a {@code 501} or {@code 505}
+ * says what the server cannot do; no retry fixes either. When the attempts run out, the
+ * last response is returned (so {@code RestClient}'s status handlers see it) or the last
+ * I/O error is thrown.
  * <p>
  * Add it only to clients of servers that honour idempotency keys: elsewhere each retry of
  * a POST may run the operation again.
@@ -164,6 +166,10 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
 		}
 		catch (NumberFormatException ex) {
+			if (!text.isEmpty() && text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+				// delta-seconds beyond a long: longer than any limit, never sooner
+				return Duration.ofSeconds(Long.MAX_VALUE);
+			}
 			// not delta-seconds: an HTTP-date
 		}
 		try {

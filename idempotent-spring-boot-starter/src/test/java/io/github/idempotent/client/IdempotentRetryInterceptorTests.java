@@ -246,6 +246,13 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	@Test
+	void retryAfterTooLargeForALongIsReturnedAtOnce() {
+		fault(new Fault(503, "99999999999999999999"));
+		assertThatExceptionOfType(HttpServerErrorException.ServiceUnavailable.class).isThrownBy(this::post);
+		assertThat(this.keys).hasSize(1);
+	}
+
+	@Test
 	void retryAfterIsReadAsSecondsOrHttpDate() {
 		Instant now = Instant.parse("2026-01-01T00:00:00Z");
 		assertThat(IdempotentRetryInterceptor.parseRetryAfter("2", now)).isEqualTo(Duration.ofSeconds(2));
