@@ -15,10 +15,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
 
-import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
-import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -171,22 +170,10 @@ class IdempotencyExecutorTests {
 		return new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class));
 	}
 
-	private record RefusingRenewals(IdempotencyStore delegate) implements IdempotencyStore {
+	private static final class RefusingRenewals extends ForwardingIdempotencyStore {
 
-		@Override
-		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-			return this.delegate.claim(key, fingerprint, lease);
-		}
-
-		@Override
-		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
-				Duration ttl) {
-			return this.delegate.complete(key, token, fingerprint, result, ttl);
-		}
-
-		@Override
-		public boolean release(RecordKey key, String token) {
-			return this.delegate.release(key, token);
+		RefusingRenewals(IdempotencyStore delegate) {
+			super(delegate);
 		}
 
 		@Override
@@ -196,22 +183,13 @@ class IdempotencyExecutorTests {
 
 	}
 
-	private record FailingRenewals(IdempotencyStore delegate, AtomicInteger failuresLeft) implements IdempotencyStore {
+	private static final class FailingRenewals extends ForwardingIdempotencyStore {
 
-		@Override
-		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-			return this.delegate.claim(key, fingerprint, lease);
-		}
+		private final AtomicInteger failuresLeft;
 
-		@Override
-		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
-				Duration ttl) {
-			return this.delegate.complete(key, token, fingerprint, result, ttl);
-		}
-
-		@Override
-		public boolean release(RecordKey key, String token) {
-			return this.delegate.release(key, token);
+		FailingRenewals(IdempotencyStore delegate, AtomicInteger failuresLeft) {
+			super(delegate);
+			this.failuresLeft = failuresLeft;
 		}
 
 		@Override
@@ -219,7 +197,7 @@ class IdempotencyExecutorTests {
 			if (this.failuresLeft.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 				throw new IllegalStateException("store unreachable");
 			}
-			return this.delegate.renew(key, token, fingerprint, lease);
+			return super.renew(key, token, fingerprint, lease);
 		}
 
 	}

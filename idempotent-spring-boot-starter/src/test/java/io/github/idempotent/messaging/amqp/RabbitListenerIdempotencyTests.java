@@ -13,12 +13,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
-import org.springframework.amqp.core.Queue;
-import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
@@ -214,14 +211,7 @@ class RabbitListenerIdempotencyTests {
 
 		@Bean
 		Declarables queues() {
-			return new Declarables(NAMES.stream().flatMap((name) -> {
-				Queue dlq = QueueBuilder.nonDurable(queue(name) + ".dlq").build();
-				Queue main = QueueBuilder.nonDurable(queue(name))
-					.deadLetterExchange("")
-					.deadLetterRoutingKey(queue(name) + ".dlq")
-					.build();
-				return java.util.stream.Stream.of(main, dlq);
-			}).toList());
+			return RabbitTestQueues.withDeadLetters(NAMES.stream().map((name) -> queue(name)).toList());
 		}
 
 		@Bean

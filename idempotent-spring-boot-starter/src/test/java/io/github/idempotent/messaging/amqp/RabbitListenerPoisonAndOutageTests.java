@@ -12,8 +12,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.Queue;
-import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -26,8 +24,6 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
@@ -51,8 +47,6 @@ class RabbitListenerPoisonAndOutageTests {
 	static final String RUN = UUID.randomUUID().toString().substring(0, 8);
 
 	static final Map<String, AtomicInteger> sideEffects = new ConcurrentHashMap<>();
-
-	static final Map<String, AtomicInteger> replays = new ConcurrentHashMap<>();
 
 	static final AtomicInteger keyEvaluations = new AtomicInteger();
 
@@ -160,26 +154,7 @@ class RabbitListenerPoisonAndOutageTests {
 
 		@Bean
 		Declarables queues() {
-			return new Declarables(NAMES.stream().flatMap((name) -> {
-				Queue dlq = QueueBuilder.nonDurable(queue(name) + ".dlq").build();
-				Queue main = QueueBuilder.nonDurable(queue(name))
-					.deadLetterExchange("")
-					.deadLetterRoutingKey(queue(name) + ".dlq")
-					.build();
-				return java.util.stream.Stream.of(main, dlq);
-			}).toList());
-		}
-
-		@Bean
-		IdempotencyObserver countingObserver() {
-			return new IdempotencyObserver() {
-
-				@Override
-				public void replayed(IdempotencyPolicy policy, String key) {
-					replays.computeIfAbsent(policy.name(), (k) -> new AtomicInteger()).incrementAndGet();
-				}
-
-			};
+			return RabbitTestQueues.withDeadLetters(NAMES.stream().map((name) -> queue(name)).toList());
 		}
 
 		@Bean

@@ -2,11 +2,15 @@ package io.github.idempotent.messaging.amqp;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 
@@ -16,6 +20,21 @@ import org.springframework.amqp.rabbit.core.RabbitAdmin;
 final class RabbitTestQueues {
 
 	private RabbitTestQueues() {
+	}
+
+	/**
+	 * Each queue, non-durable, with its {@code .dlq} as its dead-letter queue (through
+	 * the default exchange).
+	 */
+	static Declarables withDeadLetters(List<String> queues) {
+		return new Declarables(queues.stream().flatMap((queue) -> {
+			Queue dlq = QueueBuilder.nonDurable(queue + ".dlq").build();
+			Queue main = QueueBuilder.nonDurable(queue)
+				.deadLetterExchange("")
+				.deadLetterRoutingKey(queue + ".dlq")
+				.build();
+			return Stream.of(main, dlq);
+		}).toList());
 	}
 
 	/**

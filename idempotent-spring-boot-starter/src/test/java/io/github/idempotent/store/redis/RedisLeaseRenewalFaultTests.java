@@ -37,6 +37,7 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.FaultProxy;
 import io.github.idempotent.testsupport.TestRedis;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -288,22 +289,13 @@ class RedisLeaseRenewalFaultTests {
 	/**
 	 * Renews through one store and does everything else through another.
 	 */
-	private record RenewingThrough(IdempotencyStore renewals, IdempotencyStore others) implements IdempotencyStore {
+	private static final class RenewingThrough extends ForwardingIdempotencyStore {
 
-		@Override
-		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-			return this.others.claim(key, fingerprint, lease);
-		}
+		private final IdempotencyStore renewals;
 
-		@Override
-		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
-				Duration ttl) {
-			return this.others.complete(key, token, fingerprint, result, ttl);
-		}
-
-		@Override
-		public boolean release(RecordKey key, String token) {
-			return this.others.release(key, token);
+		RenewingThrough(IdempotencyStore renewals, IdempotencyStore others) {
+			super(others);
+			this.renewals = renewals;
 		}
 
 		@Override
