@@ -688,10 +688,20 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return ex;
 	}
 
-	void leaseLost(IdempotencyPolicy policy, String clientKey, String step, IdempotencyObserver observer) {
-		logger.warn("Lease of key '" + clientKey + "' of " + policy.name() + " was lost before " + step
-				+ ": the method ran longer than the lease without renewal; a duplicate may have run. "
-				+ "Increase the lease or check the store's latency");
+	void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
+			IdempotencyObserver observer) {
+		if (whileHeld) {
+			// Not a stall: the lease still held, so the record was deleted under it.
+			logger.warn("Key '" + clientKey + "' of " + policy.name() + " was taken from the call running under it, "
+					+ "found at its " + step + " while its lease still held: its record was deleted (an operator's "
+					+ "DELETE with force=true). The call's renewals and its result are fenced out; a retry runs "
+					+ "the method");
+		}
+		else {
+			logger.warn("Lease of key '" + clientKey + "' of " + policy.name() + " was lost before " + step
+					+ ": the method ran longer than the lease without renewal; a duplicate may have run. "
+					+ "Increase the lease or check the store's latency");
+		}
 		observer.leaseLost(policy, clientKey);
 	}
 

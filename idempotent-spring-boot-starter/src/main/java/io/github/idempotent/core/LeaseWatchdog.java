@@ -260,6 +260,7 @@ final class LeaseWatchdog {
 		}
 		long retryIn = -1;
 		boolean lost = false;
+		boolean whileHeld = false;
 		synchronized (lease) {
 			lease.renewing--;
 			lease.inFlight--;
@@ -276,6 +277,7 @@ final class LeaseWatchdog {
 			if (Boolean.FALSE.equals(renewed)) {
 				lease.lost = true;
 				lost = true;
+				whileHeld = lease.isHeld(System.nanoTime());
 			}
 			else if (renewed != null) {
 				// Even a renewal that answered late extended the lease from when it was
@@ -296,7 +298,7 @@ final class LeaseWatchdog {
 			// Not renewed again: whoever holds the key now is not this call. Reported
 			// here once; the call's complete or release does not report it again.
 			this.running.remove(lease);
-			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal", lease.observer);
+			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
 			return;
 		}
 		if (retryIn >= 0) {
@@ -439,12 +441,29 @@ final class LeaseWatchdog {
 			return this.lost;
 		}
 
+		/**
+		 * Whether the lease still held at {@code now} by this JVM's clock: the claim or
+		 * the latest renewal that succeeded was sent less than a lease ago, and the store
+		 * extended the lease from when it received it, later still. A store that answers
+		 * then that another token holds the key, or none, cannot have let it expire: the
+		 * record was deleted (an operator's forced delete, which leaves a tombstone), not
+		 * taken over after a stall.
+		 */
+		synchronized boolean isHeld(long now) {
+			return now - this.renewedAt < this.policy.lease().toNanos();
+		}
+
 	}
 
 	@FunctionalInterface
 	interface LeaseLostListener {
 
-		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, IdempotencyObserver observer);
+		/**
+		 * @param whileHeld whether the key was taken while this owner's lease still held
+		 * (see {@link Lease#isHeld})
+		 */
+		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
+				IdempotencyObserver observer);
 
 	}
 

@@ -169,13 +169,15 @@ public final class OwnerHandle {
 
 	void completedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "complete", this.observer);
+			this.executor.leaseLost(this.policy, this.clientKey, "complete", this.lease.isHeld(System.nanoTime()),
+					this.observer);
 		}
 	}
 
 	void releasedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "release", this.observer);
+			this.executor.leaseLost(this.policy, this.clientKey, "release", this.lease.isHeld(System.nanoTime()),
+					this.observer);
 		}
 	}
 

@@ -58,8 +58,14 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	/**
 	 * Deletes the record stored under {@code key} only if it is still in progress,
 	 * whether or not its owner holds the lease: for an operator who has seen the call
-	 * hang and must not delete the result it may store meanwhile. The shipped stores
-	 * decide and delete in one atomic step; this default reads, then deletes.
+	 * hang and must not delete the result it may store meanwhile. The deletion must win
+	 * over the owner, which may be alive: the shipped stores replace the record, in one
+	 * atomic step, by a tombstone of the owner's token that lives at least as long as the
+	 * lease it had, so that the owner's renewals, completion and release fail from then
+	 * on instead of writing the vanished record anew; a claim takes the tombstone as
+	 * free, and {@link #inspect}, {@link #findInProgress} and the other deletions see no
+	 * record there. This default reads, then deletes, and leaves no tombstone: a store of
+	 * its own should override it.
 	 * @return what was done: {@link Deletion#COMPLETED} when the record holds a result,
 	 * which is kept
 	 */

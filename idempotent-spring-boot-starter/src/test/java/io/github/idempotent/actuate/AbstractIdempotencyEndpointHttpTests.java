@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.awaitility.Awaitility;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -107,6 +108,38 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 	}
 
 	@Test
+	void aForcedDeleteWinsOverTheHungOwnersRenewalAndItsLateResult(CapturedOutput output) throws Exception {
+		String key = "hung-" + UUID.randomUUID();
+		CompletableFuture<HttpResponse<String>> first = this.client.http()
+			.sendAsync(post("/hung", key, null), HttpResponse.BodyHandlers.ofString());
+		assertThat(this.controller.awaitStuck()).isTrue();
+		double lostBefore = leaseLost("hung");
+		HttpResponse<String> deleted = send(delete("/actuator/idempotency/hung/" + key + "?force=true"));
+		assertThat(JSON.readTree(deleted.body()).path("deleted").asBoolean()).isTrue();
+		// The owner, alive, renews every half second. Before this change its renewal
+		// wrote the deleted record back; now it finds it taken and says so.
+		String taken = "Key '" + key + "' of hung was taken from the call running under it";
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(20))
+			.until(() -> output.getOut().contains(taken)
+					|| send(get("/actuator/idempotency/hung/" + key)).statusCode() == 200);
+		HttpResponse<String> retry = send(post("/hung", key, null));
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(retry.body()).path("number").asInt()).isEqualTo(2);
+		assertThat(output).contains(taken);
+		assertThat(leaseLost("hung")).isEqualTo(lostBefore + 1);
+
+		this.controller.release();
+		HttpResponse<String> late = first.get();
+		assertThat(late.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(late.body()).path("number").asInt()).isEqualTo(1);
+		HttpResponse<String> replay = send(post("/hung", key, null));
+		assertThat(replay.statusCode()).isEqualTo(200);
+		assertThat(JSON.readTree(replay.body()).path("number").asInt()).isEqualTo(2);
+		assertThat(this.controller.stuckCalls()).isEqualTo(2);
+	}
+
+	@Test
 	void aCompletedCallIsReadWithTheSizeOfItsResultButNotTheResult() throws Exception {
 		String key = "order-" + UUID.randomUUID();
 		assertThat(send(post("/orders", key, null)).statusCode()).isEqualTo(200);
@@ -194,6 +227,14 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 			cursor = next.asString();
 		}
 		throw new AssertionError("Key " + key + " is not listed in progress");
+	}
+
+	private double leaseLost(String operation) {
+		Counter counter = this.meters.find("idempotent.calls")
+			.tag("operation", operation)
+			.tag("outcome", "lease_lost")
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	private double deletions() {

@@ -46,6 +46,17 @@ public class OrderController {
 		return new ActuatorTestApplication.Order(call, request.item());
 	}
 
+	/**
+	 * {@link #stuck} with a lease of 1.5 s, renewed every half second: its owner renews
+	 * soon after an operator deletes its record.
+	 */
+	@PostMapping("/hung")
+	@Idempotent(name = "hung", lease = "1500ms")
+	public ActuatorTestApplication.Order hung(@RequestBody ActuatorTestApplication.OrderRequest request)
+			throws InterruptedException {
+		return stuck(request);
+	}
+
 	public boolean awaitStuck() throws InterruptedException {
 		return this.entered.await(10, TimeUnit.SECONDS);
 	}

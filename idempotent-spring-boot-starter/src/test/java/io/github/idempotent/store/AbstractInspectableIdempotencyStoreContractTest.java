@@ -198,6 +198,53 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	}
 
 	@Test
+	void aForcedDeleteFencesTheOwnersRenewalSoItCannotWriteTheRecordBack() {
+		RecordKey key = newKey();
+		String hung = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		// The owner is alive and renews: a vanished record would be written anew, a
+		// deleted one must not be.
+		assertThat(store().renew(key, hung, FP, LEASE)).isFalse();
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(store().complete(key, hung, FP, new StoredResult(new byte[] { 6 }), TTL)).isFalse();
+		assertThat(store().release(key, hung)).isFalse();
+		assertThat(store().renew(key, hung, FP, LEASE)).isFalse();
+		String retry = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		assertThat(store().renew(key, hung, FP, LEASE)).isFalse();
+		StoredResult result = new StoredResult(new byte[] { 7 });
+		assertThat(store().complete(key, retry, FP, result, TTL)).isTrue();
+		assertThat(store().complete(key, hung, FP, new StoredResult(new byte[] { 8 }), TTL)).isFalse();
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void aForcedDeleteIsNeitherListedNorReadNorDeletedAgain() {
+		String prefix = newPrefix();
+		RecordKey key = new RecordKey(prefix + ":_:op:hung");
+		String hung = ((ClaimResult.Acquired) store().claim(key, TEXT_FP, LEASE)).token();
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		assertThat(listAll(prefix, Duration.ZERO, 10)).isEmpty();
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.NONE);
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.NONE);
+		// Still fenced after the operator's second and third tries.
+		assertThat(store().renew(key, hung, TEXT_FP, LEASE)).isFalse();
+		assertThat(store().claim(key, TEXT_FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aRecordThatVanishedWithoutADeleteIsStillWrittenAnewByItsOwner() throws InterruptedException {
+		RecordKey key = newKey();
+		String paused = ((ClaimResult.Acquired) store().claim(key, FP, Duration.ofMillis(100))).token();
+		Thread.sleep(300);
+		// No forced delete, no rival: the owner that outlived its lease keeps the key.
+		assertThat(store().renew(key, paused, FP, LEASE)).isTrue();
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		assertThat(store().renew(key, paused, FP, LEASE)).isFalse();
+	}
+
+	@Test
 	void deletingUnlessHeldReportsThatThereWasNone() {
 		assertThat(inspectable().deleteUnlessHeld(newKey())).isEqualTo(Deletion.NONE);
 	}

@@ -68,7 +68,9 @@ import io.github.idempotent.store.StoredResult;
  * result past its TTL) it is taken over by an UPDATE conditional on the owner token that
  * was read, never by delete-then-insert, so two claimers can never both win. Complete,
  * release and renew are UPDATE or DELETE statements conditional on the token and the
- * in-progress state. Every time is the database's clock.
+ * in-progress state. Every time is the database's clock. An operator's forced delete
+ * leaves a tombstone (state {@code D}) in place of the row in progress, which fences its
+ * owner and which a claim takes over.
  * <p>
  * Claims, releases and renewals always commit on their own, even when the caller runs in
  * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
@@ -124,10 +126,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
 			FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
+	// A tombstone (state D) is taken over like an expired row, whatever its expiry.
 	private static final String TAKE_OVER = """
 			UPDATE %TABLE_NAME% SET state = 'P', owner_token = ?, fingerprint = ?, result = NULL,
 			expires_at = %NOW_PLUS_MILLIS%
-			WHERE idempotency_key = ? AND owner_token = ? AND expires_at <= %NOW%""";
+			WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""";
 
 	// Complete, release and renew hold for the owner token even past the lease: only a
 	// take-over writes another token, so a token that still holds proves nobody else ran.
@@ -165,14 +168,27 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	// A record in progress whose lease ran out is no longer held: the next claim would
 	// take it over.
+	// A tombstone is left to the purge: deleting it would let its owner write its
+	// record anew.
 	private static final String DELETE_UNLESS_HELD = """
-			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ? AND (state = 'C' OR expires_at <= %NOW%)""";
+			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?
+			AND (state = 'C' OR (state = 'P' AND expires_at <= %NOW%))""";
 
+	// An operator's forced delete: the row becomes a tombstone (state D) that keeps the
+	// owner's token until the lease it had ends, rather than going. Its owner, if alive,
+	// renews within a third of the lease, and would write a vanished row anew (as the
+	// owner of a purged row does), undoing the deletion; complete, release and renew
+	// match state P only, so they find the tombstone and fail. A claim takes it over.
 	private static final String DELETE_IN_PROGRESS = """
-			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ? AND state = 'P'""";
+			UPDATE %TABLE_NAME% SET state = 'D'
+			WHERE idempotency_key = ? AND state = 'P'""";
 
 	private static final String EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
+
+	// Whether a record is left after an operator's delete: a tombstone is none.
+	private static final String RECORD_EXISTS = """
+			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND state <> 'D'""";
 
 	private final DataSource dataSource;
 
@@ -203,6 +219,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final String insertCompletedSql;
 
 	private final String existsSql;
+
+	private final String recordExistsSql;
 
 	private final String versionSql;
 
@@ -277,6 +295,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.completeSql = dialect.sql(COMPLETE, tableName);
 		this.insertCompletedSql = dialect.sql(INSERT_COMPLETED, tableName);
 		this.existsSql = dialect.sql(EXISTS, tableName);
+		this.recordExistsSql = dialect.sql(RECORD_EXISTS, tableName);
 		this.inProgressSql = dialect.sql(IN_PROGRESS, tableName);
 		this.deleteSql = dialect.sql(DELETE, tableName);
 		this.deleteUnlessHeldSql = dialect.sql(DELETE_UNLESS_HELD, tableName);
@@ -390,7 +409,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
-			if (!row.expired()) {
+			if (!row.expired() && !row.tombstone()) {
 				Fingerprint stored = new Fingerprint(row.fingerprint());
 				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
 						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
@@ -421,7 +440,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		Row row = select(key.value());
-		if (row == null || row.expired()) {
+		if (row == null || row.expired() || row.tombstone()) {
+			// A tombstone of a forced delete shows nothing: no call holds the key.
 			return Optional.empty();
 		}
 		return Optional.of(new IdempotencyRecord(key,
@@ -485,13 +505,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				return Deletion.DELETED;
 			}
 			// Only what to report: nothing was deleted either way.
-			return (this.jdbc.queryForObject(this.existsSql, Integer.class, key.value()) > 0) ? kept : Deletion.NONE;
+			return (this.jdbc.queryForObject(this.recordExistsSql, Integer.class, key.value()) > 0) ? kept
+					: Deletion.NONE;
 		});
 	}
 
 	private Row select(String key) {
-		List<Row> rows = this.jdbc.query(this.selectSql, (rs, rowNum) -> new Row("C".equals(rs.getString(1)),
-				rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5), rs.getInt(6) == 1), key);
+		List<Row> rows = this.jdbc.query(this.selectSql,
+				(rs, rowNum) -> new Row("C".equals(rs.getString(1)), "D".equals(rs.getString(1)), rs.getString(2),
+						rs.getString(3), rs.getBytes(4), rs.getLong(5), rs.getInt(6) == 1),
+				key);
 		return rows.isEmpty() ? null : rows.get(0);
 	}
 
@@ -838,8 +861,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private record Version(String state, String token, Object expiresAt) {
 	}
 
-	private record Row(boolean completed, String token, String fingerprint, byte[] result, long millisLeft,
-			boolean expired) {
+	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
+			long millisLeft, boolean expired) {
 
 		@Override
 		public byte[] result() {

@@ -123,7 +123,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
 		Entry written = this.records.compute(key.value(), (k, entry) -> {
-			if (entry != null && !entry.isExpired(now)) {
+			if (entry != null && !entry.isExpired(now) && !entry.tombstone()) {
 				result[0] = (entry.result != null) ? new ClaimResult.Completed(entry.fingerprint, entry.result)
 						: new ClaimResult.InProgress(entry.fingerprint, Duration.ofNanos(entry.expiresAt - now));
 				return entry;
@@ -134,7 +134,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			}
 			String token = OwnerToken.generate();
 			result[0] = new ClaimResult.Acquired(token);
-			return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now());
+			return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), false);
 		});
 		if (result[0] instanceof ClaimResult.Acquired && written != null) {
 			lowerEarliestExpiry(written.expiresAt);
@@ -144,7 +144,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		return update(key, token, (entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos(), null));
+		return update(key, token,
+				(entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos(), null, false));
 	}
 
 	@Override
@@ -155,14 +156,15 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
-				(entry != null) ? entry.claimedAt : Instant.now()));
+				(entry != null) ? entry.claimedAt : Instant.now(), false));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		Entry entry = this.records.get(key.value());
 		long now = System.nanoTime();
-		return (entry != null && !entry.isExpired(now)) ? Optional.of(entry.toRecord(key, now)) : Optional.empty();
+		return (entry != null && !entry.isExpired(now) && !entry.tombstone()) ? Optional.of(entry.toRecord(key, now))
+				: Optional.empty();
 	}
 
 	/**
@@ -177,8 +179,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		Instant wallNow = Instant.now();
 		List<Map.Entry<String, Entry>> page = this.records.entrySet()
 			.stream()
-			.filter((e) -> e.getValue().result == null && !e.getValue().isExpired(now) && e.getKey().startsWith(prefix)
-					&& (cursor == null || e.getKey().compareTo(cursor) > 0))
+			.filter((e) -> e.getValue().result == null && !e.getValue().tombstone() && !e.getValue().isExpired(now)
+					&& e.getKey().startsWith(prefix) && (cursor == null || e.getKey().compareTo(cursor) > 0))
 			.sorted(Map.Entry.comparingByKey())
 			.limit(limit)
 			.toList();
@@ -218,18 +220,28 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/**
 	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
 	 * false) or completed ({@code inProgress} true), in one {@code compute}; an expired
-	 * one goes either way, as if there had been none.
+	 * one goes either way, as if there had been none. A record in progress is replaced by
+	 * a tombstone of its owner's token for the rest of its lease: its owner, if alive,
+	 * renews within a third of the lease and would otherwise write the vanished record
+	 * anew, undoing the deletion; the tombstone makes that renewal and its completion
+	 * fail, and a claim takes it as free. A live tombstone is no record, and stays.
 	 */
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };
 		long now = System.nanoTime();
 		this.records.computeIfPresent(key.value(), (k, entry) -> {
 			if (!entry.isExpired(now)) {
+				if (entry.tombstone()) {
+					return entry;
+				}
 				if ((entry.result() == null) == inProgress) {
 					deletion[0] = inProgress ? Deletion.HELD : Deletion.COMPLETED;
 					return entry;
 				}
 				deletion[0] = Deletion.DELETED;
+				if (!inProgress) {
+					return new Entry(entry.token(), entry.fingerprint(), null, entry.expiresAt(), null, true);
+				}
 			}
 			this.recordCount.decrementAndGet();
 			return null;
@@ -253,7 +265,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
 		Entry written = this.records.compute(key.value(), (k, entry) -> {
-			if (entry == null || (entry.result == null && token.equals(entry.token))) {
+			if (entry == null || (entry.result == null && !entry.tombstone() && token.equals(entry.token))) {
 				owned[0] = true;
 				Entry next = transition.apply(entry, now);
 				if (entry == null && next != null) {
@@ -370,8 +382,12 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	}
 
+	/**
+	 * A record, or with {@code tombstone} the mark an operator's forced delete left of
+	 * the owner it fenced.
+	 */
 	private record Entry(String token, Fingerprint fingerprint, StoredResult result, long expiresAt,
-			@Nullable Instant claimedAt) {
+			@Nullable Instant claimedAt, boolean tombstone) {
 
 		boolean isExpired(long now) {
 			return now - this.expiresAt >= 0;

@@ -29,14 +29,19 @@ import io.github.idempotent.store.Fingerprint;
  * <li>then, in a completed record, the result, to the end; in an in-progress record, the
  * claim time ({@link #inProgress}), or nothing in a record of an earlier version.</li>
  * </ul>
- * The Lua scripts read only the state byte and the token, at fixed offsets; everything
- * else is built and parsed here, off the server.
+ * A tombstone, left by an operator's forced delete of a record in progress, is byte 0
+ * {@code D} and the 8 bytes of the deleted owner's token, nothing else: it is no record
+ * (a claim takes it as free), it only fences that owner's renewals and completion. The
+ * Lua scripts read only the state byte and the token, at fixed offsets; everything else
+ * is built and parsed here, off the server.
  */
 final class RecordLayout {
 
 	static final byte IN_PROGRESS = 'P';
 
 	static final byte COMPLETED = 'C';
+
+	static final byte TOMBSTONE = 'D';
 
 	/** Added to an upper-case state byte: the fingerprint is text. */
 	private static final int TEXT = 'p' - 'P';
@@ -180,6 +185,13 @@ final class RecordLayout {
 
 	static boolean isInProgress(byte[] record) {
 		return record.length > 0 && (record[0] == IN_PROGRESS || record[0] == IN_PROGRESS + TEXT);
+	}
+
+	/**
+	 * Whether the value is a tombstone of a forced delete rather than a record.
+	 */
+	static boolean isTombstone(byte[] record) {
+		return record.length > 0 && record[0] == TOMBSTONE;
 	}
 
 	static boolean isCompleted(byte[] record) {

@@ -145,9 +145,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	 * settles an absent key, a completed record, a record in progress (then a
 	 * {@code PTTL} reads its lease left) and a claim re-sent with its own token, at a
 	 * tenth of the script's cost in Redis. The claim script decides a record of the
-	 * previous layout (WRONGTYPE) and every claim on a server that refuses NX with GET
-	 * (before Redis 7.0; the native claim is tried again every 10 minutes in case the
-	 * server was upgraded).
+	 * previous layout (WRONGTYPE), a tombstone of a forced delete (which NX sees as a
+	 * record, so only after forced deletes does a claim cost a second step) and every
+	 * claim on a server that refuses NX with GET (before Redis 7.0; the native claim is
+	 * tried again every 10 minutes in case the server was upgraded).
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
@@ -187,6 +188,9 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			throw ex;
 		}
 		setClaimsAccepted();
+		if (previous != null && RecordLayout.isTombstone(previous)) {
+			return null;
+		}
 		if (isHeldByAnother(previous, record)) {
 			Long pttl = connection.keyCommands().pTtl(key);
 			return inProgress(previous, (pttl != null) ? pttl : 0);
@@ -333,6 +337,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
 		if (kind == 1) {
 			byte[] stored = (byte[]) reply.get(2);
+			if (RecordLayout.isTombstone(stored)) {
+				// A forced delete: no call holds the key, and nothing is stored.
+				return null;
+			}
 			boolean inProgress = RecordLayout.isInProgress(stored);
 			return new IdempotencyRecord(key,
 					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
@@ -529,6 +537,12 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 									(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
 						}
 						setClaimsAccepted();
+						if (previous != null && RecordLayout.isTombstone(previous)) {
+							// Taken over by the claim script, which decides again
+							// on what is there now.
+							return this.<List<Object>>eval(commands, Scripts.CLAIM, ScriptOutputType.MULTI, keys, args)
+								.thenApply((reply) -> claimResult(reply, token));
+						}
 						if (isHeldByAnother(previous, record)) {
 							return commands.pttl(redisKey)
 								.toCompletableFuture()
@@ -733,6 +747,11 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		// 32-hex-digit token can never equal an 8-byte one here, so complete, release
 		// and renew find them fenced (0) and leave them to it.
 		//
+		// A tombstone ('D', 68: the token of an owner whose record an operator deleted
+		// with force) is free: the claim writes over it, GET and SET in one script, so
+		// of two claimers that both saw it only the first wins, the second finds its
+		// placeholder.
+		//
 		// A claim sent again for the same token finds its own placeholder and wins:
 		// Lettuce sends a command again on the new connection when the old one broke
 		// before the reply (at-least-once), and the first send may have run.
@@ -751,6 +770,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				  return {5, r[2], r[3]}
 				end
 				local s = string.byte(v)
+				if s == 68 then
+				  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+				  return {1}
+				end
 				if s == 80 or s == 112 then
 				  if string.sub(v, 2, 9) == string.sub(ARGV[1], 2, 9) then
 				    return {1}
@@ -766,7 +789,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		// (0). A completed record keeps the token of the owner that completed it, so
 		// that the same completion sent again (after a broken connection, as above)
 		// finds the very value it would write and succeeds instead of reporting a lost
-		// lease; nothing else can change it.
+		// lease; nothing else can change it. A tombstone (an operator's forced delete) is
+		// no vanished record: its owner, whose token it holds, is fenced (0) like any
+		// other, so the key stays free for a retry and never gets the deleted call's
+		// result. RELEASE and RENEW fence it the same way: neither writes over a value.
 		// ARGV: the token (8 bytes), the completed record, the TTL in ms.
 		static final Script COMPLETE = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
@@ -808,7 +834,13 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		// For operators. ARGV[1] 'P' deletes a record in progress and keeps a completed
 		// one (3); 'C' deletes a completed one and keeps one in progress (2), which is
 		// held: a record in progress lives only as long as its lease (PX). 1 deleted, 0
-		// none.
+		// none. A record in progress is replaced by a tombstone of its owner's token
+		// for the rest of its lease, not deleted: its owner, if alive, renews within a
+		// third of the lease, and would otherwise write the vanished record anew (the
+		// owner of a record that expired does so), undoing the deletion. The tombstone
+		// makes that renewal, and the owner's completion, fail. A tombstone is no
+		// record: left alone (0). A record in progress of the previous layout is
+		// deleted: its owner runs the previous version, which knows no tombstone.
 		static final Script DELETE_IF = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
@@ -820,9 +852,17 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				else
 				  s = string.sub(v, 1, 1)
 				end
+				if s == 'D' then
+				  return 0
+				end
 				local inProgress = (s == 'P' or s == 'p')
 				if inProgress == (ARGV[1] == 'P') then
-				  redis.call('DEL', KEYS[1])
+				  local ttl = redis.call('PTTL', KEYS[1])
+				  if inProgress and type(v) ~= 'table' and ttl > 0 then
+				    redis.call('SET', KEYS[1], 'D' .. string.sub(v, 2, 9), 'PX', ttl)
+				  else
+				    redis.call('DEL', KEYS[1])
+				  end
 				  return 1
 				end
 				if inProgress then
