@@ -13,10 +13,10 @@ import org.springframework.aot.hint.annotation.Reflective;
  * the key atomically and runs the method, every later call with the same key gets the
  * stored result back without running it.
  * <p>
- * Durations ({@link #ttl()}, {@link #lease()}, {@link #waitFor()}, {@link #retryAfter()})
- * are text: {@code "24h"}, {@code "PT30S"}, {@code "500ms"} or a placeholder such as
- * {@code "${payments.ttl}"}. An empty value takes the {@code idempotent.*} property of
- * the same name.
+ * Durations ({@link #ttl()}, {@link #lease()}, {@link #maxDuration()},
+ * {@link #waitFor()}, {@link #retryAfter()}) are text: {@code "24h"}, {@code "PT30S"},
+ * {@code "500ms"} or a placeholder such as {@code "${payments.ttl}"}. An empty value
+ * takes the {@code idempotent.*} property of the same name.
  *
  * <pre class="code">
  * &#064;PostMapping("/payments")
@@ -54,6 +54,15 @@ public @interface Idempotent {
 	 * Empty: {@code idempotent.lease}.
 	 */
 	String lease() default "";
+
+	/**
+	 * How long one call may hold its key, at least the lease. Past it the lease is no
+	 * longer renewed, so the key is free once the lease runs out and a retry runs the
+	 * method again; the call's own result, when it comes, goes to its caller but is not
+	 * stored. Bounds a method that hangs, or a future or {@code Mono} that never
+	 * completes. Empty: {@code idempotent.max-duration}.
+	 */
+	String maxDuration() default "";
 
 	/**
 	 * How long a duplicate waits for the first call to finish before it is told the

@@ -159,6 +159,7 @@ public class IdempotentOperationSource {
 		Duration lease = duration(where, "lease", annotation.lease(), this.defaults.lease());
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(), this.defaults.waitFor());
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
+		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), this.defaults.maxDuration());
 		for (Class<? extends Throwable> type : annotation.cacheFor()) {
 			if (!IdempotencyExecutor.isRecreatable(type)) {
 				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()
@@ -175,7 +176,7 @@ public class IdempotentOperationSource {
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
-					binding);
+					binding, maxDuration);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
@@ -452,7 +453,15 @@ public class IdempotentOperationSource {
 	/**
 	 * Settings used where the annotation leaves an attribute empty.
 	 */
-	public record Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter) {
+	public record Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter, Duration maxDuration) {
+
+		/**
+		 * Defaults with {@link IdempotencyPolicy#DEFAULT_MAX_DURATION}.
+		 */
+		public Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter) {
+			this(ttl, lease, waitFor, retryAfter, IdempotencyPolicy.DEFAULT_MAX_DURATION);
+		}
+
 	}
 
 }

@@ -16,9 +16,11 @@ import io.github.idempotent.core.IdempotencyPolicy;
 /**
  * Counts the outcomes of idempotent calls in Micrometer as {@code idempotent.calls},
  * tagged with the operation and the outcome: {@code executed}, {@code replayed},
- * {@code in_progress}, {@code key_reused}, {@code bypassed} (store down, fail open) and
- * {@code lease_lost}. The registry is looked up on first use, so the order of
- * auto-configurations does not matter; without one nothing is counted.
+ * {@code in_progress}, {@code key_reused}, {@code bypassed} (store down, fail open),
+ * {@code lease_lost} and {@code max_duration_exceeded} (a call that held its key past
+ * {@code maxDuration}, whose key was freed and whose result is not stored). The registry
+ * is looked up on first use, so the order of auto-configurations does not matter; without
+ * one nothing is counted.
  */
 public class IdempotencyMetrics implements IdempotencyObserver {
 
@@ -57,6 +59,11 @@ public class IdempotencyMetrics implements IdempotencyObserver {
 	@Override
 	public void leaseLost(IdempotencyPolicy policy, String key) {
 		count(policy, "lease_lost");
+	}
+
+	@Override
+	public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
+		count(policy, "max_duration_exceeded");
 	}
 
 	private void count(IdempotencyPolicy policy, String outcome) {

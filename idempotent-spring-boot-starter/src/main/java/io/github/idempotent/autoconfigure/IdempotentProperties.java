@@ -41,6 +41,13 @@ public class IdempotentProperties {
 	private Duration lease = Duration.ofSeconds(30);
 
 	/**
+	 * Longest time one call may hold its key, at least the lease: past it the lease is no
+	 * longer renewed and the call's result is not stored, so a hung call frees its key.
+	 * Longer than any client, gateway or broker timeout a request may wait behind.
+	 */
+	private Duration maxDuration = Duration.ofMinutes(10);
+
+	/**
 	 * Time a duplicate waits for the first call to finish before it is refused as in
 	 * progress.
 	 */
@@ -106,6 +113,14 @@ public class IdempotentProperties {
 
 	public void setTtl(Duration ttl) {
 		this.ttl = ttl;
+	}
+
+	public Duration getMaxDuration() {
+		return this.maxDuration;
+	}
+
+	public void setMaxDuration(Duration maxDuration) {
+		this.maxDuration = maxDuration;
 	}
 
 	public Duration getLease() {

@@ -44,6 +44,11 @@ final class FailSafeObserver implements IdempotencyObserver {
 	}
 
 	@Override
+	public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
+		notify("maxDurationExceeded", policy, (observer) -> observer.maxDurationExceeded(policy, key));
+	}
+
+	@Override
 	public void step(IdempotencyPolicy policy, String key, Step step) {
 		// No lambda, unlike the callbacks above: steps come on every call.
 		try {

@@ -113,7 +113,20 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.maxResultSize = maxResultSize;
 		this.watchdog = watchdog;
 		this.renewals = newRenewals();
-		this.leases = new LeaseWatchdog(store, watchdog, this.renewals, this::leaseLost);
+		this.leases = new LeaseWatchdog(store, watchdog, this.renewals, new LeaseWatchdog.LeaseListener() {
+
+			@Override
+			public void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
+					IdempotencyObserver observer) {
+				IdempotencyExecutor.this.leaseLost(policy, clientKey, step, whileHeld, observer);
+			}
+
+			@Override
+			public void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer) {
+				IdempotencyExecutor.this.maxDurationExceeded(policy, clientKey, observer);
+			}
+
+		});
 		this.observer = IdempotencyObserver.failSafe(observer);
 		this.ownsWatchdog = ownsWatchdog;
 	}
@@ -703,6 +716,15 @@ public class IdempotencyExecutor implements AutoCloseable {
 					+ "Increase the lease or check the store's latency");
 		}
 		observer.leaseLost(policy, clientKey);
+	}
+
+	void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer) {
+		logger.warn("Key '" + clientKey + "' of " + policy.name() + " has been held by one call for its maxDuration ("
+				+ policy.maxDuration() + "): its lease is no longer renewed, so a retry runs the method once the "
+				+ "lease (" + policy.lease() + ") runs out, and the call's result, if it ever comes, goes to its "
+				+ "caller but is not stored. Raise maxDuration (idempotent.max-duration) if the method is "
+				+ "legitimately this slow");
+		observer.maxDurationExceeded(policy, clientKey);
 	}
 
 	/**

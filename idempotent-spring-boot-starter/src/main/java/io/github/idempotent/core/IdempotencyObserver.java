@@ -66,6 +66,11 @@ public interface IdempotencyObserver {
 			}
 
 			@Override
+			public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.maxDurationExceeded(policy, key));
+			}
+
+			@Override
 			public void step(IdempotencyPolicy policy, String key, Step step) {
 				// A loop, not forEach: called on every call, a capturing lambda would be
 				// an allocation per step.
@@ -121,6 +126,14 @@ public interface IdempotencyObserver {
 	 * second execution may have started.
 	 */
 	default void leaseLost(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * The call has held its key for its {@code maxDuration}: its lease is no longer
+	 * renewed, so a retry runs the method once the lease runs out, and its result will
+	 * not be stored.
+	 */
+	default void maxDurationExceeded(IdempotencyPolicy policy, String key) {
 	}
 
 	/**

@@ -16,9 +16,28 @@ import org.springframework.util.Assert;
  * @param retryAfter delay suggested to a refused duplicate
  * @param cacheFor exception types stored as outcomes instead of releasing the key
  * @param codec codec bound to the operation's return type
+ * @param maxDuration how long one call may hold its key: past it the owner stops renewing
+ * its lease, so the key frees when the lease runs out, and its result is not stored
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
-		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec) {
+		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration) {
+
+	/**
+	 * Default of {@link #maxDuration}: longer than any client, gateway or broker timeout
+	 * a request could still be waiting behind (those are seconds to a few minutes), and
+	 * short enough that a hung call frees its key within the hour.
+	 */
+	public static final Duration DEFAULT_MAX_DURATION = Duration.ofMinutes(10);
+
+	/**
+	 * A policy whose {@link #maxDuration} is {@link #DEFAULT_MAX_DURATION}, or the lease
+	 * when that is longer.
+	 */
+	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
+			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec) {
+		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec,
+				(lease.compareTo(DEFAULT_MAX_DURATION) > 0) ? lease : DEFAULT_MAX_DURATION);
+	}
 
 	public IdempotencyPolicy {
 		Assert.hasText(name, "name must not be empty");
@@ -26,6 +45,10 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 		Assert.isTrue(!lease.isNegative() && !lease.isZero(), () -> "lease of " + name + " must be positive");
 		Assert.isTrue(!waitFor.isNegative(), () -> "waitFor of " + name + " must not be negative");
 		Assert.isTrue(!retryAfter.isNegative(), () -> "retryAfter of " + name + " must not be negative");
+		Assert.isTrue(maxDuration != null && maxDuration.compareTo(lease) >= 0,
+				() -> "maxDuration of " + name + " (" + maxDuration + ") must not be shorter than its lease (" + lease
+						+ "): the lease is the least time "
+						+ "a call holds its key; raise maxDuration (idempotent.max-duration) or shorten the lease");
 		cacheFor = List.copyOf(cacheFor);
 	}
 

@@ -36,6 +36,10 @@ import io.github.idempotent.store.IdempotencyStore;
  * later, so a lease gets several tries before it ends. At most {@value #MAX_ATTEMPTS}
  * renewals of one lease run at once, so that one stuck key cannot take every renewal
  * thread.
+ * <p>
+ * No lease is renewed past its policy's {@code maxDuration} from the claim: the first
+ * tick after it stops renewing and reports it, so the key frees when the lease runs out
+ * however long the call hangs.
  */
 final class LeaseWatchdog {
 
@@ -52,13 +56,15 @@ final class LeaseWatchdog {
 	 */
 	static final int MAX_ATTEMPTS = 2;
 
+	private static final Duration MAX_DEADLINE = Duration.ofDays(3650);
+
 	private final IdempotencyStore store;
 
 	private final ScheduledExecutorService scheduler;
 
 	private final ExecutorService renewals;
 
-	private final LeaseLostListener leaseLostListener;
+	private final LeaseListener leaseListener;
 
 	private final Set<Lease> running = ConcurrentHashMap.newKeySet();
 
@@ -75,11 +81,11 @@ final class LeaseWatchdog {
 	 * (a rejected renewal is retried like a failed one).
 	 */
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
-			LeaseLostListener leaseLostListener) {
+			LeaseListener leaseListener) {
 		this.store = store;
 		this.scheduler = scheduler;
 		this.renewals = renewals;
-		this.leaseLostListener = leaseLostListener;
+		this.leaseListener = leaseListener;
 	}
 
 	Lease watch(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
@@ -172,6 +178,22 @@ final class LeaseWatchdog {
 		boolean timedOut = false;
 		long due;
 		synchronized (lease) {
+			if (lease.ended || lease.lost || lease.overdue) {
+				return IDLE;
+			}
+			if (now - lease.deadline >= 0) {
+				// Checked before any renewal is sent: none starts past maxDuration, so
+				// the
+				// last one extended the lease from before it.
+				lease.overdue = true;
+			}
+		}
+		if (lease.overdue) {
+			this.running.remove(lease);
+			this.leaseListener.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
+			return IDLE;
+		}
+		synchronized (lease) {
 			if (lease.ended || lease.lost) {
 				return IDLE;
 			}
@@ -238,7 +260,7 @@ final class LeaseWatchdog {
 		Lease lease = attempt.lease;
 		boolean skipped;
 		synchronized (lease) {
-			skipped = lease.ended || lease.lost || attempt.abandoned;
+			skipped = lease.ended || lease.lost || lease.overdue || attempt.abandoned;
 			if (skipped) {
 				lease.inFlight--;
 			}
@@ -267,7 +289,7 @@ final class LeaseWatchdog {
 			if (lease.renewing == 0) {
 				lease.notifyAll();
 			}
-			if (lease.ended || lease.lost) {
+			if (lease.ended || lease.lost || lease.overdue) {
 				return;
 			}
 			boolean awaited = lease.awaited == attempt;
@@ -298,7 +320,7 @@ final class LeaseWatchdog {
 			// Not renewed again: whoever holds the key now is not this call. Reported
 			// here once; the call's complete or release does not report it again.
 			this.running.remove(lease);
-			this.leaseLostListener.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
+			this.leaseListener.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
 			return;
 		}
 		if (retryIn >= 0) {
@@ -314,7 +336,7 @@ final class LeaseWatchdog {
 	private void ended(Lease lease) {
 		long renewAt;
 		synchronized (lease) {
-			if (lease.ended || lease.lost) {
+			if (lease.ended || lease.lost || lease.overdue) {
 				return;
 			}
 			renewAt = (lease.awaited != null) ? lease.awaited.deadline : lease.renewAt;
@@ -403,6 +425,17 @@ final class LeaseWatchdog {
 
 		private volatile boolean lost;
 
+		/**
+		 * When ({@link System#nanoTime()}) the call's {@code maxDuration} ends.
+		 */
+		private final long deadline;
+
+		/**
+		 * Whether the watchdog stopped renewing because the call outlived its
+		 * {@code maxDuration} (and reported it).
+		 */
+		private volatile boolean overdue;
+
 		Lease(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
 				IdempotencyObserver observer, long period, long claimedAt) {
 			this.observer = observer;
@@ -414,6 +447,9 @@ final class LeaseWatchdog {
 			this.period = period;
 			this.renewedAt = claimedAt;
 			this.renewAt = claimedAt + period;
+			// Capped at ten years: nanoTime differences must not overflow.
+			Duration max = (policy.maxDuration().compareTo(MAX_DEADLINE) > 0) ? MAX_DEADLINE : policy.maxDuration();
+			this.deadline = claimedAt + max.toNanos();
 		}
 
 		/**
@@ -442,6 +478,14 @@ final class LeaseWatchdog {
 		}
 
 		/**
+		 * Whether the call outlived its {@code maxDuration}, so its lease is no longer
+		 * renewed (and that was reported).
+		 */
+		boolean isOverdue() {
+			return this.overdue;
+		}
+
+		/**
 		 * Whether the lease still held at {@code now} by this JVM's clock: the claim or
 		 * the latest renewal that succeeded was sent less than a lease ago, and the store
 		 * extended the lease from when it received it, later still. A store that answers
@@ -455,8 +499,7 @@ final class LeaseWatchdog {
 
 	}
 
-	@FunctionalInterface
-	interface LeaseLostListener {
+	interface LeaseListener {
 
 		/**
 		 * @param whileHeld whether the key was taken while this owner's lease still held
@@ -464,6 +507,8 @@ final class LeaseWatchdog {
 		 */
 		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
 				IdempotencyObserver observer);
+
+		void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer);
 
 	}
 

@@ -63,6 +63,10 @@ public final class OwnerHandle {
 	public void complete(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
 		this.observer.executed(this.policy, this.clientKey);
+		if (isFencedOut()) {
+			releaseFencedOut();
+			return;
+		}
 		StoredResult encoded = encode(result);
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 		store(encoded);
@@ -75,6 +79,10 @@ public final class OwnerHandle {
 	 */
 	public void release(Throwable failure) {
 		this.executor.unwatch(this.lease);
+		if (isFencedOut()) {
+			releaseFencedOut();
+			return;
+		}
 		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			store(StoredOutcome.error(failure));
@@ -100,6 +108,9 @@ public final class OwnerHandle {
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
 		this.observer.executed(this.policy, this.clientKey);
+		if (isFencedOut()) {
+			return releaseFencedOutAsync();
+		}
 		StoredResult encoded = encode(result);
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 		return storeAsync(encoded);
@@ -112,6 +123,9 @@ public final class OwnerHandle {
 	 */
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
 		this.executor.unwatch(this.lease);
+		if (isFencedOut()) {
+			return releaseFencedOutAsync();
+		}
 		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return storeAsync(StoredOutcome.error(failure));
@@ -149,6 +163,57 @@ public final class OwnerHandle {
 				}
 				return null;
 			});
+	}
+
+	/**
+	 * Whether the watchdog has stopped renewing this call's lease: a renewal found the
+	 * key taken (deleted by an operator, or taken over), or the call outlived its
+	 * {@code maxDuration}. Its outcome is then never written: a completion would write a
+	 * record that vanished anew, under the key a retry may be about to claim or, past
+	 * maxDuration, is entitled to.
+	 */
+	private boolean isFencedOut() {
+		return this.lease.isLost() || this.lease.isOverdue();
+	}
+
+	/**
+	 * Ends a fenced-out call without writing. Past maxDuration its placeholder may still
+	 * be there until its lease runs out: it is released, which deletes it only if it
+	 * still holds this token, so the key frees at once; the release is the simplest step
+	 * that can never write a result (a completion conditional on the token would still
+	 * need the lease's end to tell a stale owner from a current one). After a lost lease
+	 * the key is someone else's, or a tombstone's: nothing is sent.
+	 */
+	private void releaseFencedOut() {
+		if (!this.lease.isOverdue()) {
+			return;
+		}
+		logNotStored();
+		try {
+			this.executor.getStore().release(this.key, token());
+		}
+		catch (RuntimeException ex) {
+			logReleaseFailure(ex);
+		}
+	}
+
+	private CompletableFuture<Void> releaseFencedOutAsync() {
+		if (!this.lease.isOverdue()) {
+			return CompletableFuture.completedFuture(null);
+		}
+		logNotStored();
+		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
+			if (ex != null) {
+				logReleaseFailure(ex);
+			}
+			return null;
+		});
+	}
+
+	private void logNotStored() {
+		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name() + ": the call ended after its maxDuration ("
+				+ this.policy.maxDuration() + "); its outcome goes to its caller but is not stored, and a retry runs "
+				+ "the method again");
 	}
 
 	StoredResult encode(@Nullable Object result) {
