@@ -38,7 +38,9 @@ public interface IdempotencyStore {
 	 * Extends the lease of the in-progress record to {@code lease} from now, if it is
 	 * still held by {@code token}, even past its lease. A record that has vanished is
 	 * claimed again under the same token and {@code fingerprint}, so a call that outlived
-	 * its lease without a take-over is protected again.
+	 * its lease without a take-over is protected again. A record an operator deleted with
+	 * force has not vanished: the store marks the deletion (a tombstone of the token, see
+	 * {@link InspectableIdempotencyStore#deleteInProgress}) and this renewal fails.
 	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
 	boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease);

@@ -1,5 +1,6 @@
 -- Idempotency records for JdbcIdempotencyStore on H2.
--- One row per scoped key: state P (in progress, expires_at is the lease) or C (completed,
+-- One row per scoped key: state P (in progress, expires_at is the lease), D (tombstone of an
+-- operator's forced delete, until the lease it had ends) or C (completed,
 -- expires_at is the end of the TTL). The key length matches JdbcIdempotencyStore.maxKeyLength().
 CREATE TABLE IF NOT EXISTS idempotency_record (
 	idempotency_key VARCHAR(512) NOT NULL,

@@ -1,5 +1,6 @@
 -- Idempotency records for JdbcIdempotencyStore on MySQL and MariaDB.
--- One row per scoped key: state P (in progress, expires_at is the lease) or C (completed,
+-- One row per scoped key: state P (in progress, expires_at is the lease), D (tombstone of an
+-- operator's forced delete, until the lease it had ends) or C (completed,
 -- expires_at is the end of the TTL), in UTC (the store compares with UTC_TIMESTAMP(6)).
 -- The key is VARBINARY so that it compares byte for byte: the default collations ignore
 -- case and trailing spaces, which would let two different keys share one record.
