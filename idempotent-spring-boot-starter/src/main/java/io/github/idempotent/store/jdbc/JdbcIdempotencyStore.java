@@ -8,6 +8,7 @@ import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -676,8 +677,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (this.jdbc.update(this.completeSql, result, ttlMillis, key, token) == 1) {
 			return true;
 		}
-		if (exists(key)) {
-			return false;
+		Row row = select(key);
+		if (row != null) {
+			// A completion sent again after its connection broke before the answer (the
+			// executor does so) finds the very record it would write, under its own
+			// token, and succeeds instead of reporting a lost lease.
+			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
+					&& Arrays.equals(result, row.result());
 		}
 		try {
 			return this.jdbc.update(this.insertCompletedSql, key, token, fingerprint, result, ttlMillis) == 1;
