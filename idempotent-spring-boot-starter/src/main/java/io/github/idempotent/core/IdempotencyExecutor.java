@@ -368,7 +368,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private Executor blockingStoreExecutor() {
+	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
 		if (executor == null) {
 			synchronized (this) {
@@ -651,6 +651,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	void unwatch(LeaseWatchdog.Lease lease) {
 		this.leases.unwatch(lease);
+	}
+
+	void rewatch(LeaseWatchdog.Lease lease) {
+		this.leases.rewatch(lease);
 	}
 
 	long maxResultSize() {
