@@ -3,6 +3,7 @@ package io.github.idempotent.store.jdbc;
 import java.net.URI;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
@@ -119,6 +120,22 @@ abstract class AbstractJdbcStoreCutConnectionTests {
 	}
 
 	@Test
+	void aCompletionOfAFutureCutOnItsWayIsStoredAndReplayedAfterTheLease() {
+		contextRunner().run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			String orderNo = UUID.randomUUID().toString();
+			orders.cutNextOnRequest("SET state = 'C'");
+			// Stored from the future's completion, off the caller's thread: the retry
+			// is scheduled rather than slept.
+			assertThat(orders.placeLater(orderNo).get()).isEqualTo("order " + orderNo + " #1");
+			assertThat(this.proxy.requestsCut()).as("completions cut").isOne();
+			Thread.sleep(LEASE.multipliedBy(2).toMillis());
+			assertThat(orders.placeLater(orderNo).get()).isEqualTo("order " + orderNo + " #1");
+			assertThat(orders.executions()).isOne();
+		});
+	}
+
+	@Test
 	void aReleaseCutOnItsWayStillFreesTheKey() {
 		contextRunner().run((context) -> {
 			Orders orders = context.getBean(Orders.class);
@@ -196,6 +213,11 @@ abstract class AbstractJdbcStoreCutConnectionTests {
 		@Idempotent(key = "#orderNo", lease = "1s")
 		public String place(String orderNo) {
 			return "order " + orderNo + " #" + run();
+		}
+
+		@Idempotent(key = "#orderNo", lease = "1s")
+		public CompletableFuture<String> placeLater(String orderNo) {
+			return CompletableFuture.completedFuture("order " + orderNo + " #" + run());
 		}
 
 		@Idempotent(key = "#orderNo", lease = "10m")
