@@ -381,7 +381,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	private Executor blockingStoreExecutor() {
+	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
 		if (executor == null) {
 			synchronized (this) {
@@ -664,6 +664,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	void unwatch(LeaseWatchdog.Lease lease) {
 		this.leases.unwatch(lease);
+	}
+
+	void rewatch(LeaseWatchdog.Lease lease) {
+		this.leases.rewatch(lease);
 	}
 
 	long maxResultSize() {

@@ -125,6 +125,28 @@ final class LeaseWatchdog {
 		this.running.remove(lease);
 	}
 
+	/**
+	 * Renews {@code lease} again, at once, after {@link #unwatch}: for an owner whose
+	 * completion could not be confirmed and is about to be sent again. When the renewal
+	 * stopped is unknown (an attempt may have hung until the client's timeout), so the
+	 * first renewal is not left for a whole period.
+	 */
+	void rewatch(Lease lease) {
+		long now = System.nanoTime();
+		synchronized (lease) {
+			if (lease.lost) {
+				return;
+			}
+			lease.ended = false;
+			lease.renewAt = now;
+			// A renewal handed out before the unwatch and not started yet runs when its
+			// thread gets to it; the tick does not wait for it.
+			lease.awaited = null;
+		}
+		this.running.add(lease);
+		tickBy(now);
+	}
+
 	private void tickBy(long deadline) {
 		while (true) {
 			long scheduled = this.nextTick.get();

@@ -2,7 +2,9 @@ package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -56,9 +58,10 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Stops the lease renewal and stores {@code result} for replay. A store that fails
-	 * here is logged, not thrown: the method has run and its result belongs to the
-	 * caller.
+	 * Stops the lease renewal and stores {@code result} for replay. A store that cannot
+	 * be reached is asked again, the lease renewed meanwhile, until it confirms or
+	 * {@link #confirmWithin() the bound} has passed; then the failure is logged, not
+	 * thrown: the method has run and its result belongs to the caller.
 	 */
 	public void complete(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
@@ -75,7 +78,9 @@ public final class OwnerHandle {
 	/**
 	 * Stops the lease renewal and deletes the claim so that a retry runs the method, or,
 	 * when {@code cacheFor} lists {@code failure}'s type, stores it so that retries get
-	 * the same error. A store failure is added to {@code failure} as suppressed.
+	 * the same error. A store that cannot be reached is asked again until
+	 * {@link #confirmWithin() the bound}; a failure left is added to {@code failure} as
+	 * suppressed.
 	 */
 	public void release(Throwable failure) {
 		this.executor.unwatch(this.lease);
@@ -89,14 +94,23 @@ public final class OwnerHandle {
 			return;
 		}
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
-		try {
-			if (!this.executor.getStore().release(this.key, token())) {
-				releasedByOther();
+		Confirmation confirmation = new Confirmation();
+		while (true) {
+			try {
+				if (!this.executor.getStore().release(this.key, token()) && !confirmation.repeated()) {
+					releasedByOther();
+				}
+				return;
 			}
-		}
-		catch (RuntimeException ex) {
-			failure.addSuppressed(ex);
-			logReleaseFailure(ex);
+			catch (RuntimeException ex) {
+				long delay = confirmation.retryIn(ex);
+				if (delay < 0 || !sleep(delay)) {
+					failure.addSuppressed(ex);
+					logReleaseFailure(ex);
+					return;
+				}
+				logRetry("release", ex);
+			}
 		}
 	}
 
@@ -140,28 +154,62 @@ public final class OwnerHandle {
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
 		this.executor.unwatch(this.lease);
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
-		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
-			if (ex != null) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		releaseAsync(failure, new Confirmation(), done);
+		return done;
+	}
+
+	private void releaseAsync(Throwable failure, Confirmation confirmation, CompletableFuture<Void> done) {
+		this.executor.releaseAsync(this.key, token()).whenComplete((released, error) -> {
+			if (error == null) {
+				if (!released && !confirmation.repeated()) {
+					releasedByOther();
+				}
+				done.complete(null);
+				return;
+			}
+			Throwable ex = IdempotencyExecutor.unwrap(error);
+			long delay = confirmation.retryIn(ex);
+			if (delay < 0) {
 				failure.addSuppressed(ex);
 				logReleaseFailure(ex);
+				done.complete(null);
+				return;
 			}
-			else if (!released) {
-				releasedByOther();
-			}
-			return null;
+			logRetry("release", ex);
+			later(delay, () -> releaseAsync(failure, confirmation, done), done);
 		});
 	}
 
 	private CompletableFuture<Void> storeAsync(StoredResult result) {
-		return this.executor.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
-			.handle((completed, ex) -> {
-				if (ex != null) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		storeAsync(result, new Confirmation(), done);
+		return done;
+	}
+
+	private void storeAsync(StoredResult result, Confirmation confirmation, CompletableFuture<Void> done) {
+		this.executor.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
+			.whenComplete((completed, error) -> {
+				if (error == null) {
+					if (!completed) {
+						completedByOther();
+					}
+					done.complete(null);
+					return;
+				}
+				Throwable ex = IdempotencyExecutor.unwrap(error);
+				long delay = confirmation.retryIn(ex);
+				if (delay < 0) {
 					logCompleteFailure(ex);
+					done.complete(null);
+					return;
 				}
-				else if (!completed) {
-					completedByOther();
-				}
-				return null;
+				logRetry("completion", ex);
+				this.executor.rewatch(this.lease);
+				later(delay, () -> {
+					this.executor.unwatch(this.lease);
+					storeAsync(result, confirmation, done);
+				}, done);
 			});
 	}
 
@@ -216,20 +264,138 @@ public final class OwnerHandle {
 				+ "the method again");
 	}
 
+	/**
+	 * Runs {@code retry} after {@code delayMillis} on a thread that may block (it waits
+	 * for a renewal in flight, or for the store), never the lease watchdog's timer.
+	 */
+	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
+		try {
+			CompletableFuture.runAsync(retry, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS,
+					this.executor.blockingStoreExecutor()));
+		}
+		catch (RuntimeException ex) {
+			// Shut down with the application: nothing will retry.
+			this.executor.unwatch(this.lease);
+			logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
+					+ ": the application is shutting down", ex);
+			done.complete(null);
+		}
+	}
+
 	StoredResult encode(@Nullable Object result) {
 		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize(),
 				this.executor.resultCompression());
 	}
 
 	private void store(StoredResult result) {
-		try {
-			if (!this.executor.getStore().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
-				completedByOther();
+		Confirmation confirmation = new Confirmation();
+		while (true) {
+			try {
+				if (!this.executor.getStore().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
+					completedByOther();
+				}
+				return;
+			}
+			catch (RuntimeException ex) {
+				long delay = confirmation.retryIn(ex);
+				if (delay < 0) {
+					logCompleteFailure(ex);
+					return;
+				}
+				logRetry("completion", ex);
+				// Renewed between the attempts, so that the placeholder does not lapse
+				// and let a retry of the caller's run the method again while the store
+				// is briefly out of reach. Not during an attempt: a renewal that met the
+				// completed record would report the lease lost.
+				this.executor.rewatch(this.lease);
+				boolean slept = sleep(delay);
+				this.executor.unwatch(this.lease);
+				if (!slept) {
+					logCompleteFailure(ex);
+					return;
+				}
 			}
 		}
-		catch (RuntimeException ex) {
-			logCompleteFailure(ex);
+	}
+
+	/**
+	 * How long a completion or release whose outcome is unknown is asked again: one lease
+	 * from the first failure. Both steps are fenced by the owner token, so sending one
+	 * again is safe whatever the first did: a completion that did land finds its own
+	 * record completed under its token and answers {@code true}, a release that did land
+	 * finds nothing and answers {@code true}; neither can undo another owner's record,
+	 * since a take-over writes another token. Past one lease the store has also refused
+	 * every renewal for a whole lease, so the placeholder may have lapsed and been taken
+	 * over; the caller, who is waiting for this answer, is not held longer.
+	 */
+	Duration confirmWithin() {
+		return this.policy.lease();
+	}
+
+	private static boolean sleep(long millis) {
+		if (millis <= 0) {
+			return true;
 		}
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	private void logRetry(String step, Throwable ex) {
+		logger.warn("Could not confirm the " + step + " of key '" + this.clientKey + "' of " + this.policy.name()
+				+ "; asking the store again (the step is fenced by the owner token, so repeating it is safe): " + ex);
+	}
+
+	/**
+	 * The retries of one completion or release: only of a failure to reach the store (any
+	 * other failure would fail again), with a back-off from {@value #FIRST_RETRY_MILLIS}
+	 * ms doubling up to {@value #MAX_RETRY_MILLIS} ms (the first retry, on a fresh
+	 * connection, usually succeeds at once after a cut one), until
+	 * {@link #confirmWithin()}.
+	 */
+	private final class Confirmation {
+
+		private static final long FIRST_RETRY_MILLIS = 10;
+
+		private static final long MAX_RETRY_MILLIS = 1000;
+
+		private final long deadline = System.nanoTime() + confirmWithin().toNanos();
+
+		private long nextDelay = FIRST_RETRY_MILLIS;
+
+		private boolean repeated;
+
+		/**
+		 * Whether the step is being sent again. A release sent again that finds the key
+		 * held by another token is not a lost lease: the first one may have landed and a
+		 * retry claimed the key since. Either way the key is no longer this call's.
+		 */
+		boolean repeated() {
+			return this.repeated;
+		}
+
+		/**
+		 * The delay before asking again after {@code failure}, or -1 to give up.
+		 */
+		long retryIn(Throwable failure) {
+			if (!IdempotencyExecutor.isUnavailable(failure)) {
+				return -1;
+			}
+			this.repeated = true;
+			long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - System.nanoTime());
+			if (left <= 0) {
+				return -1;
+			}
+			long delay = Math.min(this.nextDelay, left);
+			this.nextDelay = Math.min(this.nextDelay * 2, MAX_RETRY_MILLIS);
+			return delay;
+		}
+
 	}
 
 	void completedByOther() {
@@ -252,13 +418,20 @@ public final class OwnerHandle {
 		// replayed. If not, they see the placeholder until the lease expires, then may
 		// run the method again.
 		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
-				+ "' was stored: if it was not, retries are refused as in progress until the lease expires "
+				+ "' was stored" + unreachableFor(ex)
+				+ ": if it was not, retries are refused as in progress until the lease expires "
 				+ "and may then run the method again", ex);
 	}
 
 	void logReleaseFailure(Throwable ex) {
 		logger.error("Could not release key '" + this.clientKey + "' of " + this.policy.name()
-				+ " after the method failed; retries are refused until its lease expires", ex);
+				+ " after the method failed" + unreachableFor(ex) + "; retries are refused until its lease expires",
+				ex);
+	}
+
+	private String unreachableFor(Throwable ex) {
+		return IdempotencyExecutor.isUnavailable(ex) ? " (the store stayed unreachable for " + confirmWithin() + ")"
+				: "";
 	}
 
 	IdempotencyPolicy policy() {

@@ -22,7 +22,9 @@ public interface IdempotencyStore {
 	 * under {@code token}, even past its lease: only a take-over changes the token, so a
 	 * token that still holds proves that nobody else ran the call. A record that has
 	 * vanished (its lease expired and nobody claimed it since) is written anew, as
-	 * completed with {@code fingerprint}.
+	 * completed with {@code fingerprint}. The same completion sent again (the executor
+	 * repeats one whose answer was lost) finds the record it wrote and answers
+	 * {@code true}: a completed record keeps the token of the owner that completed it.
 	 * @return {@code false} only if another owner took the key over (or completed it)
 	 */
 	boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl);

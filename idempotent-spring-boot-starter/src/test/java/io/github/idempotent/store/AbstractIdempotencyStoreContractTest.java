@@ -153,6 +153,27 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	}
 
 	@Test
+	void theSameCompletionSentAgainSucceeds() {
+		// The executor sends a completion again when the first one's answer was lost
+		// (a cut connection): the first may have landed, and that is not a lost lease.
+		RecordKey key = newKey();
+		String token = acquire(key);
+		StoredResult result = new StoredResult(new byte[] { 4, 2 });
+		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
+		assertThat(this.store.complete(key, token, FP, result, TTL)).isTrue();
+		assertThat(this.store.complete(key, token, new Fingerprint("other"), result, TTL)).isFalse();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void theSameReleaseSentAgainSucceeds() {
+		RecordKey key = newKey();
+		String token = acquire(key);
+		assertThat(this.store.release(key, token)).isTrue();
+		assertThat(this.store.release(key, token)).isTrue();
+	}
+
+	@Test
 	void aCompletedRecordCannotBeReleasedRenewedOrCompletedAgain() {
 		RecordKey key = newKey();
 		String token = acquire(key);

@@ -8,9 +8,12 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A loopback TCP proxy between the application and a real server (Redis, PostgreSQL) that
@@ -39,6 +42,10 @@ public final class FaultProxy implements AutoCloseable {
 	private volatile Mode replies = Mode.PASS;
 
 	private volatile long delayMillis;
+
+	private final AtomicReference<String> cutOnRequest = new AtomicReference<>();
+
+	private final AtomicInteger requestsCut = new AtomicInteger();
 
 	private volatile boolean closed;
 
@@ -127,6 +134,24 @@ public final class FaultProxy implements AutoCloseable {
 		this.sockets.clear();
 	}
 
+	/**
+	 * Cuts the connection that next sends a request containing {@code text} (in
+	 * ISO-8859-1, as SQL and Redis commands are sent), before that request reaches the
+	 * server: the client has written it and reads the end of the connection instead of an
+	 * answer, exactly as when a connection breaks while a statement is on its way. Once;
+	 * every other connection and request passes.
+	 */
+	public void cutOnRequest(String text) {
+		this.cutOnRequest.set(text);
+	}
+
+	/**
+	 * How many connections {@link #cutOnRequest} has cut.
+	 */
+	public int requestsCut() {
+		return this.requestsCut.get();
+	}
+
 	private void set(Mode requests, Mode replies, long delayMillis) {
 		synchronized (this.lock) {
 			this.requests = requests;
@@ -178,6 +203,9 @@ public final class FaultProxy implements AutoCloseable {
 			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 				int read;
 				while ((read = in.read(buffer)) != -1) {
+					if (request && cutsHere(buffer, read)) {
+						break;
+					}
 					if (forward(request)) {
 						out.write(buffer, 0, read);
 						out.flush();
@@ -196,6 +224,16 @@ public final class FaultProxy implements AutoCloseable {
 		}, "fault-proxy-" + (request ? "requests" : "replies"));
 		thread.setDaemon(true);
 		thread.start();
+	}
+
+	private boolean cutsHere(byte[] buffer, int length) {
+		String text = this.cutOnRequest.get();
+		if (text != null && new String(buffer, 0, length, StandardCharsets.ISO_8859_1).contains(text)
+				&& this.cutOnRequest.compareAndSet(text, null)) {
+			this.requestsCut.incrementAndGet();
+			return true;
+		}
+		return false;
 	}
 
 	/**

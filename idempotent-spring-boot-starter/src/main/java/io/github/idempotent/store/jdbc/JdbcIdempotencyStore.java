@@ -8,6 +8,7 @@ import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -30,6 +31,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.ConnectionCallback;
@@ -39,9 +43,11 @@ import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.MetaDataAccessException;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.transaction.support.ResourceHolderSupport;
 import org.springframework.transaction.support.ResourceTransactionManager;
@@ -699,8 +705,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (this.jdbc.update(this.completeSql, result, ttlMillis, key, token) == 1) {
 			return true;
 		}
-		if (exists(key)) {
-			return false;
+		Row row = select(key);
+		if (row != null) {
+			// A completion sent again after its connection broke before the answer (the
+			// executor does so) finds the very record it would write, under its own
+			// token, and succeeds instead of reporting a lost lease.
+			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
+					&& Arrays.equals(result, row.result());
 		}
 		try {
 			return this.jdbc.update(this.insertCompletedSql, key, token, fingerprint, result, ttlMillis) == 1;
@@ -848,7 +859,19 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			return action.get();
 		}
-		return this.ownTransaction.execute((status) -> action.get());
+		try {
+			return this.ownTransaction.execute((status) -> action.get());
+		}
+		catch (TransactionSystemException ex) {
+			// A statement whose connection broke leaves a transaction that cannot be
+			// rolled back either; the statement's failure is the one that says what
+			// happened (the database was unreachable: the executor sends it again).
+			if (ex.getApplicationException() instanceof RuntimeException failure) {
+				failure.addSuppressed(ex);
+				throw failure;
+			}
+			throw ex;
+		}
 	}
 
 	private static final RowMapper<Version> VERSION_MAPPER = (rs, rowNum) -> new Version(rs.getString(1),
@@ -931,6 +954,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 		private boolean ended;
 
+		/**
+		 * Whether a completion after the commit is being sent: a renewal then would meet
+		 * the completed row and report a take-over.
+		 */
+		private boolean completing;
+
 		PendingCompletion(RecordKey key, String token, String fingerprint, StoredResult result, Duration ttl,
 				Duration lease) {
 			this.key = key;
@@ -953,7 +982,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		 * run the method a second time.
 		 */
 		private synchronized void renewLease() {
-			if (this.ended) {
+			if (this.ended || this.completing) {
 				return;
 			}
 			try {
@@ -970,6 +999,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 
 		void transactionEnded(boolean committed) {
+			if (committed && this.afterCommit) {
+				storeAfterCommit();
+				return;
+			}
 			synchronized (this) {
 				// Waits for a renewal in flight: one that ran after the release below
 				// would write the record anew.
@@ -978,29 +1011,116 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 					this.renewal.cancel(false);
 				}
 			}
-			try {
-				if (!committed) {
-					// In a new transaction, as Spring requires of work after completion;
-					// a retry then runs the method again at once instead of waiting for
-					// the lease.
-					release(this.key, this.token);
-				}
-				else if (this.afterCommit && !inOwnTransaction(() -> doComplete(this.key.value(), this.token,
-						this.fingerprint, this.result.bytes(), millis(this.ttl)))) {
-					logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
-							+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
-				}
+			if (committed) {
+				return;
 			}
-			catch (RuntimeException ex) {
-				logger.error((committed) ? "Could not store the result of key '" + this.key
-						+ "' after its transaction committed; "
-						+ "the key stays in progress until its lease expires, then a retry runs the method again"
-						: "Could not release key '" + this.key + "' after its transaction rolled back; "
-								+ "retries are refused until its lease expires",
-						ex);
+			// In a new transaction, as Spring requires of work after completion; a retry
+			// then runs the method again at once instead of waiting for the lease. Sent
+			// again while its outcome is unknown: fenced by the token, a release that did
+			// land finds nothing and counts as done.
+			RuntimeException failure = confirm(() -> {
+				release(this.key, this.token);
+				return true;
+			}, () -> false);
+			if (failure != null) {
+				logger.error("Could not release key '" + this.key + "' after its transaction rolled back (the "
+						+ "database stayed unreachable for " + this.lease + "); retries are refused until its "
+						+ "lease expires", failure);
 			}
 		}
 
+		/**
+		 * Writes the result of a transaction that committed, sending the completion again
+		 * while its outcome is unknown (a connection cut on its way): fenced by the
+		 * token, a completion that did land finds its own result and answers
+		 * {@code true}. The lease is renewed between the attempts, never during one: a
+		 * renewal that met the completed row would report a take-over.
+		 */
+		private void storeAfterCommit() {
+			RuntimeException failure = confirm(() -> {
+				synchronized (this) {
+					// Waits for a renewal in flight; later ones skip while this is set.
+					this.completing = true;
+				}
+				boolean completed;
+				try {
+					completed = inOwnTransaction(() -> doComplete(this.key.value(), this.token, this.fingerprint,
+							this.result.bytes(), millis(this.ttl)));
+				}
+				finally {
+					synchronized (this) {
+						this.completing = false;
+					}
+				}
+				synchronized (this) {
+					this.ended = true;
+					this.renewal.cancel(false);
+				}
+				if (!completed) {
+					logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
+							+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
+				}
+				return true;
+			}, () -> {
+				synchronized (this) {
+					this.ended = true;
+					this.renewal.cancel(false);
+				}
+				return false;
+			});
+			if (failure != null) {
+				logger.error("Could not store the result of key '" + this.key + "' after its transaction "
+						+ "committed (the database stayed unreachable for " + this.lease + "); the key stays in "
+						+ "progress until its lease expires, then a retry runs the method again", failure);
+			}
+		}
+
+		/**
+		 * Runs {@code step} until it returns, asking again after a failure to reach the
+		 * database for up to one lease, with a back-off from 10 ms to 1 s.
+		 * @return the failure it gave up on, after running {@code giveUp}, or
+		 * {@code null}
+		 */
+		private RuntimeException confirm(Supplier<Boolean> step, Supplier<Boolean> giveUp) {
+			long deadline = System.nanoTime() + this.lease.toNanos();
+			long delay = 10;
+			while (true) {
+				try {
+					step.get();
+					return null;
+				}
+				catch (RuntimeException ex) {
+					if (!isUnreachable(ex) || System.nanoTime() - deadline >= 0 || !sleep(delay)) {
+						giveUp.get();
+						return ex;
+					}
+					logger.warn("Could not confirm a write of key '" + this.key + "' after its transaction ended; "
+							+ "sending it again (fenced by the owner token, so repeating it is safe): " + ex);
+					delay = Math.min(delay * 2, 1000);
+				}
+			}
+		}
+
+	}
+
+	/**
+	 * Whether {@code ex} means the database could not be reached, so that the outcome of
+	 * the statement is unknown, as opposed to a failure of the statement itself.
+	 */
+	private static boolean isUnreachable(RuntimeException ex) {
+		return ex instanceof DataAccessResourceFailureException || ex instanceof TransientDataAccessException
+				|| ex instanceof RecoverableDataAccessException || ex instanceof CannotCreateTransactionException;
+	}
+
+	private static boolean sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
 	}
 
 }

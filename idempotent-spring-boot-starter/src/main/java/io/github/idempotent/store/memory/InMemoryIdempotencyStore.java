@@ -144,8 +144,15 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		return update(key, token,
-				(entry, now) -> new Entry(null, fingerprint, result, now + ttl.toNanos(), null, false));
+		if (update(key, token, (entry, now) -> new Entry(token, fingerprint, result, now + ttl.toNanos(), null, false))) {
+			return true;
+		}
+		// The same completion again (the executor repeats one whose outcome it could not
+		// confirm) finds the very record it would write: a completed record keeps its
+		// owner's token for this.
+		Entry entry = this.records.get(key.value());
+		return entry != null && entry.result != null && token.equals(entry.token)
+				&& fingerprint.equals(entry.fingerprint) && result.equals(entry.result);
 	}
 
 	@Override
