@@ -205,6 +205,40 @@ final class RecordLayout {
 		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
 	}
 
+	/**
+	 * What keeps {@code record} from being read as a record of this layout, or
+	 * {@code null} when it reads: every offset the other methods use is checked here
+	 * once, so that a value overwritten, cut short or written by something else is named
+	 * rather than read past its end.
+	 */
+	static @Nullable String damage(byte[] record) {
+		if (record.length == 0) {
+			return "it is empty";
+		}
+		if (!isInProgress(record) && !isCompleted(record)) {
+			return String.format("its layout byte 0x%02x is none of this store's ('P', 'C', 'p', 'c')",
+					record[0] & 0xFF);
+		}
+		int header = FINGERPRINT + (isDigestForm(record) ? DIGEST_LENGTH : 1);
+		if (record.length < header) {
+			return "it is truncated: " + record.length + " bytes, shorter than its " + header + "-byte header";
+		}
+		if (!isDigestForm(record)) {
+			int length = record[FINGERPRINT] & 0xFF;
+			if (length == 0) {
+				return "its fingerprint is empty";
+			}
+			if (record.length < header + length) {
+				return "it is truncated: " + record.length + " bytes, shorter than its " + length
+						+ "-byte fingerprint needs";
+			}
+		}
+		if (isCompleted(record) && record.length == resultStart(record)) {
+			return "it is truncated: a completed record without its result";
+		}
+		return null;
+	}
+
 	static Fingerprint fingerprint(byte[] record) {
 		if (isDigestForm(record)) {
 			return new Fingerprint(
