@@ -86,7 +86,7 @@ class RedisDamagedRecordHttpTests extends AbstractDamagedRecordHttpTests {
 		String key = completedPayment();
 		write(key, Arrays.copyOf(record(key), RESULT_OFFSET));
 		assertResultUnavailable(post("/payments", key, PAYMENT), "payments");
-		assertOneWarning(output, key, "without its result");
+		assertOneWarning(output, key, "stored result is empty");
 	}
 
 	@Test
