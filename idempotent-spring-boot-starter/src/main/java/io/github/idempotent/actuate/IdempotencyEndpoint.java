@@ -290,8 +290,9 @@ public class IdempotencyEndpoint {
 		return new RecordDescriptor(parts.operation(), parts.scope(), parts.key(), record.key().value(),
 				record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
 				(age != null) ? age.toString() : null, (inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(!inProgress && expiresIn != null) ? expiresIn.toString() : null, hash(record.fingerprint().value()),
-				resultSize, result, resultBase64);
+				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize, result,
+				resultBase64, record.damage());
 	}
 
 	/**
@@ -333,20 +334,25 @@ public class IdempotencyEndpoint {
 	 * @param scope the caller scope, when the record key shows it
 	 * @param key the client's key, when the record key shows it (a long key is hashed)
 	 * @param storedKey the record key in the store
-	 * @param state {@code IN_PROGRESS} or {@code COMPLETED}
+	 * @param state {@code IN_PROGRESS}, {@code COMPLETED} or {@code UNREADABLE} (the
+	 * store cannot read what the key holds; calls with the key are answered
+	 * {@code result-unavailable})
 	 * @param claimedAt when the running call claimed the key, if known
 	 * @param age how long ago it was claimed, if known
 	 * @param leaseRemaining lease left of a record in progress
 	 * @param expiresIn time left before a completed result is forgotten
-	 * @param fingerprint SHA-256 of the payload fingerprint, shortened
+	 * @param fingerprint SHA-256 of the payload fingerprint, shortened; {@code null} when
+	 * unreadable
 	 * @param resultSize bytes of the stored result
 	 * @param result the stored result, when shown and text
 	 * @param resultBase64 the stored result, when shown and not text
+	 * @param reason what keeps an unreadable record from being read
 	 */
 	public record RecordDescriptor(@Nullable String operation, @Nullable String scope, @Nullable String key,
 			String storedKey, String state, @Nullable String claimedAt, @Nullable String age,
-			@Nullable String leaseRemaining, @Nullable String expiresIn, String fingerprint,
-			@Nullable Integer resultSize, @Nullable String result, @Nullable String resultBase64) {
+			@Nullable String leaseRemaining, @Nullable String expiresIn, @Nullable String fingerprint,
+			@Nullable Integer resultSize, @Nullable String result, @Nullable String resultBase64,
+			@Nullable String reason) {
 	}
 
 }

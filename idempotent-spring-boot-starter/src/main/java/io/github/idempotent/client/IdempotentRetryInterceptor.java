@@ -1,6 +1,9 @@
 package io.github.idempotent.client;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +17,11 @@ import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.ObjectReadContext;
+import tools.jackson.core.json.JsonFactory;
 
 import org.springframework.core.retry.RetryException;
 import org.springframework.core.retry.RetryPolicy;
@@ -23,6 +31,7 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
@@ -48,9 +57,11 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * delay for the next attempt, up to {@link Builder#maxRetryAfter}. Every other status is
  * returned at once: a {@code 409} without {@code Retry-After} is a conflict with the
  * resource's state, such as an illegal state transition, and a {@code 501} or {@code 505}
- * says what the server cannot do; no retry fixes either. When the attempts run out, the
- * last response is returned (so {@code RestClient}'s status handlers see it) or the last
- * I/O error is thrown.
+ * says what the server cannot do; no retry fixes either. So is a {@code 500} whose
+ * problem type is {@value #RESULT_UNAVAILABLE}: the server holds a result for the key
+ * that it cannot read, and will answer the same for as long as it keeps it. When the
+ * attempts run out, the last response is returned (so {@code RestClient}'s status
+ * handlers see it) or the last I/O error is thrown.
  * <p>
  * Add it only to clients of servers that honour idempotency keys: elsewhere each retry of
  * a POST may run the operation again.
@@ -65,6 +76,24 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * </pre>
  */
 public final class IdempotentRetryInterceptor implements ClientHttpRequestInterceptor {
+
+	/**
+	 * Problem type of an {@code @Idempotent} server's {@code 500} for a stored result it
+	 * cannot read (a damaged record): the key's outcome is fixed, so a retry with the
+	 * same key gets the same answer until the record expires. Spelled out here rather
+	 * than shared with the web package, which a client of someone else's API does not
+	 * need.
+	 */
+	public static final String RESULT_UNAVAILABLE = "urn:idempotent:result-unavailable";
+
+	/**
+	 * How much of a {@code 500} body is read to find its problem type. A problem of this
+	 * starter is a few hundred bytes with {@code type} first; a longer body is not read
+	 * further, and the caller gets it whole all the same.
+	 */
+	private static final int PROBLEM_PEEK_LIMIT = 8 * 1024;
+
+	private static final JsonFactory JSON = new JsonFactory();
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
 
@@ -206,6 +235,13 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			if (!isRetryable(response)) {
 				return response;
 			}
+			if (response.getStatusCode().isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR)) {
+				PeekedResponse peeked = PeekedResponse.of(response);
+				if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
+					return peeked;
+				}
+				response = peeked;
+			}
 			this.lastResponse = response;
 			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
 			throw new RetryableResponseException(response.getStatusCode());
@@ -239,6 +275,97 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				}
 				return delay;
 			};
+		}
+
+	}
+
+	/**
+	 * A response whose head of the body has been read to find its problem type, and is
+	 * given back in front of the rest, so the caller reads the body as it was sent.
+	 */
+	private static final class PeekedResponse implements ClientHttpResponse {
+
+		private final ClientHttpResponse response;
+
+		private final @Nullable String problemType;
+
+		private final InputStream body;
+
+		private PeekedResponse(ClientHttpResponse response, @Nullable String problemType, InputStream body) {
+			this.response = response;
+			this.problemType = problemType;
+			this.body = body;
+		}
+
+		static PeekedResponse of(ClientHttpResponse response) throws IOException {
+			MediaType contentType = response.getHeaders().getContentType();
+			if (contentType == null
+					|| !("json".equals(contentType.getSubtype()) || "json".equals(contentType.getSubtypeSuffix()))) {
+				return new PeekedResponse(response, null, response.getBody());
+			}
+			try {
+				InputStream rest = response.getBody();
+				byte[] head = rest.readNBytes(PROBLEM_PEEK_LIMIT);
+				return new PeekedResponse(response, problemType(head),
+						new SequenceInputStream(new ByteArrayInputStream(head), rest));
+			}
+			catch (IOException ex) {
+				response.close();
+				throw ex;
+			}
+		}
+
+		/**
+		 * The top-level {@code type} of a JSON object, read as far as the head goes: a
+		 * cut or malformed body simply has none.
+		 */
+		private static @Nullable String problemType(byte[] head) {
+			try (JsonParser parser = JSON.createParser(ObjectReadContext.empty(), head)) {
+				if (parser.nextToken() != JsonToken.START_OBJECT) {
+					return null;
+				}
+				while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+					String name = parser.currentName();
+					JsonToken value = parser.nextToken();
+					if ("type".equals(name)) {
+						return (value == JsonToken.VALUE_STRING) ? parser.getString() : null;
+					}
+					parser.skipChildren();
+				}
+				return null;
+			}
+			catch (JacksonException ex) {
+				return null;
+			}
+		}
+
+		@Nullable String problemType() {
+			return this.problemType;
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() throws IOException {
+			return this.response.getStatusCode();
+		}
+
+		@Override
+		public String getStatusText() throws IOException {
+			return this.response.getStatusText();
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.response.getHeaders();
+		}
+
+		@Override
+		public InputStream getBody() {
+			return this.body;
+		}
+
+		@Override
+		public void close() {
+			this.response.close();
 		}
 
 	}

@@ -219,7 +219,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
 				observer.replayed(policy, clientKey);
-				return StoredOutcome.replay(policy, clientKey, completed.result(), this.maxResultSize);
+				return replay(policy, clientKey, key, completed.result());
+			}
+			if (claim instanceof ClaimResult.Damaged damaged) {
+				throw damaged(policy, clientKey, key, damaged.damage());
 			}
 			ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 			checkFingerprint(policy, clientKey, fingerprint, inProgress.fingerprint(), observer);
@@ -504,11 +507,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 				if (claim instanceof ClaimResult.Completed completed) {
 					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint(),
 							this.observer);
-					Object value = StoredOutcome.replay(this.policy, this.clientKey, completed.result(),
-							IdempotencyExecutor.this.maxResultSize);
+					Object value = replay(this.policy, this.clientKey, this.key, completed.result());
 					this.observer.replayed(this.policy, this.clientKey);
 					this.result.complete(value);
 					return;
+				}
+				if (claim instanceof ClaimResult.Damaged damaged) {
+					throw damaged(this.policy, this.clientKey, this.key, damaged.damage());
 				}
 				ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 				checkFingerprint(this.policy, this.clientKey, this.fingerprint, inProgress.fingerprint(),
@@ -688,6 +693,30 @@ public class IdempotencyExecutor implements AutoCloseable {
 				+ "' unprotected (idempotent.failure-mode=open): " + ex);
 		observer.bypassed(policy, clientKey, ex);
 		return invocation.proceed();
+	}
+
+	private @Nullable Object replay(IdempotencyPolicy policy, String clientKey, RecordKey key, StoredResult result)
+			throws Throwable {
+		try {
+			return StoredOutcome.replay(policy, clientKey, result, this.maxResultSize);
+		}
+		catch (StoredOutcome.DamagedOutcomeException ex) {
+			throw damaged(policy, clientKey, key, ex.getMessage());
+		}
+	}
+
+	/**
+	 * The refusal of a call whose record cannot be read, logged once here, where the
+	 * record key is known: a warning without a stack trace, since the damage is named and
+	 * the trace would only show this method.
+	 */
+	private static IdempotencyRecordDamagedException damaged(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			String damage) {
+		String message = "Idempotency record " + key.value() + " of " + policy.name() + " for key '" + clientKey
+				+ "' cannot be read: " + damage + ". Answered that the result is unavailable; the method is not run "
+				+ "again for this key. Delete the record (actuator endpoint idempotency) to let the key run";
+		logger.warn(message);
+		return new IdempotencyRecordDamagedException(message, damage);
 	}
 
 	private static void checkFingerprint(IdempotencyPolicy policy, String clientKey, Fingerprint expected,

@@ -22,8 +22,8 @@ import io.github.idempotent.store.StoredResult;
  * then {@code V} a return value (the codec's bytes follow), {@code Z} a return value
  * compressed by {@link ResultCompression}, {@code E} an exception listed in
  * {@code cacheFor} (its class name and message follow), or {@code X} a result that could
- * not be stored (the reason follows). Kept apart from the executor so that the protocol
- * and the format change independently.
+ * not be stored (the reason follows). Any other first byte, or none, is a damaged record.
+ * Kept apart from the executor so that the protocol and the format change independently.
  */
 final class StoredOutcome {
 
@@ -118,7 +118,10 @@ final class StoredOutcome {
 	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result, long maxResultSize)
 			throws Throwable {
 		byte[] bytes = result.bytes();
-		if (bytes.length > 0 && bytes[0] == VALUE) {
+		if (bytes.length == 0) {
+			throw new DamagedOutcomeException("its stored result is empty");
+		}
+		if (bytes[0] == VALUE) {
 			return decode(policy, clientKey, bytes, 1, bytes.length - 1);
 		}
 		if (ResultCompression.isDeflated(bytes)) {
@@ -127,15 +130,21 @@ final class StoredOutcome {
 				encoded = ResultCompression.inflate(bytes, maxResultSize);
 			}
 			catch (ResultCompression.CorruptResultException ex) {
-				throw new IdempotencyResultException(
-						"Stored result of " + policy.name() + " for key '" + clientKey + "' cannot be decompressed: "
-								+ ex.getMessage() + "; the call is not run again. Send a new key to run it");
+				throw new DamagedOutcomeException("its compressed result cannot be inflated: " + ex.getMessage());
 			}
 			return decode(policy, clientKey, encoded, 0, encoded.length);
 		}
-		String text = new String(bytes, 1, Math.max(0, bytes.length - 1), StandardCharsets.UTF_8);
-		if (bytes.length > 0 && bytes[0] == ERROR) {
+		String text = new String(bytes, 1, bytes.length - 1, StandardCharsets.UTF_8);
+		if (bytes[0] == ERROR) {
+			if (text.indexOf('\n') < 0) {
+				throw new DamagedOutcomeException("its stored error has no line between type and message");
+			}
 			throw storedError(policy, clientKey, text);
+		}
+		if (bytes[0] != UNSTORABLE) {
+			throw new DamagedOutcomeException(String
+				.format("its result starts with 0x%02x, none of the outcome markers this version writes or reads "
+						+ "('V', 'Z', 'E', 'X')", bytes[0] & 0xFF));
 		}
 		throw new IdempotencyResultException(text);
 	}
@@ -193,6 +202,19 @@ final class StoredOutcome {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * A stored outcome that cannot be read: the executor, which knows the record's key,
+	 * turns it into {@link IdempotencyRecordDamagedException}. Without a stack trace: the
+	 * message names the damage, and the trace would only show the reader.
+	 */
+	static final class DamagedOutcomeException extends RuntimeException {
+
+		DamagedOutcomeException(String damage) {
+			super(damage, null, false, false);
+		}
+
 	}
 
 	/**

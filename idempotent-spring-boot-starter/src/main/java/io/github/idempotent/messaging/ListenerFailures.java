@@ -9,6 +9,7 @@ import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyPayloadException;
+import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
@@ -20,8 +21,11 @@ import io.github.idempotent.core.IdempotencyStoreUnavailableException;
  * once the first completes, the redelivery is acknowledged without running.
  * <li>{@link #NOT_RETRYABLE}: the key was reused with another payload, the message has no
  * key or a malformed one, its payload cannot be fingerprinted, or a key expression cannot
- * be evaluated against it. Every redelivery would fail the same way, so the message goes
- * to the dead-letter path at once.
+ * be evaluated against it; or the key's stored result cannot be returned
+ * ({@link IdempotencyResultException}: its record is damaged, or its result was not
+ * storable or no longer decodes), while the listener must not run again for it. Every
+ * redelivery would fail the same way, so the message goes to the dead-letter path at
+ * once.
  * </ul>
  */
 public final class ListenerFailures {
@@ -30,7 +34,8 @@ public final class ListenerFailures {
 	 * Failures that no redelivery can fix.
 	 */
 	public static final List<Class<? extends Exception>> NOT_RETRYABLE = List.of(IdempotencyKeyReusedException.class,
-			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class);
+			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class,
+			IdempotencyResultException.class);
 
 	private ListenerFailures() {
 	}

@@ -25,4 +25,15 @@ public sealed interface ClaimResult {
 	record Completed(Fingerprint fingerprint, StoredResult result) implements ClaimResult {
 	}
 
+	/**
+	 * The key holds something the store cannot read as a record: bytes of another layout
+	 * or none, a truncated value, a value of another type. Not the absence of a record:
+	 * whatever was there may be the trace of a call that ran, so the caller must neither
+	 * run the method nor overwrite it, and answers that the result is unavailable.
+	 *
+	 * @param damage what is wrong with the record, for the log and for operators
+	 */
+	record Damaged(String damage) implements ClaimResult {
+	}
+
 }

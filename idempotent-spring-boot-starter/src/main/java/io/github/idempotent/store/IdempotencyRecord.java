@@ -20,14 +20,37 @@ import org.springframework.util.Assert;
  * @param expiresIn the lease left while in progress, the time left before the result is
  * forgotten once completed; {@code null} for a record without expiry
  * @param result the stored result of a completed record, {@code null} in progress
+ * @param damage what keeps an {@link State#UNREADABLE unreadable} record from being read,
+ * {@code null} for any other
  */
-public record IdempotencyRecord(RecordKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
-		@Nullable Duration expiresIn, @Nullable StoredResult result) {
+public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprint fingerprint,
+		@Nullable Instant claimedAt, @Nullable Duration expiresIn, @Nullable StoredResult result,
+		@Nullable String damage) {
 
 	public IdempotencyRecord {
 		Assert.notNull(key, "key must not be null");
 		Assert.notNull(state, "state must not be null");
-		Assert.notNull(fingerprint, "fingerprint must not be null");
+		Assert.isTrue((state == State.UNREADABLE) == (fingerprint == null),
+				"fingerprint must be given unless the record is unreadable");
+		Assert.isTrue((state == State.UNREADABLE) == (damage != null),
+				"damage must be given for an unreadable record only");
+	}
+
+	/**
+	 * A record that can be read.
+	 */
+	public IdempotencyRecord(RecordKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
+			@Nullable Duration expiresIn, @Nullable StoredResult result) {
+		this(key, state, fingerprint, claimedAt, expiresIn, result, null);
+	}
+
+	/**
+	 * What the store found under {@code key} and cannot read as a record ({@code damage}
+	 * says why): shown to operators rather than failing their whole request.
+	 */
+	public static IdempotencyRecord unreadable(RecordKey key, String damage, @Nullable Duration expiresIn) {
+		Assert.hasText(damage, "damage must not be empty");
+		return new IdempotencyRecord(key, State.UNREADABLE, null, null, expiresIn, null, damage);
 	}
 
 	/**
@@ -59,7 +82,14 @@ public record IdempotencyRecord(RecordKey key, State state, Fingerprint fingerpr
 		IN_PROGRESS,
 
 		/** The call has finished; its result is replayed. */
-		COMPLETED
+		COMPLETED,
+
+		/**
+		 * The store cannot read what the key holds (overwritten, truncated, another
+		 * type); calls with the key are answered that their result is unavailable, never
+		 * run.
+		 */
+		UNREADABLE
 
 	}
 

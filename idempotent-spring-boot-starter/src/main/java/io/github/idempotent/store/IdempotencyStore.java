@@ -13,7 +13,9 @@ public interface IdempotencyStore {
 	 * Claims the key with an in-progress placeholder if it is absent (or expired), else
 	 * reports what holds it.
 	 * @return {@link ClaimResult.Acquired} with the owner token,
-	 * {@link ClaimResult.InProgress} or {@link ClaimResult.Completed}
+	 * {@link ClaimResult.InProgress} or {@link ClaimResult.Completed}; or
+	 * {@link ClaimResult.Damaged} when the key holds a value the store cannot read, which
+	 * it leaves as it is
 	 */
 	ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease);
 

@@ -19,6 +19,7 @@ import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
+import io.github.idempotent.core.IdempotencyRecordDamagedException;
 import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
@@ -84,7 +85,10 @@ public class IdempotencyProblemHandler {
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> resultUnavailable(IdempotencyResultException ex) {
-		logger.error("Answered 500: " + ex.getMessage(), ex.getCause());
+		// A damaged record was logged where its key is known, once, as a warning.
+		if (!(ex instanceof IdempotencyRecordDamagedException)) {
+			logger.error("Answered 500: " + ex.getMessage(), ex.getCause());
+		}
 		return ResponseEntity
 			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
 					ex.getDetail()))

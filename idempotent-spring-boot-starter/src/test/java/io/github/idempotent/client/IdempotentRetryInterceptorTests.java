@@ -88,7 +88,8 @@ class IdempotentRetryInterceptorTests {
 			if (fault.retryAfter() != null) {
 				exchange.getResponseHeaders().set("Retry-After", fault.retryAfter());
 			}
-			send(exchange, fault.status(), "{\"error\":" + fault.status() + "}");
+			send(exchange, fault.status(), fault.contentType(),
+					(fault.body() != null) ? fault.body() : "{\"error\":" + fault.status() + "}");
 			return;
 		}
 		String result = (key != null)
@@ -100,12 +101,12 @@ class IdempotentRetryInterceptorTests {
 			exchange.close();
 			return;
 		}
-		send(exchange, 200, result);
+		send(exchange, 200, "application/json", result);
 	}
 
-	private static void send(HttpExchange exchange, int status, String body) throws IOException {
+	private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
 		byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-		exchange.getResponseHeaders().set("Content-Type", "application/json");
+		exchange.getResponseHeaders().set("Content-Type", contentType);
 		exchange.sendResponseHeaders(status, bytes.length);
 		exchange.getResponseBody().write(bytes);
 		exchange.close();
@@ -253,6 +254,44 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	@Test
+	void resultUnavailableIsReturnedAtOnceWithItsBody() {
+		// What an @Idempotent server answers for a damaged record: the same for every
+		// retry with this key, so retrying only delays the answer.
+		String problem = problem("urn:idempotent:result-unavailable");
+		fault(new Fault(500, null, "application/problem+json", problem));
+		fault(new Fault(500, null, "application/problem+json", problem));
+		ResponseEntity<String> response = postForEntity();
+		assertThat(this.keys).hasSize(1);
+		assertThat(response.getStatusCode()).isEqualTo(HttpStatus.INTERNAL_SERVER_ERROR);
+		assertThat(response.getBody()).isEqualTo(problem);
+		assertThat(this.executions).hasValue(0);
+	}
+
+	@Test
+	void resultUnavailableWithALongBodyIsReturnedWhole() {
+		String problem = "{\"type\":\"urn:idempotent:result-unavailable\",\"detail\":\"" + "x".repeat(20_000) + "\"}";
+		fault(new Fault(500, null, "application/problem+json", problem));
+		ResponseEntity<String> response = postForEntity();
+		assertThat(this.keys).hasSize(1);
+		assertThat(response.getBody()).isEqualTo(problem);
+	}
+
+	@Test
+	void serverErrorProblemOfAnotherTypeIsStillRetried() {
+		fault(new Fault(500, null, "application/problem+json", problem("about:blank")));
+		fault(new Fault(500, null, "application/problem+json",
+				"{\"title\":\"x\",\"extra\":{\"type\":\"urn:idempotent:result-unavailable\"}}"));
+		fault(new Fault(500, null, "text/plain", "urn:idempotent:result-unavailable"));
+		assertThat(post()).isEqualTo("{\"execution\":1}");
+		assertThat(this.keys).hasSize(4).containsOnly(this.keys.get(0));
+	}
+
+	private static String problem(String type) {
+		return "{\"type\":\"" + type + "\",\"title\":\"Stored result unavailable\",\"status\":500,"
+				+ "\"detail\":\"The stored result of this request cannot be read.\",\"instance\":\"/payments\"}";
+	}
+
+	@Test
 	void retryAfterIsReadAsSecondsOrHttpDate() {
 		Instant now = Instant.parse("2026-01-01T00:00:00Z");
 		assertThat(IdempotentRetryInterceptor.parseRetryAfter("2", now)).isEqualTo(Duration.ofSeconds(2));
@@ -263,11 +302,16 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	/**
-	 * What the server does to one request: answer with a status, or drop the response.
+	 * What the server does to one request: answer with a status (and a body of its own),
+	 * or drop the response.
 	 */
-	private record Fault(int status, String retryAfter) {
+	private record Fault(int status, String retryAfter, String contentType, String body) {
 
 		static final Fault DROP = new Fault(0, null);
+
+		Fault(int status, String retryAfter) {
+			this(status, retryAfter, "application/json", null);
+		}
 
 	}
 

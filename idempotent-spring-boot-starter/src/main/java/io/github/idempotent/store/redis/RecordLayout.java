@@ -188,10 +188,12 @@ final class RecordLayout {
 	}
 
 	/**
-	 * Whether the value is a tombstone of a forced delete rather than a record.
+	 * Whether the value is a tombstone of a forced delete rather than a record: exactly
+	 * {@code D} and a token. Any other value that starts with {@code D} is damage, never
+	 * a free key, since a claim writes over a tombstone and may run the method.
 	 */
 	static boolean isTombstone(byte[] record) {
-		return record.length > 0 && record[0] == TOMBSTONE;
+		return record.length == 1 + TOKEN_LENGTH && record[0] == TOMBSTONE;
 	}
 
 	static boolean isCompleted(byte[] record) {
@@ -215,6 +217,39 @@ final class RecordLayout {
 			ago = 0;
 		}
 		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
+	}
+
+	/**
+	 * What keeps {@code record} from being read as a record of this layout, or
+	 * {@code null} when it reads: every offset the other methods use is checked here
+	 * once, so that a value overwritten, cut short or written by something else is named
+	 * rather than read past its end.
+	 */
+	static @Nullable String damage(byte[] record) {
+		if (record.length == 0) {
+			return "it is empty";
+		}
+		if (!isInProgress(record) && !isCompleted(record)) {
+			return String.format("its layout byte 0x%02x is none of this store's ('P', 'C', 'p', 'c')",
+					record[0] & 0xFF);
+		}
+		int header = FINGERPRINT + (isDigestForm(record) ? DIGEST_LENGTH : 1);
+		if (record.length < header) {
+			return "it is truncated: " + record.length + " bytes, shorter than its " + header + "-byte header";
+		}
+		if (!isDigestForm(record)) {
+			int length = record[FINGERPRINT] & 0xFF;
+			if (length == 0) {
+				return "its fingerprint is empty";
+			}
+			if (record.length < header + length) {
+				return "it is truncated: " + record.length + " bytes, shorter than its " + length
+						+ "-byte fingerprint needs";
+			}
+		}
+		// A completed record may hold an empty result: the store's bytes are opaque, and
+		// whether none is a valid outcome is the format's to judge.
+		return null;
 	}
 
 	static Fingerprint fingerprint(byte[] record) {

@@ -202,7 +202,8 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 	 * Whether the record a native claim found is in progress under another token.
 	 */
 	private static boolean isHeldByAnother(byte @Nullable [] previous, byte[] record) {
-		return previous != null && RecordLayout.isInProgress(previous) && !RecordLayout.sameOwner(previous, record);
+		return previous != null && RecordLayout.damage(previous) == null && RecordLayout.isInProgress(previous)
+				&& !RecordLayout.sameOwner(previous, record);
 	}
 
 	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
@@ -213,14 +214,21 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 	/**
 	 * What a native claim found, other than a record held by another owner: none (the
-	 * claim wrote its placeholder), a completed record, or its own placeholder (a claim
-	 * sent again after a broken connection, whose first send wrote it).
+	 * claim wrote its placeholder), a completed record, its own placeholder (a claim sent
+	 * again after a broken connection, whose first send wrote it), or a value it cannot
+	 * read, which SET with NX has left as it was.
 	 */
 	private static ClaimResult setClaimResult(byte @Nullable [] previous, String token) {
-		if (previous == null || RecordLayout.isInProgress(previous)) {
+		if (previous == null) {
 			return new ClaimResult.Acquired(token);
 		}
-		Assert.state(RecordLayout.isCompleted(previous), "Not a record of this store under a claimed key");
+		String damage = RecordLayout.damage(previous);
+		if (damage != null) {
+			return new ClaimResult.Damaged(damage);
+		}
+		if (RecordLayout.isInProgress(previous)) {
+			return new ClaimResult.Acquired(token);
+		}
 		return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
 				new StoredResult(RecordLayout.result(previous)));
 	}
@@ -280,22 +288,45 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		if (state == Scripts.ACQUIRED) {
 			return new ClaimResult.Acquired(token);
 		}
-		if (state == Scripts.IN_PROGRESS) {
-			return new ClaimResult.InProgress(RecordLayout.fingerprint((byte[]) reply.get(1)),
-					Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
+		if (state == Scripts.NOT_A_RECORD) {
+			return new ClaimResult.Damaged(notARecord(reply.get(1)));
 		}
-		if (state == Scripts.COMPLETED) {
+		if (state == Scripts.IN_PROGRESS || state == Scripts.COMPLETED) {
 			byte[] stored = (byte[]) reply.get(1);
-			return new ClaimResult.Completed(RecordLayout.fingerprint(stored),
-					new StoredResult(RecordLayout.result(stored)));
+			String damage = RecordLayout.damage(stored);
+			if (damage != null) {
+				return new ClaimResult.Damaged(damage);
+			}
+			return (state == Scripts.IN_PROGRESS)
+					? new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
+							Duration.ofMillis(Math.max(0, (Long) reply.get(2))))
+					: new ClaimResult.Completed(RecordLayout.fingerprint(stored),
+							new StoredResult(RecordLayout.result(stored)));
 		}
 		// A record of the previous layout, a hash: its fingerprint as text, its result
-		// as it was stored.
-		Fingerprint stored = new Fingerprint(new String((byte[]) reply.get(1), StandardCharsets.UTF_8));
+		// as it was stored. A hash without them is not one.
+		byte[] fingerprint = (byte[]) reply.get(1);
+		if (fingerprint == null || fingerprint.length == 0) {
+			return new ClaimResult.Damaged("it is a hash without the fingerprint field (f) of the previous layout");
+		}
+		Fingerprint stored = new Fingerprint(new String(fingerprint, StandardCharsets.UTF_8));
 		if (state == Scripts.IN_PROGRESS_HASH) {
 			return new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(0, (Long) reply.get(2))));
 		}
-		return new ClaimResult.Completed(stored, new StoredResult((byte[]) reply.get(2)));
+		byte[] result = (reply.size() > 2) ? (byte[]) reply.get(2) : null;
+		if (result == null) {
+			return new ClaimResult.Damaged("it is a hash without the result field (r) of the previous layout");
+		}
+		return new ClaimResult.Completed(stored, new StoredResult(result));
+	}
+
+	/**
+	 * The damage of a key that holds a value of another Redis type than a string or a
+	 * hash, named by the scripts' {@code TYPE}.
+	 */
+	private static String notARecord(@Nullable Object type) {
+		String name = (type instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(type);
+		return "it is a Redis " + name + ", not a string (WRONGTYPE)";
 	}
 
 	@Override
@@ -335,11 +366,18 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		}
 		long pttl = (Long) reply.get(1);
 		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
+		if (kind == 3) {
+			return IdempotencyRecord.unreadable(key, notARecord(reply.get(2)), expiresIn);
+		}
 		if (kind == 1) {
 			byte[] stored = (byte[]) reply.get(2);
 			if (RecordLayout.isTombstone(stored)) {
 				// A forced delete: no call holds the key, and nothing is stored.
 				return null;
+			}
+			String damage = RecordLayout.damage(stored);
+			if (damage != null) {
+				return IdempotencyRecord.unreadable(key, damage, expiresIn);
 			}
 			boolean inProgress = RecordLayout.isInProgress(stored);
 			return new IdempotencyRecord(key,
@@ -349,7 +387,12 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		}
 		// A hash of the previous layout: no claim time.
 		boolean inProgress = "P".equals(new String((byte[]) reply.get(2), StandardCharsets.UTF_8));
-		Fingerprint fingerprint = new Fingerprint(new String((byte[]) reply.get(3), StandardCharsets.UTF_8));
+		byte[] storedFingerprint = (byte[]) reply.get(3);
+		if (storedFingerprint.length == 0) {
+			return IdempotencyRecord.unreadable(key,
+					"it is a hash without the fingerprint field (f) of the previous layout", expiresIn);
+		}
+		Fingerprint fingerprint = new Fingerprint(new String(storedFingerprint, StandardCharsets.UTF_8));
 		StoredResult result = (!inProgress && reply.size() > 4) ? new StoredResult((byte[]) reply.get(4)) : null;
 		return new IdempotencyRecord(key,
 				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED, fingerprint, null,
@@ -395,7 +438,13 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 			for (byte[] key : scanned.getKeys()) {
 				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
 						now);
-				if (record != null && record.state() == IdempotencyRecord.State.IN_PROGRESS) {
+				// An unreadable record may be a call in progress as well as anything
+				// else:
+				// listed, so that an operator sees it, whatever its age.
+				if (record != null && record.state() == IdempotencyRecord.State.UNREADABLE) {
+					records.add(record);
+				}
+				else if (record != null && record.state() == IdempotencyRecord.State.IN_PROGRESS) {
 					Duration age = record.age(now);
 					if (age == null || age.compareTo(olderThan) >= 0) {
 						records.add(record);
@@ -734,6 +783,8 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 		static final long COMPLETED_HASH = 5;
 
+		static final long NOT_A_RECORD = 6;
+
 		// A record is one string (RecordLayout): byte 1 the state, 'P' or 'p' in
 		// progress, 'C' or 'c' completed (upper or lower case: the form of the
 		// fingerprint, which only the Java side reads), bytes 2-9 the owner's token.
@@ -745,7 +796,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		// with WRONGTYPE, caught by pcall, so a new record costs no TYPE check. Those
 		// records are read as they are; their owner runs the previous version, whose
 		// 32-hex-digit token can never equal an 8-byte one here, so complete, release
-		// and renew find them fenced (0) and leave them to it.
+		// and renew find them fenced (0) and leave them to it. A value of any other type
+		// (a list, a set) is no record at all: the claim answers 6 and its type, and
+		// leaves it as it is, as it leaves a string it cannot read (the Java side judges
+		// that): either may be what is left of a call that ran.
 		//
 		// A tombstone ('D', 68: the token of an owner whose record an operator deleted
 		// with force) is free: the claim writes over it, GET and SET in one script, so
@@ -763,6 +817,10 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				  return {1}
 				end
 				if type(v) == 'table' then
+				  local t = redis.call('TYPE', KEYS[1])['ok']
+				  if t ~= 'hash' then
+				    return {6, t}
+				  end
 				  local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
 				  if r[1] == 'P' then
 				    return {4, r[2], redis.call('PTTL', KEYS[1])}
@@ -770,7 +828,7 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				  return {5, r[2], r[3]}
 				end
 				local s = string.byte(v)
-				if s == 68 then
+				if s == 68 and #v == 9 then
 				  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 				  return {1}
 				end
@@ -848,11 +906,11 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				end
 				local s
 				if type(v) == 'table' then
-				  s = redis.call('HGET', KEYS[1], 's')
+				  s = redis.pcall('HGET', KEYS[1], 's')
 				else
 				  s = string.sub(v, 1, 1)
 				end
-				if s == 'D' then
+				if s == 'D' and #v == 9 then
 				  return 0
 				end
 				local inProgress = (s == 'P' or s == 'p')
@@ -890,13 +948,17 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 				""");
 
 		// Read-only, for operators: the record whole, or a hash of the previous layout's
-		// fields, with its PTTL.
+		// fields, or the type of a value that is neither, with its PTTL.
 		static final Script INSPECT = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
 				  return {0}
 				end
 				if type(v) == 'table' then
+				  local t = redis.call('TYPE', KEYS[1])['ok']
+				  if t ~= 'hash' then
+				    return {3, redis.call('PTTL', KEYS[1]), t}
+				  end
 				  local r = redis.call('HMGET', KEYS[1], 's', 'f', 'r')
 				  return {2, redis.call('PTTL', KEYS[1]), r[1] or '', r[2] or '', r[3]}
 				end

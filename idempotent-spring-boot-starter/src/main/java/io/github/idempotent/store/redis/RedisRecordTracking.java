@@ -208,7 +208,8 @@ public final class RedisRecordTracking implements RecordTracking {
 
 	private static RecordTracking.@Nullable TrackedRecord trackedRecord(byte @Nullable [] value,
 			@Nullable Long ttlMillis) {
-		if (value == null || !RecordLayout.isCompleted(value) || ttlMillis == null || ttlMillis == -2) {
+		if (value == null || !RecordLayout.isCompleted(value) || RecordLayout.damage(value) != null || ttlMillis == null
+				|| ttlMillis == -2) {
 			return null;
 		}
 		// No expiry (-1): as long as a Duration converts to nanoseconds.
