@@ -432,7 +432,7 @@ public class IdempotentProperties {
 
 		/**
 		 * Kafka record header that carries the idempotency key; a record without it is
-		 * keyed by its topic, partition and offset.
+		 * keyed by its topic, partition, offset and timestamp.
 		 */
 		private String keyHeader = "Idempotency-Key";
 

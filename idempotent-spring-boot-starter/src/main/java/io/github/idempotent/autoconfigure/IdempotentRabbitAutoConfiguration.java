@@ -6,13 +6,18 @@ import java.util.List;
 
 import org.aopalliance.aop.Advice;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.amqp.ImmediateRequeueAmqpException;
+import org.springframework.amqp.rabbit.config.AbstractRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.amqp.autoconfigure.RabbitTemplateCustomizer;
@@ -22,12 +27,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.util.ErrorHandler;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.ListenerFailures;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
+import io.github.idempotent.messaging.amqp.QuietRequeueErrorHandler;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
 
 /**
@@ -46,6 +53,8 @@ import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
 public final class IdempotentRabbitAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(IdempotentRabbitAutoConfiguration.class);
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -68,6 +77,9 @@ public final class IdempotentRabbitAutoConfiguration {
 				if (bean instanceof BaseRabbitListenerContainerFactory<?> factory) {
 					addAdvice(factory, new IdempotentRabbitListenerAdvice(
 							properties.getObject().getMessaging().getInProgressBackOff()));
+					if (factory instanceof AbstractRabbitListenerContainerFactory<?> configurable) {
+						quietRequeues(configurable);
+					}
 				}
 				if (bean instanceof MessageRecoverer recoverer && !(bean instanceof Advised)) {
 					return requeueInProgress(recoverer);
@@ -92,6 +104,28 @@ public final class IdempotentRabbitAutoConfiguration {
 				.forEach(chain::add);
 		}
 		factory.setAdviceChain(chain.toArray(new Advice[0]));
+	}
+
+	/**
+	 * Wraps the factory's error handler (the container's default when it has none) so
+	 * that the requeues of the advice, above all those of a store outage, are not logged
+	 * with a stack trace for every redelivery. The factory has no getter for it, hence
+	 * the field; should it ever be renamed, the factory is left as it is.
+	 */
+	static void quietRequeues(AbstractRabbitListenerContainerFactory<?> factory) {
+		Object existing;
+		try {
+			existing = new DirectFieldAccessor(factory).getPropertyValue("errorHandler");
+		}
+		catch (BeansException ex) {
+			logger.debug("Cannot read the error handler of " + factory + ", left as it is", ex);
+			return;
+		}
+		if (existing instanceof QuietRequeueErrorHandler) {
+			return;
+		}
+		factory.setErrorHandler((existing instanceof ErrorHandler handler) ? new QuietRequeueErrorHandler(handler)
+				: new QuietRequeueErrorHandler());
 	}
 
 	/**

@@ -47,10 +47,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private static final long MAX_POLL_MILLIS = 200;
 
-	private static final long UNAVAILABLE_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-	private final java.util.concurrent.atomic.AtomicLong lastUnavailableLog = new java.util.concurrent.atomic.AtomicLong(
-			System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
+	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10));
 
 	/**
 	 * Most lease renewals running at once. A renewal normally takes one round trip, so
@@ -628,18 +625,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			"io.lettuce.core.RedisBusyException", "io.github.idempotent.store.memory.InMemoryStoreFullException");
 
 	private void logUnavailable(IdempotencyPolicy policy, String clientKey, RuntimeException ex) {
-		long now = System.nanoTime();
-		long last = this.lastUnavailableLog.get();
-		// One line per ten seconds at most: an outage refuses every call.
-		if (now - last >= UNAVAILABLE_LOG_INTERVAL_NANOS && this.lastUnavailableLog.compareAndSet(last, now)) {
-			logger.warn("Idempotency store unavailable: refusing " + policy.name() + " for key '" + clientKey
-					+ "' (idempotent.failure-mode=closed answers 503); further refusals are logged at debug for "
-					+ "10 s: " + ex);
-		}
-		else if (logger.isDebugEnabled()) {
-			logger.debug("Idempotency store unavailable: refusing " + policy.name() + " for key '" + clientKey + "'",
-					ex);
-		}
+		this.outageLog.refused(policy, clientKey, ex);
 	}
 
 	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, RecordKey key, String token,

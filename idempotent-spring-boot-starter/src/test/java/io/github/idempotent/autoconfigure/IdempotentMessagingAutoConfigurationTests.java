@@ -11,6 +11,8 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessagePostProcessor;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
+import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -25,11 +27,13 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.CommonLoggingErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.util.ErrorHandler;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
+import io.github.idempotent.messaging.amqp.QuietRequeueErrorHandler;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
 import io.github.idempotent.messaging.kafka.IdempotencyKeyProducerInterceptor;
 import io.github.idempotent.messaging.kafka.IdempotencyRecordInterceptor;
@@ -53,6 +57,25 @@ class IdempotentMessagingAutoConfigurationTests {
 			assertThat(factory.getAdviceChain()).hasSize(2);
 			assertThat(factory.getAdviceChain()[0]).isInstanceOf(IdempotentRabbitListenerAdvice.class);
 		});
+	}
+
+	@Test
+	void rabbitListenerFactoriesKeepTheirErrorHandlerBehindOneThatDoesNotLogTheRequeues() {
+		this.runner.run((context) -> {
+			SimpleRabbitListenerContainerFactory factory = context.getBean(SimpleRabbitListenerContainerFactory.class);
+			assertThat(errorHandler(factory)).isInstanceOfSatisfying(QuietRequeueErrorHandler.class,
+					(quiet) -> assertThat(quiet.getDelegate()).isInstanceOf(ConditionalRejectingErrorHandler.class));
+		});
+		this.runner.withUserConfiguration(OwnRabbitErrorHandler.class).run((context) -> {
+			SimpleRabbitListenerContainerFactory factory = context.getBean("ownFactory",
+					SimpleRabbitListenerContainerFactory.class);
+			assertThat(errorHandler(factory)).isInstanceOfSatisfying(QuietRequeueErrorHandler.class,
+					(quiet) -> assertThat(quiet.getDelegate()).isSameAs(OwnRabbitErrorHandler.HANDLER));
+		});
+	}
+
+	private static Object errorHandler(SimpleRabbitListenerContainerFactory factory) {
+		return new DirectFieldAccessor(factory).getPropertyValue("errorHandler");
 	}
 
 	@Test
@@ -129,6 +152,21 @@ class IdempotentMessagingAutoConfigurationTests {
 		ReflectionUtils.makeAccessible(field);
 		Object value = ReflectionUtils.getField(field, template);
 		return (value != null) ? List.copyOf((java.util.Collection<MessagePostProcessor>) value) : List.of();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnRabbitErrorHandler {
+
+		static final ErrorHandler HANDLER = (failure) -> {
+		};
+
+		@Bean
+		SimpleRabbitListenerContainerFactory ownFactory() {
+			SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
+			factory.setErrorHandler(HANDLER);
+			return factory;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -71,7 +71,7 @@ class StoreDownHttpTests {
 		assertThat(during.body()).contains("retry later with the same key").doesNotContain("127.0.0.1");
 		assertThat(this.executions.count("payments")).isEqualTo(executionsBefore);
 		// The operator learns of the outage from the log, not only the client.
-		assertThat(output).contains("Idempotency store unavailable: refusing");
+		assertThat(output).contains("Idempotency store unavailable: refused 1 call");
 	}
 
 	private HttpRequest request(String key) {

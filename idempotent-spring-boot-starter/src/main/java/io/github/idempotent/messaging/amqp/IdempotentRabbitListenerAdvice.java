@@ -27,6 +27,8 @@ import io.github.idempotent.messaging.ListenerFailures;
  * <li>in progress (a duplicate of a message still being processed): requeued after
  * {@code inProgressBackOff}, even when a retry interceptor inside the chain has given up
  * and its recoverer rejected it, so that it is never dead-lettered for that alone;
+ * <li>store unavailable ({@code failure-mode=closed}): requeued after the same back-off,
+ * the listener did not run;
  * <li>key reused with another payload, no key, a payload that cannot be fingerprinted:
  * rejected without requeue, so the message goes to the queue's dead-letter exchange at
  * once instead of coming back forever.
@@ -69,23 +71,22 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
 					new AmqpRejectAndDontRequeueException(fatal.getMessage(), fatal), messages(message));
 		}
-		IdempotencyException inProgress = ListenerFailures.inProgress(failure);
-		if (inProgress == null) {
-			// Store outage (failure-mode=closed): not run, so requeued like a duplicate
-			// in progress, after the same back-off rather than at once in a loop.
-			inProgress = ListenerFailures.storeUnavailable(failure);
-		}
-		if (inProgress != null) {
+		IdempotencyException outage = ListenerFailures.storeUnavailable(failure);
+		IdempotencyException requeued = (outage != null) ? outage : ListenerFailures.inProgress(failure);
+		if (requeued != null) {
+			// Not run, so requeued, after a back-off rather than at once in a loop. At
+			// debug: an outage refuses every redelivery, and the executor reports it in
+			// one warning per interval with a count; a duplicate in progress is normal.
+			String reason = (outage != null) ? "Idempotency store unavailable, requeued: "
+					: "Duplicate still in progress, requeued: ";
 			if (logger.isDebugEnabled()) {
-				logger.debug("Requeueing a duplicate in " + this.inProgressBackOff.toMillis() + " ms: "
-						+ inProgress.getMessage());
+				logger.debug(reason + "in " + this.inProgressBackOff.toMillis() + " ms: " + requeued.getMessage());
 			}
 			backOff();
 			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
 			// requeue" and a container's defaultRequeueRejected=false.
-			return new ListenerExecutionFailedException(
-					"Duplicate still in progress, requeued: " + inProgress.getMessage(),
-					new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress), messages(message));
+			return new ListenerExecutionFailedException(reason + requeued.getMessage(),
+					new ImmediateRequeueAmqpException(requeued.getMessage(), requeued), messages(message));
 		}
 		return failure;
 	}

@@ -17,11 +17,21 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
  * Takes the key of a {@code @KafkaListener} call from the record being handled, which
  * {@link IdempotencyRecordInterceptor} binds to the listener's thread: its
  * {@code Idempotency-Key} header (set by the producer, see
- * {@link IdempotencyKeyProducerInterceptor}), else its topic, partition and offset.
+ * {@link IdempotencyKeyProducerInterceptor}), else its topic, partition, offset and
+ * timestamp ({@code orders-0@42/1764770000000}).
  * <p>
  * The position catches a redelivery of the same record (after a crash before the offset
  * was committed, or a rebalance), but not a message published twice: the second copy is
  * another record at another offset. Only a key the producer sets catches that.
+ * <p>
+ * The timestamp is there because a position alone does not name one record: a topic
+ * deleted and created again numbers its records from offset 0 again, and within the TTL
+ * its new records would be taken for replays of the old ones (skipped, or dead-lettered
+ * as a reused key). What would name the incarnation, the topic id, is not exposed to
+ * consumers by kafka-clients ({@code ConsumerRecord} and {@code Consumer} have none; only
+ * the admin client's {@code describeTopics} does, by topic name, which a running consumer
+ * cannot tell is stale). A redelivery carries the record's own timestamp, while a record
+ * of a new incarnation at the same offset was produced (or appended) later.
  * <p>
  * Offers the record's headers (decoded as UTF-8) to expressions as {@code #headers} and
  * the record as {@code #record}.
@@ -63,7 +73,7 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		if (header != null && header.value() != null && header.value().length > 0) {
 			return new String(header.value(), StandardCharsets.UTF_8);
 		}
-		return record.topic() + "-" + record.partition() + "@" + record.offset();
+		return record.topic() + "-" + record.partition() + "@" + record.offset() + "/" + record.timestamp();
 	}
 
 	@Override

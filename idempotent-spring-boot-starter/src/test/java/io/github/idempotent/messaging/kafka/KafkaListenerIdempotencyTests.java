@@ -119,7 +119,8 @@ class KafkaListenerIdempotencyTests {
 
 	@Test
 	void consumerKilledBeforeItsCommitHasOneSideEffectWhenASecondInstanceGetsTheRecordAgain() throws Exception {
-		// No key header: the record is keyed by its topic, partition and offset, which is
+		// No key header: the record is keyed by its topic, partition, offset and
+		// timestamp, which is
 		// what a redelivery of the same record has. The first instance never commits
 		// (manual acknowledgement that never comes); once it stops, the second instance
 		// of the group starts at the last committed offset and gets the record again.
