@@ -144,8 +144,10 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
 			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(new IdempotentOperationSource.Defaults(properties.getTtl(),
-				properties.getLease(), properties.getWaitFor(), properties.getRetryAfter()), codec, beanFactory);
+		return new IdempotentOperationSource(
+				new IdempotentOperationSource.Defaults(properties.getTtl(), properties.getLease(),
+						properties.getWaitFor(), properties.getRetryAfter(), properties.getInProcessWaitFor()),
+				codec, beanFactory);
 	}
 
 	@Bean
