@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,10 +25,13 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -37,6 +41,7 @@ import io.github.idempotent.client.IdempotentRetryInterceptor;
 import io.github.idempotent.demo.DemoHttp.Response;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The checkout over real HTTP, the same suite for every database. Every test opens its
@@ -276,6 +281,39 @@ abstract class AbstractCheckoutTests {
 		ShippingAssertions.awaitDeliveries(this.http, deliveriesBefore + 4);
 		assertThat(shipments(paymentId)).isOne();
 		assertThat(this.http.get("/api/accounts/" + account + "/shipments").expect(200).json().size()).isOne();
+	}
+
+	/**
+	 * The event delivered twice in-process: the second delivery arrives while the first
+	 * still ships, on an {@code @Async} thread that nobody retries. It waits for the
+	 * first one's shipment and replays it, as docs/demo.md shows: executed 1, replayed 1,
+	 * and nothing logged at ERROR.
+	 */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void paymentEventDeliveredTwiceIsExecutedOnceAndReplayedOnce(CapturedOutput output) {
+		long account = this.http.openAccount(1_000);
+		String orderNo = unique("replay");
+		this.http.createOrder(orderNo, account, 200).expect(201);
+		Map<String, Long> before = this.http.stats("shipping");
+		String paymentId = this.http.payDeliveringTheEventTwice(orderNo, unique("key"))
+			.expect(201)
+			.json()
+			.get("paymentId")
+			.asString();
+		// Every delivery ends as executed, replayed or rejected: wait for both to end.
+		await().atMost(Duration.ofSeconds(60))
+			.until(() -> total(this.http.stats("shipping")) - total(before) >= 2 || output.getAll().contains("ERROR"));
+		Map<String, Long> after = this.http.stats("shipping");
+		assertThat(output.getAll()).as("log").doesNotContain(" ERROR ").doesNotContain("InProgressException");
+		assertThat(after.get("executed") - before.get("executed")).as("executed").isOne();
+		assertThat(after.get("replayed") - before.get("replayed")).as("replayed").isOne();
+		assertThat(after.get("rejected") - before.get("rejected")).as("rejected").isZero();
+		assertThat(shipments(paymentId)).isOne();
+	}
+
+	private static long total(Map<String, Long> stats) {
+		return stats.values().stream().mapToLong(Long::longValue).sum();
 	}
 
 	long shipments(String paymentId) {

@@ -7,6 +7,9 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -95,6 +98,19 @@ final class DemoHttp {
 
 	long deliveries() {
 		return get("/api/shipping/deliveries").expect(200).json().get("deliveries").asLong();
+	}
+
+	/**
+	 * What {@code @Idempotent} did for one operation so far ({@code GET /api/stats}):
+	 * executed, replayed and rejected, zeros before its first call.
+	 */
+	Map<String, Long> stats(String operation) {
+		JsonNode counts = get("/api/stats").expect(200).json().get(operation);
+		Map<String, Long> stats = new HashMap<>();
+		for (String outcome : List.of("executed", "replayed", "rejected")) {
+			stats.put(outcome, (counts != null) ? counts.get(outcome).asLong() : 0L);
+		}
+		return stats;
 	}
 
 	String orderStatus(String orderNo) {

@@ -6,6 +6,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -29,6 +31,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExpressionException;
+import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
@@ -43,6 +46,8 @@ import io.github.idempotent.aop.IdempotentCallObservations.ObservedCall;
  * annotation lookup happen here beyond the first call of a method.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(IdempotentInterceptor.class);
 
 	private final IdempotentOperationSource operations;
 
@@ -145,9 +150,34 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
 		}
+		catch (IdempotencyInProgressException ex) {
+			// Only this call's own refusal: one from a nested call of another
+			// operation inside the method is the method's outcome, not a duplicate.
+			if (!operation.dropsUnansweredDuplicates() || !ex.getOperation().equals(operation.policy().name())
+					|| !ex.getKey().equals(key)) {
+				throw ex;
+			}
+			dropped(operation, ex);
+			return null;
+		}
 		finally {
 			depth[0]--;
 		}
+	}
+
+	/**
+	 * A duplicate of an {@code @Async}, {@code @EventListener} or {@code @Scheduled}
+	 * method that found the first call still running after its wait: thrown, it would
+	 * reach an uncaught-exception handler as an error with a stack trace, and nothing
+	 * would deliver it again. It is dropped instead, with one line that says so and how
+	 * to wait longer; the observers have counted it as rejected.
+	 */
+	private static void dropped(IdempotentOperation operation, IdempotencyInProgressException ex) {
+		logger.warn("Dropped a duplicate call of " + operation.describe() + " with key '" + ex.getKey() + "' of "
+				+ ex.getOperation() + ": the first call still runs after " + operation.policy().waitFor().toMillis()
+				+ " ms of waiting, and nothing will deliver this call again (the method is @Async, an event "
+				+ "listener or @Scheduled). The first call's outcome stands. To wait longer, set "
+				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
 	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, RecordKey storeKey,

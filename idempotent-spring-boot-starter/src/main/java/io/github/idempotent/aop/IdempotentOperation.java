@@ -21,10 +21,24 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * @param payloadArguments positions of the arguments fingerprinted by default
  * @param variables names under which expressions see the arguments
  * @param kind how the method hands back its result
+ * @param unretried whether nobody retries a call refused as in progress (an
+ * {@code @Async}, {@code @EventListener} or {@code @Scheduled} method)
  */
 record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
-		ArgumentsEvaluationContext.Variables variables, Kind kind) {
+		ArgumentsEvaluationContext.Variables variables, Kind kind, boolean unretried) {
+
+	/**
+	 * Whether a duplicate that is still refused as in progress after its wait is dropped
+	 * with a warning instead of thrown: nobody would retry it, and the exception would
+	 * only reach an uncaught-exception handler. A method that returns a future hands its
+	 * caller the failure instead, and one that returns a primitive has no value for
+	 * "nothing".
+	 */
+	boolean dropsUnansweredDuplicates() {
+		Class<?> returnType = this.method.getReturnType();
+		return this.unretried && this.kind == Kind.VALUE && (returnType == void.class || !returnType.isPrimitive());
+	}
 
 	/**
 	 * How a method hands back its result, which decides when its key is completed.

@@ -157,7 +157,9 @@ public class IdempotentOperationSource {
 		String name = StringUtils.hasText(annotation.name()) ? resolve(annotation.name()) : where;
 		Duration ttl = duration(where, "ttl", annotation.ttl(), this.defaults.ttl());
 		Duration lease = duration(where, "lease", annotation.lease(), this.defaults.lease());
-		Duration waitFor = duration(where, "waitFor", annotation.waitFor(), this.defaults.waitFor());
+		boolean unretried = isUnretried(method, targetClass);
+		Duration waitFor = duration(where, "waitFor", annotation.waitFor(),
+				unretried ? this.defaults.inProcessWaitFor(lease) : this.defaults.waitFor());
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
 		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), this.defaults.maxDuration());
 		for (Class<? extends Throwable> type : annotation.cacheFor()) {
@@ -191,7 +193,40 @@ public class IdempotentOperationSource {
 			checkNoParameterNames(where, "scope", scope);
 		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
-				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind);
+				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind,
+				unretried);
+	}
+
+	/**
+	 * Annotations of methods whose calls nobody retries or redelivers: Spring calls an
+	 * {@code @Async} method on another thread and a failure goes to its uncaught
+	 * exception handler; an event listener's failure goes back to the publisher (after a
+	 * commit, to the transaction's log) and the event is gone; a scheduled job's failure
+	 * goes to its error handler. Meta-annotations count, so
+	 * {@code @TransactionalEventListener} and Spring Modulith's
+	 * {@code @ApplicationModuleListener} are listeners too. Matched by name, so that none
+	 * of these is needed on the class path.
+	 */
+	private static final List<String> UNRETRIED_METHOD_ANNOTATIONS = List.of(
+			"org.springframework.scheduling.annotation.Async", "org.springframework.context.event.EventListener",
+			"org.springframework.scheduling.annotation.Scheduled",
+			"org.springframework.scheduling.annotation.Schedules");
+
+	/**
+	 * Whether nobody retries a call of the method that is refused as in progress: it is
+	 * annotated {@code @Async} (itself or its class), {@code @EventListener} (or an
+	 * annotation meta-annotated with it) or {@code @Scheduled}. A {@code @RabbitListener}
+	 * or {@code @KafkaListener} is not: its broker redelivers.
+	 */
+	static boolean isUnretried(Method method, Class<?> targetClass) {
+		for (String annotation : UNRETRIED_METHOD_ANNOTATIONS) {
+			if (AnnotatedElementUtils.isAnnotated(method, annotation)) {
+				return true;
+			}
+		}
+		String async = UNRETRIED_METHOD_ANNOTATIONS.get(0);
+		return AnnotatedElementUtils.isAnnotated(targetClass, async)
+				|| AnnotatedElementUtils.isAnnotated(method.getDeclaringClass(), async);
 	}
 
 	/**
@@ -452,14 +487,34 @@ public class IdempotentOperationSource {
 
 	/**
 	 * Settings used where the annotation leaves an attribute empty.
+	 *
+	 * @param ttl how long a completed result is replayed
+	 * @param lease how long an in-progress claim lives without renewal
+	 * @param waitFor how long a duplicate waits for the first call's result
+	 * @param retryAfter delay suggested to a refused duplicate
+	 * @param maxDuration how long one call may hold its key before it stops renewing
+	 * @param inProcessWaitFor how long a duplicate call of an {@code @Async},
+	 * {@code @EventListener} or {@code @Scheduled} method waits, which nobody would
+	 * retry; {@code null} for the operation's lease
 	 */
-	public record Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter, Duration maxDuration) {
+	public record Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter, Duration maxDuration,
+			@Nullable Duration inProcessWaitFor) {
 
 		/**
-		 * Defaults with {@link IdempotencyPolicy#DEFAULT_MAX_DURATION}.
+		 * Defaults with {@link IdempotencyPolicy#DEFAULT_MAX_DURATION}, and one lease for
+		 * the wait of in-process duplicates.
 		 */
 		public Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter) {
-			this(ttl, lease, waitFor, retryAfter, IdempotencyPolicy.DEFAULT_MAX_DURATION);
+			this(ttl, lease, waitFor, retryAfter, IdempotencyPolicy.DEFAULT_MAX_DURATION, null);
+		}
+
+		/**
+		 * One lease by default: a first call that is alive renews its lease and still
+		 * runs then, and one that crashed has let its key go by then, so the duplicate
+		 * takes it over and runs.
+		 */
+		Duration inProcessWaitFor(Duration lease) {
+			return (this.inProcessWaitFor != null) ? this.inProcessWaitFor : lease;
 		}
 
 	}

@@ -144,10 +144,9 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
 			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(
-				new IdempotentOperationSource.Defaults(properties.getTtl(), properties.getLease(),
-						properties.getWaitFor(), properties.getRetryAfter(), properties.getMaxDuration()),
-				codec, beanFactory);
+		return new IdempotentOperationSource(new IdempotentOperationSource.Defaults(properties.getTtl(),
+				properties.getLease(), properties.getWaitFor(), properties.getRetryAfter(), properties.getMaxDuration(),
+				properties.getInProcessWaitFor()), codec, beanFactory);
 	}
 
 	@Bean

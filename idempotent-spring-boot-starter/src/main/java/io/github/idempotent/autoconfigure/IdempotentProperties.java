@@ -54,6 +54,14 @@ public class IdempotentProperties {
 	private Duration waitFor = Duration.ZERO;
 
 	/**
+	 * Time a duplicate call of an @Async, @EventListener or @Scheduled method waits for
+	 * the first call to finish when its annotation sets no waitFor; nobody retries such a
+	 * call, so one still refused then is dropped with a warning. Unset, the operation's
+	 * lease.
+	 */
+	private @Nullable Duration inProcessWaitFor;
+
+	/**
 	 * Delay suggested to refused duplicates and to callers refused while the store is
 	 * down (HTTP Retry-After).
 	 */
@@ -137,6 +145,14 @@ public class IdempotentProperties {
 
 	public void setWaitFor(Duration waitFor) {
 		this.waitFor = waitFor;
+	}
+
+	public @Nullable Duration getInProcessWaitFor() {
+		return this.inProcessWaitFor;
+	}
+
+	public void setInProcessWaitFor(@Nullable Duration inProcessWaitFor) {
+		this.inProcessWaitFor = inProcessWaitFor;
 	}
 
 	public Duration getRetryAfter() {

@@ -38,7 +38,14 @@ public class ShippingService {
 		return this.deliveries.get();
 	}
 
-	@Idempotent(name = "shipping", key = "#event.paymentId")
+	/**
+	 * Ships once per payment. A duplicate delivery that arrives while the first one still
+	 * ships waits for its shipment ({@code demo.shipping.wait-for}) and gets it back: the
+	 * in-process listener that calls this has nobody to retry it, and the starter cannot
+	 * tell from here who the caller is (an {@code @Idempotent} method that is itself the
+	 * {@code @Async} listener would wait by default).
+	 */
+	@Idempotent(name = "shipping", key = "#event.paymentId", waitFor = "${demo.shipping.wait-for}")
 	@Transactional
 	public Shipment ship(PaymentCaptured event) {
 		return this.shipments.create(event);

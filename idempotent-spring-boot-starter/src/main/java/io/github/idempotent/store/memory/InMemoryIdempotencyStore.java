@@ -144,7 +144,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		if (update(key, token, (entry, now) -> new Entry(token, fingerprint, result, now + ttl.toNanos(), null, false))) {
+		if (update(key, token,
+				(entry, now) -> new Entry(token, fingerprint, result, now + ttl.toNanos(), null, false))) {
 			return true;
 		}
 		// The same completion again (the executor repeats one whose outcome it could not
