@@ -1,6 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
 
@@ -40,6 +45,25 @@ class RedisTrackingShutdownTests {
 			await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
 			before.set(output.getAll().length());
 		});
+		String shutdown = output.getAll().substring(before.get());
+		assertThat(shutdown).doesNotContain(" WARN ", " ERROR ", "Exception", "\tat ");
+	}
+
+	@Test
+	void aContextWhoseStoreWaitsForReplicasClosesQuietly(CapturedOutput output) {
+		AtomicInteger before = new AtomicInteger();
+		this.redisRunner
+			.withPropertyValues("idempotent.store.redis.wait-replicas=1", "idempotent.store.redis.wait-timeout=10ms")
+			.run((context) -> {
+				// A claim leaves a connection of the store's own open (its WAIT times
+				// out:
+				// there is no replica).
+				IdempotencyStore store = context.getBean(IdempotencyStore.class);
+				RecordKey key = new RecordKey("shutdown:" + UUID.randomUUID());
+				assertThat(store.claim(key, new Fingerprint("fp"), Duration.ofSeconds(30)))
+					.isInstanceOf(ClaimResult.Acquired.class);
+				before.set(output.getAll().length());
+			});
 		String shutdown = output.getAll().substring(before.get());
 		assertThat(shutdown).doesNotContain(" WARN ", " ERROR ", "Exception", "\tat ");
 	}
