@@ -20,6 +20,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.redis.RedisMemoryPolicyGuard;
+import io.github.idempotent.testsupport.LocalRedisCluster;
 import io.github.idempotent.testsupport.RedisProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,6 +53,18 @@ class RedisEvictionPolicyTests {
 					.hasMessageContaining("run the method again")
 					.hasMessageContaining("maxmemory-policy noeviction")
 					.hasMessageContaining("idempotent.store.redis.allow-evicting-policy=true");
+			});
+		}
+	}
+
+	@Test
+	void refusesToStartOnAClusterWhoseNodesEvict() {
+		try (LocalRedisCluster cluster = LocalRedisCluster.start("maxmemory 10mb", "maxmemory-policy allkeys-lru")) {
+			this.runner.withPropertyValues("spring.data.redis.cluster.nodes=" + cluster.nodes()).run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(rootCause(context.getStartupFailure())).isInstanceOf(IllegalStateException.class)
+					.hasMessageContaining("(127.0.0.1:")
+					.hasMessageContaining("maxmemory-policy allkeys-lru");
 			});
 		}
 	}
