@@ -133,6 +133,15 @@ class RedisEvictionPolicyTests {
 				RedisMemoryPolicyGuard guard = context.getBean(RedisMemoryPolicyGuard.class);
 				MeterRegistry registry = context.getBean(MeterRegistry.class);
 				assertThat(evicting(registry)).isZero();
+				// Restarted as it was: checked again, and said so.
+				first.close();
+				try (RedisProcess same = RedisProcess.start(port, false, "maxmemory 10mb",
+						"maxmemory-policy noeviction")) {
+					await().atMost(Duration.ofSeconds(30))
+						.until(() -> output.toString()
+							.contains("checked again (127.0.0.1:" + port + "): maxmemory 10485760, "
+									+ "maxmemory-policy noeviction, records are not evicted"));
+				}
 				// Restarted with another configuration, as a failover may land on one.
 				first.close();
 				try (RedisProcess second = RedisProcess.start(port, false, "maxmemory 10mb",

@@ -140,8 +140,16 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			if (policy.evicts() && !this.evictingPolicyAllowed) {
 				throw new IllegalStateException(refusal(policy));
 			}
-			judge(policy, false);
+			judge(policy, Check.START);
 		}
+		watch(policies.isEmpty());
+	}
+
+	/**
+	 * Opens the guard's connection in the background, so that reconnects are checked.
+	 * @param checkNow whether to check once it is open
+	 */
+	private synchronized void watch(boolean checkNow) {
 		this.running = true;
 		if (this.client != null) {
 			ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
@@ -150,9 +158,17 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 				return thread;
 			});
 			this.scheduler = scheduler;
-			boolean unchecked = policies.isEmpty();
-			scheduler.execute(() -> connect(unchecked));
+			scheduler.execute(() -> connect(checkNow));
 		}
+	}
+
+	/**
+	 * When a policy is read.
+	 */
+	private enum Check {
+
+		START, RECONNECT, REFRESH
+
 	}
 
 	private String serverName() {
@@ -182,25 +198,27 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	}
 
 	/**
-	 * Logs what {@code policy} means, once per server and policy.
-	 * @param recheck whether it was read after start-up, when the application can no
-	 * longer be stopped
+	 * Logs what {@code policy} means: an evicting one once per server and policy (after
+	 * start-up, when the application can no longer be stopped, as an error), a safe one
+	 * after every reconnect.
 	 */
-	private void judge(MemoryPolicy policy, boolean recheck) {
+	private void judge(MemoryPolicy policy, Check check) {
 		this.lastSeen = policy;
 		if (policy.evictedKeys() >= 0) {
 			this.evictedKeys = policy.evictedKeys();
 		}
 		String seen = policy.server() + ' ' + policy.maxmemory() + ' ' + policy.policy();
-		if (!this.reported.add(seen)) {
-			return;
-		}
+		boolean first = this.reported.add(seen);
 		if (!policy.evicts()) {
-			if (recheck) {
+			// Every reconnect says so: they are rare, and an operator may want to see it.
+			if (check == Check.RECONNECT || (first && check == Check.REFRESH)) {
 				logger.info("Memory policy of the idempotency store's Redis checked again (" + policy.server()
 						+ "): maxmemory " + policy.maxmemory() + ", maxmemory-policy " + policy.policy()
 						+ ", records are not evicted");
 			}
+		}
+		else if (!first) {
+			return;
 		}
 		else if (this.evictingPolicyAllowed) {
 			logger.warn("The Redis of the idempotency store (" + policy.server() + ") may evict records "
@@ -235,7 +253,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
 				// A restart or a failover: the server may be another one, differently
 				// configured. Asynchronous: this runs on Lettuce's event loop.
-				refresh(serverName(address));
+				refresh(serverName(address), Check.RECONNECT);
 			}
 
 		});
@@ -247,7 +265,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			this.connection = opened;
 		}
 		if (checkNow) {
-			refresh(serverName());
+			refresh(serverName(), Check.REFRESH);
 		}
 	}
 
@@ -262,7 +280,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 * Reads the memory policy and the evictions again in the background; one read at a
 	 * time.
 	 */
-	private void refresh(String server) {
+	private void refresh(String server, Check check) {
 		StatefulRedisConnection<String, String> current = this.connection;
 		if (current == null || !this.running || !this.refreshing.compareAndSet(false, true)) {
 			return;
@@ -275,7 +293,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 				.whenComplete((info, ex) -> {
 					this.refreshing.set(false);
 					if (ex == null && this.running) {
-						MemoryPolicy.of(parse(info), server).forEach((policy) -> judge(policy, true));
+						MemoryPolicy.of(parse(info), server).forEach((policy) -> judge(policy, check));
 					}
 				});
 		}
@@ -321,14 +339,20 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 * only records) as of the last check, -1 when unknown; starts the next check.
 	 */
 	public long evictedKeys() {
-		refresh(currentServerName());
+		refresh(currentServerName(), Check.REFRESH);
 		return this.evictedKeys;
 	}
 
+	/**
+	 * Watches again after {@link #stop()}, and checks at once. The first check is
+	 * {@link #check()}'s, when the bean is created: a refusal must stop the context
+	 * before anything starts.
+	 */
 	@Override
 	public void start() {
-		// Checked and connected by check(), when the bean is created: a refusal must stop
-		// the context before anything else starts.
+		if (!this.running) {
+			watch(true);
+		}
 	}
 
 	/**
