@@ -21,6 +21,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.redis.RedisMemoryPolicyGuard;
 import io.github.idempotent.testsupport.LocalRedisCluster;
+import io.github.idempotent.testsupport.LocalRedisSentinel;
 import io.github.idempotent.testsupport.RedisProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -158,6 +159,31 @@ class RedisEvictionPolicyTests {
 		}
 		finally {
 			first.close();
+		}
+	}
+
+	@Test
+	void aFailoverToAnEvictingReplicaIsAnError(CapturedOutput output) {
+		try (LocalRedisSentinel sentinel = LocalRedisSentinel.start("maxmemory 10mb",
+				"maxmemory-policy volatile-ttl")) {
+			this.runner
+				.withPropertyValues("spring.data.redis.sentinel.master=" + LocalRedisSentinel.MASTER_NAME,
+						"spring.data.redis.sentinel.nodes=" + sentinel.sentinelNodes())
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					RedisMemoryPolicyGuard guard = context.getBean(RedisMemoryPolicyGuard.class);
+					assertThat(guard.isEvicting()).isFalse();
+					sentinel.crashPrimaryAndAwaitFailover();
+					// Named by its address, or by Sentinel's name for the primary when
+					// the check
+					// is answered before the guard's connection reports its reconnect.
+					String error = "ERROR io.github.idempotent.store.redis.RedisMemoryPolicyGuard -- Checked again after "
+							+ "start-up: The Redis of the idempotency store (";
+					await().atMost(Duration.ofSeconds(60)).until(() -> output.toString().contains(error));
+					assertThat(output).contains("maxmemory-policy volatile-ttl");
+					assertThat(guard.isEvicting()).isTrue();
+					assertThat(evicting(context.getBean(MeterRegistry.class))).isEqualTo(1);
+				});
 		}
 	}
 

@@ -80,6 +80,9 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 
 	private volatile @Nullable MemoryPolicy lastSeen;
 
+	// Where the guard's connection last reconnected to, null before the first reconnect.
+	private volatile @Nullable String connectedServer;
+
 	private volatile long evictedKeys = -1;
 
 	private volatile boolean running;
@@ -253,7 +256,8 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
 				// A restart or a failover: the server may be another one, differently
 				// configured. Asynchronous: this runs on Lettuce's event loop.
-				refresh(serverName(address), Check.RECONNECT);
+				RedisMemoryPolicyGuard.this.connectedServer = serverName(address);
+				refresh(Check.RECONNECT);
 			}
 
 		});
@@ -265,7 +269,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			this.connection = opened;
 		}
 		if (checkNow) {
-			refresh(serverName(), Check.REFRESH);
+			refresh(Check.REFRESH);
 		}
 	}
 
@@ -280,9 +284,12 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 * Reads the memory policy and the evictions again in the background; one read at a
 	 * time.
 	 */
-	private void refresh(String server, Check check) {
+	private void refresh(Check check) {
 		StatefulRedisConnection<String, String> current = this.connection;
-		if (current == null || !this.running || !this.refreshing.compareAndSet(false, true)) {
+		// A reconnect is always checked: a scrape's read in flight may have been sent
+		// before it, and answered by whichever server comes after.
+		boolean scrape = check != Check.RECONNECT;
+		if (current == null || !this.running || (scrape && !this.refreshing.compareAndSet(false, true))) {
 			return;
 		}
 		try {
@@ -291,20 +298,26 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			commands.info("memory")
 				.thenCombine(commands.info("stats"), (memory, stats) -> memory + "\n" + stats)
 				.whenComplete((info, ex) -> {
-					this.refreshing.set(false);
+					if (scrape) {
+						this.refreshing.set(false);
+					}
 					if (ex == null && this.running) {
-						MemoryPolicy.of(parse(info), server).forEach((policy) -> judge(policy, check));
+						// Named when answered: the server that answered is the latest one
+						// connected to.
+						MemoryPolicy.of(parse(info), currentServerName()).forEach((policy) -> judge(policy, check));
 					}
 				});
 		}
 		catch (RuntimeException ex) {
-			this.refreshing.set(false);
+			if (scrape) {
+				this.refreshing.set(false);
+			}
 		}
 	}
 
 	private String currentServerName() {
-		MemoryPolicy last = this.lastSeen;
-		return (last != null) ? last.server() : serverName();
+		String connected = this.connectedServer;
+		return (connected != null) ? connected : serverName();
 	}
 
 	static Properties parse(String info) {
@@ -339,7 +352,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 * only records) as of the last check, -1 when unknown; starts the next check.
 	 */
 	public long evictedKeys() {
-		refresh(currentServerName(), Check.REFRESH);
+		refresh(Check.REFRESH);
 		return this.evictedKeys;
 	}
 
