@@ -50,8 +50,8 @@ import io.github.idempotent.web.PrincipalScopeResolver;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
-@Import({ RedisStoreConfiguration.class, JdbcStoreConfiguration.class, MemoryStoreConfiguration.class,
-		LocalCacheConfiguration.class })
+@Import({ RedisStoreConfiguration.class, RedisMemoryPolicyConfiguration.class, JdbcStoreConfiguration.class,
+		MemoryStoreConfiguration.class, LocalCacheConfiguration.class })
 public final class IdempotentAutoConfiguration {
 
 	/**

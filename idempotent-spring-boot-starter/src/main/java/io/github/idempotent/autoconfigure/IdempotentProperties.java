@@ -329,6 +329,21 @@ public class IdempotentProperties {
 		 */
 		private Duration waitTimeout = Duration.ofMillis(500);
 
+		/**
+		 * Whether the store starts on a Redis whose memory is bounded and whose
+		 * maxmemory-policy may evict records (any but noeviction), accepting that a retry
+		 * of an evicted key runs its method again.
+		 */
+		private boolean allowEvictingPolicy;
+
+		public boolean isAllowEvictingPolicy() {
+			return this.allowEvictingPolicy;
+		}
+
+		public void setAllowEvictingPolicy(boolean allowEvictingPolicy) {
+			this.allowEvictingPolicy = allowEvictingPolicy;
+		}
+
 		public int getWaitReplicas() {
 			return this.waitReplicas;
 		}

@@ -24,12 +24,21 @@ public final class LocalRedisCluster implements AutoCloseable {
 	}
 
 	public static LocalRedisCluster start() {
+		return start(new String[0]);
+	}
+
+	/**
+	 * Starts a cluster whose every node also has the given configuration lines.
+	 */
+	public static LocalRedisCluster start(String... config) {
 		LocalRedisCluster cluster = new LocalRedisCluster();
 		try {
 			for (int i = 0; i < 3; i++) {
 				int port = RedisProcess.freePort();
-				cluster.nodes.add(RedisProcess.start(port, false, "cluster-enabled yes",
+				List<String> lines = new ArrayList<>(List.of("cluster-enabled yes",
 						"cluster-config-file nodes-" + port + ".conf", "cluster-node-timeout 5000"));
+				lines.addAll(List.of(config));
+				cluster.nodes.add(RedisProcess.start(port, false, lines.toArray(String[]::new)));
 			}
 			cluster.join();
 			return cluster;

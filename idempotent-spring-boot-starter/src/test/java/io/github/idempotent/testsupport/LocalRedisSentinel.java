@@ -2,6 +2,7 @@ package io.github.idempotent.testsupport;
 
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -36,11 +37,20 @@ public final class LocalRedisSentinel implements AutoCloseable {
 	}
 
 	public static LocalRedisSentinel start() {
+		return start(new String[0]);
+	}
+
+	/**
+	 * Starts a primary, a replica with the given configuration lines besides replicaof (a
+	 * failover may land on a differently configured server) and a sentinel.
+	 */
+	public static LocalRedisSentinel start(String... replicaConfig) {
 		LocalRedisSentinel setup = new LocalRedisSentinel();
 		try {
 			setup.primary = RedisProcess.start(RedisProcess.freePort(), false);
-			setup.replica = RedisProcess.start(RedisProcess.freePort(), false,
-					"replicaof 127.0.0.1 " + setup.primary.port());
+			List<String> replicaLines = new ArrayList<>(List.of("replicaof 127.0.0.1 " + setup.primary.port()));
+			replicaLines.addAll(List.of(replicaConfig));
+			setup.replica = RedisProcess.start(RedisProcess.freePort(), false, replicaLines.toArray(String[]::new));
 			setup.sentinel = RedisProcess.start(RedisProcess.freePort(), true,
 					"sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + setup.primary.port() + " 1",
 					"sentinel down-after-milliseconds " + MASTER_NAME + " 1000",

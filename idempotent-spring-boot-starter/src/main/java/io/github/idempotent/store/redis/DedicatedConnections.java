@@ -109,6 +109,13 @@ final class DedicatedConnections implements AutoCloseable {
 		connection.close();
 	}
 
+	/**
+	 * Keeps connections given back open again after {@link #close()}.
+	 */
+	void reopen() {
+		this.closed = false;
+	}
+
 	@Override
 	public void close() {
 		this.closed = true;

@@ -34,6 +34,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
@@ -71,9 +72,13 @@ import io.github.idempotent.store.StoredResult;
  * (WAIT) until that many replicas have it, which narrows that window but does not close
  * it (see docs/stores.md). Those writes and their WAIT run on connections of the store's
  * own, one caller at a time ({@link DedicatedConnections}); everything else, and every
- * write when no replica is awaited, runs on the application's connection.
+ * write when no replica is awaited, runs on the application's connection. As a
+ * {@link SmartLifecycle} bean it closes them one phase before the connection factory
+ * stops, while Lettuce still runs (closed by Lettuce's shutdown first, they would be
+ * closed twice, with a warning).
  */
-public class RedisIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
+public class RedisIdempotencyStore
+		implements AsyncIdempotencyStore, InspectableIdempotencyStore, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
@@ -92,6 +97,8 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 
 	// When the server last refused SET with NX and GET (before Redis 7.0), 0 if never.
 	private volatile long setClaimsRefusedAt;
+
+	private volatile boolean running = true;
 
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
@@ -137,6 +144,39 @@ public class RedisIdempotencyStore implements AsyncIdempotencyStore, Inspectable
 		if (connections != null) {
 			connections.close();
 		}
+	}
+
+	/**
+	 * Keeps connections of the store's own open between calls again after
+	 * {@link #stop()}.
+	 */
+	@Override
+	public void start() {
+		DedicatedConnections connections = this.dedicatedConnections;
+		if (connections != null) {
+			connections.reopen();
+		}
+		this.running = true;
+	}
+
+	/**
+	 * Closes the connections of the store's own before the connection factory stops;
+	 * calls still running meanwhile open and close their own.
+	 */
+	@Override
+	public void stop() {
+		this.running = false;
+		close();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return RedisRecordTracking.phaseBefore(this.connectionFactory);
 	}
 
 	/**

@@ -6,9 +6,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -28,6 +30,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.Assert;
@@ -63,8 +66,14 @@ import io.github.idempotent.store.StoredResult;
  * 6 or later, and a client not configured for RESP2). Not supported on Redis Cluster,
  * where keys live on many nodes and move between them: there {@link #isCurrent()} stays
  * false and {@link #unavailableReason()} says why.
+ * <p>
+ * As a {@link SmartLifecycle} bean it stops one phase before the connection factory does:
+ * the tracking connection is closed and reconnecting ends while Lettuce is still running,
+ * so that a context that closes normally logs nothing (a tracking connection left open
+ * would be cut by Lettuce's shutdown and reconnect into an executor that has terminated).
+ * It tracks again when the context starts again.
  */
-public final class RedisRecordTracking implements RecordTracking {
+public final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisRecordTracking.class);
 
@@ -86,7 +95,12 @@ public final class RedisRecordTracking implements RecordTracking {
 
 	private volatile @Nullable String unavailableReason;
 
+	private final int phase;
+
 	private volatile boolean closed;
+
+	// Stopped with the context: no session, no reconnecting, nothing logged.
+	private volatile boolean stopped;
 
 	/**
 	 * @param connectionFactory the store's connection factory
@@ -104,6 +118,7 @@ public final class RedisRecordTracking implements RecordTracking {
 		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
 		this.reconnectAfterNanos = reconnectAfter.toNanos();
 		this.client = redisClient(connectionFactory);
+		this.phase = phaseBefore(connectionFactory);
 		if (this.client == null) {
 			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
 					? "Redis Cluster is not supported (keys live on many nodes and move between them)"
@@ -121,6 +136,16 @@ public final class RedisRecordTracking implements RecordTracking {
 
 	private static Duration max(Duration a, Duration b) {
 		return (a.compareTo(b) >= 0) ? a : b;
+	}
+
+	/**
+	 * The lifecycle phase just before {@code connectionFactory}'s: stopped first, started
+	 * after it.
+	 */
+	static int phaseBefore(RedisConnectionFactory connectionFactory) {
+		int factoryPhase = (connectionFactory instanceof SmartLifecycle lifecycle) ? lifecycle.getPhase()
+				: SmartLifecycle.DEFAULT_PHASE;
+		return (factoryPhase == Integer.MAX_VALUE) ? factoryPhase : factoryPhase + 1;
 	}
 
 	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
@@ -221,7 +246,7 @@ public final class RedisRecordTracking implements RecordTracking {
 	private void tick() {
 		try {
 			Session current = this.session;
-			if (this.closed) {
+			if (this.closed || this.stopped) {
 				return;
 			}
 			if (current == null || current.lost) {
@@ -279,8 +304,11 @@ public final class RedisRecordTracking implements RecordTracking {
 			});
 			connection.sync().clientTracking(TrackingArgs.Builder.enabled());
 			synchronized (this) {
-				if (this.closed || next.lost) {
-					connection.closeAsync();
+				if (this.closed || this.stopped || next.lost) {
+					// Ended by its disconnect listener, or by close() or stop()
+					// meanwhile,
+					// which did not see it: closed once, by whoever ends it first.
+					next.end();
 					return;
 				}
 				// Whatever was cached before this session may have changed unseen.
@@ -299,8 +327,8 @@ public final class RedisRecordTracking implements RecordTracking {
 	}
 
 	private void unavailable(String reason) {
-		if (this.closed) {
-			// Shutting down: a connect() interrupted by close() is no outage.
+		if (this.closed || this.stopped) {
+			// Shutting down: a connect() interrupted by close() or stop() is no outage.
 			return;
 		}
 		if (this.unavailableReason == null) {
@@ -316,10 +344,11 @@ public final class RedisRecordTracking implements RecordTracking {
 	 * cache that sees no invalidation yet sees {@link #isCurrent()} false.
 	 */
 	private void end(Session ended, String reason) {
-		ended.lost = true;
 		// Closed whether or not it is still current: a connection Lettuce would keep
 		// reconnecting must not outlive its session.
-		ended.connection.closeAsync();
+		if (!ended.end()) {
+			return;
+		}
 		Listener target = this.listener;
 		synchronized (this) {
 			if (this.session != ended) {
@@ -330,9 +359,7 @@ public final class RedisRecordTracking implements RecordTracking {
 		if (target != null) {
 			target.invalidatedAll();
 		}
-		if (!this.closed) {
-			unavailable(reason);
-		}
+		unavailable(reason);
 	}
 
 	private void onPush(PushMessage message) {
@@ -380,6 +407,66 @@ public final class RedisRecordTracking implements RecordTracking {
 		}
 	}
 
+	/**
+	 * Tracks again after {@link #stop()}: the next heartbeat opens a new session.
+	 */
+	@Override
+	public void start() {
+		this.stopped = false;
+	}
+
+	/**
+	 * Ends the session and stops reconnecting until {@link #start()}, before the
+	 * connection factory stops; the cache is bypassed meanwhile. Waits until the tracking
+	 * connection is closed, so that Lettuce's shutdown does not find it open.
+	 */
+	@Override
+	public void stop() {
+		Session current;
+		synchronized (this) {
+			// A connect() in flight sees stopped under the same lock and closes its own
+			// connection.
+			this.stopped = true;
+			current = this.session;
+		}
+		if (this.scheduler != null) {
+			// Heartbeats run one at a time: once this no-op has run, a connect() that was
+			// in flight has seen stopped and ended its session.
+			try {
+				this.scheduler.submit(() -> {
+				}).get(10, TimeUnit.SECONDS);
+			}
+			catch (ExecutionException | TimeoutException | RuntimeException ex) {
+				logger.debug("Redis invalidation tracking did not stop in time", ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		if (current != null) {
+			end(current, "stopped");
+			try {
+				current.closing.get(current.connection.getTimeout().toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				logger.debug("Redis invalidation tracking connection did not close in time", ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.stopped && !this.closed && this.scheduler != null;
+	}
+
+	@Override
+	public int getPhase() {
+		return this.phase;
+	}
+
 	@Override
 	public String toString() {
 		String reason = this.unavailableReason;
@@ -399,9 +486,25 @@ public final class RedisRecordTracking implements RecordTracking {
 
 		volatile long confirmedAt;
 
+		// Closed once: Lettuce warns about a second close.
+		final CompletableFuture<Void> closing = new CompletableFuture<>();
+
 		Session(StatefulRedisConnection<byte[], byte[]> connection, long startedAt) {
 			this.connection = connection;
 			this.confirmedAt = startedAt;
+		}
+
+		/**
+		 * Marks the session lost and closes its connection, once.
+		 * @return whether this call ended it
+		 */
+		synchronized boolean end() {
+			if (this.lost) {
+				return false;
+			}
+			this.lost = true;
+			this.connection.closeAsync().whenComplete((done, ex) -> this.closing.complete(null));
+			return true;
 		}
 
 		void confirm(long sentAt) {
