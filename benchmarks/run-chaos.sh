@@ -20,9 +20,11 @@ args=(-ntp -q -pl idempotent-spring-boot-starter test -Dtest=ChaosCampaignTests
 	-Dchaos.lease-ms="${LEASE_MS:-2000}" -Dsurefire.timeout=0)
 [[ -n "$seed" ]] && args+=(-Dchaos.seed="$seed")
 # A violation fails the test, which is the finding: keep going to print the report.
+output=idempotent-spring-boot-starter/target/surefire-reports/io.github.idempotent.chaos.ChaosCampaignTests-output.txt
+rm -f "$output"
 status=0
 ./mvnw "${args[@]}" || status=$?
-output=idempotent-spring-boot-starter/target/surefire-reports/io.github.idempotent.chaos.ChaosCampaignTests-output.txt
+[[ -f "$output" ]] || exit "$status"
 grep -h '^\[chaos ' "$output" || true
 latest=$(ls -t idempotent-spring-boot-starter/target/chaos/chaos-"$store"-*[0-9].md 2>/dev/null | head -1)
 [[ -n "$latest" ]] && cat "$latest"

@@ -1,0 +1,95 @@
+package io.github.idempotent.chaos;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.idempotent.chaos.ChaosChecker.Answer;
+import io.github.idempotent.chaos.ChaosChecker.Execution;
+import io.github.idempotent.chaos.ChaosChecker.Fault;
+import io.github.idempotent.chaos.ChaosChecker.Kind;
+import io.github.idempotent.chaos.ChaosChecker.Probe;
+import io.github.idempotent.chaos.ChaosChecker.Verdict;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The checker on histories written by hand: it must find what the campaign is there to
+ * find, and excuse only what the guarantees allow.
+ */
+class ChaosCheckerTests {
+
+	private final ChaosChecker checker = new ChaosChecker(2000);
+
+	@Test
+	void aReRunWithNoFaultIsAViolation() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 1200L), new Execution("b", "k", 1, 1100, 1300L)), List.of(),
+				List.of(new Answer("k", "a", 0, 1200, false)), List.of(new Probe("k", 200, "a", 9000)), List.of());
+		assertThat(verdict.violations()).hasSize(1).first().asString().contains("re-run not excused");
+	}
+
+	@Test
+	void aReRunAfterTheInstanceRunningTheFirstWasKilledIsExcused() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, null), new Execution("b", "k", 1, 4000, 4200L)),
+				List.of(new Fault(Kind.KILL, 0, null, 1100, 1100, true, "")),
+				List.of(new Answer("k", "b", 1, 4200, false)), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).isEmpty();
+		assertThat(verdict.excused()).containsEntry("crash mid-call (SIGKILL)", 1);
+	}
+
+	@Test
+	void aKillOfAnotherInstanceOrMemoryPressureExcusesNothing() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 1500L), new Execution("b", "k", 1, 4000, 4200L)),
+				List.of(new Fault(Kind.KILL, 1, null, 1100, 1100, true, ""),
+						new Fault(Kind.MEMORY_PRESSURE, -1, null, 900, 5000, true, "")),
+				List.of(), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).hasSize(1);
+	}
+
+	@Test
+	void aPausePastTheLeaseExcusesATakeOverAndItsDifferentAnswer() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 6000L), new Execution("b", "k", 1, 4000, 4200L)),
+				List.of(new Fault(Kind.PAUSE_PAST_LEASE, 0, null, 1100, 5900, true, "")),
+				List.of(new Answer("k", "a", 0, 6000, false), new Answer("k", "b", 1, 4200, false)),
+				List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).isEmpty();
+		assertThat(verdict.excused()).containsEntry("paused past the lease, taken over", 1);
+	}
+
+	@Test
+	void aForcedDeleteExcusesOneReRunAfterIt() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 3000L), new Execution("b", "k", 1, 2000, 2200L),
+						new Execution("c", "k", 1, 2500, 2700L)),
+				List.of(new Fault(Kind.FORCE_DELETE, -1, "k", 1500, 1500, true, "")), List.of(),
+				List.of(new Probe("k", 200, "c", 9000)), List.of());
+		assertThat(verdict.excused()).containsEntry("forced delete", 1);
+		assertThat(verdict.violations()).hasSize(1);
+	}
+
+	@Test
+	void differentAnswersWithoutAnExcuseAndAKeyInProgressAfterTheHealAreViolations() {
+		Verdict verdict = this.checker.check(List.of(new Execution("a", "k", 0, 1000, 1200L)), List.of(),
+				List.of(new Answer("k", "a", 0, 1200, false), new Answer("k", "x", 1, 1300, true)),
+				List.of(new Probe("k", 409, null, 9000)), List.of("idempotent:_:chaos:k"));
+		assertThat(verdict.violations()).hasSize(3);
+		assertThat(String.join("\n", verdict.violations())).contains("which no ledger holds")
+			.contains("in progress")
+			.contains("still in progress in the store");
+	}
+
+	@Test
+	void aReRunAtTheFinalProbeIsALostResult() {
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 1200L), new Execution("b", "k", 0, 9001, 9100L)), List.of(),
+				List.of(new Answer("k", "a", 0, 1200, false), new Answer("k", "b", 0, 9100, false)),
+				List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations())
+			.anySatisfy((violation) -> assertThat(violation).contains("completed result was lost"));
+	}
+
+}
