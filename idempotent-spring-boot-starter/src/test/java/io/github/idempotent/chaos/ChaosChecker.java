@@ -76,6 +76,8 @@ final class ChaosChecker {
 			List<String> violations) {
 	}
 
+	private static final long COMPLETION_SLACK_MILLIS = 1000;
+
 	private final long leaseMillis;
 
 	ChaosChecker(long leaseMillis) {
@@ -199,7 +201,10 @@ final class ChaosChecker {
 	/** Why {@code rerun} may run after {@code earlier}, or null. */
 	private @Nullable String excuse(Execution earlier, Execution rerun, List<Fault> faults) {
 		long earlierEnd = (earlier.end() != null) ? earlier.end() : Long.MAX_VALUE;
-		boolean overlapping = rerun.start() < earlierEnd;
+		// A take-over is a claim made before the earlier owner's completion reached the
+		// store, which follows its END line by a round trip: longer on a JVM just
+		// resumed from a pause, hence the second of slack.
+		boolean overlapping = rerun.start() < earlierEnd + COMPLETION_SLACK_MILLIS;
 		for (Fault fault : faults) {
 			if (!fault.effective()) {
 				continue;

@@ -61,6 +61,20 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aTakeOverRightAfterAPausedOwnerEndedIsExcused() {
+		// Found by the campaign (PostgreSQL, seed 2830374012): the owner's method ended
+		// as
+		// the pause did, a retry queued on the same instance claimed the expired record
+		// before the owner's completion reached the store.
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, 5000L), new Execution("b", "k", 0, 5055, 5100L)),
+				List.of(new Fault(Kind.PAUSE_PAST_LEASE, 0, null, 1400, 5003, true, "")),
+				List.of(new Answer("k", "a", 0, 5010, false)), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).isEmpty();
+		assertThat(verdict.excused()).containsEntry("paused past the lease, taken over", 1);
+	}
+
+	@Test
 	void aForcedDeleteExcusesOneReRunAfterIt() {
 		Verdict verdict = this.checker.check(
 				List.of(new Execution("a", "k", 0, 1000, 3000L), new Execution("b", "k", 1, 2000, 2200L),
