@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ChaosCampaignTests {
 
 	static final EnumSet<Kind> SHORT_FORM = EnumSet.of(Kind.CUT, Kind.STALL, Kind.PAUSE, Kind.PAUSE_PAST_LEASE,
-			Kind.KILL, Kind.STORE_RESTART, Kind.MEMORY_PRESSURE);
+			Kind.KILL, Kind.STORE_RESTART);
 
 	@Test
 	void everyKeyRanOnceUnlessAnAllowedFaultExcusesTheReRun() throws Exception {

@@ -211,6 +211,10 @@ final class ChaosChecker {
 			}
 			boolean onItsInstance = fault.instance() == earlier.instance();
 			boolean during = fault.start() <= earlierEnd && fault.end() >= earlier.start();
+			// Cut off from the store, the earlier owner's completion cannot land before
+			// the fault ends either: the result could not be stored when the method
+			// returned, and a take-over claimed the key first.
+			boolean takenOver = overlapping || (during && rerun.start() < fault.end() + COMPLETION_SLACK_MILLIS);
 			switch (fault.kind()) {
 				case KILL -> {
 					if (onItsInstance && earlier.start() <= fault.start() && earlierEnd >= fault.start()) {
@@ -218,12 +222,12 @@ final class ChaosChecker {
 					}
 				}
 				case PAUSE_PAST_LEASE -> {
-					if (onItsInstance && during && overlapping) {
+					if (onItsInstance && during && takenOver) {
 						return "paused past the lease, taken over";
 					}
 				}
 				case STALL_PAST_LEASE -> {
-					if (onItsInstance && during && overlapping) {
+					if (onItsInstance && during && takenOver) {
 						return "store connection stalled past the lease, taken over";
 					}
 				}
@@ -234,7 +238,7 @@ final class ChaosChecker {
 					}
 				}
 				case STORE_RESTART -> {
-					if (fault.end() - fault.start() > this.leaseMillis && during && overlapping) {
+					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
 						return "store down past the lease, taken over";
 					}
 					// The method returned while the store was down: its result could not

@@ -75,6 +75,31 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aTakeOverWhileTheOwnersCompletionWasHeldByAStallPastTheLeaseIsExcused() {
+		// Found by the campaign (Redis, seed 2874559805): the method returned during the
+		// stall, its completion waited in the proxy, another instance claimed the key
+		// once the lease ran out.
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 1, 1257, 1601L), new Execution("b", "k", 0, 4945, 5033L)),
+				List.of(new Fault(Kind.STALL_PAST_LEASE, 1, null, 1495, 5494, true, "")),
+				List.of(new Answer("k", "a", 1, 1610, false)), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).isEmpty();
+		assertThat(verdict.excused()).containsEntry("store connection stalled past the lease, taken over", 1);
+	}
+
+	@Test
+	void aResultRefusedUnderMemoryPressureIsNotExcused() {
+		// Found by the campaign (Redis, seed 2874559805): under noeviction and a full
+		// memory, the completion was refused (OOM), the caller had its answer, and a
+		// retry ran the method again once the lease ran out.
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 1, 1753, 1987L), new Execution("b", "k", 1, 3985, 4354L)),
+				List.of(new Fault(Kind.MEMORY_PRESSURE, -1, null, 0, 2124, true, "")),
+				List.of(new Answer("k", "a", 1, 1990, false)), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.violations()).hasSize(2);
+	}
+
+	@Test
 	void aForcedDeleteExcusesOneReRunAfterIt() {
 		Verdict verdict = this.checker.check(
 				List.of(new Execution("a", "k", 0, 1000, 3000L), new Execution("b", "k", 1, 2000, 2200L),
