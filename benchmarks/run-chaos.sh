@@ -2,11 +2,11 @@
 # The chaos campaign, long form: N instances of a small @Idempotent app on one store, each behind
 # a FaultProxy, clients retrying the same keys on any instance, faults drawn from a printed seed;
 # a verdict per key from ledgers kept outside the store (docs/reliability.md).
-# Usage: benchmarks/run-chaos.sh [redis|postgres] [duration in s, default 300] [seed]
+# Usage: benchmarks/run-chaos.sh [redis|sentinel|postgres] [duration in s, default 300] [seed]
 # Environment: INSTANCES (2), CLIENTS (4), FAULTS (all, or a comma list of cut, stall,
 # stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart, memory_pressure),
-# LEASE_MS (2000). The store is a server of the campaign's own on a free loopback port: a
-# redis-server 7 (on the PATH), or a PostgreSQL initdb'ed as the postgres user (binaries under
+# LEASE_MS (2000), WAIT_REPLICAS (0; Sentinel: idempotent.store.redis.wait-replicas). The store is a server of the campaign's own on a free loopback port: a
+# redis-server 7 (on the PATH), a primary, replica and sentinel whose "restart" is a failover, or a PostgreSQL initdb'ed as the postgres user (binaries under
 # /usr/lib/postgresql). Writes the Markdown report and the fault timeline to
 # idempotent-spring-boot-starter/target/chaos/ and prints the report.
 set -euo pipefail
@@ -17,7 +17,7 @@ seed="${3:-}"
 args=(-ntp -q -pl idempotent-spring-boot-starter test -Dtest=ChaosCampaignTests
 	-Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store="$store" -Dchaos.duration="$duration"
 	-Dchaos.faults="${FAULTS:-all}" -Dchaos.instances="${INSTANCES:-2}" -Dchaos.clients="${CLIENTS:-4}"
-	-Dchaos.lease-ms="${LEASE_MS:-2000}" -Dsurefire.timeout=0)
+	-Dchaos.lease-ms="${LEASE_MS:-2000}" -Dchaos.wait-replicas="${WAIT_REPLICAS:-0}" -Dsurefire.timeout=0)
 [[ -n "$seed" ]] && args+=(-Dchaos.seed="$seed")
 # A violation fails the test, which is the finding: keep going to print the report.
 output=idempotent-spring-boot-starter/target/surefire-reports/io.github.idempotent.chaos.ChaosCampaignTests-output.txt

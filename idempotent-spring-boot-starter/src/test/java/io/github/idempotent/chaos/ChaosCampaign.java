@@ -51,7 +51,7 @@ public final class ChaosCampaign {
 	 * {@link #fromSystemProperties}.
 	 */
 	public record Config(String store, int instances, int keys, int clients, Duration duration, long seed,
-			Set<Kind> faults, Duration lease, Path reportDirectory) {
+			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas) {
 
 		public static Config fromSystemProperties(String defaultStore, Duration defaultDuration,
 				Set<Kind> defaultFaults) {
@@ -76,7 +76,8 @@ public final class ChaosCampaign {
 					Integer.getInteger("chaos.clients", 4), duration,
 					seed.isBlank() ? new Random().nextLong() & 0xffffffffL : Long.parseLong(seed), kinds,
 					Duration.ofMillis(Long.getLong("chaos.lease-ms", 2000)),
-					Path.of(System.getProperty("chaos.report-dir", "target/chaos")));
+					Path.of(System.getProperty("chaos.report-dir", "target/chaos")),
+					Integer.getInteger("chaos.wait-replicas", 0));
 		}
 
 	}
@@ -125,10 +126,10 @@ public final class ChaosCampaign {
 				+ " lease=" + this.config.lease() + " faults=" + this.config.faults() + " seed=" + this.config.seed()
 				+ " (replay with -Dchaos.seed=" + this.config.seed() + ")");
 		Path directory = Files.createTempDirectory("idempotent-chaos-run-");
-		this.store = ChaosStore.start(this.config.store(), this.config.seed());
+		this.store = ChaosStore.start(this.config.store(), this.config.seed(), this.config.waitReplicas());
 		try {
 			for (int i = 0; i < this.config.instances(); i++) {
-				FaultProxy proxy = FaultProxy.start("127.0.0.1", this.store.port);
+				FaultProxy proxy = FaultProxy.start("127.0.0.1", this.store.proxyTarget());
 				this.instances.add(new ChaosInstance(i, proxy, this.store.applicationProperties(proxy.port()),
 						this.config.lease(), directory));
 			}
@@ -176,8 +177,8 @@ public final class ChaosCampaign {
 		ChaosStore.sleep(500);
 		List<Execution> executions = ChaosChecker
 			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
-		Verdict verdict = new ChaosChecker(this.config.lease().toMillis()).check(executions, this.faults, this.answers,
-				probes, inProgress);
+		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas()).check(executions,
+				this.faults, this.answers, probes, inProgress);
 		String markdown = report(verdict);
 		Files.createDirectories(this.config.reportDirectory());
 		Path report = this.config.reportDirectory()
@@ -269,6 +270,8 @@ public final class ChaosCampaign {
 		if (!this.store.hasMemoryLimit()) {
 			kinds.remove(Kind.MEMORY_PRESSURE);
 		}
+		// One kind draws the store's own crash: a restart, or a failover for Sentinel.
+		kinds.remove(Kind.FAILOVER);
 		if (kinds.isEmpty()) {
 			return;
 		}
@@ -279,54 +282,64 @@ public final class ChaosCampaign {
 			ChaosInstance instance = this.instances.get(random.nextInt(this.instances.size()));
 			long length = random.nextInt(1000);
 			long start = System.currentTimeMillis();
-			switch (kind) {
-				case CUT -> {
-					instance.proxy.cut();
-					record(kind, instance.index, null, start, true, "all store connections closed");
-				}
-				case STALL, STALL_PAST_LEASE -> {
-					long hold = (kind == Kind.STALL) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length;
-					instance.proxy.stall();
-					ChaosStore.sleep(hold);
-					instance.proxy.pass();
-					record(kind, instance.index, null, start, true, "held " + hold + " ms");
-				}
-				case PAUSE, PAUSE_PAST_LEASE -> {
-					if (!instance.isUp()) {
-						continue;
-					}
-					long hold = (kind == Kind.PAUSE) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length * 2;
-					instance.pause();
-					ChaosStore.sleep(hold);
-					instance.resume();
-					record(kind, instance.index, null, start, true, "SIGSTOP for " + hold + " ms");
-				}
-				case KILL -> {
-					if (!instance.isUp()) {
-						continue;
-					}
-					instance.kill();
-					record(kind, instance.index, null, start, true, "SIGKILL pid " + instance.pid());
-					ChaosStore.sleep(300 + length);
-					instance.start();
-					boolean up = instance.awaitUp(this.http, Duration.ofSeconds(120));
-					log("instance " + instance.index
-							+ (up ? " restarted" : " did NOT restart:\n" + instance.logTail()));
-				}
-				case FORCE_DELETE -> forceDelete(random, instance, start);
-				case STORE_RESTART -> {
-					this.store.restart();
-					record(kind, -1, null, start, true, "crash (kill -9 / immediate) and start again");
-				}
-				case MEMORY_PRESSURE -> {
-					long hold = 1000 + length * 3;
-					this.store.memoryPressure(true);
-					ChaosStore.sleep(hold);
-					this.store.memoryPressure(false);
-					record(kind, -1, null, start, true, "maxmemory just above used memory for " + hold + " ms");
-				}
+			try {
+				inject(kind, instance, length, lease, random, start);
 			}
-			ChaosStore.sleep(500 + random.nextInt(2000));
+			finally {
+				ChaosStore.sleep(500 + random.nextInt(2000));
+			}
+		}
+	}
+
+	private void inject(Kind kind, ChaosInstance instance, long length, long lease, Random random, long start) {
+		switch (kind) {
+			case CUT -> {
+				instance.proxy.cut();
+				record(kind, instance.index, null, start, true, "all store connections closed");
+			}
+			case STALL, STALL_PAST_LEASE -> {
+				long hold = (kind == Kind.STALL) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length;
+				instance.proxy.stall();
+				ChaosStore.sleep(hold);
+				instance.proxy.pass();
+				record(kind, instance.index, null, start, true, "held " + hold + " ms");
+			}
+			case PAUSE, PAUSE_PAST_LEASE -> {
+				if (!instance.isUp()) {
+					return;
+				}
+				long hold = (kind == Kind.PAUSE) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length * 2;
+				instance.pause();
+				ChaosStore.sleep(hold);
+				instance.resume();
+				record(kind, instance.index, null, start, true, "SIGSTOP for " + hold + " ms");
+			}
+			case KILL -> {
+				if (!instance.isUp()) {
+					return;
+				}
+				instance.kill();
+				record(kind, instance.index, null, start, true, "SIGKILL pid " + instance.pid());
+				ChaosStore.sleep(300 + length);
+				instance.start();
+				boolean up = instance.awaitUp(this.http, Duration.ofSeconds(120));
+				log("instance " + instance.index + (up ? " restarted" : " did NOT restart:\n" + instance.logTail()));
+			}
+			case FORCE_DELETE -> forceDelete(random, instance, start);
+			case STORE_RESTART, FAILOVER -> {
+				String done = this.store.restart();
+				if (done == null) {
+					return;
+				}
+				record(this.store.restartKind(), -1, null, start, true, done);
+			}
+			case MEMORY_PRESSURE -> {
+				long hold = 1000 + length * 3;
+				this.store.memoryPressure(true);
+				ChaosStore.sleep(hold);
+				this.store.memoryPressure(false);
+				record(kind, -1, null, start, true, "maxmemory just above used memory for " + hold + " ms");
+			}
 		}
 	}
 
@@ -444,6 +457,15 @@ public final class ChaosCampaign {
 			.append(" | ")
 			.append(statusSummary())
 			.append(" |\n\n");
+		if (verdict.faults().containsKey(Kind.FAILOVER)) {
+			md.append("Failover loss window (wait-replicas=")
+				.append(this.config.waitReplicas())
+				.append("): ")
+				.append((verdict.failoverLossMillis() < 0) ? "no write lost"
+						: "the latest lost write ended " + verdict.failoverLossMillis()
+								+ " ms before the primary was killed")
+				.append(".\n\n");
+		}
 		if (this.gaveUp.get() > 0) {
 			md.append(this.gaveUp.get()).append(" client calls gave up after 30 s of retries.\n\n");
 		}

@@ -46,7 +46,7 @@ final class ChaosChecker {
 		CUT("connection cut"), STALL("stall under the lease"), STALL_PAST_LEASE("stall past the lease"),
 		PAUSE("pause under the lease (SIGSTOP)"), PAUSE_PAST_LEASE("pause past the lease (SIGSTOP)"),
 		KILL("SIGKILL and restart"), FORCE_DELETE("forced delete"), STORE_RESTART("store restart"),
-		MEMORY_PRESSURE("memory pressure (noeviction)");
+		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)");
 
 		final String title;
 
@@ -72,16 +72,32 @@ final class ChaosChecker {
 	record Probe(String key, int status, @Nullable String execution, long time) {
 	}
 
+	/**
+	 * @param failoverLossMillis the longest time between a write that a failover lost and
+	 * the crash of the primary (-1: none lost)
+	 */
 	record Verdict(Map<Kind, Integer> faults, int keys, int executions, Map<String, Integer> excused,
-			List<String> violations) {
+			List<String> violations, long failoverLossMillis) {
 	}
 
 	private static final long COMPLETION_SLACK_MILLIS = 1000;
 
 	private final long leaseMillis;
 
+	/** How long before a failover a write may be lost without wait-replicas. */
+	static final long FAILOVER_LOSS_WINDOW_MILLIS = 2000;
+
+	private final int waitReplicas;
+
+	private long failoverLossMillis = -1;
+
 	ChaosChecker(long leaseMillis) {
+		this(leaseMillis, 0);
+	}
+
+	ChaosChecker(long leaseMillis, int waitReplicas) {
 		this.leaseMillis = leaseMillis;
+		this.waitReplicas = waitReplicas;
 	}
 
 	static List<Execution> readLedgers(List<Path> ledgers) {
@@ -195,7 +211,7 @@ final class ChaosChecker {
 			violations.add("record " + record + " is still in progress in the store after the faults healed");
 		}
 		int executionCount = executions.size();
-		return new Verdict(faultCounts, keys.size(), executionCount, excused, violations);
+		return new Verdict(faultCounts, keys.size(), executionCount, excused, violations, this.failoverLossMillis);
 	}
 
 	/** Why {@code rerun} may run after {@code earlier}, or null. */
@@ -237,16 +253,28 @@ final class ChaosChecker {
 						return "forced delete";
 					}
 				}
-				case STORE_RESTART -> {
-					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
-						return "store down past the lease, taken over";
-					}
+				case STORE_RESTART, FAILOVER -> {
 					// The method returned while the store was down: its result could not
 					// be
 					// stored (the completion follows the END line by a round trip).
 					if (earlier.end() != null && earlier.end() >= fault.start() - 1000
 							&& earlier.end() <= fault.end()) {
 						return "result not stored (store down when the method returned)";
+					}
+					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
+						return "store down past the lease, taken over";
+					}
+					// Without wait-replicas the promoted replica may miss the last writes
+					// of
+					// the old primary: the claim or the result of a call that wrote
+					// shortly
+					// before the crash (the guide's "the store loses a record").
+					if (fault.kind() == Kind.FAILOVER && this.waitReplicas == 0 && earlier.start() <= fault.start()
+							&& earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
+							&& rerun.start() >= fault.start()) {
+						this.failoverLossMillis = Math.max(this.failoverLossMillis,
+								fault.start() - Math.min(earlierEnd, fault.start()));
+						return "failover lost a write (no wait-replicas)";
 					}
 				}
 				default -> {

@@ -100,6 +100,34 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aResultNotStoredDuringAFailoverIsExcusedEvenWithWaitReplicas() {
+		// Found by the campaign (Sentinel, wait-replicas=1, seed 3178237901): the method
+		// returned while the primary was down, before the replica was promoted.
+		Verdict verdict = new ChaosChecker(2000, 1).check(
+				List.of(new Execution("a", "k", 0, 3527, 3911L), new Execution("b", "k", 1, 6425, 9426L)),
+				List.of(new Fault(Kind.FAILOVER, -1, null, 3605, 5800, true, "")),
+				List.of(new Answer("k", "a", 0, 3920, false)), List.of(new Probe("k", 200, "b", 12000)), List.of());
+		assertThat(verdict.violations()).isEmpty();
+		assertThat(verdict.excused()).containsEntry("result not stored (store down when the method returned)", 1);
+		assertThat(verdict.failoverLossMillis()).isEqualTo(-1);
+	}
+
+	@Test
+	void aFailoverWithoutWaitReplicasExcusesAWriteLostJustBeforeTheCrash() {
+		Verdict lost = new ChaosChecker(2000, 0).check(
+				List.of(new Execution("a", "k", 0, 1500, 2000L), new Execution("b", "k", 1, 6425, 6600L)),
+				List.of(new Fault(Kind.FAILOVER, -1, null, 3605, 5800, true, "")),
+				List.of(new Answer("k", "a", 0, 2020, false)), List.of(new Probe("k", 200, "b", 12000)), List.of());
+		assertThat(lost.violations()).isEmpty();
+		assertThat(lost.failoverLossMillis()).isEqualTo(1605);
+		Verdict fenced = new ChaosChecker(2000, 1).check(
+				List.of(new Execution("a", "k", 0, 1500, 2000L), new Execution("b", "k", 1, 6425, 6600L)),
+				List.of(new Fault(Kind.FAILOVER, -1, null, 3605, 5800, true, "")),
+				List.of(new Answer("k", "a", 0, 2020, false)), List.of(new Probe("k", 200, "b", 12000)), List.of());
+		assertThat(fenced.violations()).isNotEmpty();
+	}
+
+	@Test
 	void aForcedDeleteExcusesOneReRunAfterIt() {
 		Verdict verdict = this.checker.check(
 				List.of(new Execution("a", "k", 0, 1000, 3000L), new Execution("b", "k", 1, 2000, 2200L),

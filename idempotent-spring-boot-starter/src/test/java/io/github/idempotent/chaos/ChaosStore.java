@@ -26,6 +26,8 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 
+import io.github.idempotent.testsupport.LocalRedisSentinel;
+
 /**
  * The store a campaign runs on: a server of the campaign's own (never the shared one on
  * the standard port, which other tests use), which it can restart, and which it reads
@@ -48,12 +50,23 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 	}
 
-	static ChaosStore start(String kind, long seed) {
+	static ChaosStore start(String kind, long seed, int waitReplicas) {
 		return switch (kind) {
 			case "redis" -> new Redis();
+			case "sentinel" -> new Sentinel(waitReplicas);
 			case "postgres" -> new Postgres(seed);
-			default -> throw new IllegalArgumentException("Unknown store " + kind + " (redis or postgres)");
+			default -> throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel or postgres)");
 		};
+	}
+
+	/** Where the instances' proxies forward to. */
+	int proxyTarget() {
+		return this.port;
+	}
+
+	/** The fault {@link #restart()} is. */
+	ChaosChecker.Kind restartKind() {
+		return ChaosChecker.Kind.STORE_RESTART;
 	}
 
 	abstract String name();
@@ -61,8 +74,11 @@ abstract class ChaosStore implements AutoCloseable {
 	/** Application properties for an instance that reaches the store on {@code port}. */
 	abstract List<String> applicationProperties(int proxyPort);
 
-	/** Stops the server as a crash would and starts it again. */
-	abstract void restart();
+	/**
+	 * Stops the server as a crash would and starts it again.
+	 * @return what was done, or null when it could not be done
+	 */
+	abstract String restart();
 
 	/** Whether {@link #memoryPressure} does something. */
 	boolean hasMemoryLimit() {
@@ -183,7 +199,7 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		@Override
-		void restart() {
+		String restart() {
 			this.process.destroyForcibly();
 			try {
 				this.process.waitFor(10, TimeUnit.SECONDS);
@@ -192,6 +208,7 @@ abstract class ChaosStore implements AutoCloseable {
 				Thread.currentThread().interrupt();
 			}
 			launch();
+			return "kill -9 and start again (AOF, appendfsync always)";
 		}
 
 		@Override
@@ -220,34 +237,11 @@ abstract class ChaosStore implements AutoCloseable {
 
 		@Override
 		List<String> inProgress() {
-			return commands((redis) -> {
-				List<String> found = new ArrayList<>();
-				ScanCursor cursor = ScanCursor.INITIAL;
-				for (int pages = 0; pages < 100_000 && !cursor.isFinished(); pages++) {
-					KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches("*chaos*").limit(500));
-					for (String key : page.getKeys()) {
-						if ("string".equals(redis.type(key))) {
-							// Byte 0 of a record is its state: P or p in progress.
-							String state = redis.getrange(key, 0, 0);
-							if ("P".equals(state) || "p".equals(state)) {
-								found.add(key);
-							}
-						}
-					}
-					cursor = page;
-				}
-				return found;
-			});
+			return redisInProgress(this.port);
 		}
 
 		private <T> T commands(java.util.function.Function<RedisCommands<String, String>, T> work) {
-			RedisClient client = RedisClient.create("redis://127.0.0.1:" + this.port);
-			try (StatefulRedisConnection<String, String> connection = client.connect()) {
-				return work.apply(connection.sync());
-			}
-			finally {
-				client.shutdown(0, 1, TimeUnit.SECONDS);
-			}
+			return ChaosStore.commands(this.port, work);
 		}
 
 		@Override
@@ -259,6 +253,107 @@ abstract class ChaosStore implements AutoCloseable {
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 			}
+			delete(this.directory);
+		}
+
+	}
+
+	static List<String> redisInProgress(int port) {
+		return commands(port, (redis) -> {
+			List<String> found = new ArrayList<>();
+			ScanCursor cursor = ScanCursor.INITIAL;
+			for (int pages = 0; pages < 100_000 && !cursor.isFinished(); pages++) {
+				KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches("*chaos*").limit(500));
+				for (String key : page.getKeys()) {
+					if ("string".equals(redis.type(key))) {
+						// Byte 0 of a record is its state: P or p in progress.
+						String state = redis.getrange(key, 0, 0);
+						if ("P".equals(state) || "p".equals(state)) {
+							found.add(key);
+						}
+					}
+				}
+				cursor = page;
+			}
+			return found;
+		});
+	}
+
+	static <T> T commands(int port, java.util.function.Function<RedisCommands<String, String>, T> work) {
+		RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+		try (StatefulRedisConnection<String, String> connection = client.connect()) {
+			return work.apply(connection.sync());
+		}
+		finally {
+			client.shutdown(0, 1, TimeUnit.SECONDS);
+		}
+	}
+
+	/**
+	 * A primary, a replica and a sentinel of the campaign's own
+	 * ({@link LocalRedisSentinel}, no persistence). The instances' proxies stand in front
+	 * of the sentinel: the data connections go to the primary the sentinel names,
+	 * directly, so proxy faults reach only the sentinel lookups. Its restart is a
+	 * failover: the primary is killed and the replica promoted, once per run (no replica
+	 * is left afterwards). Without {@code wait-replicas}, writes the replica had not
+	 * received are lost, which the guide allows; with it, nothing acknowledged may be.
+	 */
+	static final class Sentinel extends ChaosStore {
+
+		private final LocalRedisSentinel setup;
+
+		private final int waitReplicas;
+
+		private boolean failedOver;
+
+		Sentinel(int waitReplicas) {
+			super("sentinel");
+			this.waitReplicas = waitReplicas;
+			this.setup = LocalRedisSentinel.start();
+		}
+
+		@Override
+		String name() {
+			return "Redis Sentinel, wait-replicas=" + this.waitReplicas;
+		}
+
+		@Override
+		int proxyTarget() {
+			return Integer.parseInt(this.setup.sentinelNodes().substring(this.setup.sentinelNodes().indexOf(':') + 1));
+		}
+
+		@Override
+		ChaosChecker.Kind restartKind() {
+			return ChaosChecker.Kind.FAILOVER;
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=redis",
+					"spring.data.redis.sentinel.master=" + LocalRedisSentinel.MASTER_NAME,
+					"spring.data.redis.sentinel.nodes=127.0.0.1:" + proxyPort, "spring.data.redis.timeout=3s",
+					"spring.data.redis.connect-timeout=2s", "idempotent.store.redis.wait-replicas=" + this.waitReplicas,
+					"idempotent.store.redis.wait-timeout=500ms");
+		}
+
+		@Override
+		String restart() {
+			if (this.failedOver) {
+				return null;
+			}
+			this.failedOver = true;
+			long millis = this.setup.crashPrimaryAndAwaitFailover();
+			return "primary killed, replica promoted after " + millis + " ms";
+		}
+
+		@Override
+		List<String> inProgress() {
+			return redisInProgress(this.setup.currentPrimaryPort());
+		}
+
+		@Override
+		public void close() {
+			this.setup.close();
 			delete(this.directory);
 		}
 
@@ -324,9 +419,10 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		@Override
-		void restart() {
+		String restart() {
 			asPostgres(this.bin + "/pg_ctl", "-D", data(), "-m", "immediate", "-w", "stop");
 			start();
+			return "pg_ctl stop -m immediate and start again";
 		}
 
 		@Override
