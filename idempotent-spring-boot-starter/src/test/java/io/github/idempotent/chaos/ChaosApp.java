@@ -1,0 +1,141 @@
+package io.github.idempotent.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.idempotent.annotation.Idempotent;
+
+/**
+ * The application the chaos campaign runs as N separate processes on one store. Its one
+ * {@code @Idempotent} endpoint writes a line to its instance's ledger before it does
+ * anything else (appended and forced to disk, so a SIGKILL right after it still leaves
+ * it), works for a random time (now and then past the lease, which renewals must cover),
+ * writes an end line, and answers with an id of this execution, so that the answers of
+ * two executions differ. The ledger lives outside the store: the verdict does not trust
+ * the thing it checks.
+ */
+@SpringBootApplication(excludeName = {
+		// What the test classpath brings and the campaign does not use: each instance
+		// starts faster without them, which matters on a loaded machine.
+		"org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration",
+		"org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+		"org.springframework.boot.kafka.autoconfigure.metrics.KafkaMetricsAutoConfiguration",
+		"org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration",
+		"org.springframework.boot.amqp.autoconfigure.health.RabbitHealthContributorAutoConfiguration",
+		"org.springframework.boot.amqp.autoconfigure.metrics.RabbitMetricsAutoConfiguration",
+		"org.springdoc.core.configuration.SpringDocConfiguration",
+		"org.springdoc.webmvc.core.configuration.SpringDocWebMvcConfiguration",
+		"org.springdoc.webmvc.core.configuration.MultipleOpenApiSupportConfiguration",
+		"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
+		"org.springframework.boot.webflux.autoconfigure.HttpHandlerAutoConfiguration" })
+public class ChaosApp {
+
+	public static void main(String[] args) {
+		SpringApplication.run(ChaosApp.class, args);
+	}
+
+	@Bean
+	Ledger ledger(@Value("${chaos.ledger}") String file, @Value("${chaos.instance}") int instance) {
+		return new Ledger(Path.of(file), instance);
+	}
+
+	@RestController
+	static class WorkController {
+
+		private final Ledger ledger;
+
+		private final long longWorkMillis;
+
+		WorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork) {
+			this.ledger = ledger;
+			this.longWorkMillis = longWork.toMillis();
+		}
+
+		@PostMapping("/work")
+		@Idempotent(name = "chaos")
+		public Map<String, Object> work(@RequestHeader("Idempotency-Key") String key,
+				@RequestBody Map<String, String> body) throws InterruptedException {
+			String execution = this.ledger.start(key);
+			ThreadLocalRandom random = ThreadLocalRandom.current();
+			// Mostly short, one in twenty longer than the lease: renewals must keep it.
+			long work = (random.nextInt(20) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
+			Thread.sleep(work);
+			this.ledger.end(key, execution);
+			return Map.of("key", key, "execution", execution, "instance", this.ledger.instance);
+		}
+
+	}
+
+	/**
+	 * One line per event: {@code START <execution> <key> <instance> <pid> <epoch ms>} and
+	 * {@code END <execution> <key> <instance> <pid> <epoch ms>}, appended with O_APPEND
+	 * and forced before the method goes on.
+	 */
+	static final class Ledger {
+
+		private final FileChannel channel;
+
+		private final int instance;
+
+		private final long pid = ProcessHandle.current().pid();
+
+		Ledger(Path file, int instance) {
+			this.instance = instance;
+			try {
+				this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+						StandardOpenOption.APPEND);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+
+		String start(String key) {
+			String execution = this.instance + "-" + this.pid + "-" + UUID.randomUUID().toString().substring(0, 8);
+			write("START", execution, key);
+			return execution;
+		}
+
+		void end(String key, String execution) {
+			write("END", execution, key);
+		}
+
+		private synchronized void write(String event, String execution, String key) {
+			String line = event + " " + execution + " " + key + " " + this.instance + " " + this.pid + " "
+					+ System.currentTimeMillis() + "\n";
+			try {
+				ByteBuffer bytes = ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8));
+				while (bytes.hasRemaining()) {
+					this.channel.write(bytes);
+				}
+				this.channel.force(false);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,499 @@
+package io.github.idempotent.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.github.idempotent.chaos.ChaosChecker.Answer;
+import io.github.idempotent.chaos.ChaosChecker.Execution;
+import io.github.idempotent.chaos.ChaosChecker.Fault;
+import io.github.idempotent.chaos.ChaosChecker.Kind;
+import io.github.idempotent.chaos.ChaosChecker.Probe;
+import io.github.idempotent.chaos.ChaosChecker.Verdict;
+import io.github.idempotent.testsupport.FaultProxy;
+
+/**
+ * A fault campaign in the spirit of Jepsen: N instances of {@link ChaosApp} on one store,
+ * each behind its own {@link FaultProxy}; client threads send the same keys to any
+ * instance and retry on 409, 503 and connection errors; a scheduler draws faults from a
+ * printed seed and logs a timeline. At the end every fault is healed, the lease and the
+ * longest call are waited out, each key is asked once more, the store is read directly
+ * for records left in progress, and {@link ChaosChecker} gives the verdict from the
+ * ledgers. The seed fixes the choices (keys, instances, faults, their lengths), not the
+ * timing of two machines' threads: a replay is similar, not identical.
+ */
+public final class ChaosCampaign {
+
+	private static final Pattern EXECUTION = Pattern.compile("\"execution\"\\s*:\\s*\"([^\"]+)\"");
+
+	/**
+	 * What to run: from system properties {@code chaos.*}, see
+	 * {@link #fromSystemProperties}.
+	 */
+	public record Config(String store, int instances, int keys, int clients, Duration duration, long seed,
+			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas) {
+
+		public static Config fromSystemProperties(String defaultStore, Duration defaultDuration,
+				Set<Kind> defaultFaults) {
+			String seed = System.getProperty("chaos.seed", "");
+			Duration duration = Duration.ofSeconds(
+					Long.parseLong(System.getProperty("chaos.duration", Long.toString(defaultDuration.toSeconds()))));
+			String faults = System.getProperty("chaos.faults", "");
+			Set<Kind> kinds = EnumSet.noneOf(Kind.class);
+			if (faults.isBlank()) {
+				kinds.addAll(defaultFaults);
+			}
+			else if (faults.equals("all")) {
+				kinds.addAll(Arrays.asList(Kind.values()));
+			}
+			else {
+				for (String kind : faults.split(",")) {
+					kinds.add(Kind.valueOf(kind.trim().toUpperCase().replace('-', '_')));
+				}
+			}
+			return new Config(System.getProperty("chaos.store", defaultStore), Integer.getInteger("chaos.instances", 2),
+					Integer.getInteger("chaos.keys", (int) Math.max(20, duration.toSeconds() * 3)),
+					Integer.getInteger("chaos.clients", 4), duration,
+					seed.isBlank() ? new Random().nextLong() & 0xffffffffL : Long.parseLong(seed), kinds,
+					Duration.ofMillis(Long.getLong("chaos.lease-ms", 2000)),
+					Path.of(System.getProperty("chaos.report-dir", "target/chaos")),
+					Integer.getInteger("chaos.wait-replicas", 0));
+		}
+
+	}
+
+	public record Result(Config config, Verdict verdict, String markdown, Path report) {
+	}
+
+	private final Config config;
+
+	private final HttpClient http = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(2))
+		.build();
+
+	private final List<Fault> faults = new CopyOnWriteArrayList<>();
+
+	private final List<Answer> answers = new CopyOnWriteArrayList<>();
+
+	private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+
+	private final Set<String> asked = ConcurrentHashMap.newKeySet();
+
+	private final Map<String, AtomicInteger> statuses = new ConcurrentHashMap<>();
+
+	private final AtomicInteger gaveUp = new AtomicInteger();
+
+	private final List<String> timeline = Collections.synchronizedList(new ArrayList<>());
+
+	private final long origin = System.currentTimeMillis();
+
+	private volatile long started;
+
+	private ChaosStore store;
+
+	private final List<ChaosInstance> instances = new ArrayList<>();
+
+	private final List<Thread> restarts = new CopyOnWriteArrayList<>();
+
+	public ChaosCampaign(Config config) {
+		this.config = config;
+	}
+
+	public Result run() throws Exception {
+		log("chaos campaign: store=" + this.config.store() + " instances=" + this.config.instances() + " keys="
+				+ this.config.keys() + " clients=" + this.config.clients() + " duration=" + this.config.duration()
+				+ " lease=" + this.config.lease() + " faults=" + this.config.faults() + " seed=" + this.config.seed()
+				+ " (replay with -Dchaos.seed=" + this.config.seed() + ")");
+		Path directory = Files.createTempDirectory("idempotent-chaos-run-");
+		this.store = ChaosStore.start(this.config.store(), this.config.seed(), this.config.waitReplicas());
+		try {
+			for (int i = 0; i < this.config.instances(); i++) {
+				FaultProxy proxy = FaultProxy.start("127.0.0.1", this.store.proxyTarget());
+				this.instances.add(new ChaosInstance(i, proxy, this.store.applicationProperties(proxy.port()),
+						this.config.lease(), directory));
+			}
+			this.instances.forEach(ChaosInstance::start);
+			for (ChaosInstance instance : this.instances) {
+				if (!instance.awaitUp(this.http, Duration.ofSeconds(120))) {
+					throw new IllegalStateException(
+							"Instance " + instance.index + " did not start:\n" + instance.logTail());
+				}
+			}
+			log("instances up on ports "
+					+ this.instances.stream().map((instance) -> Integer.toString(instance.httpPort)).toList());
+			return campaign(directory);
+		}
+		finally {
+			this.instances.forEach(ChaosInstance::stop);
+			this.store.close();
+		}
+	}
+
+	private Result campaign(Path directory) throws Exception {
+		this.started = System.currentTimeMillis();
+		long end = this.started + this.config.duration().toMillis();
+		List<Thread> clients = new ArrayList<>();
+		for (int c = 0; c < this.config.clients(); c++) {
+			Random random = new Random(this.config.seed() * 31 + c);
+			Thread client = new Thread(() -> client(random, end), "chaos-client-" + c);
+			client.setDaemon(true);
+			clients.add(client);
+			client.start();
+		}
+		Thread scheduler = new Thread(() -> schedule(new Random(this.config.seed()), end), "chaos-faults");
+		scheduler.setDaemon(true);
+		scheduler.start();
+		scheduler.join(this.config.duration().toMillis() + 180_000);
+		for (Thread client : clients) {
+			client.join(90_000);
+		}
+		heal();
+		// Bounds: the longest call (1.5 leases) and a lease, so that a stalled owner's
+		// record has expired and every execution has ended.
+		ChaosStore.sleep(this.config.lease().toMillis() * 3 + 2000);
+		List<Probe> probes = probe();
+		List<String> inProgress = this.store.inProgress();
+		ChaosStore.sleep(500);
+		List<Execution> executions = ChaosChecker
+			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
+		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas()).check(executions,
+				this.faults, this.answers, probes, inProgress);
+		String markdown = report(verdict);
+		Files.createDirectories(this.config.reportDirectory());
+		Path report = this.config.reportDirectory()
+			.resolve("chaos-" + this.config.store() + "-" + this.config.seed() + ".md");
+		Files.writeString(report, markdown);
+		Files.writeString(
+				this.config.reportDirectory()
+					.resolve("chaos-" + this.config.store() + "-" + this.config.seed() + "-timeline.log"),
+				String.join("\n", this.timeline) + "\n");
+		log("report: " + report.toAbsolutePath() + " (ledgers and instance logs in " + directory + ")");
+		System.out.println(markdown);
+		return new Result(this.config, verdict, markdown, report);
+	}
+
+	private void client(Random random, long end) {
+		while (System.currentTimeMillis() < end) {
+			// A window of keys that moves on: each key is asked by several clients at
+			// once
+			// for a few seconds (a storm of retries), then new ones come.
+			long base = (System.currentTimeMillis() - this.started) * this.config.keys()
+					/ Math.max(1, this.config.duration().toMillis());
+			String key = "chaos-" + this.config.seed() + "-" + (base + random.nextInt(8));
+			this.inFlight.add(key);
+			this.asked.add(key);
+			try {
+				boolean done = false;
+				long deadline = System.currentTimeMillis() + 30_000;
+				for (int attempt = 0; attempt < 200 && !done && System.currentTimeMillis() < deadline; attempt++) {
+					ChaosInstance instance = pick(random);
+					done = call(instance, key, true) == 200;
+					if (!done) {
+						ChaosStore.sleep(100 + random.nextInt(300));
+					}
+				}
+				if (!done) {
+					this.gaveUp.incrementAndGet();
+				}
+			}
+			finally {
+				this.inFlight.remove(key);
+			}
+			ChaosStore.sleep(random.nextInt(50));
+		}
+	}
+
+	private ChaosInstance pick(Random random) {
+		List<ChaosInstance> up = this.instances.stream().filter(ChaosInstance::isUp).toList();
+		List<ChaosInstance> from = up.isEmpty() ? this.instances : up;
+		return from.get(random.nextInt(from.size()));
+	}
+
+	/** One POST; a 200 goes to the history. @return the status, 0 for no answer */
+	private int call(ChaosInstance instance, String key, boolean record) {
+		HttpRequest request = HttpRequest.newBuilder(URI.create(instance.baseUrl() + "/work"))
+			.timeout(Duration.ofSeconds(8))
+			.header("Idempotency-Key", key)
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\"}"))
+			.build();
+		int status;
+		try {
+			HttpResponse<String> response = this.http.send(request, HttpResponse.BodyHandlers.ofString());
+			status = response.statusCode();
+			if (status == 200) {
+				Matcher matcher = EXECUTION.matcher(response.body());
+				String execution = matcher.find() ? matcher.group(1) : "(no execution in " + response.body() + ")";
+				boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
+				if (record) {
+					this.answers.add(new Answer(key, execution, instance.index, System.currentTimeMillis(), replayed));
+				}
+				this.lastExecution.put(key, execution);
+			}
+		}
+		catch (IOException ex) {
+			status = 0;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			status = 0;
+		}
+		this.statuses.computeIfAbsent(Integer.toString(status), (s) -> new AtomicInteger()).incrementAndGet();
+		return status;
+	}
+
+	private final Map<String, String> lastExecution = new ConcurrentHashMap<>();
+
+	private void schedule(Random random, long end) {
+		List<Kind> kinds = new ArrayList<>(this.config.faults());
+		if (!this.store.hasMemoryLimit()) {
+			kinds.remove(Kind.MEMORY_PRESSURE);
+		}
+		// One kind draws the store's own crash: a restart, or a failover for Sentinel.
+		kinds.remove(Kind.FAILOVER);
+		if (kinds.isEmpty()) {
+			return;
+		}
+		long lease = this.config.lease().toMillis();
+		ChaosStore.sleep(1000 + random.nextInt(1000));
+		for (int round = 0; round < 10_000 && System.currentTimeMillis() < end - 2000; round++) {
+			Kind kind = kinds.get(random.nextInt(kinds.size()));
+			ChaosInstance instance = this.instances.get(random.nextInt(this.instances.size()));
+			long length = random.nextInt(1000);
+			long start = System.currentTimeMillis();
+			try {
+				inject(kind, instance, length, lease, random, start);
+			}
+			finally {
+				ChaosStore.sleep(500 + random.nextInt(2000));
+			}
+		}
+	}
+
+	private void inject(Kind kind, ChaosInstance instance, long length, long lease, Random random, long start) {
+		switch (kind) {
+			case CUT -> {
+				instance.proxy.cut();
+				record(kind, instance.index, null, start, true, "all store connections closed");
+			}
+			case STALL, STALL_PAST_LEASE -> {
+				long hold = (kind == Kind.STALL) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length;
+				instance.proxy.stall();
+				ChaosStore.sleep(hold);
+				instance.proxy.pass();
+				record(kind, instance.index, null, start, true, "held " + hold + " ms");
+			}
+			case PAUSE, PAUSE_PAST_LEASE -> {
+				if (!instance.isUp()) {
+					return;
+				}
+				long hold = (kind == Kind.PAUSE) ? 200 + length * (lease - 700) / 1000 : lease + 1000 + length * 2;
+				instance.pause();
+				ChaosStore.sleep(hold);
+				instance.resume();
+				record(kind, instance.index, null, start, true, "SIGSTOP for " + hold + " ms");
+			}
+			case KILL -> {
+				if (!instance.isUp()) {
+					return;
+				}
+				instance.kill();
+				record(kind, instance.index, null, start, true, "SIGKILL pid " + instance.pid());
+				ChaosStore.sleep(300 + length);
+				instance.start();
+				boolean up = instance.awaitUp(this.http, Duration.ofSeconds(120));
+				log("instance " + instance.index + (up ? " restarted" : " did NOT restart:\n" + instance.logTail()));
+			}
+			case FORCE_DELETE -> forceDelete(random, instance, start);
+			case STORE_RESTART, FAILOVER -> {
+				String done = this.store.restart();
+				if (done == null) {
+					return;
+				}
+				record(this.store.restartKind(), -1, null, start, true, done);
+			}
+			case MEMORY_PRESSURE -> {
+				long hold = 1000 + length * 3;
+				this.store.memoryPressure(true);
+				ChaosStore.sleep(hold);
+				this.store.memoryPressure(false);
+				record(kind, -1, null, start, true, "maxmemory just above used memory for " + hold + " ms");
+			}
+		}
+	}
+
+	private void forceDelete(Random random, ChaosInstance via, long start) {
+		List<String> keys = new ArrayList<>(this.inFlight);
+		Collections.sort(keys);
+		if (keys.isEmpty() || !via.isUp()) {
+			return;
+		}
+		String key = keys.get(random.nextInt(keys.size()));
+		try {
+			HttpResponse<String> response = this.http.send(HttpRequest
+				.newBuilder(URI.create(via.baseUrl() + "/actuator/idempotency/chaos/" + key + "?force=true"))
+				.timeout(Duration.ofSeconds(8))
+				.DELETE()
+				.build(), HttpResponse.BodyHandlers.ofString());
+			boolean deleted = response.body().contains("\"deleted\":true");
+			record(Kind.FORCE_DELETE, -1, key, start, deleted,
+					"through instance " + via.index + ": " + response.statusCode() + " " + response.body());
+		}
+		catch (IOException ex) {
+			record(Kind.FORCE_DELETE, -1, key, start, false, "through instance " + via.index + ": " + ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void record(Kind kind, int instance, String key, long start, boolean effective, String detail) {
+		long end = System.currentTimeMillis();
+		this.faults.add(new Fault(kind, instance, key, start, end, effective, detail));
+		log(kind + " " + ((instance >= 0) ? "instance " + instance : (key != null) ? key : "store") + " ["
+				+ (start - this.origin) + " ms, " + (end - this.origin) + " ms] " + detail);
+	}
+
+	private void heal() throws InterruptedException {
+		for (Thread restart : this.restarts) {
+			restart.join(130_000);
+		}
+		for (ChaosInstance instance : this.instances) {
+			instance.proxy.pass();
+			if (instance.isUp()) {
+				instance.resume();
+			}
+			else {
+				instance.start();
+				instance.awaitUp(this.http, Duration.ofSeconds(120));
+			}
+		}
+		if (this.store.hasMemoryLimit()) {
+			this.store.memoryPressure(false);
+		}
+		log("healed");
+	}
+
+	private List<Probe> probe() {
+		List<Probe> probes = new ArrayList<>();
+		List<String> keys = new ArrayList<>(this.asked);
+		Collections.sort(keys);
+		Random random = new Random(this.config.seed());
+		for (String key : keys) {
+			long time = System.currentTimeMillis();
+			ChaosInstance instance = this.instances.get(random.nextInt(this.instances.size()));
+			this.lastExecution.remove(key);
+			int status = call(instance, key, true);
+			probes.add(new Probe(key, status, this.lastExecution.get(key), time));
+		}
+		log("probed " + probes.size() + " keys");
+		return probes;
+	}
+
+	private String report(Verdict verdict) {
+		StringBuilder md = new StringBuilder();
+		md.append("### ")
+			.append(this.store.name().replaceAll(" \\d+", ""))
+			.append(": ")
+			.append(this.config.duration().toSeconds())
+			.append(" s, seed ")
+			.append(this.config.seed())
+			.append(", ")
+			.append(Instant.ofEpochMilli(this.origin))
+			.append("\n\n");
+		md.append(this.config.instances())
+			.append(" instances, ")
+			.append(this.config.clients())
+			.append(" clients, lease ")
+			.append(this.config.lease().toMillis())
+			.append(" ms, fault kinds: ")
+			.append(this.config.faults().stream().map((kind) -> kind.name().toLowerCase()).toList())
+			.append(".\n\n");
+		md.append("| fault | injected |\n|---|---|\n");
+		for (Kind kind : Kind.values()) {
+			if (verdict.faults().containsKey(kind)) {
+				long effective = this.faults.stream().filter((f) -> f.kind() == kind && f.effective()).count();
+				md.append("| ")
+					.append(kind.title)
+					.append(" | ")
+					.append(verdict.faults().get(kind))
+					.append((effective != verdict.faults().get(kind)) ? " (" + effective + " took effect)" : "")
+					.append(" |\n");
+			}
+		}
+		md.append(
+				"\n| keys | executions | excused re-runs | violations | client answers by status |\n|---|---|---|---|---|\n");
+		int excused = verdict.excused().values().stream().mapToInt(Integer::intValue).sum();
+		md.append("| ")
+			.append(verdict.keys())
+			.append(" | ")
+			.append(verdict.executions())
+			.append(" | ")
+			.append(excused)
+			.append(verdict.excused().isEmpty() ? "" : " " + verdict.excused().toString().replace('=', ':'))
+			.append(" | ")
+			.append(verdict.violations().size())
+			.append(" | ")
+			.append(statusSummary())
+			.append(" |\n\n");
+		if (verdict.faults().containsKey(Kind.FAILOVER)) {
+			md.append("Failover loss window (wait-replicas=")
+				.append(this.config.waitReplicas())
+				.append("): ")
+				.append((verdict.failoverLossMillis() < 0) ? "no write lost"
+						: "the latest lost write ended " + verdict.failoverLossMillis()
+								+ " ms before the primary was killed")
+				.append(".\n\n");
+		}
+		if (this.gaveUp.get() > 0) {
+			md.append(this.gaveUp.get()).append(" client calls gave up after 30 s of retries.\n\n");
+		}
+		if (!verdict.violations().isEmpty()) {
+			md.append("Violations (times in epoch ms):\n\n");
+			verdict.violations()
+				.stream()
+				.limit(30)
+				.forEach((violation) -> md.append("- ").append(violation).append('\n'));
+			if (verdict.violations().size() > 30) {
+				md.append("- ... and ").append(verdict.violations().size() - 30).append(" more\n");
+			}
+			md.append('\n');
+		}
+		return md.toString();
+	}
+
+	private String statusSummary() {
+		List<String> parts = new ArrayList<>();
+		new java.util.TreeMap<>(this.statuses)
+			.forEach((status, count) -> parts.add((status.equals("0") ? "no answer" : status) + ": " + count.get()));
+		return String.join(", ", parts);
+	}
+
+	private void log(String line) {
+		String stamped = "[chaos +" + (System.currentTimeMillis() - this.origin) + " ms] " + line;
+		this.timeline.add(stamped);
+		System.out.println(stamped);
+	}
+
+}

@@ -1,0 +1,324 @@
+package io.github.idempotent.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The verdict of a campaign, from the ledgers (what ran), the client history (what
+ * callers saw) and the fault timeline: it trusts neither the store nor the library.
+ * <p>
+ * Per key: the first execution is due; each further one must be matched to an earlier
+ * execution of the key that a fault the guarantees allow hit (docs/guide.md, "Guarantees
+ * and their limits"), each earlier execution excusing at most one re-run:
+ * <ul>
+ * <li>a crash mid-call: the instance running it was SIGKILLed before it ended;</li>
+ * <li>an owner stalled past its lease and taken over: its process was paused (SIGSTOP)
+ * past the lease, or its store connection stalled past the lease, or the store was down
+ * for longer than the lease, while it ran, and the re-run started before it ended;</li>
+ * <li>a forced delete of the key while it ran, the re-run starting after the delete;</li>
+ * <li>the result could not be stored: it ended while the store was down (restart).</li>
+ * </ul>
+ * Cuts, stalls under the lease, pauses under the lease and memory pressure under
+ * {@code noeviction} excuse nothing. Every successful answer must come from a ledgered
+ * execution of its key, and answers may differ only where a re-run was excused: an
+ * answered execution other than the one replayed at the end must be one that an excused
+ * re-run superseded. After the faults heal and the lease passes, every key must answer
+ * (none in progress, checked over HTTP and read from the store directly) and a completed
+ * result must replay, not run again.
+ */
+final class ChaosChecker {
+
+	enum Kind {
+
+		CUT("connection cut"), STALL("stall under the lease"), STALL_PAST_LEASE("stall past the lease"),
+		PAUSE("pause under the lease (SIGSTOP)"), PAUSE_PAST_LEASE("pause past the lease (SIGSTOP)"),
+		KILL("SIGKILL and restart"), FORCE_DELETE("forced delete"), STORE_RESTART("store restart"),
+		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)");
+
+		final String title;
+
+		Kind(String title) {
+			this.title = title;
+		}
+
+	}
+
+	record Execution(String id, String key, int instance, long start, @Nullable Long end) {
+	}
+
+	/** A fault on {@code instance} (-1: the store) or {@code key}, from start to end. */
+	record Fault(Kind kind, int instance, @Nullable String key, long start, long end, boolean effective,
+			String detail) {
+	}
+
+	/** A successful answer a client saw. */
+	record Answer(String key, String execution, int instance, long time, boolean replayed) {
+	}
+
+	/** The last question for a key, after the faults healed. */
+	record Probe(String key, int status, @Nullable String execution, long time) {
+	}
+
+	/**
+	 * @param failoverLossMillis the longest time between a write that a failover lost and
+	 * the crash of the primary (-1: none lost)
+	 */
+	record Verdict(Map<Kind, Integer> faults, int keys, int executions, Map<String, Integer> excused,
+			List<String> violations, long failoverLossMillis) {
+	}
+
+	private static final long COMPLETION_SLACK_MILLIS = 1000;
+
+	private final long leaseMillis;
+
+	/** How long before a failover a write may be lost without wait-replicas. */
+	static final long FAILOVER_LOSS_WINDOW_MILLIS = 2000;
+
+	private final int waitReplicas;
+
+	private long failoverLossMillis = -1;
+
+	ChaosChecker(long leaseMillis) {
+		this(leaseMillis, 0);
+	}
+
+	ChaosChecker(long leaseMillis, int waitReplicas) {
+		this.leaseMillis = leaseMillis;
+		this.waitReplicas = waitReplicas;
+	}
+
+	static List<Execution> readLedgers(List<Path> ledgers) {
+		Map<String, long[]> starts = new LinkedHashMap<>();
+		Map<String, String[]> fields = new LinkedHashMap<>();
+		Map<String, Long> ends = new java.util.HashMap<>();
+		for (Path ledger : ledgers) {
+			if (!Files.exists(ledger)) {
+				continue;
+			}
+			try {
+				for (String line : Files.readAllLines(ledger)) {
+					String[] parts = line.split(" ");
+					if (parts.length != 6) {
+						continue; // a line torn by a SIGKILL mid-write
+					}
+					if (parts[0].equals("START")) {
+						starts.put(parts[1], new long[] { Long.parseLong(parts[5]) });
+						fields.put(parts[1], parts);
+					}
+					else if (parts[0].equals("END")) {
+						ends.put(parts[1], Long.parseLong(parts[5]));
+					}
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+		List<Execution> executions = new ArrayList<>();
+		starts.forEach((id, start) -> executions
+			.add(new Execution(id, fields.get(id)[2], Integer.parseInt(fields.get(id)[3]), start[0], ends.get(id))));
+		return executions;
+	}
+
+	Verdict check(List<Execution> executions, List<Fault> faults, List<Answer> answers, List<Probe> probes,
+			List<String> inProgressInStore) {
+		Map<Kind, Integer> faultCounts = new EnumMap<>(Kind.class);
+		for (Fault fault : faults) {
+			faultCounts.merge(fault.kind(), 1, Integer::sum);
+		}
+		Map<String, List<Execution>> byKey = new TreeMap<>();
+		for (Execution execution : executions) {
+			byKey.computeIfAbsent(execution.key(), (key) -> new ArrayList<>()).add(execution);
+		}
+		Map<String, List<Answer>> answersByKey = new TreeMap<>();
+		for (Answer answer : answers) {
+			answersByKey.computeIfAbsent(answer.key(), (key) -> new ArrayList<>()).add(answer);
+		}
+		Map<String, Probe> probesByKey = new TreeMap<>();
+		probes.forEach((probe) -> probesByKey.put(probe.key(), probe));
+		Set<String> keys = new java.util.TreeSet<>(byKey.keySet());
+		keys.addAll(answersByKey.keySet());
+		keys.addAll(probesByKey.keySet());
+
+		Map<String, Integer> excused = new TreeMap<>();
+		List<String> violations = new ArrayList<>();
+		for (String key : keys) {
+			List<Execution> ran = new ArrayList<>(byKey.getOrDefault(key, List.of()));
+			ran.sort(Comparator.comparingLong(Execution::start));
+			Set<String> superseded = new HashSet<>();
+			for (int i = 1; i < ran.size(); i++) {
+				Execution rerun = ran.get(i);
+				String cause = null;
+				for (int j = 0; j < i && cause == null; j++) {
+					Execution earlier = ran.get(j);
+					if (!superseded.contains(earlier.id())) {
+						cause = excuse(earlier, rerun, faults);
+						if (cause != null) {
+							superseded.add(earlier.id());
+						}
+					}
+				}
+				if (cause != null) {
+					excused.merge(cause, 1, Integer::sum);
+				}
+				else {
+					Probe probe = probesByKey.get(key);
+					boolean atProbe = probe != null && rerun.start() >= probe.time();
+					violations.add("key " + key + ": "
+							+ (atProbe ? "a completed result was lost, the final probe ran "
+									: "re-run not excused by any allowed fault: ")
+							+ describe(ran, i) + "; faults around it: " + around(ran, faults));
+				}
+			}
+			Set<String> ledgered = new HashSet<>();
+			ran.forEach((execution) -> ledgered.add(execution.id()));
+			Probe probe = probesByKey.get(key);
+			String stored = (probe != null) ? probe.execution() : null;
+			Set<String> reported = new HashSet<>();
+			for (Answer answer : answersByKey.getOrDefault(key, List.of())) {
+				if (!ledgered.contains(answer.execution())) {
+					violations.add("key " + key + ": instance " + answer.instance() + " answered execution "
+							+ answer.execution() + ", which no ledger holds");
+				}
+				else if (stored != null && !answer.execution().equals(stored)
+						&& !superseded.contains(answer.execution()) && reported.add(answer.execution())) {
+					violations.add("key " + key + ": answers differ, " + answer.execution() + " (instance "
+							+ answer.instance() + (answer.replayed() ? ", replayed" : "") + ") and " + stored
+							+ " (replayed at the end), with no excused re-run between them; executions: "
+							+ describe(ran, -1));
+				}
+			}
+			if (probe != null && probe.status() != 200) {
+				violations
+					.add("key " + key + ": answered " + probe.status() + " after the faults healed and the lease passed"
+							+ ((probe.status() == 409) ? " (in progress)" : "") + "; executions: " + describe(ran, -1));
+			}
+		}
+		for (String record : inProgressInStore) {
+			violations.add("record " + record + " is still in progress in the store after the faults healed");
+		}
+		int executionCount = executions.size();
+		return new Verdict(faultCounts, keys.size(), executionCount, excused, violations, this.failoverLossMillis);
+	}
+
+	/** Why {@code rerun} may run after {@code earlier}, or null. */
+	private @Nullable String excuse(Execution earlier, Execution rerun, List<Fault> faults) {
+		long earlierEnd = (earlier.end() != null) ? earlier.end() : Long.MAX_VALUE;
+		// A take-over is a claim made before the earlier owner's completion reached the
+		// store, which follows its END line by a round trip: longer on a JVM just
+		// resumed from a pause, hence the second of slack.
+		boolean overlapping = rerun.start() < earlierEnd + COMPLETION_SLACK_MILLIS;
+		for (Fault fault : faults) {
+			if (!fault.effective()) {
+				continue;
+			}
+			boolean onItsInstance = fault.instance() == earlier.instance();
+			boolean during = fault.start() <= earlierEnd && fault.end() >= earlier.start();
+			// Cut off from the store, the earlier owner's completion cannot land before
+			// the fault ends either: the result could not be stored when the method
+			// returned, and a take-over claimed the key first.
+			boolean takenOver = overlapping || (during && rerun.start() < fault.end() + COMPLETION_SLACK_MILLIS);
+			switch (fault.kind()) {
+				case KILL -> {
+					if (onItsInstance && earlier.start() <= fault.start() && earlierEnd >= fault.start()) {
+						return "crash mid-call (SIGKILL)";
+					}
+				}
+				case PAUSE_PAST_LEASE -> {
+					if (onItsInstance && during && takenOver) {
+						return "paused past the lease, taken over";
+					}
+				}
+				case STALL_PAST_LEASE -> {
+					if (onItsInstance && during && takenOver) {
+						return "store connection stalled past the lease, taken over";
+					}
+				}
+				case FORCE_DELETE -> {
+					if (earlier.key().equals(fault.key()) && earlier.start() <= fault.start()
+							&& earlierEnd >= fault.start() && rerun.start() >= fault.start()) {
+						return "forced delete";
+					}
+				}
+				case STORE_RESTART, FAILOVER -> {
+					// The method returned while the store was down: its result could not
+					// be
+					// stored (the completion follows the END line by a round trip).
+					if (earlier.end() != null && earlier.end() >= fault.start() - 1000
+							&& earlier.end() <= fault.end()) {
+						return "result not stored (store down when the method returned)";
+					}
+					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
+						return "store down past the lease, taken over";
+					}
+					// Without wait-replicas the promoted replica may miss the last writes
+					// of
+					// the old primary: the claim or the result of a call that wrote
+					// shortly
+					// before the crash (the guide's "the store loses a record").
+					if (fault.kind() == Kind.FAILOVER && this.waitReplicas == 0 && earlier.start() <= fault.start()
+							&& earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
+							&& rerun.start() >= fault.start()) {
+						this.failoverLossMillis = Math.max(this.failoverLossMillis,
+								fault.start() - Math.min(earlierEnd, fault.start()));
+						return "failover lost a write (no wait-replicas)";
+					}
+				}
+				default -> {
+				}
+			}
+		}
+		return null;
+	}
+
+	private static String describe(List<Execution> ran, int highlight) {
+		StringBuilder text = new StringBuilder();
+		for (int i = 0; i < ran.size(); i++) {
+			Execution execution = ran.get(i);
+			text.append((i == highlight) ? "**" : "")
+				.append(execution.id())
+				.append(" on instance ")
+				.append(execution.instance())
+				.append(" [")
+				.append(execution.start())
+				.append(", ")
+				.append((execution.end() != null) ? execution.end() : "no end")
+				.append("]")
+				.append((i == highlight) ? "**" : "")
+				.append((i < ran.size() - 1) ? ", " : "");
+		}
+		return text.toString();
+	}
+
+	private static String around(List<Execution> ran, List<Fault> faults) {
+		long from = ran.get(0).start() - 3000;
+		long to = ran.stream()
+			.mapToLong((execution) -> (execution.end() != null) ? execution.end() : execution.start())
+			.max()
+			.orElse(from) + 3000;
+		List<String> near = new ArrayList<>();
+		for (Fault fault : faults) {
+			if (fault.end() >= from && fault.start() <= to) {
+				near.add(fault.kind().name().toLowerCase() + "("
+						+ ((fault.instance() >= 0) ? "instance " + fault.instance()
+								: (fault.key() != null) ? fault.key() : "store")
+						+ ", " + fault.start() + "-" + fault.end() + ")");
+			}
+		}
+		return near.isEmpty() ? "none" : String.join(", ", near);
+	}
+
+}

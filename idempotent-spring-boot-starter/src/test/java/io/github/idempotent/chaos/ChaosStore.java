@@ -1,0 +1,481 @@
+package io.github.idempotent.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+
+import io.github.idempotent.testsupport.LocalRedisSentinel;
+
+/**
+ * The store a campaign runs on: a server of the campaign's own (never the shared one on
+ * the standard port, which other tests use), which it can restart, and which it reads
+ * directly at the end to find records left in progress, without going through the
+ * library.
+ */
+abstract class ChaosStore implements AutoCloseable {
+
+	final Path directory;
+
+	final int port;
+
+	ChaosStore(String name) {
+		this.port = freePort();
+		try {
+			this.directory = Files.createTempDirectory("idempotent-chaos-" + name + "-");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	static ChaosStore start(String kind, long seed, int waitReplicas) {
+		return switch (kind) {
+			case "redis" -> new Redis();
+			case "sentinel" -> new Sentinel(waitReplicas);
+			case "postgres" -> new Postgres(seed);
+			default -> throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel or postgres)");
+		};
+	}
+
+	/** Where the instances' proxies forward to. */
+	int proxyTarget() {
+		return this.port;
+	}
+
+	/** The fault {@link #restart()} is. */
+	ChaosChecker.Kind restartKind() {
+		return ChaosChecker.Kind.STORE_RESTART;
+	}
+
+	abstract String name();
+
+	/** Application properties for an instance that reaches the store on {@code port}. */
+	abstract List<String> applicationProperties(int proxyPort);
+
+	/**
+	 * Stops the server as a crash would and starts it again.
+	 * @return what was done, or null when it could not be done
+	 */
+	abstract String restart();
+
+	/** Whether {@link #memoryPressure} does something. */
+	boolean hasMemoryLimit() {
+		return false;
+	}
+
+	void memoryPressure(boolean on) {
+	}
+
+	/** Records in progress, read from the store itself. */
+	abstract List<String> inProgress();
+
+	static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	static boolean answers(int port) {
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+			return true;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+	}
+
+	static void delete(Path directory) {
+		try (Stream<Path> paths = Files.walk(directory)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// best effort: a temporary directory
+		}
+	}
+
+	static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * redis-server 7 of the campaign's own, with {@code maxmemory-policy noeviction} and
+	 * an append-only file synced on every write ({@code appendfsync always}): a restart
+	 * must then lose nothing that was acknowledged, so it excuses no re-run.
+	 */
+	static final class Redis extends ChaosStore {
+
+		private Process process;
+
+		private long baseMemory;
+
+		Redis() {
+			super("redis");
+			try {
+				Files.write(this.directory.resolve("redis.conf"),
+						List.of("port " + this.port, "bind 127.0.0.1", "dir " + this.directory, "save \"\"",
+								"appendonly yes", "appendfsync always", "maxmemory-policy noeviction", "daemonize no",
+								"protected-mode no"),
+						StandardCharsets.UTF_8);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+			launch();
+		}
+
+		private void launch() {
+			try {
+				this.process = new ProcessBuilder("redis-server", this.directory.resolve("redis.conf").toString())
+					.directory(this.directory.toFile())
+					.redirectErrorStream(true)
+					.redirectOutput(ProcessBuilder.Redirect.appendTo(this.directory.resolve("redis.log").toFile()))
+					.start();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("redis-server must be on the PATH", ex);
+			}
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+			while (!ping()) {
+				if (!this.process.isAlive() || System.nanoTime() > deadline) {
+					throw new IllegalStateException("redis-server on port " + this.port + " did not start");
+				}
+				sleep(20);
+			}
+		}
+
+		private boolean ping() {
+			if (!answers(this.port)) {
+				return false;
+			}
+			try {
+				return "PONG".equals(commands((redis) -> redis.ping()));
+			}
+			catch (RuntimeException ex) {
+				return false;
+			}
+		}
+
+		@Override
+		String name() {
+			return "Redis " + this.port;
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=redis", "spring.data.redis.host=127.0.0.1",
+					"spring.data.redis.port=" + proxyPort, "spring.data.redis.timeout=3s",
+					"spring.data.redis.connect-timeout=2s");
+		}
+
+		@Override
+		String restart() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			launch();
+			return "kill -9 and start again (AOF, appendfsync always)";
+		}
+
+		@Override
+		boolean hasMemoryLimit() {
+			return true;
+		}
+
+		@Override
+		void memoryPressure(boolean on) {
+			commands((redis) -> {
+				if (on) {
+					String info = redis.info("memory");
+					long used = info.lines()
+						.filter((line) -> line.startsWith("used_memory:"))
+						.mapToLong((line) -> Long.parseLong(line.substring("used_memory:".length()).trim()))
+						.findFirst()
+						.orElse(0);
+					// Just above what is used: writes that grow memory are refused (OOM)
+					// while the limit holds; nothing may be evicted.
+					this.baseMemory = used;
+					return redis.configSet("maxmemory", Long.toString(used + 32 * 1024));
+				}
+				return redis.configSet("maxmemory", "0");
+			});
+		}
+
+		@Override
+		List<String> inProgress() {
+			return redisInProgress(this.port);
+		}
+
+		private <T> T commands(java.util.function.Function<RedisCommands<String, String>, T> work) {
+			return ChaosStore.commands(this.port, work);
+		}
+
+		@Override
+		public void close() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			delete(this.directory);
+		}
+
+	}
+
+	static List<String> redisInProgress(int port) {
+		return commands(port, (redis) -> {
+			List<String> found = new ArrayList<>();
+			ScanCursor cursor = ScanCursor.INITIAL;
+			for (int pages = 0; pages < 100_000 && !cursor.isFinished(); pages++) {
+				KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches("*chaos*").limit(500));
+				for (String key : page.getKeys()) {
+					if ("string".equals(redis.type(key))) {
+						// Byte 0 of a record is its state: P or p in progress.
+						String state = redis.getrange(key, 0, 0);
+						if ("P".equals(state) || "p".equals(state)) {
+							found.add(key);
+						}
+					}
+				}
+				cursor = page;
+			}
+			return found;
+		});
+	}
+
+	static <T> T commands(int port, java.util.function.Function<RedisCommands<String, String>, T> work) {
+		RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+		try (StatefulRedisConnection<String, String> connection = client.connect()) {
+			return work.apply(connection.sync());
+		}
+		finally {
+			client.shutdown(0, 1, TimeUnit.SECONDS);
+		}
+	}
+
+	/**
+	 * A primary, a replica and a sentinel of the campaign's own
+	 * ({@link LocalRedisSentinel}, no persistence). The instances' proxies stand in front
+	 * of the sentinel: the data connections go to the primary the sentinel names,
+	 * directly, so proxy faults reach only the sentinel lookups. Its restart is a
+	 * failover: the primary is killed and the replica promoted, once per run (no replica
+	 * is left afterwards). Without {@code wait-replicas}, writes the replica had not
+	 * received are lost, which the guide allows; with it, nothing acknowledged may be.
+	 */
+	static final class Sentinel extends ChaosStore {
+
+		private final LocalRedisSentinel setup;
+
+		private final int waitReplicas;
+
+		private boolean failedOver;
+
+		Sentinel(int waitReplicas) {
+			super("sentinel");
+			this.waitReplicas = waitReplicas;
+			this.setup = LocalRedisSentinel.start();
+		}
+
+		@Override
+		String name() {
+			return "Redis Sentinel, wait-replicas=" + this.waitReplicas;
+		}
+
+		@Override
+		int proxyTarget() {
+			return Integer.parseInt(this.setup.sentinelNodes().substring(this.setup.sentinelNodes().indexOf(':') + 1));
+		}
+
+		@Override
+		ChaosChecker.Kind restartKind() {
+			return ChaosChecker.Kind.FAILOVER;
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=redis",
+					"spring.data.redis.sentinel.master=" + LocalRedisSentinel.MASTER_NAME,
+					"spring.data.redis.sentinel.nodes=127.0.0.1:" + proxyPort, "spring.data.redis.timeout=3s",
+					"spring.data.redis.connect-timeout=2s", "idempotent.store.redis.wait-replicas=" + this.waitReplicas,
+					"idempotent.store.redis.wait-timeout=500ms");
+		}
+
+		@Override
+		String restart() {
+			if (this.failedOver) {
+				return null;
+			}
+			this.failedOver = true;
+			long millis = this.setup.crashPrimaryAndAwaitFailover();
+			return "primary killed, replica promoted after " + millis + " ms";
+		}
+
+		@Override
+		List<String> inProgress() {
+			return redisInProgress(this.setup.currentPrimaryPort());
+		}
+
+		@Override
+		public void close() {
+			this.setup.close();
+			delete(this.directory);
+		}
+
+	}
+
+	/**
+	 * A PostgreSQL server of the campaign's own ({@code initdb} as the {@code postgres}
+	 * user in a temporary directory, on a free port), so that a restart is a real one
+	 * ({@code pg_ctl stop -m immediate}, a crash: the server recovers from its WAL).
+	 */
+	static final class Postgres extends ChaosStore {
+
+		private final String bin;
+
+		private final String table;
+
+		Postgres(long seed) {
+			super("postgres");
+			this.table = "chaos_" + Long.toUnsignedString(seed, 36);
+			this.bin = postgresBin();
+			run("chown", "postgres", this.directory.toString());
+			asPostgres(this.bin + "/initdb", "-D", data(), "-A", "trust", "-U", "postgres", "--no-sync");
+			start();
+		}
+
+		private static String postgresBin() {
+			try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+				return versions.map((version) -> version.resolve("bin"))
+					.filter((bin) -> Files.isExecutable(bin.resolve("initdb")))
+					.max(Comparator.naturalOrder())
+					.orElseThrow(() -> new IllegalStateException("No initdb under /usr/lib/postgresql"))
+					.toString();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("PostgreSQL binaries must be under /usr/lib/postgresql", ex);
+			}
+		}
+
+		private String data() {
+			return this.directory.resolve("data").toString();
+		}
+
+		private void start() {
+			asPostgres(this.bin + "/pg_ctl", "-D", data(), "-l", this.directory.resolve("postgres.log").toString(),
+					"-w", "-t", "30", "-o", "-p " + this.port + " -c listen_addresses=127.0.0.1 -k " + this.directory
+							+ " -c max_connections=60",
+					"start");
+		}
+
+		@Override
+		String name() {
+			return "PostgreSQL " + this.port + " (private)";
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=always",
+					"idempotent.store.jdbc.table-name=" + this.table,
+					"spring.datasource.url=jdbc:postgresql://127.0.0.1:" + proxyPort
+							+ "/postgres?connectTimeout=3&socketTimeout=15",
+					"spring.datasource.username=postgres", "spring.datasource.password=",
+					"spring.datasource.hikari.connection-timeout=3000", "spring.datasource.hikari.maximum-pool-size=8");
+		}
+
+		@Override
+		String restart() {
+			asPostgres(this.bin + "/pg_ctl", "-D", data(), "-m", "immediate", "-w", "stop");
+			start();
+			return "pg_ctl stop -m immediate and start again";
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			try (Connection connection = DriverManager
+				.getConnection("jdbc:postgresql://127.0.0.1:" + this.port + "/postgres", "postgres", "");
+					Statement statement = connection.createStatement();
+					ResultSet rows = statement
+						.executeQuery("SELECT idempotency_key FROM " + this.table + " WHERE state = 'P'")) {
+				while (rows.next()) {
+					found.add(rows.getString(1));
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not read " + this.table, ex);
+			}
+			return found;
+		}
+
+		@Override
+		public void close() {
+			try {
+				asPostgres(this.bin + "/pg_ctl", "-D", data(), "-m", "immediate", "-w", "stop");
+			}
+			finally {
+				delete(this.directory);
+			}
+		}
+
+		private void asPostgres(String... command) {
+			List<String> full = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+			full.addAll(List.of(command));
+			run(full.toArray(String[]::new));
+		}
+
+		private static void run(String... command) {
+			try {
+				Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+				String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+				if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+					throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+		}
+
+	}
+
+}
