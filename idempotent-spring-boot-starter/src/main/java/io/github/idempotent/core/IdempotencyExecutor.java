@@ -590,9 +590,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * Whether a store failure means the store cannot be reached (a connection refused,
-	 * reset or timed out, a pool exhausted, a server that is loading or read-only), as
-	 * opposed to a failure of the data or of the code. Only the former is "store
-	 * unavailable": it answers 503, or runs the method unprotected under
+	 * reset or timed out, a pool exhausted, a server that is loading, read-only or out of
+	 * memory), as opposed to a failure of the data or of the code. Only the former is
+	 * "store unavailable": it answers 503, or runs the method unprotected under
 	 * {@code failure-mode=open}, which a malformed request must never be able to cause.
 	 * Checked by class name so that the core needs neither Spring's DAO classes nor a
 	 * store client.
@@ -604,12 +604,37 @@ public class IdempotencyExecutor implements AutoCloseable {
 				return true;
 			}
 			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
-				if (UNAVAILABLE_TYPES.contains(type.getName())) {
+				if (UNAVAILABLE_TYPES.contains(type.getName())
+						|| (type.getName().equals(REDIS_ERROR_REPLY) && isPassingRefusal(ex.getMessage()))) {
 					return true;
 				}
 			}
 			if (ex.getCause() == ex) {
 				break;
+			}
+		}
+		return false;
+	}
+
+	private static final String REDIS_ERROR_REPLY = "io.lettuce.core.RedisCommandExecutionException";
+
+	/**
+	 * Error replies of a Redis server that refuses writes for a while, not for what was
+	 * sent: its memory is full under {@code noeviction} ({@code OOM}), it is a replica or
+	 * lost its primary during a failover ({@code READONLY}, {@code MASTERDOWN},
+	 * {@code NOREPLICAS}), or a Cluster slot is moving ({@code TRYAGAIN},
+	 * {@code CLUSTERDOWN}). Inside a script, Redis 6 wraps them as {@code -OOM ...}.
+	 */
+	private static final java.util.List<String> PASSING_REFUSALS = java.util.List.of("OOM ", "READONLY ", "MASTERDOWN ",
+			"NOREPLICAS ", "TRYAGAIN ", "CLUSTERDOWN ");
+
+	private static boolean isPassingRefusal(@Nullable String message) {
+		if (message == null) {
+			return false;
+		}
+		for (String refusal : PASSING_REFUSALS) {
+			if (message.startsWith(refusal) || message.contains("-" + refusal)) {
+				return true;
 			}
 		}
 		return false;

@@ -326,7 +326,8 @@ public final class OwnerHandle {
 	 * finds nothing and answers {@code true}; neither can undo another owner's record,
 	 * since a take-over writes another token. Past one lease the store has also refused
 	 * every renewal for a whole lease, so the placeholder may have lapsed and been taken
-	 * over; the caller, who is waiting for this answer, is not held longer.
+	 * over; the caller, who is waiting for this answer, is not held longer, unless the
+	 * store still renews the lease (see {@link #stillHeld}).
 	 */
 	Duration confirmWithin() {
 		return this.policy.lease();
@@ -387,15 +388,28 @@ public final class OwnerHandle {
 				return -1;
 			}
 			this.repeated = true;
-			long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - System.nanoTime());
-			if (left <= 0) {
+			long now = System.nanoTime();
+			long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
+			if (left <= 0 && !stillHeld(now)) {
 				return -1;
 			}
-			long delay = Math.min(this.nextDelay, left);
+			long delay = (left > 0) ? Math.min(this.nextDelay, left) : this.nextDelay;
 			this.nextDelay = Math.min(this.nextDelay * 2, MAX_RETRY_MILLIS);
 			return delay;
 		}
 
+	}
+
+	/**
+	 * Whether the store still renews this call's lease although it refuses the step: a
+	 * Redis whose memory is full under {@code noeviction} refuses the completion, which
+	 * writes a result, but still extends a lease. The placeholder then keeps retries
+	 * waiting, so the step is asked again past {@link #confirmWithin()}, up to the call's
+	 * {@code maxDuration}, rather than let the result go and a retry run the method
+	 * again.
+	 */
+	private boolean stillHeld(long now) {
+		return this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue();
 	}
 
 	void completedByOther() {
