@@ -161,7 +161,14 @@ public class IdempotentOperationSource {
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(),
 				unretried ? this.defaults.inProcessWaitFor(lease) : this.defaults.waitFor());
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
-		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), this.defaults.maxDuration());
+		// The global max-duration is raised to a longer lease of the method's own, as the
+		// lease alone would bound the call then: an application that set a 15-minute
+		// lease
+		// before maxDuration existed keeps starting. Only a method's own maxDuration is
+		// checked against its lease.
+		Duration defaultMaxDuration = (lease.compareTo(this.defaults.maxDuration()) > 0) ? lease
+				: this.defaults.maxDuration();
+		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), defaultMaxDuration);
 		for (Class<? extends Throwable> type : annotation.cacheFor()) {
 			if (!IdempotencyExecutor.isRecreatable(type)) {
 				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()

@@ -208,6 +208,11 @@ public final class OwnerHandle {
 				this.executor.rewatch(this.lease);
 				later(delay, () -> {
 					this.executor.unwatch(this.lease);
+					if (isFencedOut()) {
+						// As in store(): never written once fenced out.
+						releaseFencedOutAsync().whenComplete((released, never) -> done.complete(null));
+						return;
+					}
 					storeAsync(result, confirmation, done);
 				}, done);
 			});
@@ -314,6 +319,13 @@ public final class OwnerHandle {
 					logCompleteFailure(ex);
 					return;
 				}
+				if (isFencedOut()) {
+					// A renewal between the attempts found a tombstone, or the call ran
+					// past its maxDuration: sending the completion again could write the
+					// record anew once the tombstone or the lease has lapsed.
+					releaseFencedOut();
+					return;
+				}
 			}
 		}
 	}
@@ -365,7 +377,15 @@ public final class OwnerHandle {
 
 		private static final long MAX_RETRY_MILLIS = 1000;
 
-		private final long deadline = System.nanoTime() + confirmWithin().toNanos();
+		/**
+		 * One bound from the first failure, not from the first attempt: an attempt that
+		 * fails by the client's timeout (Lettuce's is a minute by default, longer than a
+		 * 30 s lease) would otherwise use up the bound before any retry is sent, and the
+		 * result would be given up while the store is reachable again.
+		 */
+		private long deadline;
+
+		private boolean failed;
 
 		private long nextDelay = FIRST_RETRY_MILLIS;
 
@@ -389,6 +409,10 @@ public final class OwnerHandle {
 			}
 			this.repeated = true;
 			long now = System.nanoTime();
+			if (!this.failed) {
+				this.failed = true;
+				this.deadline = now + confirmWithin().toNanos();
+			}
 			long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
 			if (left <= 0 && !stillHeld(now)) {
 				return -1;

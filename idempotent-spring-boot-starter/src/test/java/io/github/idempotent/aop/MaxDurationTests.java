@@ -99,12 +99,20 @@ class MaxDurationTests {
 	}
 
 	@Test
-	void aMaxDurationShorterThanTheLeaseIsRefusedAtStartUpNamingTheMethod() {
-		this.runner.withPropertyValues("idempotent.max-duration=10s", "idempotent.lease=30s").run((context) -> {
+	void aMethodsOwnMaxDurationShorterThanItsLeaseIsRefusedAtStartUpNamingTheMethod() {
+		this.runner.withUserConfiguration(ShortMaxDurationConfiguration.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause()
 				.hasMessageContaining("maxDuration")
-				.hasMessageContaining("Hanging#plain");
+				.hasMessageContaining("ShortMaxDuration#report");
+		});
+	}
+
+	@Test
+	void aLeaseLongerThanTheGlobalMaxDurationIsItsBoundSoAnApplicationThatSetItKeepsStarting() {
+		this.runner.withPropertyValues("idempotent.max-duration=10s", "idempotent.lease=30s").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(Hanging.class).plain("k")).isEqualTo("k");
 		});
 	}
 
@@ -165,6 +173,25 @@ class MaxDurationTests {
 		@Bean
 		SimpleMeterRegistry meterRegistry() {
 			return new SimpleMeterRegistry();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ShortMaxDurationConfiguration {
+
+		@Bean
+		ShortMaxDuration shortMaxDuration() {
+			return new ShortMaxDuration();
+		}
+
+	}
+
+	static class ShortMaxDuration {
+
+		@Idempotent(key = "#key", lease = "30s", maxDuration = "10s")
+		public String report(String key) {
+			return key;
 		}
 
 	}

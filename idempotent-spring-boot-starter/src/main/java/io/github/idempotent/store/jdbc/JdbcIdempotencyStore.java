@@ -193,6 +193,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
 	// Whether a record is left after an operator's delete: a tombstone is none.
+	// A completion whose reply was lost landed: the row is still its owner's.
+	private static final String COMPLETED_BY = """
+			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND owner_token = ? AND state = 'C'""";
+
 	private static final String RECORD_EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND state <> 'D'""";
 
@@ -233,6 +237,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final String releaseSql;
 
 	private final String renewSql;
+
+	private final String completedBySql;
 
 	private final String purgeSql;
 
@@ -309,6 +315,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
+		this.completedBySql = dialect.sql(COMPLETED_BY, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
 		this.purgeLockSql = dialect.purgeLockSql(tableName);
 	}
@@ -732,6 +739,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return inOwnTransaction(() -> {
 			long leaseMillis = millis(lease);
 			if (this.jdbc.update(this.renewSql, leaseMillis, key.value(), token) == 1) {
+				return true;
+			}
+			Integer completed = this.jdbc.queryForObject(this.completedBySql, Integer.class, key.value(), token);
+			if (completed != null && completed > 0) {
 				return true;
 			}
 			return !exists(key.value()) && insert(key.value(), token, fingerprint.value(), leaseMillis);

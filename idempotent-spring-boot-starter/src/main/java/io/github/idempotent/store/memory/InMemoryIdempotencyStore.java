@@ -163,8 +163,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		return update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
-				(entry != null) ? entry.claimedAt : Instant.now(), false));
+		if (update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
+				(entry != null) ? entry.claimedAt : Instant.now(), false))) {
+			return true;
+		}
+		// Completed by this owner (a completion repeated because its outcome was unknown
+		// landed the first time): still its own, nothing to extend.
+		Entry entry = this.records.get(key.value());
+		return entry != null && entry.result != null && token.equals(entry.token);
 	}
 
 	@Override

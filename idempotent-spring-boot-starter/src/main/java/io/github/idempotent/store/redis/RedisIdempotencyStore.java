@@ -19,6 +19,9 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -193,6 +196,107 @@ public class RedisIdempotencyStore
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
+		try {
+			return claimOrFail(key, fingerprint, lease, token);
+		}
+		catch (RuntimeException ex) {
+			if (!isWriteRefusal(ex)) {
+				if (isUnanswered(ex)) {
+					releaseUnanswered(key, token);
+				}
+				throw ex;
+			}
+			ClaimResult found;
+			try {
+				found = whileWritesAreRefused(inspect(key).orElse(null));
+			}
+			catch (RuntimeException readFailure) {
+				ex.addSuppressed(readFailure);
+				throw ex;
+			}
+			if (found == null) {
+				throw ex;
+			}
+			return found;
+		}
+	}
+
+	/**
+	 * What a claim answers when Redis refuses writes but still answers reads (its memory
+	 * full under {@code noeviction}, a replica during a failover): a completed record is
+	 * replayed and a record in progress is in progress, as they would be if the claim had
+	 * been accepted. Only a free key cannot be claimed; then the refusal stands, and the
+	 * call is refused as with the store unavailable. Without this read, a retry of a
+	 * completed call would be refused (503) or, with {@code failure-mode=open}, run its
+	 * method again.
+	 */
+	private static @Nullable ClaimResult whileWritesAreRefused(@Nullable IdempotencyRecord record) {
+		if (record == null) {
+			return null;
+		}
+		return switch (record.state()) {
+			case COMPLETED -> new ClaimResult.Completed(record.fingerprint(), record.result());
+			case IN_PROGRESS -> new ClaimResult.InProgress(record.fingerprint(),
+					(record.expiresIn() != null) ? record.expiresIn() : Duration.ZERO);
+			case UNREADABLE -> new ClaimResult.Damaged(record.damage());
+		};
+	}
+
+	/**
+	 * Whether Redis refused a write for want of memory or as a read-only replica: it
+	 * still answers reads.
+	 */
+	private static boolean isWriteRefusal(Throwable failure) {
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			String message = ex.getMessage();
+			if (ex instanceof RedisCommandExecutionException && message != null
+					&& (message.startsWith("OOM ") || message.startsWith("READONLY ") || message.contains("-OOM ")
+							|| message.contains("-READONLY "))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Releases a claim whose answer never came (a timeout, a broken connection): its
+	 * caller is refused, so nobody runs under it, but it may still reach Redis, held by a
+	 * network that stalled, and win the key once the owner's lease has run out. It would
+	 * then hold the key for a lease and fence out the owner's completion, queued behind
+	 * it, so that the result is lost and a retry runs the method again. The release, sent
+	 * after it on the same connection, deletes it only if it won: it is fenced by the
+	 * claim's own token. Nothing waits for it.
+	 */
+	private void releaseUnanswered(RecordKey key, String token) {
+		try {
+			this.<Long>executeAsync(Scripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), RecordLayout.token(token))
+				.whenComplete((released, ex) -> {
+					if (ex != null && logger.isDebugEnabled()) {
+						logger.debug("Could not release an unanswered claim of " + key.value(), ex);
+					}
+				});
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not release an unanswered claim of " + key.value(), ex);
+		}
+	}
+
+	/**
+	 * Whether a claim failed without an answer, so that Redis may still run it: a
+	 * timeout, or a connection that broke with the claim on its way.
+	 */
+	private static boolean isUnanswered(Throwable failure) {
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			if (ex instanceof RedisCommandTimeoutException || ex instanceof java.io.IOException
+					|| (ex instanceof RedisException && ex.getMessage() != null
+							&& ex.getMessage().startsWith("Connection closed"))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private ClaimResult claimOrFail(RecordKey key, Fingerprint fingerprint, Duration lease, String token) {
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
 		if (useSetClaims()) {
@@ -398,7 +502,10 @@ public class RedisIdempotencyStore
 	}
 
 	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
-		List<?> reply = execute(connection, Scripts.INSPECT, ReturnType.MULTI, keyOf(key));
+		return inspection(key, execute(connection, Scripts.INSPECT, ReturnType.MULTI, keyOf(key)), now);
+	}
+
+	private static @Nullable IdempotencyRecord inspection(RecordKey key, @Nullable List<?> reply, Instant now) {
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
 		long kind = (Long) reply.get(0);
 		if (kind == 0) {
@@ -602,6 +709,33 @@ public class RedisIdempotencyStore
 	@Override
 	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
+		return claimOrFailAsync(key, fingerprint, lease, token).exceptionallyCompose((failure) -> {
+			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+					: failure;
+			if (!isWriteRefusal(ex)) {
+				if (isUnanswered(ex)) {
+					releaseUnanswered(key, token);
+				}
+				return CompletableFuture.failedFuture(ex);
+			}
+			// As claim() does: read what the key holds, on the event loop's terms.
+			return this.<List<Object>>executeAsync(Scripts.INSPECT, ScriptOutputType.MULTI, keyOf(key))
+				.handle((reply, readFailure) -> {
+					ClaimResult found = (readFailure != null) ? null
+							: whileWritesAreRefused(inspection(key, reply, Instant.now()));
+					if (found == null) {
+						if (readFailure != null) {
+							ex.addSuppressed(readFailure);
+						}
+						throw (ex instanceof RuntimeException runtime) ? runtime : new CompletionException(ex);
+					}
+					return found;
+				});
+		});
+	}
+
+	private CompletableFuture<ClaimResult> claimOrFailAsync(RecordKey key, Fingerprint fingerprint, Duration lease,
+			String token) {
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
 		byte[][] keys = { redisKey };
@@ -969,6 +1103,9 @@ public class RedisIdempotencyStore
 				return 3
 				""");
 
+		// A record completed under the renewing token (3) is still this owner's: a
+		// completion whose reply was lost landed, and the renewal between its attempts
+		// must not report the key as taken from it. Nothing is written then.
 		// ARGV: the token (8 bytes), the lease in ms, the in-progress record.
 		static final Script RENEW = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
@@ -983,6 +1120,9 @@ public class RedisIdempotencyStore
 				if (s == 80 or s == 112) and string.sub(v, 2, 9) == ARGV[1] then
 				  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 				  return 1
+				end
+				if (s == 67 or s == 99) and string.sub(v, 2, 9) == ARGV[1] then
+				  return 3
 				end
 				return 0
 				""");

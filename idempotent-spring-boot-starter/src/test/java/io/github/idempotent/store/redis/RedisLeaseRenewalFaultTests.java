@@ -31,6 +31,7 @@ import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
@@ -193,6 +194,47 @@ class RedisLeaseRenewalFaultTests {
 		assertThat(this.runs.get(key)).hasValue(1);
 		assertThat(this.directStore.claim(new RecordKey(key), FP, policy.lease())).as("the released key")
 			.isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aStallPastTheLeaseAsTheMethodReturnsLosesNoResultToADuplicateClaimThatTimedOut() throws Throwable {
+		// Found by the chaos campaign. The network stalls as the method returns, for
+		// longer than the lease; a duplicate's claim, sent meanwhile, times out, and so
+		// does the owner's completion. When the network is back, Redis gets both: the
+		// duplicate's claim first, on a key whose lease has run out, so it wins, and the
+		// completion finds the key held by another token. Nobody runs under that claim
+		// (its caller was answered 503), yet it held the key for a lease, and a retry
+		// then ran the method again. Now the claim whose outcome is unknown is released
+		// by its token, and the completion is sent again for a lease from its first
+		// failure, not from its first attempt, which the client's timeout had used up.
+		useExecutor(Duration.ofMillis(1500), (proxied, direct) -> proxied);
+		IdempotencyPolicy policy = policy(Duration.ofSeconds(1));
+		String key = "idempotent-test:renewal:stalled:" + UUID.randomUUID();
+		CountDownLatch duplicateSent = new CountDownLatch(1);
+		Object first = this.executor.execute(policy, key, new RecordKey(key), FP, () -> {
+			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			this.proxy.stall();
+			this.callers.submit(() -> {
+				duplicateSent.countDown();
+				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
+					.isThrownBy(() -> this.executor.execute(policy, key, new RecordKey(key), FP, () -> "duplicate"));
+				return null;
+			});
+			assertThat(duplicateSent.await(10, TimeUnit.SECONDS)).isTrue();
+			Thread.sleep(200);
+			this.callers.submit(() -> {
+				Thread.sleep(2000);
+				this.proxy.pass();
+				return null;
+			});
+			return "ran " + key;
+		});
+		assertThat(first).isEqualTo("ran " + key);
+		assertThat(this.executor.execute(policy, key, new RecordKey(key), FP, () -> {
+			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			return "ran again";
+		})).isEqualTo("ran " + key);
+		assertRanOnceAndCompleted(policy, key);
 	}
 
 	private void useExecutor(Duration proxiedClientTimeout) {

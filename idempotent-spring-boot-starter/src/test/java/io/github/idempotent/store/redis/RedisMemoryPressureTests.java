@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -109,6 +110,36 @@ class RedisMemoryPressureTests {
 		finally {
 			setMaxMemory("0");
 		}
+	}
+
+	@Test
+	void aCompletedCallReplaysWhileWritesAreRefusedEvenFailingOpenAndNeverRunsAgain() throws Exception {
+		IdempotencyPolicy policy = policy(Duration.ofSeconds(1));
+		String key = "idempotent-test:oom:" + UUID.randomUUID();
+		assertThat(call(policy, key, () -> "ran " + this.runs.incrementAndGet())).isEqualTo("ran 1");
+		// Fail open runs a call unprotected when the store is down: a full Redis still
+		// answers what it holds, so the completed call replays instead.
+		try (IdempotencyExecutor failingOpen = new IdempotencyExecutor(
+				new RedisIdempotencyStore(this.connectionFactory), FailureMode.OPEN, 1024 * 1024,
+				IdempotencyObserver.NONE)) {
+			setMaxMemory("1");
+			try {
+				assertThat(failingOpen.execute(policy, key, new RecordKey(key), FP,
+						() -> "ran " + this.runs.incrementAndGet()))
+					.isEqualTo("ran 1");
+				assertThat(failingOpen
+					.executeAsync(policy, key, new RecordKey(key), FP,
+							() -> CompletableFuture.completedFuture("ran " + this.runs.incrementAndGet()))
+					.get(10, TimeUnit.SECONDS)).isEqualTo("ran 1");
+			}
+			catch (Throwable ex) {
+				throw new AssertionError(ex);
+			}
+			finally {
+				setMaxMemory("0");
+			}
+		}
+		assertThat(this.runs).hasValue(1);
 	}
 
 	private Object call(IdempotencyPolicy policy, String key, IdempotencyExecutor.Invocation invocation)
