@@ -1090,7 +1090,7 @@ public class RedisIdempotencyStore
 				local inProgress = (s == 'P' or s == 'p')
 				if inProgress == (ARGV[1] == 'P') then
 				  local ttl = redis.call('PTTL', KEYS[1])
-				  if inProgress and type(v) ~= 'table' and ttl > 0 then
+				  if inProgress and type(v) ~= 'table' and ttl > 0 and #v >= 9 then
 				    redis.call('SET', KEYS[1], 'D' .. string.sub(v, 2, 9), 'PX', ttl)
 				  else
 				    redis.call('DEL', KEYS[1])

@@ -75,6 +75,20 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	}
 
 	@Test
+	void aForcedDeleteOfADamagedValueInProgressFreesTheKeyWithoutLeavingAnotherDamagedValue() {
+		// 'P' and too few bytes for a token: the tombstone would be 'D' and what follows,
+		// which is no tombstone either, so the key would stay damaged for the lease.
+		RecordKey key = newKey();
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			connection.stringCommands()
+				.pSetEx(key.value().getBytes(StandardCharsets.UTF_8), LEASE.toMillis(),
+						"P12".getBytes(StandardCharsets.UTF_8));
+		}
+		inspectable().deleteInProgress(key);
+		assertThat(store().claim(key, new Fingerprint("fp"), LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
 	void aHashRecordOfThePreviousLayoutIsRead() {
 		RecordKey key = newKey();
 		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
