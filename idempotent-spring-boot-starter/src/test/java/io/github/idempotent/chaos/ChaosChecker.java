@@ -248,7 +248,10 @@ final class ChaosChecker {
 					}
 				}
 				case FORCE_DELETE -> {
-					if (earlier.key().equals(fault.key()) && earlier.start() <= fault.start()
+					// The call holds its key from its claim, a round trip before its
+					// START
+					// line: a delete that ends after START may have hit the claim.
+					if (earlier.key().equals(fault.key()) && earlier.start() <= fault.end()
 							&& earlierEnd >= fault.start() && rerun.start() >= fault.start()) {
 						return "forced delete";
 					}

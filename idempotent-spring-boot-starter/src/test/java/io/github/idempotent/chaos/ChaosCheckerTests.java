@@ -139,6 +139,23 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aForcedDeleteThatHitsTheClaimBeforeTheMethodLogsItsStartExcusesTheReRun() {
+		// Seen in the short form: the delete began 9 ms before the START line, between
+		// the claim and the method.
+		Verdict verdict = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1009, 1300L), new Execution("b", "k", 1, 1450, 1600L)),
+				List.of(new Fault(Kind.FORCE_DELETE, -1, "k", 1000, 1050, true, "")), List.of(),
+				List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(verdict.excused()).containsEntry("forced delete", 1);
+		assertThat(verdict.violations()).isEmpty();
+		Verdict before = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1100, 1300L), new Execution("b", "k", 1, 1450, 1600L)),
+				List.of(new Fault(Kind.FORCE_DELETE, -1, "k", 1000, 1050, true, "")), List.of(),
+				List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(before.violations()).isNotEmpty();
+	}
+
+	@Test
 	void differentAnswersWithoutAnExcuseAndAKeyInProgressAfterTheHealAreViolations() {
 		Verdict verdict = this.checker.check(List.of(new Execution("a", "k", 0, 1000, 1200L)), List.of(),
 				List.of(new Answer("k", "a", 0, 1200, false), new Answer("k", "x", 1, 1300, true)),

@@ -93,9 +93,9 @@ class ResultCompressionTests {
 	void aRecordDeclaringMoreThanMaxResultSizeIsRefusedBeforeInflating() {
 		// 1 KB of deflate data that would inflate to 1 GB, declared as such.
 		byte[] bomb = deflated(new byte[1 << 20], 1 << 30);
-		assertThatExceptionOfType(IdempotencyResultException.class)
+		assertThatExceptionOfType(StoredOutcome.DamagedOutcomeException.class)
 			.isThrownBy(() -> StoredOutcome.replay(this.orders, "k", new StoredResult(bomb), MAX_RESULT_SIZE))
-			.withMessageContaining("cannot be decompressed")
+			.withMessageContaining("cannot be inflated")
 			.withMessageContaining("above idempotent.max-result-size");
 	}
 
@@ -103,28 +103,30 @@ class ResultCompressionTests {
 	void aRecordThatInflatesBeyondWhatItDeclaresIsRefused() {
 		// 1 MB of zeros behind a header that claims 100 bytes.
 		byte[] bomb = deflated(new byte[1 << 20], 100);
-		assertThatExceptionOfType(IdempotencyResultException.class)
+		assertThatExceptionOfType(StoredOutcome.DamagedOutcomeException.class)
 			.isThrownBy(() -> StoredOutcome.replay(this.orders, "k", new StoredResult(bomb), MAX_RESULT_SIZE))
 			.withMessageContaining("more bytes than it declares");
 	}
 
 	@Test
-	void aCorruptOrTruncatedRecordIsAClearResultError() {
+	void aCorruptOrTruncatedRecordIsNamedAsDamage() {
+		// The executor turns this into IdempotencyRecordDamagedException, the
+		// result-unavailable answer (RedisDamagedRecordHttpTests).
 		byte[] good = DEFLATE_ABOVE_256
 			.compress(StoredOutcome.value(this.orders, "k", order(24), MAX_RESULT_SIZE, ResultCompression.none()))
 			.bytes();
 		byte[] truncated = java.util.Arrays.copyOf(good, good.length / 2);
-		assertThatExceptionOfType(IdempotencyResultException.class)
+		assertThatExceptionOfType(StoredOutcome.DamagedOutcomeException.class)
 			.isThrownBy(() -> StoredOutcome.replay(this.orders, "k", new StoredResult(truncated), MAX_RESULT_SIZE))
 			.withMessageContaining("fewer bytes than it declares");
 		byte[] garbage = good.clone();
 		for (int i = 5; i < garbage.length; i++) {
 			garbage[i] = (byte) 0xFF;
 		}
-		assertThatExceptionOfType(IdempotencyResultException.class)
+		assertThatExceptionOfType(StoredOutcome.DamagedOutcomeException.class)
 			.isThrownBy(() -> StoredOutcome.replay(this.orders, "k", new StoredResult(garbage), MAX_RESULT_SIZE))
-			.withMessageContaining("cannot be decompressed");
-		assertThatExceptionOfType(IdempotencyResultException.class)
+			.withMessageContaining("cannot be inflated");
+		assertThatExceptionOfType(StoredOutcome.DamagedOutcomeException.class)
 			.isThrownBy(() -> StoredOutcome.replay(this.orders, "k", new StoredResult(new byte[] { 'Z', 0, 0 }),
 					MAX_RESULT_SIZE))
 			.withMessageContaining("truncated");
