@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -46,7 +47,8 @@ final class ChaosChecker {
 		CUT("connection cut"), STALL("stall under the lease"), STALL_PAST_LEASE("stall past the lease"),
 		PAUSE("pause under the lease (SIGSTOP)"), PAUSE_PAST_LEASE("pause past the lease (SIGSTOP)"),
 		KILL("SIGKILL and restart"), FORCE_DELETE("forced delete"), STORE_RESTART("store restart"),
-		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)");
+		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)"),
+		CLUSTER_FAILOVER("Cluster primary failover (primary killed, replica promoted)");
 
 		final String title;
 
@@ -89,6 +91,8 @@ final class ChaosChecker {
 
 	private final int waitReplicas;
 
+	private final BiPredicate<Fault, String> failoverReaches;
+
 	private long failoverLossMillis = -1;
 
 	ChaosChecker(long leaseMillis) {
@@ -96,8 +100,17 @@ final class ChaosChecker {
 	}
 
 	ChaosChecker(long leaseMillis, int waitReplicas) {
+		this(leaseMillis, waitReplicas, (failover, key) -> true);
+	}
+
+	/**
+	 * @param failoverReaches whether a failover may have lost the writes of a key (on a
+	 * Cluster, only the keys of the killed primary's slots)
+	 */
+	ChaosChecker(long leaseMillis, int waitReplicas, BiPredicate<Fault, String> failoverReaches) {
 		this.leaseMillis = leaseMillis;
 		this.waitReplicas = waitReplicas;
+		this.failoverReaches = failoverReaches;
 	}
 
 	static List<Execution> readLedgers(List<Path> ledgers) {
@@ -253,7 +266,7 @@ final class ChaosChecker {
 						return "forced delete";
 					}
 				}
-				case STORE_RESTART, FAILOVER -> {
+				case STORE_RESTART, FAILOVER, CLUSTER_FAILOVER -> {
 					// The method returned while the store was down: its result could not
 					// be
 					// stored (the completion follows the END line by a round trip).
@@ -269,7 +282,9 @@ final class ChaosChecker {
 					// the old primary: the claim or the result of a call that wrote
 					// shortly
 					// before the crash (the guide's "the store loses a record").
-					if (fault.kind() == Kind.FAILOVER && this.waitReplicas == 0 && earlier.start() <= fault.start()
+					boolean failover = fault.kind() == Kind.FAILOVER || fault.kind() == Kind.CLUSTER_FAILOVER;
+					if (failover && this.waitReplicas == 0 && this.failoverReaches.test(fault, earlier.key())
+							&& earlier.start() <= fault.start()
 							&& earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
 							&& rerun.start() >= fault.start()) {
 						this.failoverLossMillis = Math.max(this.failoverLossMillis,
