@@ -2,12 +2,14 @@
 # The chaos campaign, long form: N instances of a small @Idempotent app on one store, each behind
 # a FaultProxy, clients retrying the same keys on any instance, faults drawn from a printed seed;
 # a verdict per key from ledgers kept outside the store (docs/reliability.md).
-# Usage: benchmarks/run-chaos.sh [redis|sentinel|postgres] [duration in s, default 300] [seed]
+# Usage: benchmarks/run-chaos.sh [redis|sentinel|cluster|postgres] [duration in s, default 300] [seed]
 # Environment: INSTANCES (2), CLIENTS (4), LEASE_MS (2000), WAIT_REPLICAS (0, Sentinel only:
-# idempotent.store.redis.wait-replicas), FAULTS (all, or a comma list of cut, stall,
-# stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart, memory_pressure).
-# The store is a server of the campaign's own on free loopback ports: a redis-server 7 (on the
-# PATH); a primary, a replica and a sentinel, whose store restart is a failover; or a PostgreSQL
+# idempotent.store.redis.wait-replicas; the store refuses it on Cluster), FAULTS (all, or a comma
+# list of cut, stall, stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart,
+# memory_pressure). The store is a server of the campaign's own on free loopback ports: a
+# redis-server 7 (on the PATH); a primary, a replica and a sentinel, whose store restart is a
+# failover; a Redis Cluster of three primaries with one replica each, whose store restart is a
+# primary failover (no cuts or stalls: the instances reach the nodes directly); or a PostgreSQL
 # initdb'ed as the postgres user (binaries under /usr/lib/postgresql). Writes the Markdown report
 # and the fault timeline to idempotent-spring-boot-starter/target/chaos/ and prints the report.
 set -euo pipefail

@@ -400,8 +400,9 @@ abstract class ChaosStore implements AutoCloseable {
 	 * instances connect to the nodes directly: a cluster names its nodes' own addresses
 	 * in its topology and redirects, so a proxy in front of a seed node would carry only
 	 * the first lookup, and cuts and stalls are left out. Without {@code wait-replicas}
-	 * (which the store refuses on Cluster) writes the replica had not received are lost,
-	 * which the guide allows, for the keys of the killed primary's slots only.
+	 * (which the store refuses on Cluster at start-up) writes the replica had not
+	 * received are lost, which the guide allows, for the keys of the killed primary's
+	 * slots only.
 	 */
 	static final class Cluster extends ChaosStore {
 
@@ -415,22 +416,20 @@ abstract class ChaosStore implements AutoCloseable {
 
 		private String recordPrefix;
 
+		private final int waitReplicas;
+
 		Cluster(long seed, int waitReplicas) {
 			super("cluster");
-			if (waitReplicas > 0) {
-				// What the store says at start-up (DedicatedConnections): WAIT would have
-				// to follow each write to the node that owns its key.
-				throw new IllegalArgumentException("wait-replicas=" + waitReplicas
-						+ " is not applicable: the store refuses it on Redis Cluster at start-up "
-						+ "(\"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0\")");
-			}
+			// Passed on as it is: the store refuses wait-replicas on Cluster at start-up
+			// (DedicatedConnections), and the campaign reports the instance's failure.
+			this.waitReplicas = waitReplicas;
 			this.random = new Random(seed ^ 0x5eedc1L);
 			this.setup = LocalRedisCluster.startWithReplicas(1000);
 		}
 
 		@Override
 		String name() {
-			return "Redis Cluster (three primaries, one replica each)";
+			return "Redis Cluster (three primaries, one replica each), wait-replicas=" + this.waitReplicas;
 		}
 
 		@Override
@@ -453,6 +452,7 @@ abstract class ChaosStore implements AutoCloseable {
 			// Lettuce's topology refresh is off unless asked for: without it an instance
 			// would go on sending a dead primary's slots to its address.
 			return List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
+					"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
 					"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
 					"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
 					"spring.data.redis.connect-timeout=2s");
