@@ -25,10 +25,13 @@ args=(-ntp -q -pl idempotent-spring-boot-starter test -Dtest=ChaosCampaignTests
 # A violation fails the test, which is the finding: keep going to print the report.
 output=idempotent-spring-boot-starter/target/surefire-reports/io.github.idempotent.chaos.ChaosCampaignTests-output.txt
 rm -f "$output"
+# Only a report of this run: one that failed before writing its own prints none.
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
 status=0
 ./mvnw "${args[@]}" || status=$?
 [[ -f "$output" ]] || exit "$status"
 grep -h '^\[chaos ' "$output" || true
-latest=$(ls -t idempotent-spring-boot-starter/target/chaos/chaos-"$store"-*[0-9].md 2>/dev/null | head -1)
+latest=$(find idempotent-spring-boot-starter/target/chaos -name "chaos-$store-*[0-9].md" -newer "$marker" 2>/dev/null | head -1)
 [[ -n "$latest" ]] && cat "$latest"
 exit "$status"
