@@ -418,6 +418,12 @@ abstract class ChaosStore implements AutoCloseable {
 
 		private final int waitReplicas;
 
+		/**
+		 * How long the killed primary's replica is cut off before the kill (stopped, its
+		 * replication link dropped): 0 for none, else the writes of that time are lost.
+		 */
+		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
+
 		Cluster(long seed, int waitReplicas) {
 			super("cluster");
 			// Passed on as it is: the store refuses wait-replicas on Cluster at start-up
@@ -463,9 +469,11 @@ abstract class ChaosStore implements AutoCloseable {
 			List<LocalRedisCluster.Node> primaries = new ArrayList<>(this.setup.primaries());
 			primaries.sort(Comparator.comparingInt(LocalRedisCluster.Node::port));
 			LocalRedisCluster.Node victim = primaries.get(this.random.nextInt(primaries.size()));
-			this.last = this.setup.crashPrimaryAndAwaitFailover(victim.port());
-			return "primary " + victim.port() + " killed (slots " + String.join(",", victim.slots()) + "), replica "
-					+ this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis() + " ms";
+			this.last = this.setup.crashPrimaryAndAwaitFailover(victim.port(), this.replicaLagMillis);
+			return ((this.replicaLagMillis > 0) ? "replica cut off " + this.replicaLagMillis + " ms before the kill, "
+					: "") + "primary " + victim.port() + " killed (slots " + String.join(",", victim.slots())
+					+ "), replica " + this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis()
+					+ " ms";
 		}
 
 		@Override

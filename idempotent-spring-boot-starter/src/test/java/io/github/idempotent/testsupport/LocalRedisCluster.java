@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -202,12 +203,39 @@ public final class LocalRedisCluster implements AutoCloseable {
 	 * cluster ok again
 	 */
 	public Failover crashPrimaryAndAwaitFailover(int port) {
-		Node killed = topology().stream()
+		return crashPrimaryAndAwaitFailover(port, 0);
+	}
+
+	/**
+	 * As {@link #crashPrimaryAndAwaitFailover(int)}, with the primary's replica cut off
+	 * first: it is stopped (SIGSTOP), the primary drops its replication link (CLIENT KILL
+	 * TYPE replica), and the primary goes on accepting writes for
+	 * {@code replicaLagMillis} before it is killed and the replica continued, so that the
+	 * writes of that time never reach the replica that is promoted. (A replica that only
+	 * sleeps would still find them in its socket buffer when it wakes.)
+	 */
+	public Failover crashPrimaryAndAwaitFailover(int port, long replicaLagMillis) {
+		List<Node> before = topology();
+		Node killed = before.stream()
 			.filter((node) -> node.port() == port && node.primary())
 			.findFirst()
 			.orElseThrow(() -> new IllegalArgumentException("No primary on port " + port));
+		RedisProcess stopped = null;
+		if (replicaLagMillis > 0) {
+			Node replica = before.stream()
+				.filter((node) -> killed.id().equals(node.primaryId()))
+				.findFirst()
+				.orElseThrow(() -> new IllegalStateException("The primary on port " + port + " has no replica"));
+			stopped = node(replica.port());
+			stopped.signal("STOP");
+			onNode(port, (redis) -> redis.sync().clientKill(KillArgs.Builder.typeSlave()));
+			RedisProcess.sleep(replicaLagMillis);
+		}
 		long start = System.nanoTime();
 		node(port).kill();
+		if (stopped != null) {
+			stopped.signal("CONT");
+		}
 		await("failover of the primary on port " + port, () -> {
 			List<Node> now = topology();
 			boolean promoted = now.stream()
