@@ -338,11 +338,16 @@ public final class ChaosCampaign {
 			}
 			case FORCE_DELETE -> forceDelete(random, instance, start);
 			case STORE_RESTART, FAILOVER, CLUSTER_FAILOVER -> {
+				// The fault starts with the crash: what prepares it (a replica cut off)
+				// is
+				// before.
+				String before = this.store.beforeRestart();
+				long crash = System.currentTimeMillis();
 				String done = this.store.restart();
 				if (done == null) {
 					return;
 				}
-				record(this.store.restartKind(), -1, null, start, true, done);
+				record(this.store.restartKind(), -1, null, crash, true, (before != null) ? before + ", " + done : done);
 				String after = this.store.afterRestart();
 				if (after != null) {
 					log(after);

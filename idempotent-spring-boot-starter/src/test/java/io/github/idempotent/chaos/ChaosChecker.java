@@ -267,6 +267,14 @@ final class ChaosChecker {
 					}
 				}
 				case STORE_RESTART, FAILOVER, CLUSTER_FAILOVER -> {
+					// A failover without wait-replicas first: a method that returned
+					// before
+					// the crash may have had its result acknowledged and lost (the loss
+					// window is measured from these).
+					boolean lost = failoverMayHaveLost(earlier, rerun, fault, earlierEnd);
+					if (lost && earlier.end() != null && earlier.end() < fault.start()) {
+						return lostWrite(fault, earlierEnd);
+					}
 					// The method returned while the store was down: its result could not
 					// be
 					// stored (the completion follows the END line by a round trip).
@@ -277,19 +285,8 @@ final class ChaosChecker {
 					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
 						return "store down past the lease, taken over";
 					}
-					// Without wait-replicas the promoted replica may miss the last writes
-					// of
-					// the old primary: the claim or the result of a call that wrote
-					// shortly
-					// before the crash (the guide's "the store loses a record").
-					boolean failover = fault.kind() == Kind.FAILOVER || fault.kind() == Kind.CLUSTER_FAILOVER;
-					if (failover && this.waitReplicas == 0 && this.failoverReaches.test(fault, earlier.key())
-							&& earlier.start() <= fault.start()
-							&& earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
-							&& rerun.start() >= fault.start()) {
-						this.failoverLossMillis = Math.max(this.failoverLossMillis,
-								fault.start() - Math.min(earlierEnd, fault.start()));
-						return "failover lost a write (no wait-replicas)";
+					if (lost) {
+						return lostWrite(fault, earlierEnd);
 					}
 				}
 				default -> {
@@ -297,6 +294,26 @@ final class ChaosChecker {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Without wait-replicas the promoted replica may miss the last writes of the old
+	 * primary: the claim or the result of a call that wrote shortly before the crash (the
+	 * guide's "the store loses a record"), on a Cluster only for a key of the killed
+	 * primary's slots.
+	 */
+	private boolean failoverMayHaveLost(Execution earlier, Execution rerun, Fault fault, long earlierEnd) {
+		boolean failover = fault.kind() == Kind.FAILOVER || fault.kind() == Kind.CLUSTER_FAILOVER;
+		return failover && this.waitReplicas == 0 && this.failoverReaches.test(fault, earlier.key())
+				&& earlier.start() <= fault.start() && earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
+				&& rerun.start() >= fault.start();
+	}
+
+	/** Counts a lost write in the loss window: how long before the crash it ended. */
+	private String lostWrite(Fault fault, long earlierEnd) {
+		this.failoverLossMillis = Math.max(this.failoverLossMillis,
+				fault.start() - Math.min(earlierEnd, fault.start()));
+		return "failover lost a write (no wait-replicas)";
 	}
 
 	private static String describe(List<Execution> ran, int highlight) {

@@ -88,6 +88,15 @@ abstract class ChaosStore implements AutoCloseable {
 	abstract String restart();
 
 	/**
+	 * What to do before a {@link #restart()}, outside the fault's window (the Cluster
+	 * cuts the primary's replica off when asked to make it lag).
+	 * @return what was done, or null
+	 */
+	String beforeRestart() {
+		return null;
+	}
+
+	/**
 	 * What to do after a {@link #restart()} has been recorded, outside the fault's window
 	 * (the Cluster replaces its dead node).
 	 * @return what was done, or null
@@ -414,6 +423,11 @@ abstract class ChaosStore implements AutoCloseable {
 
 		private LocalRedisCluster.Failover last;
 
+		private LocalRedisCluster.Node victim;
+
+		private Runnable continueReplica = () -> {
+		};
+
 		private String recordPrefix;
 
 		private final int waitReplicas;
@@ -465,15 +479,28 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		@Override
-		String restart() {
+		String beforeRestart() {
 			List<LocalRedisCluster.Node> primaries = new ArrayList<>(this.setup.primaries());
 			primaries.sort(Comparator.comparingInt(LocalRedisCluster.Node::port));
-			LocalRedisCluster.Node victim = primaries.get(this.random.nextInt(primaries.size()));
-			this.last = this.setup.crashPrimaryAndAwaitFailover(victim.port(), this.replicaLagMillis);
-			return ((this.replicaLagMillis > 0) ? "replica cut off " + this.replicaLagMillis + " ms before the kill, "
-					: "") + "primary " + victim.port() + " killed (slots " + String.join(",", victim.slots())
-					+ "), replica " + this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis()
-					+ " ms";
+			this.victim = primaries.get(this.random.nextInt(primaries.size()));
+			if (this.replicaLagMillis <= 0) {
+				return null;
+			}
+			this.continueReplica = this.setup.cutOffReplica(this.victim.port());
+			sleep(this.replicaLagMillis);
+			return "replica cut off " + this.replicaLagMillis + " ms before the kill";
+		}
+
+		@Override
+		String restart() {
+			LocalRedisCluster.Node killed = this.victim;
+			Runnable afterKill = this.continueReplica;
+			this.victim = null;
+			this.continueReplica = () -> {
+			};
+			this.last = this.setup.crashPrimaryAndAwaitFailover(killed.port(), afterKill);
+			return "primary " + killed.port() + " killed (slots " + String.join(",", killed.slots()) + "), replica "
+					+ this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis() + " ms";
 		}
 
 		@Override

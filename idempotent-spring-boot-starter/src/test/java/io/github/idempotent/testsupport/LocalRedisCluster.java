@@ -203,39 +203,45 @@ public final class LocalRedisCluster implements AutoCloseable {
 	 * cluster ok again
 	 */
 	public Failover crashPrimaryAndAwaitFailover(int port) {
-		return crashPrimaryAndAwaitFailover(port, 0);
+		return crashPrimaryAndAwaitFailover(port, () -> {
+		});
 	}
 
 	/**
-	 * As {@link #crashPrimaryAndAwaitFailover(int)}, with the primary's replica cut off
-	 * first: it is stopped (SIGSTOP), the primary drops its replication link (CLIENT KILL
-	 * TYPE replica), and the primary goes on accepting writes for
-	 * {@code replicaLagMillis} before it is killed and the replica continued, so that the
-	 * writes of that time never reach the replica that is promoted. (A replica that only
-	 * sleeps would still find them in its socket buffer when it wakes.)
+	 * Cuts the replica of the primary on {@code port} off, so that the primary's next
+	 * writes never reach it: the replica is stopped (SIGSTOP) and the primary drops its
+	 * replication link (CLIENT KILL TYPE replica). A replica that only sleeps would still
+	 * find them in its socket buffer when it wakes.
+	 * @return what continues the replica (SIGCONT)
 	 */
-	public Failover crashPrimaryAndAwaitFailover(int port, long replicaLagMillis) {
-		List<Node> before = topology();
-		Node killed = before.stream()
+	public Runnable cutOffReplica(int port) {
+		List<Node> now = topology();
+		Node primary = now.stream()
 			.filter((node) -> node.port() == port && node.primary())
 			.findFirst()
 			.orElseThrow(() -> new IllegalArgumentException("No primary on port " + port));
-		RedisProcess stopped = null;
-		if (replicaLagMillis > 0) {
-			Node replica = before.stream()
-				.filter((node) -> killed.id().equals(node.primaryId()))
-				.findFirst()
-				.orElseThrow(() -> new IllegalStateException("The primary on port " + port + " has no replica"));
-			stopped = node(replica.port());
-			stopped.signal("STOP");
-			onNode(port, (redis) -> redis.sync().clientKill(KillArgs.Builder.typeSlave()));
-			RedisProcess.sleep(replicaLagMillis);
-		}
+		Node replica = now.stream()
+			.filter((node) -> primary.id().equals(node.primaryId()))
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("The primary on port " + port + " has no replica"));
+		RedisProcess stopped = node(replica.port());
+		stopped.signal("STOP");
+		onNode(port, (redis) -> redis.sync().clientKill(KillArgs.Builder.typeSlave()));
+		return () -> stopped.signal("CONT");
+	}
+
+	/**
+	 * As {@link #crashPrimaryAndAwaitFailover(int)}, running {@code afterKill} right
+	 * after the kill.
+	 */
+	public Failover crashPrimaryAndAwaitFailover(int port, Runnable afterKill) {
+		Node killed = topology().stream()
+			.filter((node) -> node.port() == port && node.primary())
+			.findFirst()
+			.orElseThrow(() -> new IllegalArgumentException("No primary on port " + port));
 		long start = System.nanoTime();
 		node(port).kill();
-		if (stopped != null) {
-			stopped.signal("CONT");
-		}
+		afterKill.run();
 		await("failover of the primary on port " + port, () -> {
 			List<Node> now = topology();
 			boolean promoted = now.stream()
