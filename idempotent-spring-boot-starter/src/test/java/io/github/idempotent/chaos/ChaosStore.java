@@ -498,7 +498,7 @@ abstract class ChaosStore implements AutoCloseable {
 			this.victim = null;
 			this.continueReplica = () -> {
 			};
-			this.last = this.setup.crashPrimaryAndAwaitFailover(killed.port(), afterKill);
+			this.last = this.setup.crashPrimaryAndAwaitFailover(killed, afterKill);
 			return "primary " + killed.port() + " killed (slots " + String.join(",", killed.slots()) + "), replica "
 					+ this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis() + " ms";
 		}

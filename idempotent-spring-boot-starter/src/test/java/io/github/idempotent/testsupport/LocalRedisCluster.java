@@ -235,10 +235,19 @@ public final class LocalRedisCluster implements AutoCloseable {
 	 * after the kill.
 	 */
 	public Failover crashPrimaryAndAwaitFailover(int port, Runnable afterKill) {
-		Node killed = topology().stream()
+		return crashPrimaryAndAwaitFailover(topology().stream()
 			.filter((node) -> node.port() == port && node.primary())
 			.findFirst()
-			.orElseThrow(() -> new IllegalArgumentException("No primary on port " + port));
+			.orElseThrow(() -> new IllegalArgumentException("No primary on port " + port)), afterKill);
+	}
+
+	/**
+	 * As {@link #crashPrimaryAndAwaitFailover(int, Runnable)}, for {@code killed} as
+	 * {@link #topology()} named it before: no node is asked before the kill (a replica
+	 * cut off does not answer).
+	 */
+	public Failover crashPrimaryAndAwaitFailover(Node killed, Runnable afterKill) {
+		int port = killed.port();
 		long start = System.nanoTime();
 		node(port).kill();
 		afterKill.run();
@@ -371,7 +380,12 @@ public final class LocalRedisCluster implements AutoCloseable {
 	}
 
 	private <T> T withNode(int index, java.util.function.Function<StatefulRedisConnection<String, String>, T> action) {
-		RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", this.nodes.get(index).port()));
+		// A short timeout: a stopped node accepts connections but answers nothing.
+		RedisClient client = RedisClient.create(RedisURI.builder()
+			.withHost("127.0.0.1")
+			.withPort(this.nodes.get(index).port())
+			.withTimeout(java.time.Duration.ofSeconds(2))
+			.build());
 		try (StatefulRedisConnection<String, String> connection = client.connect()) {
 			return action.apply(connection);
 		}
