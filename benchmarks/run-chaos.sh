@@ -2,12 +2,15 @@
 # The chaos campaign, long form: N instances of a small @Idempotent app on one store, each behind
 # a FaultProxy, clients retrying the same keys on any instance, faults drawn from a printed seed;
 # a verdict per key from ledgers kept outside the store (docs/reliability.md).
-# Usage: benchmarks/run-chaos.sh [redis|sentinel|postgres] [duration in s, default 300] [seed]
+# Usage: benchmarks/run-chaos.sh [redis|sentinel|cluster|postgres] [duration in s, default 300] [seed]
 # Environment: INSTANCES (2), CLIENTS (4), LEASE_MS (2000), WAIT_REPLICAS (0, Sentinel only:
-# idempotent.store.redis.wait-replicas), FAULTS (all, or a comma list of cut, stall,
-# stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart, memory_pressure).
-# The store is a server of the campaign's own on free loopback ports: a redis-server 7 (on the
-# PATH); a primary, a replica and a sentinel, whose store restart is a failover; or a PostgreSQL
+# idempotent.store.redis.wait-replicas; the store refuses it on Cluster), REPLICA_LAG_MS (0, Cluster
+# only: the killed primary's replica is cut off that long before the kill), FAULTS (all, or a comma
+# list of cut, stall, stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart,
+# memory_pressure). The store is a server of the campaign's own on free loopback ports: a
+# redis-server 7 (on the PATH); a primary, a replica and a sentinel, whose store restart is a
+# failover; a Redis Cluster of three primaries with one replica each, whose store restart is a
+# primary failover (no cuts or stalls: the instances reach the nodes directly); or a PostgreSQL
 # initdb'ed as the postgres user (binaries under /usr/lib/postgresql). Writes the Markdown report
 # and the fault timeline to idempotent-spring-boot-starter/target/chaos/ and prints the report.
 set -euo pipefail
@@ -18,15 +21,19 @@ seed="${3:-}"
 args=(-ntp -q -pl idempotent-spring-boot-starter test -Dtest=ChaosCampaignTests
 	-Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store="$store" -Dchaos.duration="$duration"
 	-Dchaos.faults="${FAULTS:-all}" -Dchaos.instances="${INSTANCES:-2}" -Dchaos.clients="${CLIENTS:-4}"
-	-Dchaos.lease-ms="${LEASE_MS:-2000}" -Dchaos.wait-replicas="${WAIT_REPLICAS:-0}" -Dsurefire.timeout=0)
+	-Dchaos.lease-ms="${LEASE_MS:-2000}" -Dchaos.wait-replicas="${WAIT_REPLICAS:-0}"
+	-Dchaos.replica-lag-ms="${REPLICA_LAG_MS:-0}" -Dsurefire.timeout=0)
 [[ -n "$seed" ]] && args+=(-Dchaos.seed="$seed")
 # A violation fails the test, which is the finding: keep going to print the report.
 output=idempotent-spring-boot-starter/target/surefire-reports/io.github.idempotent.chaos.ChaosCampaignTests-output.txt
 rm -f "$output"
+# Only a report of this run: one that failed before writing its own prints none.
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
 status=0
 ./mvnw "${args[@]}" || status=$?
 [[ -f "$output" ]] || exit "$status"
 grep -h '^\[chaos ' "$output" || true
-latest=$(ls -t idempotent-spring-boot-starter/target/chaos/chaos-"$store"-*[0-9].md 2>/dev/null | head -1)
+latest=$(find idempotent-spring-boot-starter/target/chaos -name "chaos-$store-*[0-9].md" -newer "$marker" 2>/dev/null | head -1)
 [[ -n "$latest" ]] && cat "$latest"
 exit "$status"

@@ -177,8 +177,9 @@ public final class ChaosCampaign {
 		ChaosStore.sleep(500);
 		List<Execution> executions = ChaosChecker
 			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
-		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas()).check(executions,
-				this.faults, this.answers, probes, inProgress);
+		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas(),
+				this.store::failoverReaches)
+			.check(executions, this.faults, this.answers, probes, inProgress);
 		String markdown = report(verdict);
 		Files.createDirectories(this.config.reportDirectory());
 		Path report = this.config.reportDirectory()
@@ -265,13 +266,23 @@ public final class ChaosCampaign {
 
 	private final Map<String, String> lastExecution = new ConcurrentHashMap<>();
 
+	/** The fault kinds the scheduler draws from, those this store can take. */
+	private volatile List<Kind> drawn = List.of();
+
 	private void schedule(Random random, long end) {
 		List<Kind> kinds = new ArrayList<>(this.config.faults());
 		if (!this.store.hasMemoryLimit()) {
 			kinds.remove(Kind.MEMORY_PRESSURE);
 		}
-		// One kind draws the store's own crash: a restart, or a failover for Sentinel.
+		// One kind draws the store's own crash: a restart, or a failover for Sentinel and
+		// Cluster.
 		kinds.remove(Kind.FAILOVER);
+		kinds.remove(Kind.CLUSTER_FAILOVER);
+		if (!this.store.proxyCarriesData()) {
+			// The proxy would cut or hold nothing the store's calls use.
+			kinds.removeAll(List.of(Kind.CUT, Kind.STALL, Kind.STALL_PAST_LEASE));
+		}
+		this.drawn = List.copyOf(kinds);
 		if (kinds.isEmpty()) {
 			return;
 		}
@@ -326,12 +337,21 @@ public final class ChaosCampaign {
 				log("instance " + instance.index + (up ? " restarted" : " did NOT restart:\n" + instance.logTail()));
 			}
 			case FORCE_DELETE -> forceDelete(random, instance, start);
-			case STORE_RESTART, FAILOVER -> {
+			case STORE_RESTART, FAILOVER, CLUSTER_FAILOVER -> {
+				// The fault starts with the crash: what prepares it (a replica cut off)
+				// is
+				// before.
+				String before = this.store.beforeRestart();
+				long crash = System.currentTimeMillis();
 				String done = this.store.restart();
 				if (done == null) {
 					return;
 				}
-				record(this.store.restartKind(), -1, null, start, true, done);
+				record(this.store.restartKind(), -1, null, crash, true, (before != null) ? before + ", " + done : done);
+				String after = this.store.afterRestart();
+				if (after != null) {
+					log(after);
+				}
 			}
 			case MEMORY_PRESSURE -> {
 				long hold = 1000 + length * 3;
@@ -428,7 +448,7 @@ public final class ChaosCampaign {
 			.append(" clients, lease ")
 			.append(this.config.lease().toMillis())
 			.append(" ms, fault kinds: ")
-			.append(this.config.faults().stream().map((kind) -> kind.name().toLowerCase()).toList())
+			.append(this.drawn.stream().map((kind) -> kind.name().toLowerCase()).toList())
 			.append(".\n\n");
 		md.append("| fault | injected |\n|---|---|\n");
 		for (Kind kind : Kind.values()) {
@@ -457,7 +477,7 @@ public final class ChaosCampaign {
 			.append(" | ")
 			.append(statusSummary())
 			.append(" |\n\n");
-		if (verdict.faults().containsKey(Kind.FAILOVER)) {
+		if (verdict.faults().containsKey(Kind.FAILOVER) || verdict.faults().containsKey(Kind.CLUSTER_FAILOVER)) {
 			md.append("Failover loss window (wait-replicas=")
 				.append(this.config.waitReplicas())
 				.append("): ")

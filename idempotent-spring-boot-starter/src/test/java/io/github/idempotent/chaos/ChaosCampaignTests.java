@@ -17,8 +17,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@link ChaosCampaign.Config} applies, which is how {@code benchmarks/run-chaos.sh} runs
  * the long form.
  * <p>
- * Every fault kind of a standalone Redis is in the short form; only the failover needs
- * the Sentinel form ({@code -Dchaos.store=sentinel}).
+ * Every fault kind of a standalone Redis is in the short form; only the failovers need
+ * the Sentinel or Cluster form ({@code -Dchaos.store=sentinel} or {@code cluster}).
  */
 class ChaosCampaignTests {
 

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -46,7 +47,8 @@ final class ChaosChecker {
 		CUT("connection cut"), STALL("stall under the lease"), STALL_PAST_LEASE("stall past the lease"),
 		PAUSE("pause under the lease (SIGSTOP)"), PAUSE_PAST_LEASE("pause past the lease (SIGSTOP)"),
 		KILL("SIGKILL and restart"), FORCE_DELETE("forced delete"), STORE_RESTART("store restart"),
-		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)");
+		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)"),
+		CLUSTER_FAILOVER("Cluster primary failover (primary killed, replica promoted)");
 
 		final String title;
 
@@ -89,6 +91,8 @@ final class ChaosChecker {
 
 	private final int waitReplicas;
 
+	private final BiPredicate<Fault, String> failoverReaches;
+
 	private long failoverLossMillis = -1;
 
 	ChaosChecker(long leaseMillis) {
@@ -96,8 +100,17 @@ final class ChaosChecker {
 	}
 
 	ChaosChecker(long leaseMillis, int waitReplicas) {
+		this(leaseMillis, waitReplicas, (failover, key) -> true);
+	}
+
+	/**
+	 * @param failoverReaches whether a failover may have lost the writes of a key (on a
+	 * Cluster, only the keys of the killed primary's slots)
+	 */
+	ChaosChecker(long leaseMillis, int waitReplicas, BiPredicate<Fault, String> failoverReaches) {
 		this.leaseMillis = leaseMillis;
 		this.waitReplicas = waitReplicas;
+		this.failoverReaches = failoverReaches;
 	}
 
 	static List<Execution> readLedgers(List<Path> ledgers) {
@@ -256,7 +269,15 @@ final class ChaosChecker {
 						return "forced delete";
 					}
 				}
-				case STORE_RESTART, FAILOVER -> {
+				case STORE_RESTART, FAILOVER, CLUSTER_FAILOVER -> {
+					// A failover without wait-replicas first: a method that returned
+					// before
+					// the crash may have had its result acknowledged and lost (the loss
+					// window is measured from these).
+					boolean lost = failoverMayHaveLost(earlier, rerun, fault, earlierEnd);
+					if (lost && earlier.end() != null && earlier.end() < fault.start()) {
+						return lostWrite(fault, earlierEnd);
+					}
 					// The method returned while the store was down: its result could not
 					// be
 					// stored (the completion follows the END line by a round trip).
@@ -267,17 +288,8 @@ final class ChaosChecker {
 					if (fault.end() - fault.start() > this.leaseMillis && during && takenOver) {
 						return "store down past the lease, taken over";
 					}
-					// Without wait-replicas the promoted replica may miss the last writes
-					// of
-					// the old primary: the claim or the result of a call that wrote
-					// shortly
-					// before the crash (the guide's "the store loses a record").
-					if (fault.kind() == Kind.FAILOVER && this.waitReplicas == 0 && earlier.start() <= fault.start()
-							&& earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
-							&& rerun.start() >= fault.start()) {
-						this.failoverLossMillis = Math.max(this.failoverLossMillis,
-								fault.start() - Math.min(earlierEnd, fault.start()));
-						return "failover lost a write (no wait-replicas)";
+					if (lost) {
+						return lostWrite(fault, earlierEnd);
 					}
 				}
 				default -> {
@@ -285,6 +297,26 @@ final class ChaosChecker {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Without wait-replicas the promoted replica may miss the last writes of the old
+	 * primary: the claim or the result of a call that wrote shortly before the crash (the
+	 * guide's "the store loses a record"), on a Cluster only for a key of the killed
+	 * primary's slots.
+	 */
+	private boolean failoverMayHaveLost(Execution earlier, Execution rerun, Fault fault, long earlierEnd) {
+		boolean failover = fault.kind() == Kind.FAILOVER || fault.kind() == Kind.CLUSTER_FAILOVER;
+		return failover && this.waitReplicas == 0 && this.failoverReaches.test(fault, earlier.key())
+				&& earlier.start() <= fault.start() && earlierEnd >= fault.start() - FAILOVER_LOSS_WINDOW_MILLIS
+				&& rerun.start() >= fault.start();
+	}
+
+	/** Counts a lost write in the loss window: how long before the crash it ended. */
+	private String lostWrite(Fault fault, long earlierEnd) {
+		this.failoverLossMillis = Math.max(this.failoverLossMillis,
+				fault.start() - Math.min(earlierEnd, fault.start()));
+		return "failover lost a write (no wait-replicas)";
 	}
 
 	private static String describe(List<Execution> ran, int highlight) {

@@ -128,6 +128,22 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aClusterFailoverExcusesALostWriteOnlyForTheKeysOfTheKilledPrimary() {
+		// On a Cluster only the slots of the killed primary fail over: a key on another
+		// primary lost nothing, and its re-run is a violation.
+		Fault failover = new Fault(Kind.CLUSTER_FAILOVER, -1, null, 3605, 5800, true,
+				"primary 30001 killed (slots 0-5460)");
+		ChaosChecker checker = new ChaosChecker(2000, 0, (fault, key) -> key.equals("on-killed"));
+		Verdict verdict = checker.check(List.of(new Execution("a", "on-killed", 0, 1500, 2000L),
+				new Execution("b", "on-killed", 1, 6425, 6600L), new Execution("c", "elsewhere", 0, 1500, 2000L),
+				new Execution("d", "elsewhere", 1, 6425, 6600L)), List.of(failover), List.of(),
+				List.of(new Probe("on-killed", 200, "b", 12000), new Probe("elsewhere", 200, "d", 12000)), List.of());
+		assertThat(verdict.excused()).containsEntry("failover lost a write (no wait-replicas)", 1);
+		assertThat(verdict.failoverLossMillis()).isEqualTo(1605);
+		assertThat(verdict.violations()).singleElement().asString().startsWith("key elsewhere:");
+	}
+
+	@Test
 	void aForcedDeleteExcusesOneReRunAfterIt() {
 		Verdict verdict = this.checker.check(
 				List.of(new Execution("a", "k", 0, 1000, 3000L), new Execution("b", "k", 1, 2000, 2200L),

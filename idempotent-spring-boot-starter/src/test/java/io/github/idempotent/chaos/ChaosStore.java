@@ -16,7 +16,10 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import io.lettuce.core.KeyScanCursor;
@@ -25,7 +28,9 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
 
+import io.github.idempotent.testsupport.LocalRedisCluster;
 import io.github.idempotent.testsupport.LocalRedisSentinel;
 
 /**
@@ -54,8 +59,10 @@ abstract class ChaosStore implements AutoCloseable {
 		return switch (kind) {
 			case "redis" -> new Redis();
 			case "sentinel" -> new Sentinel(waitReplicas);
+			case "cluster" -> new Cluster(seed, waitReplicas);
 			case "postgres" -> new Postgres(seed);
-			default -> throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel or postgres)");
+			default ->
+				throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel, cluster or postgres)");
 		};
 	}
 
@@ -79,6 +86,40 @@ abstract class ChaosStore implements AutoCloseable {
 	 * @return what was done, or null when it could not be done
 	 */
 	abstract String restart();
+
+	/**
+	 * What to do before a {@link #restart()}, outside the fault's window (the Cluster
+	 * cuts the primary's replica off when asked to make it lag).
+	 * @return what was done, or null
+	 */
+	String beforeRestart() {
+		return null;
+	}
+
+	/**
+	 * What to do after a {@link #restart()} has been recorded, outside the fault's window
+	 * (the Cluster replaces its dead node).
+	 * @return what was done, or null
+	 */
+	String afterRestart() {
+		return null;
+	}
+
+	/**
+	 * Whether the instances' store connections pass through their proxies, so that cuts
+	 * and stalls reach them.
+	 */
+	boolean proxyCarriesData() {
+		return true;
+	}
+
+	/**
+	 * Whether {@code failover} may have lost the writes of {@code key}: on a Cluster only
+	 * the keys of the killed primary's slots.
+	 */
+	boolean failoverReaches(ChaosChecker.Fault failover, String key) {
+		return true;
+	}
 
 	/** Whether {@link #memoryPressure} does something. */
 	boolean hasMemoryLimit() {
@@ -349,6 +390,191 @@ abstract class ChaosStore implements AutoCloseable {
 		@Override
 		List<String> inProgress() {
 			return redisInProgress(this.setup.currentPrimaryPort());
+		}
+
+		@Override
+		public void close() {
+			this.setup.close();
+			delete(this.directory);
+		}
+
+	}
+
+	/**
+	 * A Redis Cluster of the campaign's own ({@link LocalRedisCluster}, three primaries
+	 * with one replica each, {@code cluster-node-timeout 1000}, no persistence). Its
+	 * restart is a primary failover: a primary drawn from the seed is killed, its replica
+	 * promoted; then a fresh node takes the dead one's port as the new primary's replica,
+	 * so that every primary has a replica again and a run can fail over many times. The
+	 * instances connect to the nodes directly: a cluster names its nodes' own addresses
+	 * in its topology and redirects, so a proxy in front of a seed node would carry only
+	 * the first lookup, and cuts and stalls are left out. Without {@code wait-replicas}
+	 * (which the store refuses on Cluster at start-up) writes the replica had not
+	 * received are lost, which the guide allows, for the keys of the killed primary's
+	 * slots only.
+	 */
+	static final class Cluster extends ChaosStore {
+
+		private static final Pattern SLOTS = Pattern.compile("slots ([0-9-]+(?:,[0-9-]+)*)");
+
+		private final LocalRedisCluster setup;
+
+		private final Random random;
+
+		private LocalRedisCluster.Failover last;
+
+		private LocalRedisCluster.Node victim;
+
+		private Runnable continueReplica = () -> {
+		};
+
+		private String recordPrefix;
+
+		private final int waitReplicas;
+
+		/**
+		 * How long the killed primary's replica is cut off before the kill (stopped, its
+		 * replication link dropped): 0 for none, else the writes of that time are lost.
+		 */
+		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
+
+		Cluster(long seed, int waitReplicas) {
+			super("cluster");
+			// Passed on as it is: the store refuses wait-replicas on Cluster at start-up
+			// (DedicatedConnections), and the campaign reports the instance's failure.
+			this.waitReplicas = waitReplicas;
+			this.random = new Random(seed ^ 0x5eedc1L);
+			this.setup = LocalRedisCluster.startWithReplicas(1000);
+		}
+
+		@Override
+		String name() {
+			return "Redis Cluster (three primaries, one replica each), wait-replicas=" + this.waitReplicas;
+		}
+
+		@Override
+		int proxyTarget() {
+			return this.setup.primaries().get(0).port();
+		}
+
+		@Override
+		ChaosChecker.Kind restartKind() {
+			return ChaosChecker.Kind.CLUSTER_FAILOVER;
+		}
+
+		@Override
+		boolean proxyCarriesData() {
+			return false;
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			// Lettuce's topology refresh is off unless asked for: without it an instance
+			// would go on sending a dead primary's slots to its address.
+			return List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
+					"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
+					"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
+					"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
+					"spring.data.redis.connect-timeout=2s");
+		}
+
+		@Override
+		String beforeRestart() {
+			List<LocalRedisCluster.Node> primaries = new ArrayList<>(this.setup.primaries());
+			primaries.sort(Comparator.comparingInt(LocalRedisCluster.Node::port));
+			this.victim = primaries.get(this.random.nextInt(primaries.size()));
+			if (this.replicaLagMillis <= 0) {
+				return null;
+			}
+			this.continueReplica = this.setup.cutOffReplica(this.victim.port());
+			sleep(this.replicaLagMillis);
+			return "replica cut off " + this.replicaLagMillis + " ms before the kill";
+		}
+
+		@Override
+		String restart() {
+			LocalRedisCluster.Node killed = this.victim;
+			Runnable afterKill = this.continueReplica;
+			this.victim = null;
+			this.continueReplica = () -> {
+			};
+			this.last = this.setup.crashPrimaryAndAwaitFailover(killed, afterKill);
+			return "primary " + killed.port() + " killed (slots " + String.join(",", killed.slots()) + "), replica "
+					+ this.last.promotedPort() + " promoted, cluster ok after " + this.last.millis() + " ms";
+		}
+
+		@Override
+		String afterRestart() {
+			if (this.last == null) {
+				return null;
+			}
+			long start = System.nanoTime();
+			LocalRedisCluster.Failover failover = this.last;
+			this.last = null;
+			this.setup.replaceCrashed(failover);
+			return "node " + failover.killed().port() + " replaced by a fresh replica of " + failover.promotedPort()
+					+ ", in sync after " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
+		}
+
+		@Override
+		boolean failoverReaches(ChaosChecker.Fault failover, String key) {
+			Matcher matcher = SLOTS.matcher(failover.detail());
+			String prefix = recordPrefix();
+			if (!matcher.find() || prefix == null) {
+				return true;
+			}
+			LocalRedisCluster.Node killed = new LocalRedisCluster.Node("", 0, true, true, null,
+					List.of(matcher.group(1).split(",")));
+			return killed.serves(SlotHash.getSlot(prefix + key));
+		}
+
+		/** What the store puts before a key in its record key, read from a record. */
+		private String recordPrefix() {
+			if (this.recordPrefix == null) {
+				for (LocalRedisCluster.Node primary : this.setup.primaries()) {
+					List<String> keys = this.setup.onNode(primary.port(),
+							(redis) -> redis.sync().scan(ScanArgs.Builder.matches("*:chaos-*").limit(1000)).getKeys());
+					if (!keys.isEmpty()) {
+						this.recordPrefix = keys.get(0).substring(0, keys.get(0).lastIndexOf(':') + 1);
+						break;
+					}
+				}
+			}
+			return this.recordPrefix;
+		}
+
+		@Override
+		boolean hasMemoryLimit() {
+			return true;
+		}
+
+		@Override
+		void memoryPressure(boolean on) {
+			// On every primary: just above what each uses, noeviction (Redis' default).
+			for (LocalRedisCluster.Node primary : this.setup.primaries()) {
+				this.setup.onNode(primary.port(), (redis) -> {
+					if (!on) {
+						return redis.sync().configSet("maxmemory", "0");
+					}
+					long used = redis.sync()
+						.info("memory")
+						.lines()
+						.filter((line) -> line.startsWith("used_memory:"))
+						.mapToLong((line) -> Long.parseLong(line.substring("used_memory:".length()).trim()))
+						.findFirst()
+						.orElse(0);
+					return redis.sync().configSet("maxmemory", Long.toString(used + 32 * 1024));
+				});
+			}
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			for (LocalRedisCluster.Node primary : this.setup.primaries()) {
+				found.addAll(redisInProgress(primary.port()));
+			}
+			return found;
 		}
 
 		@Override

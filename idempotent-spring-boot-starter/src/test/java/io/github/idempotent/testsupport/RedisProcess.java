@@ -150,6 +150,22 @@ public final class RedisProcess implements AutoCloseable {
 		return this.port;
 	}
 
+	/**
+	 * Sends {@code signal} ({@code STOP}, {@code CONT}) to the process.
+	 */
+	public void signal(String signal) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(this.process.pid())).start();
+			kill.waitFor(5, TimeUnit.SECONDS);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
 	public boolean isAlive() {
 		return this.process.isAlive();
 	}
