@@ -32,6 +32,7 @@ import io.lettuce.core.cluster.SlotHash;
 
 import io.github.idempotent.testsupport.LocalRedisCluster;
 import io.github.idempotent.testsupport.LocalRedisSentinel;
+import io.github.idempotent.testsupport.RedisProcess;
 
 /**
  * The store a campaign runs on: a server of the campaign's own (never the shared one on
@@ -151,22 +152,11 @@ abstract class ChaosStore implements AutoCloseable {
 	}
 
 	static void delete(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
-		}
-		catch (IOException ex) {
-			// best effort: a temporary directory
-		}
+		RedisProcess.delete(directory);
 	}
 
 	static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		RedisProcess.sleep(millis);
 	}
 
 	/**

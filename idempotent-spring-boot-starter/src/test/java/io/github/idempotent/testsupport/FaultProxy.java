@@ -124,6 +124,17 @@ public final class FaultProxy implements AutoCloseable {
 	}
 
 	/**
+	 * Ends an outage made with {@link #drop()} as a real one ends: delivers again and
+	 * resets every connection. Bytes dropped inside a live connection are what TCP never
+	 * does; a client that matches replies to requests by order (Redis' protocol) would
+	 * otherwise match its later replies to the commands that were lost.
+	 */
+	public void passAndReset() {
+		pass();
+		cut();
+	}
+
+	/**
 	 * Closes every open connection at once, as a crashed peer or a reset would; new
 	 * connections are accepted as usual.
 	 */

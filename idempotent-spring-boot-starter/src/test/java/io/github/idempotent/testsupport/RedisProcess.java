@@ -209,7 +209,10 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
-	private static void delete(Path directory) {
+	/**
+	 * Deletes a temporary directory and what it holds, as far as it can.
+	 */
+	public static void delete(Path directory) {
 		if (!Files.exists(directory)) {
 			return;
 		}
@@ -221,7 +224,10 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
-	static void sleep(long millis) {
+	/**
+	 * Sleeps, turning an interrupt into a failure of the caller.
+	 */
+	public static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
 		}

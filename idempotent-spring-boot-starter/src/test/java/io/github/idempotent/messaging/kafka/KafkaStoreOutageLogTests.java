@@ -79,12 +79,7 @@ class KafkaStoreOutageLogTests {
 			Thread.sleep(6_000);
 		}
 		finally {
-			proxy.pass();
-			// Bytes dropped inside a live connection are what TCP never does: Redis
-			// answers none of the commands lost, so the client would match its later
-			// replies to them. The outage ends as a real one does, with the connections
-			// reset (FaultProxy#dropReplies says the same).
-			proxy.cut();
+			proxy.passAndReset();
 		}
 		await().atMost(Duration.ofSeconds(30)).until(() -> runs.get() == 3);
 		StoreOutageLogAssertions.assertOutageLoggedOncePerInterval(output.getOut().substring(before), 6);
