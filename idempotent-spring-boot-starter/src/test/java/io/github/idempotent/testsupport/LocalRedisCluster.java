@@ -344,21 +344,7 @@ public final class LocalRedisCluster implements AutoCloseable {
 	}
 
 	private static void await(String what, java.util.function.BooleanSupplier condition) {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (true) {
-			try {
-				if (condition.getAsBoolean()) {
-					return;
-				}
-			}
-			catch (RuntimeException ex) {
-				// not yet: a node may be starting or failing over
-			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("Timed out waiting for " + what);
-			}
-			RedisProcess.sleep(50);
-		}
+		RedisProcess.await(what, java.time.Duration.ofSeconds(30), 50, condition);
 	}
 
 	/**

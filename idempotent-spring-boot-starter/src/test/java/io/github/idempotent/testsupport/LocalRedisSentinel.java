@@ -167,21 +167,7 @@ public final class LocalRedisSentinel implements AutoCloseable {
 	}
 
 	private static void await(String what, Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout.seconds);
-		while (true) {
-			try {
-				if (condition.getAsBoolean()) {
-					return;
-				}
-			}
-			catch (RuntimeException ex) {
-				// not yet: a server may be restarting
-			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("Timed out waiting for " + what);
-			}
-			RedisProcess.sleep(100);
-		}
+		RedisProcess.await(what, java.time.Duration.ofSeconds(timeout.seconds), 100, condition);
 	}
 
 	@Override

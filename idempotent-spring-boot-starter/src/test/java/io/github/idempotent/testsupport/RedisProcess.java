@@ -225,6 +225,30 @@ public final class RedisProcess implements AutoCloseable {
 	}
 
 	/**
+	 * Polls {@code condition} every {@code pollMillis} until it holds, for at most
+	 * {@code timeout}; a condition that throws has not held yet (a server starting,
+	 * restarting or failing over).
+	 */
+	static void await(String what, java.time.Duration timeout, long pollMillis,
+			java.util.function.BooleanSupplier condition) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (true) {
+			try {
+				if (condition.getAsBoolean()) {
+					return;
+				}
+			}
+			catch (RuntimeException ex) {
+				// not yet
+			}
+			if (System.nanoTime() > deadline) {
+				throw new IllegalStateException("Timed out waiting for " + what);
+			}
+			sleep(pollMillis);
+		}
+	}
+
+	/**
 	 * Sleeps, turning an interrupt into a failure of the caller.
 	 */
 	public static void sleep(long millis) {
