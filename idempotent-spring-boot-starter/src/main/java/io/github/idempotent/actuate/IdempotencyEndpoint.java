@@ -2,6 +2,7 @@ package io.github.idempotent.actuate;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
@@ -33,7 +34,13 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.Assert;
+import org.springframework.util.InvalidMimeTypeException;
+import org.springframework.util.MimeType;
+import org.springframework.util.MimeTypeUtils;
 import org.springframework.util.StringUtils;
+
+import io.github.idempotent.core.RecordedResponse;
+import io.github.idempotent.core.ResultCompression;
 
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -54,6 +61,11 @@ import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
+
+	/**
+	 * Largest stored result the endpoint decompresses to show.
+	 */
+	private static final long MAX_SHOWN_SIZE = 16 * 1024 * 1024;
 
 	/** Records examined by one page of the in-progress listing when none is asked for. */
 	static final int DEFAULT_LIMIT = 100;
@@ -278,12 +290,23 @@ public class IdempotencyEndpoint {
 		String result = null;
 		String resultBase64 = null;
 		Integer resultSize = null;
+		ResponseDescriptor response = null;
+		String reason = record.damage();
 		if (record.result() != null) {
-			byte[] bytes = record.result().bytes();
-			resultSize = bytes.length;
+			resultSize = record.result().size();
 			if (showResult) {
-				result = utf8(bytes);
-				resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
+				try {
+					response = ResponseDescriptor.of(RecordedResponse.read(record.result(), MAX_SHOWN_SIZE));
+					if (response == null) {
+						byte[] inflated = ResultCompression.inflatedValue(record.result(), MAX_SHOWN_SIZE);
+						byte[] bytes = (inflated != null) ? inflated : record.result().bytes();
+						result = utf8(bytes);
+						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
+					}
+				}
+				catch (IllegalArgumentException ex) {
+					reason = "its stored result cannot be read: " + ex.getMessage();
+				}
 			}
 		}
 		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
@@ -292,7 +315,7 @@ public class IdempotencyEndpoint {
 				(age != null) ? age.toString() : null, (inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize, result,
-				resultBase64, record.damage());
+				resultBase64, response, reason);
 	}
 
 	/**
@@ -305,8 +328,12 @@ public class IdempotencyEndpoint {
 	}
 
 	private static @Nullable String utf8(byte[] bytes) {
+		return decode(bytes, StandardCharsets.UTF_8);
+	}
+
+	private static @Nullable String decode(byte[] bytes, Charset charset) {
 		try {
-			return StandardCharsets.UTF_8.newDecoder()
+			return charset.newDecoder()
 				.onMalformedInput(CodingErrorAction.REPORT)
 				.onUnmappableCharacter(CodingErrorAction.REPORT)
 				.decode(ByteBuffer.wrap(bytes))
@@ -344,15 +371,66 @@ public class IdempotencyEndpoint {
 	 * @param fingerprint SHA-256 of the payload fingerprint, shortened; {@code null} when
 	 * unreadable
 	 * @param resultSize bytes of the stored result
-	 * @param result the stored result, when shown and text
-	 * @param resultBase64 the stored result, when shown and not text
+	 * @param result the stored return value, when shown and text (decompressed)
+	 * @param resultBase64 the stored return value, when shown and not text
+	 * @param response the stored HTTP response, when shown and the result is one
 	 * @param reason what keeps an unreadable record from being read
 	 */
 	public record RecordDescriptor(@Nullable String operation, @Nullable String scope, @Nullable String key,
 			String storedKey, String state, @Nullable String claimedAt, @Nullable String age,
 			@Nullable String leaseRemaining, @Nullable String expiresIn, @Nullable String fingerprint,
 			@Nullable Integer resultSize, @Nullable String result, @Nullable String resultBase64,
-			@Nullable String reason) {
+			@Nullable ResponseDescriptor response, @Nullable String reason) {
+	}
+
+	/**
+	 * A stored HTTP response, as a replay writes it.
+	 *
+	 * @param status the status code
+	 * @param headers the replayed headers
+	 * @param body the body as text, when its content type is text, JSON or XML and it
+	 * decodes in its charset (UTF-8 unless it names another); decompressed
+	 * @param bodyBase64 the body otherwise
+	 */
+	public record ResponseDescriptor(int status, Map<String, List<String>> headers, @Nullable String body,
+			@Nullable String bodyBase64) {
+
+		static @Nullable ResponseDescriptor of(@Nullable RecordedResponse response) {
+			if (response == null) {
+				return null;
+			}
+			String text = isText(response.contentType()) ? decode(response.body(), response.contentType()) : null;
+			return new ResponseDescriptor(response.status(), response.headers(), text,
+					(text != null) ? null : Base64.getEncoder().encodeToString(response.body()));
+		}
+
+		private static boolean isText(@Nullable String contentType) {
+			if (contentType == null) {
+				return false;
+			}
+			try {
+				MimeType type = MimeTypeUtils.parseMimeType(contentType);
+				String subtype = type.getSubtype();
+				return type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
+						|| subtype.equals("xml") || subtype.endsWith("+xml");
+			}
+			catch (InvalidMimeTypeException ex) {
+				return false;
+			}
+		}
+
+		private static @Nullable String decode(byte[] body, @Nullable String contentType) {
+			Charset charset = StandardCharsets.UTF_8;
+			try {
+				Charset named = MimeTypeUtils.parseMimeType(contentType).getCharset();
+				charset = (named != null) ? named : charset;
+			}
+			catch (IllegalArgumentException ex) {
+				return null;
+			}
+			return IdempotencyEndpoint.decode(body, charset);
+		}
+
 	}
 
 }

@@ -38,6 +38,7 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.aop.IdempotentCallObservations.ObservedCall;
 
 /**
@@ -91,6 +92,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 */
 	private volatile @Nullable IdempotentCallObservations observations;
 
+	private volatile @Nullable ResponseRecording responseRecording;
+
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			String keyPrefix, int maxKeyLength, @Nullable BeanFactory beanFactory) {
@@ -119,7 +122,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		Call call = new Call(operation, args, target);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
-			return this.reactive.invoke(operation, call, invocation);
+			return this.reactive.invoke(operation, call, invocation, targetClass);
 		}
 		String key = call.key();
 		if (key == null) {
@@ -137,18 +140,23 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		int[] depth = DEPTH.get();
 		depth[0]++;
 		try {
+			ResponseRecording recording = this.responseRecording;
+			// A nested call's outcome is never the response, whatever its method.
+			OutcomeRecorder recorder = (recording != null && depth[0] == 1)
+					? recording.recorderFor(invocation.getMethod(), targetClass) : null;
 			IdempotentCallObservations observations = this.observations;
 			ObservedCall observed = (observations != null) ? observations.start(operation.policy(), key, null) : null;
 			if (observed != null) {
-				return invokeObserved(operation, key, storeKey, fingerprint, invocation, observed);
+				return invokeObserved(operation, key, storeKey, fingerprint, invocation, observed, recorder);
 			}
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				// A CompletableFuture is also a CompletionStage: it fits both
 				// declarations.
 				return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed());
+						() -> (CompletionStage<?>) invocation.proceed(), IdempotencyObserver.NONE, recorder);
 			}
-			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed);
+			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed,
+					IdempotencyObserver.NONE, recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
 			// Only this call's own refusal: one from a nested call of another
@@ -181,12 +189,13 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, RecordKey storeKey,
-			Fingerprint fingerprint, MethodInvocation invocation, ObservedCall observed) throws Throwable {
+			Fingerprint fingerprint, MethodInvocation invocation, ObservedCall observed,
+			@Nullable OutcomeRecorder recorder) throws Throwable {
 		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 			CompletableFuture<@Nullable Object> result;
 			try (IdempotentCallObservations.Scope scope = observed.openScope()) {
 				result = this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), observed);
+						() -> (CompletionStage<?>) invocation.proceed(), observed, recorder);
 			}
 			catch (Throwable ex) {
 				observed.stop(ex);
@@ -196,7 +205,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		Throwable failure = null;
 		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
-			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, observed);
+			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, observed,
+					recorder);
 		}
 		catch (Throwable ex) {
 			failure = ex;
@@ -235,6 +245,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 		});
 		return observedResult;
+	}
+
+	/**
+	 * Sets where a call of a web request's handler method gets the recorder that stores
+	 * its response as written (Spring MVC); {@code null} to store every call's return
+	 * value through the codec.
+	 */
+	public void setResponseRecording(@Nullable ResponseRecording responseRecording) {
+		this.responseRecording = responseRecording;
 	}
 
 	/**
@@ -352,7 +371,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 		volatile @Nullable ReactiveIdempotencyContext context;
 
-		Object invoke(IdempotentOperation operation, Call call, MethodInvocation invocation) {
+		Object invoke(IdempotentOperation operation, Call call, MethodInvocation invocation,
+				@Nullable Class<?> targetClass) {
 			return Mono.deferContextual((contextView) -> {
 				ReactiveIdempotencyContext context = this.context;
 				String key;
@@ -376,6 +396,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 						: context.resolveScope(contextView, IdempotentInterceptor.this.scopeResolver);
 				IdempotencyObserver observer = (context != null) ? context.observer(contextView)
 						: IdempotencyObserver.NONE;
+				OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
 				return scope.flatMap((resolvedScope) -> {
 					validate(operation, "scope", resolvedScope, MAX_SCOPE_LENGTH);
 					RecordKey storeKey = RecordKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
@@ -399,11 +420,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 										.contextWrite(contextView)
 										.toFuture();
 								}
-							}, callObserver), observer);
+							}, callObserver, recorder), observer);
 					}
 					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
 							operation.policy(), clientKey, storeKey, fingerprint,
-							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer);
+							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer, recorder);
 					// suppressCancel: a cancelled subscriber leaves the call running
 					// (above).
 					return Mono.fromFuture(result, true);
@@ -436,6 +457,21 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				.doOnCancel(() -> result.whenComplete((value, failure) -> observed
 					.stop((failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
 							: failure)));
+		}
+
+		/**
+		 * The recorder of a call that handles a web request: from the exchange on
+		 * WebFlux, else from the request bound to the subscribing thread (Spring MVC
+		 * subscribes on the request's thread).
+		 */
+		private @Nullable OutcomeRecorder recorder(@Nullable ReactiveIdempotencyContext context,
+				reactor.util.context.ContextView contextView, MethodInvocation invocation,
+				@Nullable Class<?> targetClass) {
+			if (context != null) {
+				return context.recorder(contextView, invocation.getMethod(), targetClass);
+			}
+			ResponseRecording recording = IdempotentInterceptor.this.responseRecording;
+			return (recording != null) ? recording.recorderFor(invocation.getMethod(), targetClass) : null;
 		}
 
 		private @Nullable Object proceed(MethodInvocation invocation) {

@@ -1,11 +1,14 @@
 package io.github.idempotent.aop;
 
+import java.lang.reflect.Method;
+
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.OutcomeRecorder;
 
 /**
  * What a {@code Mono} (or Kotlin {@code suspend}) call takes from its subscriber's
@@ -34,6 +37,15 @@ public interface ReactiveIdempotencyContext {
 	 */
 	default IdempotencyObserver observer(ContextView context) {
 		return IdempotencyObserver.NONE;
+	}
+
+	/**
+	 * The recorder that stores the response of a call of {@code method} on a bean of
+	 * {@code targetClass} as written, or {@code null} when that call is not the handler
+	 * of the request in {@code context}.
+	 */
+	default @Nullable OutcomeRecorder recorder(ContextView context, Method method, @Nullable Class<?> targetClass) {
+		return null;
 	}
 
 	/**

@@ -26,6 +26,7 @@ import tools.jackson.databind.json.JsonMapper;
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
 import io.github.idempotent.aop.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.aop.ResponseRecording;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.Fingerprinter;
@@ -155,7 +156,8 @@ public final class IdempotentAutoConfiguration {
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
 			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory,
 			ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
-			ObjectProvider<IdempotentCallObservations> callObservations) {
+			ObjectProvider<IdempotentCallObservations> callObservations,
+			ObjectProvider<ResponseRecording> responseRecording) {
 		// One resolver per context (an HTTP request, a message): a web application with
 		// listeners has both, and the one that applies to the current call answers.
 		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
@@ -164,6 +166,7 @@ public final class IdempotentAutoConfiguration {
 				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
 		reactiveContext.ifAvailable(interceptor::setReactiveContext);
 		callObservations.ifAvailable(interceptor::setCallObservations);
+		responseRecording.ifAvailable(interceptor::setResponseRecording);
 		return interceptor;
 	}
 

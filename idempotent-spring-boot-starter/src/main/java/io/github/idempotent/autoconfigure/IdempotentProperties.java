@@ -416,6 +416,34 @@ public class IdempotentProperties {
 		 */
 		private List<String> excludedResponseHeaders = new ArrayList<>();
 
+		/**
+		 * Whether the response of an idempotent handler method is stored as it was
+		 * written (status, headers, body bytes) and replayed byte for byte. When off, the
+		 * method's return value is stored and encoded again on each replay, as versions
+		 * before 0.6 did; turn it off for a rolling upgrade from those, whose instances
+		 * cannot read a recorded response.
+		 */
+		private boolean recordResponses = true;
+
+		public boolean isRecordResponses() {
+			return this.recordResponses;
+		}
+
+		public void setRecordResponses(boolean recordResponses) {
+			this.recordResponses = recordResponses;
+		}
+
+		/**
+		 * The headers never stored with a response: the configured ones, the replay
+		 * marker and the key echo, which each response sets anew.
+		 */
+		List<String> notStoredResponseHeaders() {
+			List<String> excluded = new ArrayList<>(this.excludedResponseHeaders);
+			excluded.add(this.replayedHeader);
+			excluded.add(this.headerName);
+			return excluded;
+		}
+
 		public List<String> getExcludedResponseHeaders() {
 			return this.excludedResponseHeaders;
 		}

@@ -15,15 +15,16 @@ import org.springframework.web.reactive.DispatcherHandler;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.WebFluxIdempotencyContext;
 
 /**
  * The HTTP contract of {@code @Idempotent} on Spring WebFlux: the key from the
  * {@code Idempotency-Key} header of the exchange (put in the Reactor context by
- * {@link ServerWebExchangeContextFilter}), exact replays of {@code ResponseEntity},
- * replay headers, and the same problem responses as on MVC (the handler is an
- * {@code @RestControllerAdvice}, which WebFlux applies too). Backs off without WebFlux or
- * Reactor, and in servlet applications.
+ * {@link ServerWebExchangeContextFilter}), responses recorded as written and replayed
+ * byte for byte, replay headers, and the same problem responses as on MVC (the handler is
+ * an {@code @RestControllerAdvice}, which WebFlux applies too). Backs off without WebFlux
+ * or Reactor, and in servlet applications.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
 		afterName = "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration")
@@ -43,6 +44,14 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean(ReactiveIdempotencyContext.class)
 	WebFluxIdempotencyContext webFluxIdempotencyContext(IdempotentProperties properties) {
 		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.record-responses", matchIfMissing = true)
+	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties) {
+		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
+				properties.getMaxResultSize().toBytes());
 	}
 
 	@Bean

@@ -17,12 +17,13 @@ import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.ResponseRecordingFilter;
 import io.github.idempotent.web.StateTransitionProblemHandler;
 
 /**
  * The HTTP contract of {@code @Idempotent} on Spring MVC: the key from the
- * {@code Idempotency-Key} header, exact replays of {@code ResponseEntity}, replay
- * headers, and problem responses.
+ * {@code Idempotency-Key} header, responses recorded as written and replayed byte for
+ * byte, replay headers, and problem responses.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
 		afterName = "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration")
@@ -45,6 +46,14 @@ public final class IdempotentWebMvcAutoConfiguration {
 		List<String> excluded = new ArrayList<>(properties.getWeb().getExcludedResponseHeaders());
 		excluded.add(properties.getWeb().getReplayedHeader());
 		return new ResponseEntityResultConverter(excluded);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.record-responses", matchIfMissing = true)
+	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties) {
+		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
+				properties.getMaxResultSize().toBytes());
 	}
 
 	@Bean

@@ -192,6 +192,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, IdempotencyObserver callObserver) throws Throwable {
+		return execute(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+	}
+
+	/**
+	 * {@link #execute} whose outcome, when {@code recorder} is given, is stored as the
+	 * recorder records it (an HTTP response as written) and replayed by the recorder.
+	 */
+	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			Invocation invocation, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder)
+			throws Throwable {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE || callObserver == this.observer)
 				? this.observer
@@ -211,12 +221,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 		while (true) {
 			observer.step(policy, clientKey, IdempotencyObserver.Step.CLAIMED);
 			if (claim instanceof ClaimResult.Acquired acquired) {
-				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation, observer);
+				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation, observer,
+						recorder);
 			}
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
 				observer.replayed(policy, clientKey);
-				return replay(policy, clientKey, key, completed.result());
+				return replay(policy, clientKey, key, completed.result(), recorder);
 			}
 			if (claim instanceof ClaimResult.Damaged damaged) {
 				throw damaged(policy, clientKey, key, damaged.damage());
@@ -275,8 +286,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+		return executeAsync(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+	}
+
+	/**
+	 * {@link #executeAsync} whose outcome, when {@code recorder} is given, is stored as
+	 * the recorder records it and replayed by the recorder (see {@link #execute}).
+	 */
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
+			@Nullable OutcomeRecorder recorder) {
 		Assert.notNull(callObserver, "callObserver must not be null");
-		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver),
+				recorder);
 		ClaimResult claim;
 		try {
 			claim = this.store.claim(key, fingerprint, policy.lease());
@@ -305,8 +327,20 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+	}
+
+	/**
+	 * {@link #executeNonBlocking} whose outcome, when {@code recorder} is given, is
+	 * stored as the recorder records it and replayed by the recorder (see
+	 * {@link #execute}).
+	 */
+	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
+			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
+			@Nullable OutcomeRecorder recorder) {
 		Assert.notNull(callObserver, "callObserver must not be null");
-		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver));
+		AsyncCall call = new AsyncCall(policy, clientKey, key, fingerprint, invocation, forAsyncCall(callObserver),
+				recorder);
 		claimAsync(key, fingerprint, policy.lease()).whenComplete((claim, failure) -> {
 			if (failure != null) {
 				call.firstClaimFailed(unwrap(failure));
@@ -434,6 +468,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private final IdempotencyObserver observer;
 
+		private final @Nullable OutcomeRecorder recorder;
+
 		final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
 		private long deadline;
@@ -441,13 +477,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 		private long pollMillis = FIRST_POLL_MILLIS;
 
 		AsyncCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-				AsyncInvocation invocation, IdempotencyObserver observer) {
+				AsyncInvocation invocation, IdempotencyObserver observer, @Nullable OutcomeRecorder recorder) {
 			this.policy = policy;
 			this.clientKey = clientKey;
 			this.key = key;
 			this.fingerprint = fingerprint;
 			this.invocation = invocation;
 			this.observer = observer;
+			this.recorder = recorder;
 		}
 
 		void firstClaimFailed(Throwable ex) {
@@ -504,7 +541,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				if (claim instanceof ClaimResult.Completed completed) {
 					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint(),
 							this.observer);
-					Object value = replay(this.policy, this.clientKey, this.key, completed.result());
+					Object value = replay(this.policy, this.clientKey, this.key, completed.result(), this.recorder);
 					this.observer.replayed(this.policy, this.clientKey);
 					this.result.complete(value);
 					return;
@@ -576,7 +613,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 			// The caller's future completes after the store has answered, so that a
 			// client that retries as soon as it has the answer gets a replay, not a 409.
 			stage.whenComplete((value, failure) -> {
-				if (failure == null) {
+				if (failure == null && this.recorder != null) {
+					// Completed once the response is written; until then the lease is
+					// renewed, and a retry waits or gets 409.
+					recordLater(this.recorder, owner, value);
+					this.result.complete(value);
+				}
+				else if (failure == null) {
 					owner.completeAsync(value).whenComplete((done, never) -> this.result.complete(value));
 				}
 				else {
@@ -654,7 +697,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, RecordKey key, String token,
-			Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer) throws Throwable {
+			Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer,
+			@Nullable OutcomeRecorder recorder) throws Throwable {
 		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, observer);
 		Object result;
 		try {
@@ -664,8 +708,29 @@ public class IdempotencyExecutor implements AutoCloseable {
 			owner.release(ex);
 			throw ex;
 		}
-		owner.complete(result);
+		if (recorder != null) {
+			recordLater(recorder, owner, result);
+		}
+		else {
+			owner.complete(result);
+		}
 		return result;
+	}
+
+	/**
+	 * Hands a returned call to its recorder; a recorder that fails to take it leaves the
+	 * value stored through the codec, so that the hold ends either way.
+	 */
+	private static void recordLater(OutcomeRecorder recorder, OwnerHandle owner, @Nullable Object value) {
+		owner.returned();
+		try {
+			recorder.recordLater(owner, value);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not record the response of " + owner.policy().name() + " for key '" + owner.clientKey()
+					+ "'; its return value is stored instead", ex);
+			owner.complete(value);
+		}
 	}
 
 	/**
@@ -706,10 +771,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return invocation.proceed();
 	}
 
-	private @Nullable Object replay(IdempotencyPolicy policy, String clientKey, RecordKey key, StoredResult result)
-			throws Throwable {
+	private @Nullable Object replay(IdempotencyPolicy policy, String clientKey, RecordKey key, StoredResult result,
+			@Nullable OutcomeRecorder recorder) throws Throwable {
 		try {
-			return StoredOutcome.replay(policy, clientKey, result, this.maxResultSize);
+			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
+			if (recorded == null) {
+				return StoredOutcome.replay(policy, clientKey, result, this.maxResultSize);
+			}
+			if (recorder == null) {
+				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + clientKey
+						+ "' was stored as the HTTP response its first caller was sent; it is replayed only to an "
+						+ "HTTP request handled by the same method, not to this call");
+			}
+			return recorder.replay(recorded);
 		}
 		catch (StoredOutcome.DamagedOutcomeException ex) {
 			throw damaged(policy, clientKey, key, ex.getMessage());

@@ -35,6 +35,12 @@ public final class OwnerHandle {
 
 	private final IdempotencyObserver observer;
 
+	/**
+	 * Whether the observers have heard that the method ran: at its return, when its
+	 * outcome is recorded later.
+	 */
+	private volatile boolean announced;
+
 	OwnerHandle(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey, RecordKey key,
 			LeaseWatchdog.Lease lease, IdempotencyObserver observer) {
 		this.executor = executor;
@@ -65,7 +71,7 @@ public final class OwnerHandle {
 	 */
 	public void complete(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
-		this.observer.executed(this.policy, this.clientKey);
+		announce();
 		if (isFencedOut()) {
 			releaseFencedOut();
 			return;
@@ -73,6 +79,58 @@ public final class OwnerHandle {
 		StoredResult encoded = encode(result);
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 		store(encoded);
+	}
+
+	/**
+	 * Tells the observers that the method ran, while the caller's context is still bound
+	 * (the response they mark), for an outcome that is stored later by an
+	 * {@link OutcomeRecorder}. The lease is renewed until then.
+	 */
+	void returned() {
+		announce();
+	}
+
+	private void announce() {
+		if (!this.announced) {
+			this.announced = true;
+			this.observer.executed(this.policy, this.clientKey);
+		}
+	}
+
+	/**
+	 * {@link #complete} with the response the caller was sent, as an
+	 * {@link OutcomeRecorder} recorded it: stored as written, replayed without decoding.
+	 */
+	public void completeRecorded(RecordedResponse response) {
+		this.executor.unwatch(this.lease);
+		announce();
+		if (isFencedOut()) {
+			releaseFencedOut();
+			return;
+		}
+		StoredResult stored = recorded(response);
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+		store(stored);
+	}
+
+	/**
+	 * {@link #completeRecorded} without blocking the calling thread (an event loop). The
+	 * returned stage completes, never exceptionally, once the store has answered.
+	 */
+	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
+		this.executor.unwatch(this.lease);
+		announce();
+		if (isFencedOut()) {
+			return releaseFencedOutAsync();
+		}
+		StoredResult stored = recorded(response);
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+		return storeAsync(stored);
+	}
+
+	private StoredResult recorded(RecordedResponse response) {
+		return StoredOutcome.recorded(this.policy, this.clientKey, response, this.executor.maxResultSize(),
+				this.executor.resultCompression());
 	}
 
 	/**
@@ -121,7 +179,7 @@ public final class OwnerHandle {
 	 */
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		this.executor.unwatch(this.lease);
-		this.observer.executed(this.policy, this.clientKey);
+		announce();
 		if (isFencedOut()) {
 			return releaseFencedOutAsync();
 		}

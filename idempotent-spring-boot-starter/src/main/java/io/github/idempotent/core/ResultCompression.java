@@ -7,6 +7,8 @@ import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.StoredResult;
@@ -76,13 +78,38 @@ public final class ResultCompression {
 		if (length <= this.threshold || bytes[0] != VALUE) {
 			return result;
 		}
+		byte[] deflated = deflate(bytes, 1, length, HEADER);
+		if (deflated == null) {
+			return result;
+		}
+		deflated[0] = DEFLATED;
+		deflated[1] = (byte) (length >>> 24);
+		deflated[2] = (byte) (length >>> 16);
+		deflated[3] = (byte) (length >>> 8);
+		deflated[4] = (byte) length;
+		return new StoredResult(deflated);
+	}
+
+	/**
+	 * {@code data} deflated, when it is above the threshold and deflating makes it
+	 * smaller; else {@code null}, to store it as it is.
+	 */
+	byte @Nullable [] deflate(byte[] data) {
+		return (data.length <= this.threshold) ? null : deflate(data, 0, data.length, 0);
+	}
+
+	/**
+	 * {@code length} bytes of {@code data} deflated behind {@code header} free bytes, or
+	 * {@code null} when that is not smaller than the input.
+	 */
+	private static byte @Nullable [] deflate(byte[] data, int offset, int length, int header) {
 		// The output buffer is exactly as large as the raw form: a deflated form that
 		// does not fit is not smaller, and is not kept.
-		byte[] out = new byte[bytes.length];
-		int position = HEADER;
+		byte[] out = new byte[header + length];
+		int position = header;
 		Deflater deflater = takeDeflater();
 		try {
-			deflater.setInput(bytes, 1, length);
+			deflater.setInput(data, offset, length);
 			deflater.finish();
 			while (!deflater.finished() && position < out.length) {
 				int deflated = deflater.deflate(out, position, out.length - position);
@@ -91,19 +118,32 @@ public final class ResultCompression {
 				}
 				position += deflated;
 			}
-			if (!deflater.finished() || position >= bytes.length) {
-				return result;
+			if (!deflater.finished() || position >= out.length) {
+				return null;
 			}
 		}
 		finally {
 			giveBack(deflater);
 		}
-		out[0] = DEFLATED;
-		out[1] = (byte) (length >>> 24);
-		out[2] = (byte) (length >>> 16);
-		out[3] = (byte) (length >>> 8);
-		out[4] = (byte) length;
-		return new StoredResult(Arrays.copyOf(out, position));
+		return Arrays.copyOf(out, position);
+	}
+
+	/**
+	 * The encoded value inside a compressed ({@code Z}) stored outcome, inflated to at
+	 * most {@code limit} bytes, or {@code null} for any other outcome: for tools that
+	 * show stored records.
+	 * @throws IllegalArgumentException when the compressed value cannot be inflated
+	 */
+	public static byte @Nullable [] inflatedValue(StoredResult result, long limit) {
+		if (!isDeflated(result.bytes())) {
+			return null;
+		}
+		try {
+			return inflate(result.bytes(), limit);
+		}
+		catch (CorruptResultException ex) {
+			throw new IllegalArgumentException(ex.getMessage(), ex);
+		}
 	}
 
 	static boolean isDeflated(byte[] stored) {
@@ -124,23 +164,31 @@ public final class ResultCompression {
 		}
 		int length = ((stored[1] & 0xFF) << 24) | ((stored[2] & 0xFF) << 16) | ((stored[3] & 0xFF) << 8)
 				| (stored[4] & 0xFF);
-		if (length < 0 || length > limit) {
-			throw new CorruptResultException("it declares " + Integer.toUnsignedString(length)
+		return inflate(stored, HEADER, stored.length - HEADER, length, limit);
+	}
+
+	/**
+	 * The {@code declared} bytes that {@code length} bytes of {@code data} from
+	 * {@code offset} inflate to, checked as {@link #inflate(byte[], long)} checks them.
+	 */
+	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
+		if (declared < 0 || declared > limit) {
+			throw new CorruptResultException("it declares " + Integer.toUnsignedString(declared)
 					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
 		}
-		byte[] out = new byte[length];
+		byte[] out = new byte[declared];
 		Inflater inflater = takeInflater();
 		try {
-			inflater.setInput(stored, HEADER, stored.length - HEADER);
+			inflater.setInput(data, offset, length);
 			int position = 0;
-			while (position < length) {
-				int inflated = inflater.inflate(out, position, length - position);
+			while (position < declared) {
+				int inflated = inflater.inflate(out, position, declared - position);
 				if (inflated == 0 && (inflater.finished() || inflater.needsInput() || inflater.needsDictionary())) {
 					break;
 				}
 				position += inflated;
 			}
-			if (position != length) {
+			if (position != declared) {
 				throw new CorruptResultException("it inflates to fewer bytes than it declares");
 			}
 			if (!inflater.finished()) {

@@ -20,7 +20,8 @@ import io.github.idempotent.store.StoredResult;
  * The format of a stored outcome, shared by every path that completes a key (a method
  * that returns, a future that completes, a {@code Mono} that signals): one marker byte,
  * then {@code V} a return value (the codec's bytes follow), {@code Z} a return value
- * compressed by {@link ResultCompression}, {@code E} an exception listed in
+ * compressed by {@link ResultCompression}, {@code H} an HTTP response as its first caller
+ * was sent it (a {@link RecordedResponse} follows), {@code E} an exception listed in
  * {@code cacheFor} (its class name and message follow), or {@code X} a result that could
  * not be stored (the reason follows). Any other first byte, or none, is a damaged record.
  * Kept apart from the executor so that the protocol and the format change independently.
@@ -58,6 +59,35 @@ final class StoredOutcome {
 					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
 		}
 		return compression.compress(new StoredResult(out.bytes()));
+	}
+
+	/**
+	 * The stored form of a response recorded as written, or of why it cannot be stored: a
+	 * body above {@code maxResultSize} is not kept, as a value would not be.
+	 */
+	static StoredResult recorded(IdempotencyPolicy policy, String clientKey, RecordedResponse response,
+			long maxResultSize, ResultCompression compression) {
+		if (response.body().length > maxResultSize) {
+			logger.error("Response of " + policy.name() + " for key '" + clientKey + "' is " + response.body().length
+					+ " bytes, above idempotent.max-result-size=" + maxResultSize
+					+ "; retries with this key get an error instead of a replay");
+			return unstorable("The response of " + policy.name() + " was " + response.body().length
+					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
+		}
+		return new StoredResult(response.encode(compression));
+	}
+
+	/**
+	 * The response a stored outcome recorded, or {@code null} when it holds something
+	 * else (a value, an error).
+	 */
+	static @Nullable RecordedResponse recordedResponse(StoredResult result, long maxResultSize) {
+		try {
+			return RecordedResponse.read(result, maxResultSize);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new DamagedOutcomeException("its recorded response cannot be read: " + ex.getMessage());
+		}
 	}
 
 	static StoredResult error(Throwable ex) {
@@ -144,7 +174,7 @@ final class StoredOutcome {
 		if (bytes[0] != UNSTORABLE) {
 			throw new DamagedOutcomeException(String
 				.format("its result starts with 0x%02x, none of the outcome markers this version writes or reads "
-						+ "('V', 'Z', 'E', 'X')", bytes[0] & 0xFF));
+						+ "('V', 'Z', 'H', 'E', 'X')", bytes[0] & 0xFF));
 		}
 		throw new IdempotencyResultException(text);
 	}

@@ -2,12 +2,9 @@ package io.github.idempotent.web;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -26,17 +23,7 @@ import io.github.idempotent.core.ResultConverter;
  */
 public class ResponseEntityResultConverter implements ResultConverter {
 
-	/**
-	 * Hop-by-hop headers (RFC 9110 section 7.6.1), framing headers the container
-	 * recomputes, and credentials.
-	 */
-	private static final Set<String> NOT_REPLAYED = Set.of("connection", "keep-alive", "proxy-authenticate",
-			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-			"content-length", "date", "set-cookie", "set-cookie2", "authorization", "www-authenticate",
-			"authentication-info", "proxy-authentication-info",
-			IdempotencyResponseHeaders.REPLAYED.toLowerCase(Locale.ROOT));
-
-	private final Set<String> excluded;
+	private final ReplayedHeaders replayed;
 
 	public ResponseEntityResultConverter() {
 		this(List.of());
@@ -46,9 +33,7 @@ public class ResponseEntityResultConverter implements ResultConverter {
 	 * @param excludedHeaders further response headers never stored, case-insensitive
 	 */
 	public ResponseEntityResultConverter(Collection<String> excludedHeaders) {
-		Set<String> excluded = new HashSet<>(NOT_REPLAYED);
-		excludedHeaders.forEach((name) -> excluded.add(name.toLowerCase(Locale.ROOT)));
-		this.excluded = Set.copyOf(excluded);
+		this.replayed = new ReplayedHeaders(excludedHeaders);
 	}
 
 	@Override
@@ -68,7 +53,7 @@ public class ResponseEntityResultConverter implements ResultConverter {
 		ResponseEntity<?> entity = (ResponseEntity<?>) value;
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		for (Map.Entry<String, List<String>> header : entity.getHeaders().headerSet()) {
-			if (!this.excluded.contains(header.getKey().toLowerCase(Locale.ROOT))) {
+			if (this.replayed.isReplayed(header.getKey())) {
 				headers.put(header.getKey(), new ArrayList<>(header.getValue()));
 			}
 		}

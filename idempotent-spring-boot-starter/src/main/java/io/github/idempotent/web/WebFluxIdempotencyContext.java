@@ -1,5 +1,6 @@
 package io.github.idempotent.web;
 
+import java.lang.reflect.Method;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -21,6 +22,7 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.OutcomeRecorder;
 
 /**
  * The HTTP contract of {@code @Idempotent} on WebFlux: the key from the
@@ -101,6 +103,12 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 			}
 
 		};
+	}
+
+	@Override
+	public @Nullable OutcomeRecorder recorder(ContextView context, Method method, @Nullable Class<?> targetClass) {
+		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+		return (exchange != null) ? ResponseRecordingWebFilter.recorderFor(exchange, method, targetClass) : null;
 	}
 
 	@Override

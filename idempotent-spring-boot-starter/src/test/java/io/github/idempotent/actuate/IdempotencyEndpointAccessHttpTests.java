@@ -5,6 +5,7 @@ import java.util.UUID;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -65,8 +66,12 @@ class IdempotencyEndpointAccessHttpTests {
 		this.client.send(this.client.post("/orders", key, null));
 		HttpResponse<String> read = this.client.send(this.client.get("/actuator/idempotency/orders/" + key));
 		assertThat(read.statusCode()).isEqualTo(200);
-		String result = JsonMapper.builder().build().readTree(read.body()).path("result").asString();
-		assertThat(result).contains("\"item\":\"espresso\"");
+		JsonNode response = JsonMapper.builder().build().readTree(read.body()).path("response");
+		// The response as its caller got it: status, type and body as text.
+		assertThat(response.path("status").asInt()).isEqualTo(200);
+		assertThat(response.path("headers").path("Content-Type").path(0).asString()).startsWith("application/json");
+		assertThat(response.path("body").asString()).contains("\"item\":\"espresso\"");
+		assertThat(response.path("bodyBase64").isMissingNode() || response.path("bodyBase64").isNull()).isTrue();
 	}
 
 }

@@ -58,7 +58,7 @@ class IdempotencyEndpointWhenAuthorizedHttpTests {
 
 	private static String result(HttpResponse<String> response) {
 		assertThat(response.statusCode()).isEqualTo(200);
-		JsonNode result = JSON.readTree(response.body()).path("result");
+		JsonNode result = JSON.readTree(response.body()).path("response").path("body");
 		assertThat(JSON.readTree(response.body()).path("resultSize").asInt()).isPositive();
 		return (result.isMissingNode() || result.isNull()) ? null : result.asString();
 	}

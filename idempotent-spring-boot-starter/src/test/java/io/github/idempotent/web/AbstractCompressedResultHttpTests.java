@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.web.WebTestApplication.Executions;
@@ -19,7 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A 2 KB {@code ResponseEntity} body stored compressed in a real store and replayed over
  * HTTP, and the upgrade path both ways: records written with compression off replay once
- * it is on, and the other way round. One subclass per store.
+ * it is on, and the other way round; and records of the earlier layout, the return value
+ * typed ({@code V}, or {@code Z} compressed), replay after responses are recorded as
+ * written ({@code H}). One subclass per store.
  */
 abstract class AbstractCompressedResultHttpTests {
 
@@ -32,6 +35,12 @@ abstract class AbstractCompressedResultHttpTests {
 	@Autowired
 	private IdempotencyExecutor executor;
 
+	@Autowired
+	private IdempotentInterceptor interceptor;
+
+	@Autowired
+	private ResponseRecordingFilter recording;
+
 	private HttpClientSupport http;
 
 	@BeforeEach
@@ -43,6 +52,7 @@ abstract class AbstractCompressedResultHttpTests {
 	@AfterEach
 	void restoreDefault() {
 		this.executor.setResultCompression(ResultCompression.deflate(256));
+		this.interceptor.setResponseRecording(this.recording);
 	}
 
 	/**
@@ -58,7 +68,7 @@ abstract class AbstractCompressedResultHttpTests {
 		assertThat(first.statusCode()).isEqualTo(201);
 		assertThat(first.body().length()).isGreaterThan(2000);
 		byte[] stored = storedResult(key);
-		assertThat(stored[0]).isEqualTo((byte) 'Z');
+		assertRecorded(stored, true);
 		assertThat(stored.length).isLessThan(first.body().length() / 2);
 		HttpResponse<String> replay = post(key, "C-1");
 		assertSameResponse(replay, first);
@@ -71,10 +81,10 @@ abstract class AbstractCompressedResultHttpTests {
 		String key = UUID.randomUUID().toString();
 		HttpResponse<String> first = post(key, "C-2");
 		assertThat(first.statusCode()).isEqualTo(201);
-		assertThat(storedResult(key)[0]).isEqualTo((byte) 'V');
+		assertRecorded(storedResult(key), false);
 		this.executor.setResultCompression(ResultCompression.deflate(256));
 		assertSameResponse(post(key, "C-2"), first);
-		assertThat(storedResult(key)[0]).isEqualTo((byte) 'V');
+		assertRecorded(storedResult(key), false);
 		assertThat(this.executions.count("large-orders")).isEqualTo(1);
 	}
 
@@ -82,10 +92,36 @@ abstract class AbstractCompressedResultHttpTests {
 	void recordsWrittenCompressedReplayAfterCompressionIsTurnedOff() throws Exception {
 		String key = UUID.randomUUID().toString();
 		HttpResponse<String> first = post(key, "C-3");
-		assertThat(storedResult(key)[0]).isEqualTo((byte) 'Z');
+		assertRecorded(storedResult(key), true);
 		this.executor.setResultCompression(ResultCompression.none());
 		assertSameResponse(post(key, "C-3"), first);
 		assertThat(this.executions.count("large-orders")).isEqualTo(1);
+	}
+
+	/**
+	 * The earlier layout, as versions before recorded responses wrote it: the return
+	 * value through the codec, written here by calls whose response is not recorded.
+	 */
+	@Test
+	void recordsOfTheEarlierTypedLayoutReplayOnceResponsesAreRecorded() throws Exception {
+		this.interceptor.setResponseRecording(null);
+		String compressed = UUID.randomUUID().toString();
+		HttpResponse<String> firstCompressed = post(compressed, "C-4");
+		assertThat(storedResult(compressed)[0]).isEqualTo((byte) 'Z');
+		this.executor.setResultCompression(ResultCompression.none());
+		String plain = UUID.randomUUID().toString();
+		HttpResponse<String> firstPlain = post(plain, "C-5");
+		assertThat(storedResult(plain)[0]).isEqualTo((byte) 'V');
+		this.executor.setResultCompression(ResultCompression.deflate(256));
+		this.interceptor.setResponseRecording(this.recording);
+		assertSameResponse(post(compressed, "C-4"), firstCompressed);
+		assertSameResponse(post(plain, "C-5"), firstPlain);
+		assertThat(this.executions.count("large-orders")).isEqualTo(2);
+	}
+
+	private static void assertRecorded(byte[] stored, boolean deflated) {
+		assertThat(stored[0]).as("marker of a recorded response").isEqualTo((byte) 'H');
+		assertThat(stored[1]).as("flags: body deflated").isEqualTo((byte) (deflated ? 1 : 0));
 	}
 
 	private HttpResponse<String> post(String key, String orderNo) throws Exception {

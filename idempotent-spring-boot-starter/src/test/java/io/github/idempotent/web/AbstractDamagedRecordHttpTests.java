@@ -14,6 +14,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.web.WebTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,6 +35,12 @@ abstract class AbstractDamagedRecordHttpTests {
 
 	@Autowired
 	private Executions executions;
+
+	@Autowired
+	private IdempotentInterceptor interceptor;
+
+	@Autowired
+	private ResponseRecordingFilter recording;
 
 	private HttpClientSupport http;
 
@@ -79,6 +86,28 @@ abstract class AbstractDamagedRecordHttpTests {
 		String key = UUID.randomUUID().toString();
 		String order = "{\"orderNo\":\"D-2\",\"customer\":\"alice@example.com\",\"items\":24}";
 		assertThat(post("/large-orders", key, order).statusCode()).isEqualTo(201);
+		byte[] stored = storedResult(key);
+		assertThat(stored[0]).isEqualTo((byte) 'H');
+		assertThat(stored[1]).as("body deflated").isEqualTo((byte) 1);
+		// Status and headers kept, the end of the deflated body overwritten.
+		byte[] broken = stored.clone();
+		Arrays.fill(broken, broken.length - 64, broken.length, (byte) 0xFF);
+		storeResult(key, broken);
+		assertResultUnavailable(post("/large-orders", key, order), "large-orders");
+		assertOneWarning(output, key, "recorded response cannot be read");
+	}
+
+	@Test
+	void brokenCompressionOfTheEarlierTypedLayoutIsResultUnavailable(CapturedOutput output) throws Exception {
+		String key = UUID.randomUUID().toString();
+		String order = "{\"orderNo\":\"D-3\",\"customer\":\"alice@example.com\",\"items\":24}";
+		this.interceptor.setResponseRecording(null);
+		try {
+			assertThat(post("/large-orders", key, order).statusCode()).isEqualTo(201);
+		}
+		finally {
+			this.interceptor.setResponseRecording(this.recording);
+		}
 		byte[] stored = storedResult(key);
 		assertThat(stored[0]).isEqualTo((byte) 'Z');
 		// Marker and length kept, the deflated bytes overwritten.

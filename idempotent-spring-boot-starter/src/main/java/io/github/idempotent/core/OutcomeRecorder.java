@@ -1,0 +1,28 @@
+package io.github.idempotent.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Stores a call's outcome as its caller was finally sent it, later than the method's
+ * return: an HTTP response as the message converters wrote it. The web layer gives one to
+ * the executor for a call of the request's own handler method; every other call stores
+ * its return value through the codec.
+ */
+public interface OutcomeRecorder {
+
+	/**
+	 * The method returned {@code value}; its response is yet to be written. The recorder
+	 * takes over the hold on the key: it must end it exactly once, with
+	 * {@link OwnerHandle#completeRecorded} once the response is written, or with
+	 * {@link OwnerHandle#complete} (the value through the codec) when the response cannot
+	 * be recorded. The lease is renewed until then.
+	 */
+	void recordLater(OwnerHandle owner, @Nullable Object value);
+
+	/**
+	 * A replay of a recorded response: the recorder writes it, and returns what the
+	 * method returns in its place (nothing the framework would write over it).
+	 */
+	@Nullable Object replay(RecordedResponse response);
+
+}

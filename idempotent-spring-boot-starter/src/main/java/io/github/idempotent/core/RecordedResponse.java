@@ -1,0 +1,227 @@
+package io.github.idempotent.core;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+/**
+ * A response as its first caller was sent it: the status, the headers that are replayed,
+ * and the body bytes exactly as the application's message converters wrote them. A replay
+ * writes these bytes again, never decoding or encoding the body, so it is byte for byte
+ * what the first caller got, whatever the body's format. Knows no HTTP library: the web
+ * layer records and writes it.
+ * <p>
+ * Stored behind the {@code H} outcome marker as: a flags byte (bit 0: the body is
+ * deflated), the status (2 bytes, big-endian), the number of headers, then each header's
+ * name and its values, then the body. Counts and lengths are unsigned varints; texts are
+ * UTF-8. A deflated body is preceded by its inflated length.
+ *
+ * @param status the HTTP status code
+ * @param headers the replayed headers, names as written, in the order they were set
+ * @param body the body bytes, shared, not copied: never modify them
+ */
+public record RecordedResponse(int status, Map<String, List<String>> headers, byte[] body) {
+
+	/** The outcome marker of a recorded response. */
+	static final byte MARKER = 'H';
+
+	private static final int DEFLATED = 1;
+
+	public RecordedResponse {
+		Assert.isTrue(status >= 100 && status <= 999, () -> "status must be a 3-digit HTTP status, was " + status);
+		Assert.notNull(headers, "headers must not be null");
+		Assert.notNull(body, "body must not be null");
+		Map<String, List<String>> copy = new LinkedHashMap<>();
+		headers.forEach((name, values) -> copy.put(name, List.copyOf(values)));
+		headers = Collections.unmodifiableMap(copy);
+	}
+
+	/**
+	 * The {@code Content-Type} header, or {@code null} when the response had none.
+	 */
+	public @Nullable String contentType() {
+		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
+			if (header.getKey().equalsIgnoreCase("Content-Type") && !header.getValue().isEmpty()) {
+				return header.getValue().get(0);
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Writes this response behind its marker, its body deflated when {@code compression}
+	 * asks for it and that makes it smaller.
+	 */
+	byte[] encode(ResultCompression compression) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream(64 + this.body.length);
+		out.write(MARKER);
+		byte[] deflated = compression.deflate(this.body);
+		out.write((deflated != null) ? DEFLATED : 0);
+		out.write(this.status >>> 8);
+		out.write(this.status);
+		writeVarint(out, this.headers.size());
+		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
+			writeText(out, header.getKey());
+			writeVarint(out, header.getValue().size());
+			for (String value : header.getValue()) {
+				writeText(out, value);
+			}
+		}
+		if (deflated != null) {
+			writeVarint(out, this.body.length);
+			out.write(deflated, 0, deflated.length);
+		}
+		else {
+			out.write(this.body, 0, this.body.length);
+		}
+		return out.toByteArray();
+	}
+
+	/**
+	 * The response a stored outcome recorded, or {@code null} when it holds something
+	 * else (a return value, an error): for tools that show stored records, such as the
+	 * Actuator endpoint.
+	 * @param maxBodySize largest body inflated, in bytes
+	 * @throws IllegalArgumentException when the record is a recorded response that cannot
+	 * be read
+	 */
+	public static @Nullable RecordedResponse read(io.github.idempotent.store.StoredResult result, long maxBodySize) {
+		byte[] bytes = result.bytes();
+		if (bytes.length == 0 || bytes[0] != MARKER) {
+			return null;
+		}
+		try {
+			return decode(bytes, 1, maxBodySize);
+		}
+		catch (ResultCompression.CorruptResultException ex) {
+			throw new IllegalArgumentException(ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * Reads a response written by {@link #encode} from {@code offset} (just past the
+	 * marker). A deflated body is inflated to at most {@code maxBodySize} bytes: the
+	 * store is not trusted to hold what this application wrote.
+	 * @throws IllegalArgumentException naming what is malformed
+	 */
+	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
+		Reader in = new Reader(bytes, offset);
+		int flags = in.readByte();
+		if ((flags & ~DEFLATED) != 0) {
+			throw new IllegalArgumentException(
+					String.format("its flags 0x%02x are not ones this version writes", flags));
+		}
+		int status = (in.readByte() << 8) | in.readByte();
+		if (status < 100 || status > 999) {
+			throw new IllegalArgumentException("its status " + status + " is not an HTTP status");
+		}
+		int count = in.readVarint();
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		for (int i = 0; i < count; i++) {
+			String name = in.readText();
+			int valueCount = in.readVarint();
+			List<String> values = new ArrayList<>(Math.min(valueCount, 16));
+			for (int j = 0; j < valueCount; j++) {
+				values.add(in.readText());
+			}
+			headers.put(name, values);
+		}
+		byte[] body;
+		if ((flags & DEFLATED) != 0) {
+			int length = in.readVarint();
+			body = ResultCompression.inflate(bytes, in.position, bytes.length - in.position, length, maxBodySize);
+		}
+		else {
+			body = java.util.Arrays.copyOfRange(bytes, in.position, bytes.length);
+		}
+		return new RecordedResponse(status, headers, body);
+	}
+
+	private static void writeText(ByteArrayOutputStream out, String text) {
+		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+		writeVarint(out, utf8.length);
+		out.write(utf8, 0, utf8.length);
+	}
+
+	private static void writeVarint(ByteArrayOutputStream out, int value) {
+		int rest = value;
+		while ((rest & ~0x7F) != 0) {
+			out.write((rest & 0x7F) | 0x80);
+			rest >>>= 7;
+		}
+		out.write(rest);
+	}
+
+	@Override
+	public boolean equals(Object other) {
+		return (other instanceof RecordedResponse that) && this.status == that.status
+				&& this.headers.equals(that.headers) && java.util.Arrays.equals(this.body, that.body);
+	}
+
+	@Override
+	public int hashCode() {
+		return 31 * (31 * this.status + this.headers.hashCode()) + java.util.Arrays.hashCode(this.body);
+	}
+
+	@Override
+	public String toString() {
+		return "RecordedResponse[" + this.status + ", "
+				+ this.headers.keySet().stream().map((name) -> name.toLowerCase(Locale.ROOT)).toList() + ", "
+				+ this.body.length + " bytes]";
+	}
+
+	private static final class Reader {
+
+		private final byte[] bytes;
+
+		int position;
+
+		Reader(byte[] bytes, int position) {
+			this.bytes = bytes;
+			this.position = position;
+		}
+
+		int readByte() {
+			if (this.position >= this.bytes.length) {
+				throw new IllegalArgumentException("it is truncated");
+			}
+			return this.bytes[this.position++] & 0xFF;
+		}
+
+		int readVarint() {
+			int value = 0;
+			for (int shift = 0; shift < 32; shift += 7) {
+				int b = readByte();
+				value |= (b & 0x7F) << shift;
+				if ((b & 0x80) == 0) {
+					if (value < 0) {
+						break;
+					}
+					return value;
+				}
+			}
+			throw new IllegalArgumentException("it holds a length beyond 2^31");
+		}
+
+		String readText() {
+			int length = readVarint();
+			if (length > this.bytes.length - this.position) {
+				throw new IllegalArgumentException("it is truncated");
+			}
+			String text = new String(this.bytes, this.position, length, StandardCharsets.UTF_8);
+			this.position += length;
+			return text;
+		}
+
+	}
+
+}

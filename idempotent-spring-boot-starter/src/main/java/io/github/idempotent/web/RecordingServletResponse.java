@@ -1,0 +1,447 @@
+package io.github.idempotent.web;
+
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.FastByteArrayOutputStream;
+
+import io.github.idempotent.core.OutcomeRecorder;
+import io.github.idempotent.core.OwnerHandle;
+import io.github.idempotent.core.RecordedResponse;
+
+/**
+ * The response of one request, which passes everything through until its handler, an
+ * {@code @Idempotent} method, returns. From then on the body is held back: once the
+ * request's last dispatch ends, {@link #finish()} stores status, headers and body as
+ * written and only then sends them, so that a client that retries as soon as it has the
+ * answer gets a replay. A replay writes a recorded response in place of whatever the
+ * handler's stand-in return value would have written.
+ * <p>
+ * A response that cannot be recorded as written (an error sent, a body above
+ * {@code idempotent.max-result-size}, a server error, a failure while writing) stores the
+ * method's return value through the codec instead, as every earlier version did.
+ */
+final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder {
+
+	private enum Mode {
+
+		PASS, RECORDING, REPLAYING, DONE
+
+	}
+
+	private final ReplayedHeaders replayedHeaders;
+
+	private final long limit;
+
+	private volatile Mode mode = Mode.PASS;
+
+	/** Names of the headers set while recording, lower case to the name as set. */
+	private final Map<String, String> touched = new LinkedHashMap<>();
+
+	private @Nullable FastByteArrayOutputStream buffer;
+
+	private @Nullable RecordingOutputStream stream;
+
+	private @Nullable PrintWriter writer;
+
+	private boolean passedThrough;
+
+	private boolean errorSent;
+
+	private boolean overflowed;
+
+	private @Nullable OwnerHandle owner;
+
+	private @Nullable Object value;
+
+	private @Nullable RecordedResponse replay;
+
+	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit) {
+		super(response);
+		this.replayedHeaders = replayedHeaders;
+		this.limit = limit;
+	}
+
+	@Override
+	public synchronized void recordLater(OwnerHandle owner, @Nullable Object value) {
+		if (this.mode != Mode.PASS || this.passedThrough || getResponse().isCommitted()) {
+			// The handler wrote the response itself, or a second handler call: what it
+			// wrote is not all there is to record.
+			owner.complete(value);
+			return;
+		}
+		this.owner = owner;
+		this.value = value;
+		this.mode = Mode.RECORDING;
+	}
+
+	@Override
+	public synchronized @Nullable Object replay(RecordedResponse response) {
+		this.replay = response;
+		this.mode = Mode.REPLAYING;
+		// Status and type first, so that the handler's stand-in writes nothing that
+		// content negotiation would refuse.
+		writeHead(response);
+		return null;
+	}
+
+	/**
+	 * Ends the request: stores and sends a recorded response, or sends a replay. Called
+	 * once the request's last dispatch has ended.
+	 */
+	synchronized void finish() throws IOException {
+		Mode mode = this.mode;
+		this.mode = Mode.DONE;
+		if (mode == Mode.RECORDING) {
+			byte[] body = body();
+			OwnerHandle owner = this.owner;
+			if (this.errorSent || this.overflowed || getStatus() >= 500) {
+				owner.complete(this.value);
+			}
+			else {
+				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
+			}
+			if (!this.errorSent && !this.overflowed) {
+				writeBody(body);
+			}
+		}
+		else if (mode == Mode.REPLAYING) {
+			RecordedResponse replay = this.replay;
+			writeHead(replay);
+			writeBody(replay.body());
+		}
+	}
+
+	/**
+	 * Ends a request that failed after its handler returned: the method ran, so its
+	 * return value is stored, and the failure is left to the error handling.
+	 */
+	synchronized void abandon() {
+		Mode mode = this.mode;
+		this.mode = Mode.DONE;
+		if (mode == Mode.RECORDING) {
+			this.owner.complete(this.value);
+		}
+	}
+
+	AsyncListener abandonOnEnd() {
+		return new AsyncListener() {
+
+			@Override
+			public void onComplete(AsyncEvent event) {
+				abandon();
+			}
+
+			@Override
+			public void onTimeout(AsyncEvent event) {
+				abandon();
+			}
+
+			@Override
+			public void onError(AsyncEvent event) {
+				abandon();
+			}
+
+			@Override
+			public void onStartAsync(AsyncEvent event) {
+			}
+
+		};
+	}
+
+	private byte[] body() {
+		if (this.writer != null) {
+			this.writer.flush();
+		}
+		return (this.buffer != null) ? this.buffer.toByteArrayUnsafe() : new byte[0];
+	}
+
+	private Map<String, List<String>> recordedHeaders() {
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		HttpServletResponse response = (HttpServletResponse) getResponse();
+		String contentType = response.getContentType();
+		if (contentType != null) {
+			headers.put("Content-Type", List.of(contentType));
+		}
+		for (String name : this.touched.values()) {
+			if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name)) {
+				continue;
+			}
+			Collection<String> values = response.getHeaders(name);
+			if (values != null && !values.isEmpty()) {
+				headers.put(name, new ArrayList<>(values));
+			}
+		}
+		return headers;
+	}
+
+	private void writeHead(RecordedResponse response) {
+		HttpServletResponse target = (HttpServletResponse) getResponse();
+		target.setStatus(response.status());
+		response.headers().forEach((name, values) -> {
+			if (name.equalsIgnoreCase("Content-Type")) {
+				target.setContentType(values.get(0));
+				return;
+			}
+			for (int i = 0; i < values.size(); i++) {
+				if (i == 0) {
+					target.setHeader(name, values.get(i));
+				}
+				else {
+					target.addHeader(name, values.get(i));
+				}
+			}
+		});
+	}
+
+	private void writeBody(byte[] body) throws IOException {
+		HttpServletResponse target = (HttpServletResponse) getResponse();
+		if (target.isCommitted()) {
+			return;
+		}
+		target.setContentLength(body.length);
+		if (body.length > 0) {
+			target.getOutputStream().write(body);
+		}
+	}
+
+	private boolean isHolding() {
+		Mode mode = this.mode;
+		return mode == Mode.RECORDING || mode == Mode.REPLAYING;
+	}
+
+	private void touch(String name) {
+		if (this.mode == Mode.RECORDING) {
+			this.touched.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
+		}
+	}
+
+	@Override
+	public ServletOutputStream getOutputStream() throws IOException {
+		if (this.writer != null) {
+			throw new IllegalStateException("getWriter() has already been called for this response");
+		}
+		if (this.stream == null) {
+			this.stream = new RecordingOutputStream();
+		}
+		return this.stream;
+	}
+
+	@Override
+	public PrintWriter getWriter() throws IOException {
+		if (this.writer != null) {
+			return this.writer;
+		}
+		if (!isHolding()) {
+			// The container's own writer, flushed by the container: a handler that is
+			// not recorded writes as if this wrapper were not there.
+			this.passedThrough = true;
+			return super.getWriter();
+		}
+		if (this.stream != null) {
+			throw new IllegalStateException("getOutputStream() has already been called for this response");
+		}
+		this.stream = new RecordingOutputStream();
+		this.writer = new PrintWriter(new OutputStreamWriter(this.stream, Charset.forName(getCharacterEncoding())));
+		return this.writer;
+	}
+
+	@Override
+	public void flushBuffer() throws IOException {
+		if (!isHolding()) {
+			if (this.writer != null) {
+				this.writer.flush();
+			}
+			super.flushBuffer();
+		}
+	}
+
+	@Override
+	public void resetBuffer() {
+		if (this.buffer != null) {
+			this.buffer.reset();
+		}
+		super.resetBuffer();
+	}
+
+	@Override
+	public void reset() {
+		resetBuffer();
+		this.touched.clear();
+		super.reset();
+	}
+
+	@Override
+	public void setContentLength(int len) {
+		if (!isHolding()) {
+			super.setContentLength(len);
+		}
+	}
+
+	@Override
+	public void setContentLengthLong(long len) {
+		if (!isHolding()) {
+			super.setContentLengthLong(len);
+		}
+	}
+
+	@Override
+	public void sendError(int sc, String msg) throws IOException {
+		this.errorSent = true;
+		super.sendError(sc, msg);
+	}
+
+	@Override
+	public void sendError(int sc) throws IOException {
+		this.errorSent = true;
+		super.sendError(sc);
+	}
+
+	@Override
+	public void setHeader(String name, String value) {
+		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
+			return;
+		}
+		touch(name);
+		super.setHeader(name, value);
+	}
+
+	@Override
+	public void addHeader(String name, String value) {
+		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
+			return;
+		}
+		touch(name);
+		super.addHeader(name, value);
+	}
+
+	@Override
+	public void setIntHeader(String name, int value) {
+		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
+			return;
+		}
+		touch(name);
+		super.setIntHeader(name, value);
+	}
+
+	@Override
+	public void addIntHeader(String name, int value) {
+		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
+			return;
+		}
+		touch(name);
+		super.addIntHeader(name, value);
+	}
+
+	@Override
+	public void setDateHeader(String name, long date) {
+		touch(name);
+		super.setDateHeader(name, date);
+	}
+
+	@Override
+	public void addDateHeader(String name, long date) {
+		touch(name);
+		super.addDateHeader(name, date);
+	}
+
+	/**
+	 * Writes through until the response is held back; then into the buffer (bounded by
+	 * the result size limit, past which the held bytes are sent and the rest passes
+	 * through, and the return value is stored instead); during a replay, nowhere.
+	 */
+	private final class RecordingOutputStream extends ServletOutputStream {
+
+		private @Nullable ServletOutputStream target;
+
+		private ServletOutputStream target() throws IOException {
+			if (this.target == null) {
+				this.target = getResponse().getOutputStream();
+			}
+			return this.target;
+		}
+
+		@Override
+		public void write(int b) throws IOException {
+			write(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) throws IOException {
+			Mode mode = RecordingServletResponse.this.mode;
+			if (mode == Mode.REPLAYING) {
+				return;
+			}
+			if (mode == Mode.RECORDING && !RecordingServletResponse.this.overflowed) {
+				FastByteArrayOutputStream buffer = RecordingServletResponse.this.buffer;
+				if (buffer == null) {
+					buffer = new FastByteArrayOutputStream(Math.max(256, len));
+					RecordingServletResponse.this.buffer = buffer;
+				}
+				if (buffer.size() + (long) len <= RecordingServletResponse.this.limit) {
+					buffer.write(b, off, len);
+					return;
+				}
+				RecordingServletResponse.this.overflowed = true;
+				buffer.writeTo(target());
+				buffer.reset();
+			}
+			if (mode == Mode.PASS) {
+				RecordingServletResponse.this.passedThrough = true;
+			}
+			target().write(b, off, len);
+		}
+
+		@Override
+		public void flush() throws IOException {
+			if (!isHolding() || RecordingServletResponse.this.overflowed) {
+				target().flush();
+			}
+		}
+
+		@Override
+		public void close() throws IOException {
+			if (!isHolding() || RecordingServletResponse.this.overflowed) {
+				target().close();
+			}
+		}
+
+		@Override
+		public boolean isReady() {
+			try {
+				return isHolding() || target().isReady();
+			}
+			catch (IOException ex) {
+				return false;
+			}
+		}
+
+		@Override
+		public void setWriteListener(WriteListener listener) {
+			try {
+				target().setWriteListener(listener);
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,117 @@
+package io.github.idempotent.web;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.util.Collection;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.Ordered;
+import org.springframework.util.Assert;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.servlet.HandlerMapping;
+
+import io.github.idempotent.aop.ResponseRecording;
+import io.github.idempotent.core.OutcomeRecorder;
+
+/**
+ * Records the response of an {@code @Idempotent} handler method on Spring MVC as it was
+ * written, so that a replay is byte for byte what the first caller got: the status, the
+ * headers the response set after the method returned, and the body as the message
+ * converters (and any {@code ResponseBodyAdvice}) produced it. Every response passes
+ * through untouched until such a method returns; then its body is held until the
+ * request's last dispatch (the async one, for a future or a {@code Mono}) has ended,
+ * stored, and sent. Runs after Spring Security's filters, so that the headers they write
+ * for each response are theirs to write again on a replay.
+ */
+public class ResponseRecordingFilter extends OncePerRequestFilter implements ResponseRecording, Ordered {
+
+	/**
+	 * Order of this filter: after Spring Security's filter chain (-100) and the request
+	 * context and observation filters.
+	 */
+	public static final int ORDER = 0;
+
+	private static final String RECORDING = ResponseRecordingFilter.class.getName() + ".RECORDING";
+
+	private final ReplayedHeaders replayedHeaders;
+
+	private final long maxResultSize;
+
+	/**
+	 * @param excludedHeaders response headers never stored, case-insensitive, besides
+	 * credentials and hop-by-hop headers
+	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
+	 * method's return value, as before
+	 */
+	public ResponseRecordingFilter(Collection<String> excludedHeaders, long maxResultSize) {
+		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
+		this.maxResultSize = maxResultSize;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		if (request.getAttribute(RECORDING) instanceof RecordingServletResponse recording) {
+			// The async dispatch of a request this filter wraps: the response is the
+			// recording one, wrapped by the async machinery.
+			proceed(request, response, chain, recording);
+			return;
+		}
+		RecordingServletResponse recording = new RecordingServletResponse(response, this.replayedHeaders,
+				this.maxResultSize);
+		request.setAttribute(RECORDING, recording);
+		proceed(request, recording, chain, recording);
+	}
+
+	private void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+			RecordingServletResponse recording) throws ServletException, IOException {
+		try {
+			chain.doFilter(request, response);
+		}
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			recording.abandon();
+			throw ex;
+		}
+		if (request.isAsyncStarted()) {
+			// Finished by the async dispatch; abandoned if the request ends without one.
+			request.getAsyncContext().addListener(recording.abandonOnEnd());
+		}
+		else {
+			recording.finish();
+		}
+	}
+
+	@Override
+	protected boolean shouldNotFilterAsyncDispatch() {
+		return false;
+	}
+
+	@Override
+	public @Nullable OutcomeRecorder recorderFor(Method method, @Nullable Class<?> targetClass) {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (!(attributes instanceof ServletRequestAttributes servlet)) {
+			return null;
+		}
+		HttpServletRequest request = servlet.getRequest();
+		if (!(request.getAttribute(RECORDING) instanceof RecordingServletResponse recording)) {
+			return null;
+		}
+		Object handler = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+		return HandlerMethods.isHandler(handler, method, targetClass) ? recording : null;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+}

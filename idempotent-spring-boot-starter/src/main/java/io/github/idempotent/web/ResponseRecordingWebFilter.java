@@ -1,0 +1,74 @@
+package io.github.idempotent.web;
+
+import java.lang.reflect.Method;
+import java.util.Collection;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.util.Assert;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+import io.github.idempotent.core.OutcomeRecorder;
+
+/**
+ * Records the response of an {@code @Idempotent} handler method on WebFlux as it was
+ * written (see {@link ResponseRecordingFilter} for Spring MVC): decorates each exchange's
+ * response, which passes everything through until such a method returns. Runs after
+ * Spring Security's web filters.
+ */
+public class ResponseRecordingWebFilter implements WebFilter, Ordered {
+
+	private static final String RECORDING = ResponseRecordingWebFilter.class.getName() + ".RECORDING";
+
+	private final ReplayedHeaders replayedHeaders;
+
+	private final long maxResultSize;
+
+	/**
+	 * @param excludedHeaders response headers never stored, case-insensitive, besides
+	 * credentials and hop-by-hop headers
+	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
+	 * method's return value, as before
+	 */
+	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize) {
+		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
+		this.maxResultSize = maxResultSize;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(),
+				this.replayedHeaders, this.maxResultSize);
+		// Attributes are shared with the mutated exchange: the handler finds the
+		// recording whichever of the two the Reactor context holds.
+		exchange.getAttributes().put(RECORDING, response);
+		return chain.filter(exchange.mutate().response(response).build())
+			.then(Mono.defer(response::finish))
+			.doFinally((signal) -> response.abandon());
+	}
+
+	/**
+	 * The recorder of a call of {@code method} when it is the handler of
+	 * {@code exchange}, else {@code null}.
+	 */
+	static @Nullable OutcomeRecorder recorderFor(ServerWebExchange exchange, Method method,
+			@Nullable Class<?> targetClass) {
+		if (!(exchange.getAttribute(RECORDING) instanceof RecordingServerHttpResponse recording)) {
+			return null;
+		}
+		Object handler = exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+		return HandlerMethods.isHandler(handler, method, targetClass) ? recording : null;
+	}
+
+	@Override
+	public int getOrder() {
+		return ResponseRecordingFilter.ORDER;
+	}
+
+}
