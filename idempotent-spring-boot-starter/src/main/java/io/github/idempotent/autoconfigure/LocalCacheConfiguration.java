@@ -27,13 +27,14 @@ import io.github.idempotent.store.redis.RedisRecordTracking;
 
 /**
  * Puts a local cache of completed results in front of the store when Caffeine is on the
- * classpath: by default for the Redis store, kept right by Redis invalidation tracking
- * ({@link RedisRecordTracking}) and bypassed whenever tracking is not established; for
- * any store with {@code idempotent.local-cache.enabled=true} (a store without tracking
- * then gets a cache bounded by its TTL only). The caching store is a bean of its own,
- * primary so that the executor (and any other user of an {@link IdempotencyStore}) goes
- * through it, while the store behind it stays a bean of its concrete type for those that
- * need that type (the JDBC purger).
+ * classpath (the starter brings it; an application may exclude it): by default for the
+ * Redis store, kept right by Redis invalidation tracking ({@link RedisRecordTracking})
+ * and bypassed whenever tracking is not established; for any store with
+ * {@code idempotent.local-cache.enabled=true} (a store without tracking then gets a cache
+ * bounded by its TTL only). The caching store is a bean of its own, primary so that the
+ * executor (and any other user of an {@link IdempotencyStore}) goes through it, while the
+ * store behind it stays a bean of its concrete type for those that need that type (the
+ * JDBC purger).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(Caffeine.class)

@@ -3,6 +3,8 @@ package io.github.idempotent.core;
 import java.io.OutputStream;
 import java.util.List;
 
+import tools.jackson.core.StreamWriteFeature;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
@@ -16,6 +18,14 @@ import org.springframework.util.Assert;
  * {@link ResultCodec} that writes JSON with the application's {@link JsonMapper}, typed
  * by the method's generic return type (never by a type name stored in the data, which is
  * what makes polymorphic deserialization unsafe).
+ * <p>
+ * Numbers in the parts of a value that the type leaves untyped ({@code Object},
+ * {@code Map<String, Object>}, ...) are read as {@code BigDecimal} when they have a
+ * fraction or an exponent, so that a {@code BigDecimal} replays with its digits and scale
+ * instead of being rounded through a {@code double}; integers are read as
+ * {@code Integer}, {@code Long} or {@code BigInteger}, whichever holds them. Typed parts
+ * ({@code double}, {@code BigDecimal} components) read as declared. These settings are
+ * the codec's own readers' and writers': the application's mapper is not changed.
  */
 public class JacksonResultCodec implements ResultCodec {
 
@@ -50,7 +60,11 @@ public class JacksonResultCodec implements ResultCodec {
 
 	private JsonBinding jsonBinding(ResolvableType type) {
 		JavaType javaType = javaType(type);
-		return new JsonBinding(this.mapper.writerFor(javaType), this.mapper.readerFor(javaType));
+		// The stored JSON is the codec's own; a replay renders the value read back
+		// with the application's mapper again. So BigDecimal's own notation here (1E+3,
+		// which plain notation turns into the integer 1000) changes no replayed response.
+		return new JsonBinding(this.mapper.writerFor(javaType).without(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN),
+				this.mapper.readerFor(javaType).with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS));
 	}
 
 	/**

@@ -64,7 +64,8 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	 */
 	static String storeName(IdempotencyStore store) {
 		IdempotencyStore named = store;
-		// Compared by name: CachingIdempotencyStore needs Caffeine, which may be absent.
+		// Compared by name: CachingIdempotencyStore needs Caffeine, which an application
+		// may exclude.
 		if ("io.github.idempotent.store.cache.CachingIdempotencyStore"
 			.equals(ClassUtils.getUserClass(named).getName())) {
 			named = ((io.github.idempotent.store.cache.CachingIdempotencyStore) named).getDelegate();

@@ -1,4 +1,5 @@
 /**
- * A local cache of completed results in front of any store (Caffeine, optional).
+ * A local cache of completed results in front of any store (Caffeine, which the starter
+ * brings).
  */
 package io.github.idempotent.store.cache;
