@@ -8,8 +8,14 @@
 # CPU time per request of each process, the ratios to bare and to the references from the same round,
 # and Redis round trips per request from INFO commandstats (reset before each phase: the server is
 # this script's own, never a shared one).
+# STORE=jdbc measures the JDBC store on PostgreSQL instead, with no redis-server: its references are
+# bare plus a first call's two statements (INSERT of a row in progress, UPDATE to completed) and bare
+# plus a replay's one (SELECT of a completed row), on a table of the run's own, dropped at the end.
 #
 # Usage: benchmarks/run-http.sh            (about 6 minutes; every phase is bounded by -d and timeout)
+#        STORE=jdbc benchmarks/run-http.sh (about 5 minutes; POSTGRESQL_URL, a JDBC URL whose
+#   parameters psql accepts too, default jdbc:postgresql://127.0.0.1:5432/test?user=postgres; the local
+#   cache is off, as it is by default for every store but Redis)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=false"
 #   (APP_ARGS is empty by default: replays then come from the Redis store's tracked local cache,
@@ -17,8 +23,20 @@
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
 #   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
 #   APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication ENDPOINTS="bare first replay"
-#   measures the WebFlux (Netty, Mono) endpoints instead
+#   measures the WebFlux (Netty, Mono) endpoints instead (Redis only)
 set -euo pipefail
+
+log() { echo "[run-http] $*" >&2; }
+
+STORE=${STORE:-redis}
+case "$STORE" in
+redis) all_endpoints="bare roundtrip1 roundtrip2 writes2 first replay" ;;
+jdbc) all_endpoints="bare statements1 statements2 first replay" ;;
+*)
+	log "STORE must be redis or jdbc, not '$STORE'"
+	exit 2
+	;;
+esac
 
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-10}
@@ -28,15 +46,25 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
-ENDPOINTS=${ENDPOINTS:-bare roundtrip1 roundtrip2 writes2 first replay}
+ENDPOINTS=${ENDPOINTS:-$all_endpoints}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
 APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication}
+POSTGRESQL_URL=${POSTGRESQL_URL:-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}
+
+for endpoint in $ENDPOINTS; do
+	if [[ " $all_endpoints " != *" $endpoint "* ]]; then
+		log "STORE=$STORE has the endpoints $all_endpoints, not '$endpoint'"
+		exit 2
+	fi
+done
+if [[ "$STORE" == "jdbc" && "$APP_CLASS" != "io.github.idempotent.benchmarks.http.BenchmarkApplication" ]]; then
+	log "STORE=jdbc runs io.github.idempotent.benchmarks.http.BenchmarkApplication only"
+	exit 2
+fi
 
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/target/http-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
-
-log() { echo "[run-http] $*" >&2; }
 
 install_package() {
 	local sudo=""
@@ -45,8 +73,12 @@ install_package() {
 }
 
 command -v wrk >/dev/null || { log "installing wrk"; install_package wrk; }
-command -v redis-server >/dev/null || { log "installing redis-server"; install_package redis-server; }
-command -v redis-cli >/dev/null || { log "installing redis-tools"; install_package redis-tools; }
+if [[ "$STORE" == "redis" ]]; then
+	command -v redis-server >/dev/null || { log "installing redis-server"; install_package redis-server; }
+	command -v redis-cli >/dev/null || { log "installing redis-tools"; install_package redis-tools; }
+else
+	command -v psql >/dev/null || { log "installing postgresql-client"; install_package postgresql-client; }
+fi
 command -v curl >/dev/null || { log "installing curl"; install_package curl; }
 
 free_port() {
@@ -61,6 +93,7 @@ free_port() {
 }
 
 pids=()
+table=""
 cleanup() {
 	for pid in "${pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
@@ -68,6 +101,9 @@ cleanup() {
 	for pid in "${pids[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
+	if [[ -n "$table" ]]; then
+		pg -c "DROP TABLE IF EXISTS $table" || log "could not drop the table $table"
+	fi
 }
 trap cleanup EXIT
 
@@ -76,15 +112,39 @@ if [[ "${SKIP_BUILD:-}" != "1" ]]; then
 	(cd "$here/.." && ./mvnw -B -q -Pbenchmarks -pl benchmarks -am package -DskipTests)
 fi
 
-redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
-pids+=($!)
-redis_pid=$!
-redis() { redis-cli -p "$redis_port" "$@"; }
-for _ in $(seq 50); do redis PING >/dev/null 2>&1 && break; sleep 0.1; done
-redis PING >/dev/null
-
 app_port=$(free_port)
+if [[ "$STORE" == "redis" ]]; then
+	redis_port=$(free_port)
+	redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
+	pids+=($!)
+	redis_pid=$!
+	redis() { redis-cli -p "$redis_port" "$@"; }
+	for _ in $(seq 50); do redis PING >/dev/null 2>&1 && break; sleep 0.1; done
+	redis PING >/dev/null
+	store_args=(--spring.data.redis.port="$redis_port")
+	store_name="redis-server"
+	store_description="Redis: a private redis-server on 127.0.0.1:$redis_port"
+	# The processes whose CPU time is the store's.
+	store_pids() { echo "$redis_pid"; }
+else
+	pg() { psql "${POSTGRESQL_URL#jdbc:}" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+	pg -c "SELECT 1" >/dev/null || { log "cannot reach PostgreSQL at $POSTGRESQL_URL"; exit 1; }
+	# A table of the run's own (the store creates it, cleanup drops it), and a name for the
+	# app's connections, by which their server processes are found.
+	table="idempotent_http_$(date +%Y%m%d_%H%M%S)_$$"
+	app_name="idempotent-run-http-$$"
+	separator="?"
+	[[ "$POSTGRESQL_URL" == *"?"* ]] && separator="&"
+	store_args=(--idempotent.store.type=jdbc --spring.datasource.url="$POSTGRESQL_URL${separator}ApplicationName=$app_name"
+		--idempotent.store.jdbc.table-name="$table")
+	store_name="postgres"
+	store_description="JDBC on PostgreSQL ($POSTGRESQL_URL, table $table, Boot's Hikari pool); local cache off (the app's default with the JDBC store, unless APP_ARGS sets idempotent.local-cache.enabled)"
+	# The server processes of the app's pooled connections (found only when the server runs
+	# on this machine); not the server's background processes (WAL writer, checkpointer,
+	# autovacuum).
+	store_pids() { pg -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app_name'" | tr '\n' ' '; }
+fi
+
 jvm_args=(-Xms"$HEAP" -Xmx"$HEAP" -XX:+AlwaysPreTouch)
 if [[ "${PROFILE:-}" == "1" ]]; then
 	jvm_args+=(-XX:StartFlightRecording=filename="$out/app.jfr",settings="$JFR_SETTINGS")
@@ -92,7 +152,7 @@ fi
 # shellcheck disable=SC2086
 java "${jvm_args[@]}" -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
 	"$APP_CLASS" \
-	--server.port="$app_port" --spring.data.redis.port="$redis_port" $APP_ARGS >"$out/app.log" 2>&1 &
+	--server.port="$app_port" "${store_args[@]}" $APP_ARGS >"$out/app.log" 2>&1 &
 pids+=($!)
 app_pid=$!
 
@@ -104,13 +164,15 @@ for _ in $(seq 120); do
 	kill -0 "$app_pid" 2>/dev/null || { cat "$out/app.log" >&2; exit 1; }
 	sleep 0.5
 done
-log "app on 127.0.0.1:$app_port (heap $HEAP), redis-server on 127.0.0.1:$redis_port, output in $out"
+log "app on 127.0.0.1:$app_port (heap $HEAP), store $store_description, output in $out"
 
 mode_of() { [[ "$1" == "replay" ]] && echo fixed || echo fresh; }
 
-# CPU time (utime + stime, in clock ticks) a process has used so far; cpu_sys_ticks: stime only.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-cpu_sys_ticks() { awk '{ print $15 }' "/proc/$1/stat"; }
+# CPU time (utime + stime, in clock ticks) the processes PIDS... have used so far, those that have
+# ended left out; cpu_sys_ticks: stime only.
+proc_stats() { for pid in "$@"; do cat "/proc/$pid/stat" 2>/dev/null || true; done; }
+cpu_ticks() { proc_stats "$@" | awk '{ t += $14 + $15 } END { print t + 0 }'; }
+cpu_sys_ticks() { proc_stats "$@" | awk '{ t += $15 } END { print t + 0 }'; }
 ticks_per_second=$(getconf CLK_TCK)
 
 # run_wrk ENDPOINT SECONDS THREADS CONNECTIONS: prints
@@ -154,6 +216,14 @@ log "warm-up: ${WARMUP}s per endpoint"
 for endpoint in $ENDPOINTS; do
 	run_wrk "$endpoint" "$WARMUP" "$THREADS" "$CONNECTIONS" >/dev/null
 done
+if [[ "$STORE" == "jdbc" ]]; then
+	read -ra backends <<<"$(store_pids)"
+	if [[ ${#backends[@]} -eq 0 || ! -e "/proc/${backends[0]}" ]]; then
+		log "the pool's server processes are not on this machine: the postgres CPU column will read 0"
+	else
+		log "${#backends[@]} pooled connections, server processes ${backends[*]}"
+	fi
+fi
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A rps p50 p99 trips errors cpu cpu_total
@@ -161,23 +231,29 @@ per_request_us() { awk -v t="$1" -v r="$2" -v hz="$ticks_per_second" 'BEGIN { pr
 for round in $(seq "$ROUNDS"); do
 	for endpoint in $ENDPOINTS; do
 		log "round $round: $endpoint, ${DURATION}s, $CONNECTIONS connections"
-		redis CONFIG RESETSTAT >/dev/null
+		if [[ "$STORE" == "redis" ]]; then redis CONFIG RESETSTAT >/dev/null; fi
+		read -ra store_pids_now <<<"$(store_pids)"
 		app_before=$(cpu_ticks "$app_pid")
 		app_sys_before=$(cpu_sys_ticks "$app_pid")
-		redis_before=$(cpu_ticks "$redis_pid")
+		store_before=$(cpu_ticks "${store_pids_now[@]}")
 		read -r requests duration p50_us p99_us errs non2xx wrk_ticks <<<"$(run_wrk "$endpoint" "$DURATION" "$THREADS" "$CONNECTIONS")"
 		app_ticks=$(($(cpu_ticks "$app_pid") - app_before))
 		app_sys_ticks=$(($(cpu_sys_ticks "$app_pid") - app_sys_before))
-		redis_ticks=$(($(cpu_ticks "$redis_pid") - redis_before))
-		read -r round_trips other executing_us <<<"$(redis_counts)"
+		store_ticks=$(($(cpu_ticks "${store_pids_now[@]}") - store_before))
 		key="$round,$endpoint"
-		cpu_total[$key]=$(per_request_us $((app_ticks + redis_ticks + wrk_ticks)) "$requests")
-		cpu[$key]="$(per_request_us "$app_ticks" "$requests") ($(per_request_us "$app_sys_ticks" "$requests") sys) / $(per_request_us "$redis_ticks" "$requests") / $(per_request_us "$wrk_ticks" "$requests")"
+		errors[$key]=$((errs + non2xx))
+		# trips: the Redis column with its separator (none with the JDBC store, whose statements are
+		# counted by no server statistic of this run's own).
+		if [[ "$STORE" == "redis" ]]; then
+			read -r round_trips other executing_us <<<"$(redis_counts)"
+			trips[$key]="$(awk -v t="$round_trips" -v r="$requests" -v u="$executing_us" 'BEGIN { printf "%.2f (%.1f µs)", t / r, u / r }') | "
+			errors[$key]=$((errors[$key] + other))
+		fi
+		cpu_total[$key]=$(per_request_us $((app_ticks + store_ticks + wrk_ticks)) "$requests")
+		cpu[$key]="$(per_request_us "$app_ticks" "$requests") ($(per_request_us "$app_sys_ticks" "$requests") sys) / $(per_request_us "$store_ticks" "$requests") / $(per_request_us "$wrk_ticks" "$requests")"
 		rps[$key]=$(awk -v r="$requests" -v d="$duration" 'BEGIN { printf "%.0f", r * 1e6 / d }')
 		p50[$key]=$(awk -v v="$p50_us" 'BEGIN { printf "%.2f", v / 1000 }')
 		p99[$key]=$(awk -v v="$p99_us" 'BEGIN { printf "%.2f", v / 1000 }')
-		trips[$key]=$(awk -v t="$round_trips" -v r="$requests" -v u="$executing_us" 'BEGIN { printf "%.2f (%.1f µs)", t / r, u / r }')
-		errors[$key]=$((errs + non2xx + other))
 	done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -204,13 +280,19 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 {
 	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
 	echo "load average $load before the rounds, $load_after after. APP_ARGS: ${APP_ARGS:-none}."
+	echo "Store: $store_description."
 	echo
-	echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request (µs executing them) | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	if [[ "$STORE" == "redis" ]]; then
+		echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request (µs executing them) | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
+		echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	else
+		echo "| round | endpoint | requests/s | p50 ms | p99 ms | CPU µs / request: app (of which kernel) / postgres (the pool's server processes) / wrk | errors |"
+		echo "|---|---|---:|---:|---:|---:|---:|"
+	fi
 	for round in $(seq "$ROUNDS"); do
 		for endpoint in $ENDPOINTS; do
 			key="$round,$endpoint"
-			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]} | ${cpu[$key]} | ${errors[$key]} |"
+			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]:-}${cpu[$key]} | ${errors[$key]} |"
 		done
 	done
 	if [[ " $ENDPOINTS " != *" bare "* || " $ENDPOINTS " != *" first "* || " $ENDPOINTS " != *" replay "* ]]; then
@@ -227,14 +309,22 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 	echo
 	echo "Against the reference endpoints of the same round (requests/s, then by CPU per request):"
 	echo
-	echo "| round | first / roundtrip2 | replay / roundtrip1 | first / writes2 | writes2 / roundtrip2 |"
-	echo "|---|---:|---:|---:|---:|"
-	for round in $(seq "$ROUNDS"); do
-		echo "| $round | $(against first roundtrip2) | $(against replay roundtrip1) | $(against first writes2) |" \
-			"$(against writes2 roundtrip2) |"
-	done
+	if [[ "$STORE" == "redis" ]]; then
+		echo "| round | first / roundtrip2 | replay / roundtrip1 | first / writes2 | writes2 / roundtrip2 |"
+		echo "|---|---:|---:|---:|---:|"
+		for round in $(seq "$ROUNDS"); do
+			echo "| $round | $(against first roundtrip2) | $(against replay roundtrip1) | $(against first writes2) |" \
+				"$(against writes2 roundtrip2) |"
+		done
+	else
+		echo "| round | first / statements2 | replay / statements1 |"
+		echo "|---|---:|---:|"
+		for round in $(seq "$ROUNDS"); do
+			echo "| $round | $(against first statements2) | $(against replay statements1) |"
+		done
+	fi
 	echo
-	echo "By CPU per request: total CPU time (app + redis-server + wrk) of a bare request over that of the"
+	echo "By CPU per request: total CPU time (app + $store_name + wrk) of a bare request over that of the"
 	echo "other, the throughput ratio the machine would show with nothing else running on it."
 	echo
 	echo "Latency without queueing: one connection (wrk -t1 -c1 -d${LATENCY_DURATION}s), one request at a time."
