@@ -9,6 +9,7 @@ import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.HexFormat;
@@ -298,8 +299,13 @@ public class IdempotencyEndpoint {
 				try {
 					response = ResponseDescriptor.of(RecordedResponse.read(record.result(), MAX_SHOWN_SIZE));
 					if (response == null) {
-						byte[] inflated = ResultCompression.inflatedValue(record.result(), MAX_SHOWN_SIZE);
-						byte[] bytes = (inflated != null) ? inflated : record.result().bytes();
+						byte[] bytes = ResultCompression.inflatedValue(record.result(), MAX_SHOWN_SIZE);
+						if (bytes == null) {
+							bytes = record.result().bytes();
+							// A value's JSON without its marker, as a compressed one is.
+							bytes = (bytes.length > 0 && bytes[0] == 'V') ? Arrays.copyOfRange(bytes, 1, bytes.length)
+									: bytes;
+						}
 						result = utf8(bytes);
 						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
 					}

@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
+import io.github.idempotent.store.StoredResult;
+
 /**
  * A response as its first caller was sent it: the status, the headers that are replayed,
  * and the body bytes exactly as the application's message converters wrote them. A replay
@@ -58,32 +60,43 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
+	 * This response as a first call stores it (without the size limit that call checks):
+	 * public for tools that write records the way the executor does, such as the sizing
+	 * benchmark.
+	 */
+	public StoredResult toStoredResult(ResultCompression compression) {
+		return new StoredResult(encode(compression));
+	}
+
+	/**
 	 * Writes this response behind its marker, its body deflated when {@code compression}
 	 * asks for it and that makes it smaller.
 	 */
 	byte[] encode(ResultCompression compression) {
-		ByteArrayOutputStream out = new ByteArrayOutputStream(64 + this.body.length);
-		out.write(MARKER);
+		ByteArrayOutputStream head = new ByteArrayOutputStream(64);
+		head.write(MARKER);
 		byte[] deflated = compression.deflate(this.body);
-		out.write((deflated != null) ? DEFLATED : 0);
-		out.write(this.status >>> 8);
-		out.write(this.status);
-		writeVarint(out, this.headers.size());
+		head.write((deflated != null) ? DEFLATED : 0);
+		head.write(this.status >>> 8);
+		head.write(this.status);
+		writeVarint(head, this.headers.size());
 		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
-			writeText(out, header.getKey());
-			writeVarint(out, header.getValue().size());
+			writeText(head, header.getKey());
+			writeVarint(head, header.getValue().size());
 			for (String value : header.getValue()) {
-				writeText(out, value);
+				writeText(head, value);
 			}
 		}
 		if (deflated != null) {
-			writeVarint(out, this.body.length);
-			out.write(deflated, 0, deflated.length);
+			writeVarint(head, this.body.length);
 		}
-		else {
-			out.write(this.body, 0, this.body.length);
-		}
-		return out.toByteArray();
+		byte[] body = (deflated != null) ? deflated : this.body;
+		// One copy of the body, into an array of the record's exact size.
+		byte[] record = new byte[head.size() + body.length];
+		byte[] written = head.toByteArray();
+		System.arraycopy(written, 0, record, 0, written.length);
+		System.arraycopy(body, 0, record, written.length, body.length);
+		return record;
 	}
 
 	/**
@@ -94,7 +107,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	 * @throws IllegalArgumentException when the record is a recorded response that cannot
 	 * be read
 	 */
-	public static @Nullable RecordedResponse read(io.github.idempotent.store.StoredResult result, long maxBodySize) {
+	public static @Nullable RecordedResponse read(StoredResult result, long maxBodySize) {
 		byte[] bytes = result.bytes();
 		if (bytes.length == 0 || bytes[0] != MARKER) {
 			return null;

@@ -74,7 +74,7 @@ final class StoredOutcome {
 			return unstorable("The response of " + policy.name() + " was " + response.body().length
 					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
 		}
-		return new StoredResult(response.encode(compression));
+		return response.toStoredResult(compression);
 	}
 
 	/**

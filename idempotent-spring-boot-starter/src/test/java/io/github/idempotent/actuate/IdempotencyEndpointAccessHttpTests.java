@@ -1,6 +1,7 @@
 package io.github.idempotent.actuate;
 
 import java.net.http.HttpResponse;
+import java.util.Base64;
 import java.util.UUID;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -72,6 +73,18 @@ class IdempotencyEndpointAccessHttpTests {
 		assertThat(response.path("headers").path("Content-Type").path(0).asString()).startsWith("application/json");
 		assertThat(response.path("body").asString()).contains("\"item\":\"espresso\"");
 		assertThat(response.path("bodyBase64").isMissingNode() || response.path("bodyBase64").isNull()).isTrue();
+	}
+
+	@Test
+	void aBinaryResponseIsShownAsBase64() throws Exception {
+		String key = "receipt-" + UUID.randomUUID();
+		HttpResponse<byte[]> receipt = this.client.http()
+			.send(this.client.post("/receipts", key, null), HttpResponse.BodyHandlers.ofByteArray());
+		HttpResponse<String> read = this.client.send(this.client.get("/actuator/idempotency/receipts/" + key));
+		JsonNode response = JsonMapper.builder().build().readTree(read.body()).path("response");
+		assertThat(response.path("headers").path("Content-Type").path(0).asString()).isEqualTo("application/pdf");
+		assertThat(response.path("body").isMissingNode() || response.path("body").isNull()).isTrue();
+		assertThat(Base64.getDecoder().decode(response.path("bodyBase64").asString())).isEqualTo(receipt.body());
 	}
 
 }

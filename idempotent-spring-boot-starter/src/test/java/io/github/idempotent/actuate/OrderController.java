@@ -4,6 +4,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -11,8 +13,8 @@ import org.springframework.web.bind.annotation.RestController;
 import io.github.idempotent.annotation.Idempotent;
 
 /**
- * Orders, named {@code orders}, and a method under its default name whose first call
- * hangs until the test lets it go.
+ * Orders, named {@code orders}, binary receipts, and a method under its default name
+ * whose first call hangs until the test lets it go.
  */
 @RestController
 public class OrderController {
@@ -29,6 +31,17 @@ public class OrderController {
 	@Idempotent(name = "orders")
 	public ActuatorTestApplication.Order order(@RequestBody ActuatorTestApplication.OrderRequest request) {
 		return new ActuatorTestApplication.Order(this.orders.incrementAndGet(), request.item());
+	}
+
+	/**
+	 * A receipt as a PDF-like binary body.
+	 */
+	@PostMapping("/receipts")
+	@Idempotent(name = "receipts")
+	public ResponseEntity<byte[]> receipt(@RequestBody ActuatorTestApplication.OrderRequest request) {
+		byte[] pdf = { '%', 'P', 'D', 'F', '-', '1', '.', '7', '\n', (byte) 0xE2, (byte) 0xE3, (byte) 0xCF,
+				(byte) 0xD3 };
+		return ResponseEntity.ok().contentType(MediaType.APPLICATION_PDF).body(pdf);
 	}
 
 	/**
