@@ -48,10 +48,10 @@ public final class IdempotentWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "idempotent.web.record-responses", matchIfMissing = true)
+	// Registered with recording off too: records written while it was on still replay.
 	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties) {
 		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes());
+				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses());
 	}
 
 	@Bean

@@ -50,10 +50,10 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "idempotent.web.record-responses", matchIfMissing = true)
+	// Registered with recording off too: records written while it was on still replay.
 	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties) {
 		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes());
+				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses());
 	}
 
 	@Bean

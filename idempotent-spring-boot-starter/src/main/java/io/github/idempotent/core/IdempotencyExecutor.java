@@ -613,7 +613,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			// The caller's future completes after the store has answered, so that a
 			// client that retries as soon as it has the answer gets a replay, not a 409.
 			stage.whenComplete((value, failure) -> {
-				if (failure == null && this.recorder != null) {
+				if (failure == null && this.recorder != null && this.recorder.records()) {
 					// Completed once the response is written; until then the lease is
 					// renewed, and a retry waits or gets 409.
 					recordLater(this.recorder, owner, value);
@@ -708,7 +708,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			owner.release(ex);
 			throw ex;
 		}
-		if (recorder != null) {
+		if (recorder != null && recorder.records()) {
 			recordLater(recorder, owner, result);
 		}
 		else {

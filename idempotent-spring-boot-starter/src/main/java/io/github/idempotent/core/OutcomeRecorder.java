@@ -11,6 +11,15 @@ import org.jspecify.annotations.Nullable;
 public interface OutcomeRecorder {
 
 	/**
+	 * Whether this recorder will take the outcome of the call that is returning: when it
+	 * will not (recording is off, the response was written before), the executor stores
+	 * the return value itself. A recorder may replay without recording.
+	 */
+	default boolean records() {
+		return true;
+	}
+
+	/**
 	 * The method returned {@code value}; its response is yet to be written. The recorder
 	 * takes over the hold on the key: it must end it exactly once, with
 	 * {@link OwnerHandle#completeRecorded} once the response is written, or with

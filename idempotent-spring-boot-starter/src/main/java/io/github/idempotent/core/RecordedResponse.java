@@ -142,6 +142,9 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		for (int i = 0; i < count; i++) {
 			String name = in.readText();
 			int valueCount = in.readVarint();
+			if (valueCount == 0) {
+				throw new IllegalArgumentException("its header " + name + " has no value");
+			}
 			List<String> values = new ArrayList<>(Math.min(valueCount, 16));
 			for (int j = 0; j < valueCount; j++) {
 				values.add(in.readText());

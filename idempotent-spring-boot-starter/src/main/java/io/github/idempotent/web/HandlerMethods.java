@@ -1,35 +1,68 @@
 package io.github.idempotent.web;
 
 import java.lang.reflect.Method;
-import java.util.Arrays;
+import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpHeaders;
 import org.springframework.util.ClassUtils;
+import org.springframework.web.bind.annotation.ResponseBody;
 import org.springframework.web.method.HandlerMethod;
 
 /**
- * Whether an intercepted call is the handler of the current request, the one call whose
- * outcome is the response: a controller that calls an idempotent service method is not
- * recorded as that method's outcome.
+ * Which intercepted calls have their response recorded: only the handler of the current
+ * request (a controller that calls an idempotent service method is not recorded as that
+ * method's outcome), and only a handler whose return value the message converters write
+ * ({@code @ResponseBody}, {@code @RestController}, an {@code HttpEntity}), since a replay
+ * stands in for it with nothing: a view name, a {@code ModelAndView}, a primitive or
+ * {@code HttpHeaders} cannot be stood in for, and keep the codec.
  */
 final class HandlerMethods {
 
 	private HandlerMethods() {
 	}
 
-	static boolean isHandler(@Nullable Object handler, Method method, @Nullable Class<?> targetClass) {
-		if (!(handler instanceof HandlerMethod handlerMethod)) {
+	static boolean isRecordedHandler(@Nullable Object handler, Method method, @Nullable Class<?> targetClass) {
+		if (!(handler instanceof HandlerMethod handlerMethod) || targetClass == null
+				|| ClassUtils.getUserClass(targetClass) != handlerMethod.getBeanType()) {
 			return false;
 		}
-		Method handled = handlerMethod.getMethod();
-		if (!handled.getName().equals(method.getName())
-				|| !Arrays.equals(handled.getParameterTypes(), method.getParameterTypes())) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		if (!specific.equals(handlerMethod.getMethod()) && !method.equals(handlerMethod.getMethod())) {
 			return false;
 		}
-		Class<?> beanType = handlerMethod.getBeanType();
-		Class<?> called = (targetClass != null) ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
-		return beanType.isAssignableFrom(called) || called.isAssignableFrom(beanType);
+		return isWrittenByConverters(handlerMethod);
+	}
+
+	private static boolean isWrittenByConverters(HandlerMethod handlerMethod) {
+		Class<?> returned = valueType(handlerMethod.getReturnType());
+		if (returned == void.class || returned == Void.class) {
+			return true;
+		}
+		if (returned.isPrimitive() || HttpHeaders.class.isAssignableFrom(returned)) {
+			return false;
+		}
+		return HttpEntity.class.isAssignableFrom(returned) || handlerMethod.hasMethodAnnotation(ResponseBody.class)
+				|| AnnotatedElementUtils.hasAnnotation(handlerMethod.getBeanType(), ResponseBody.class);
+	}
+
+	/**
+	 * The type of the value a handler hands back: inside a future or a reactive type.
+	 */
+	private static Class<?> valueType(MethodParameter returnType) {
+		Class<?> type = returnType.getParameterType();
+		if (CompletionStage.class.isAssignableFrom(type)
+				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
+			Class<?> nested = returnType.nested().getNestedParameterType();
+			return (nested != type) ? nested : Object.class;
+		}
+		return type;
 	}
 
 }

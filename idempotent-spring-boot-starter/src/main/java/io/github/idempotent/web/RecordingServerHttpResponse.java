@@ -1,9 +1,11 @@
 package io.github.idempotent.web;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
@@ -11,11 +13,13 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.core.io.FileSystemResource;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ZeroCopyHttpOutputMessage;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
@@ -28,28 +32,39 @@ import io.github.idempotent.core.RecordedResponse;
  * the exchange's handler, an {@code @Idempotent} method, has returned; then joins the
  * body the handler's result writes, stores status, the headers set since and the body as
  * written, and only then sends them. A replay writes a recorded response in place of
- * whatever the handler's empty stand-in would have written. A streamed body
- * ({@code writeAndFlushWith}), a server error, a body above the result size limit or an
- * exchange that ends without writing stores the method's return value instead.
+ * whatever the handler's empty stand-in would have written.
+ * <p>
+ * Whatever happens, a recording ends exactly once: with the response as written, or with
+ * the method's return value through the codec when the response cannot be recorded (a
+ * streamed body, a status of 400 or more, a body above the result size limit, a failure
+ * while writing, an exchange cancelled or ended before the method returned or before its
+ * response was written).
  */
-final class RecordingServerHttpResponse extends ServerHttpResponseDecorator implements OutcomeRecorder {
+final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
+		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
 
 	private final ReplayedHeaders replayedHeaders;
 
 	private final long limit;
 
+	private final boolean record;
+
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
-	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayedHeaders replayedHeaders, long limit) {
+	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayedHeaders replayedHeaders, long limit,
+			boolean record) {
 		super(delegate);
 		this.replayedHeaders = replayedHeaders;
 		this.limit = limit;
+		this.record = record;
 	}
 
 	@Override
 	public void recordLater(OwnerHandle owner, @Nullable Object value) {
 		Recording recording = new Recording(owner, value, snapshot(getHeaders()));
-		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
+		if (!this.record || isCommitted() || !this.state.compareAndSet(null, recording)) {
+			// Not recorded here, or the exchange has already ended (the client went
+			// away while the method ran): the value is stored as it is.
 			owner.completeAsync(value);
 		}
 	}
@@ -57,55 +72,77 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	@Override
 	public @Nullable Object replay(RecordedResponse response) {
 		this.state.set(new Replaying(response));
-		// Status and type first, so that the handler's empty stand-in meets a preset
-		// content type instead of content negotiation.
-		writeHead(response);
+		// Status, type and headers first, so that the handler's empty stand-in meets a
+		// preset content type instead of content negotiation; headers the request sets
+		// after this are its own and win.
+		setStatusCode(HttpStatusCode.valueOf(response.status()));
+		response.headers().forEach(getHeaders()::put);
 		return null;
 	}
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-		State state = this.state.get();
-		if (state instanceof Replaying replaying) {
-			return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replaying)));
-		}
-		if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-			return DataBufferUtils.join(body)
-				.map(RecordingServerHttpResponse::bytes)
-				.defaultIfEmpty(new byte[0])
-				.flatMap((bytes) -> record(recording, bytes).then(Mono.defer(() -> writeBytes(bytes))))
-				.doOnError((ex) -> recording.owner.completeAsync(recording.value));
-		}
-		return super.writeWith(body);
+		return Mono.defer(() -> {
+			State state = this.state.get();
+			if (state instanceof Replaying replaying) {
+				return Flux.from(body)
+					.doOnNext(DataBufferUtils::release)
+					.then(Mono.defer(() -> writeReplay(replaying)));
+			}
+			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
+				return DataBufferUtils.join(body)
+					.map(RecordingServerHttpResponse::bytes)
+					.defaultIfEmpty(new byte[0])
+					.flatMap((bytes) -> record(recording, bytes).thenReturn(bytes))
+					.doOnCancel(() -> recording.endWithValue())
+					.doOnError((ex) -> recording.endWithValue())
+					.flatMap(this::writeBytes);
+			}
+			return super.writeWith(body);
+		});
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-		State state = this.state.get();
-		if (state instanceof Replaying replaying) {
-			return Flux.from(body)
-				.flatMap(Flux::from)
-				.doOnNext(DataBufferUtils::release)
-				.then(Mono.defer(() -> writeReplay(replaying)));
+		return Mono.defer(() -> {
+			State state = this.state.get();
+			if (state instanceof Replaying replaying) {
+				return Flux.from(body)
+					.flatMap(Flux::from)
+					.doOnNext(DataBufferUtils::release)
+					.then(Mono.defer(() -> writeReplay(replaying)));
+			}
+			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
+				// A stream is sent as it comes: the return value is stored instead.
+				return Mono.fromFuture(recording.endWithValue()).then(Mono.defer(() -> super.writeAndFlushWith(body)));
+			}
+			return super.writeAndFlushWith(body);
+		});
+	}
+
+	@Override
+	public Mono<Void> writeWith(Path file, long position, long count) {
+		if (this.state.get() == null && getDelegate() instanceof ZeroCopyHttpOutputMessage zeroCopy) {
+			return zeroCopy.writeWith(file, position, count);
 		}
-		if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-			// A stream is sent as it comes: the return value is stored instead.
-			return Mono.fromFuture(recording.owner.completeAsync(recording.value))
-				.then(Mono.defer(() -> super.writeAndFlushWith(body)));
-		}
-		return super.writeAndFlushWith(body);
+		return writeWith(DataBufferUtils.takeUntilByteCount(
+				DataBufferUtils.read(new FileSystemResource(file), position, bufferFactory(), 8192), count));
 	}
 
 	@Override
 	public Mono<Void> setComplete() {
-		State state = this.state.get();
-		if (state instanceof Replaying replaying) {
-			return writeReplay(replaying);
-		}
-		if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-			return record(recording, new byte[0]).then(Mono.defer(super::setComplete));
-		}
-		return super.setComplete();
+		return Mono.defer(() -> {
+			State state = this.state.get();
+			if (state instanceof Replaying replaying) {
+				return writeReplay(replaying);
+			}
+			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
+				return record(recording, new byte[0]).doOnCancel(() -> recording.endWithValue())
+					.doOnError((ex) -> recording.endWithValue())
+					.then(Mono.defer(super::setComplete));
+			}
+			return super.setComplete();
+		});
 	}
 
 	/**
@@ -118,24 +155,28 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	}
 
 	/**
-	 * Stores the return value of a call whose exchange ended before its response was
-	 * written (cancelled, failed), so that its hold on the key ends.
+	 * The exchange has ended, however it ended: a recording not ended yet stores the
+	 * method's return value, and a call whose method is still running stores it when it
+	 * returns (its recorder finds this response done).
 	 */
 	void abandon() {
-		State state = this.state.get();
-		if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-			recording.owner.completeAsync(recording.value);
+		State state = this.state.getAndUpdate((current) -> (current instanceof Replaying) ? current : Done.INSTANCE);
+		if (state instanceof Recording recording) {
+			recording.endWithValue();
 		}
 	}
 
+	/**
+	 * Stores the response as written, or the return value when it cannot be recorded.
+	 */
 	private Mono<Void> record(Recording recording, byte[] body) {
 		HttpStatusCode status = getStatusCode();
 		int code = (status != null) ? status.value() : HttpStatus.OK.value();
-		if (code >= 500 || body.length > this.limit) {
-			return Mono.fromFuture(recording.owner.completeAsync(recording.value));
+		if (code >= 400 || body.length > this.limit) {
+			return Mono.fromFuture(recording.endWithValue());
 		}
 		RecordedResponse response = new RecordedResponse(code, recordedHeaders(recording.before), body);
-		return Mono.fromFuture(recording.owner.completeRecordedAsync(response));
+		return Mono.fromFuture(recording.end(response));
 	}
 
 	private Map<String, List<String>> recordedHeaders(Map<String, List<String>> before) {
@@ -147,7 +188,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		}
 		current.forEach((name, values) -> {
 			if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name) || values.isEmpty()
-					|| values.equals(before.get(name))) {
+					|| values.contains(null) || values.equals(before.get(name))) {
 				return;
 			}
 			headers.put(name, List.copyOf(values));
@@ -161,17 +202,17 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return snapshot;
 	}
 
-	private void writeHead(RecordedResponse response) {
-		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		HttpHeaders headers = getHeaders();
-		response.headers().forEach(headers::put);
-	}
-
 	private Mono<Void> writeReplay(Replaying replaying) {
 		if (!this.state.compareAndSet(replaying, Done.INSTANCE)) {
 			return Mono.empty();
 		}
-		writeHead(replaying.response);
+		// The other headers were set by replay(); the status and the body's type again,
+		// over what the stand-in's handling may have applied or removed.
+		setStatusCode(HttpStatusCode.valueOf(replaying.response.status()));
+		String contentType = replaying.response.contentType();
+		if (contentType != null) {
+			getHeaders().set(HttpHeaders.CONTENT_TYPE, contentType);
+		}
 		return writeBytes(replaying.response.body());
 	}
 
@@ -198,8 +239,26 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	}
 
-	private record Recording(OwnerHandle owner, @Nullable Object value,
-			Map<String, List<String>> before) implements State {
+	/**
+	 * A call whose response is being recorded; ended exactly once, whichever signal comes
+	 * first.
+	 */
+	private record Recording(OwnerHandle owner, @Nullable Object value, Map<String, List<String>> before,
+			AtomicBoolean ended) implements State {
+
+		Recording(OwnerHandle owner, @Nullable Object value, Map<String, List<String>> before) {
+			this(owner, value, before, new AtomicBoolean());
+		}
+
+		java.util.concurrent.CompletableFuture<Void> end(RecordedResponse response) {
+			return this.ended.compareAndSet(false, true) ? this.owner.completeRecordedAsync(response)
+					: java.util.concurrent.CompletableFuture.completedFuture(null);
+		}
+
+		java.util.concurrent.CompletableFuture<Void> endWithValue() {
+			return this.ended.compareAndSet(false, true) ? this.owner.completeAsync(this.value)
+					: java.util.concurrent.CompletableFuture.completedFuture(null);
+		}
 
 	}
 

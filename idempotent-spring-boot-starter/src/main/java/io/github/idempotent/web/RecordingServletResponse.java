@@ -49,6 +49,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private final long limit;
 
+	private final boolean record;
+
 	private volatile Mode mode = Mode.PASS;
 
 	/** Names of the headers set while recording, lower case to the name as set. */
@@ -62,6 +64,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private boolean passedThrough;
 
+	/** An error or a redirect was sent: the container writes the rest. */
 	private boolean errorSent;
 
 	private boolean overflowed;
@@ -72,69 +75,110 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable RecordedResponse replay;
 
-	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit) {
+	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit,
+			boolean record) {
 		super(response);
 		this.replayedHeaders = replayedHeaders;
 		this.limit = limit;
+		this.record = record;
+	}
+
+	/**
+	 * Not when recording is off, nor when the handler wrote the response itself, nor for
+	 * a second handler call: what was written is not all there is to record.
+	 */
+	@Override
+	public synchronized boolean records() {
+		return this.record && this.mode == Mode.PASS && !this.passedThrough && !getResponse().isCommitted();
 	}
 
 	@Override
-	public synchronized void recordLater(OwnerHandle owner, @Nullable Object value) {
-		if (this.mode != Mode.PASS || this.passedThrough || getResponse().isCommitted()) {
-			// The handler wrote the response itself, or a second handler call: what it
-			// wrote is not all there is to record.
-			owner.complete(value);
-			return;
+	public void recordLater(OwnerHandle owner, @Nullable Object value) {
+		synchronized (this) {
+			if (records()) {
+				this.owner = owner;
+				this.value = value;
+				this.mode = Mode.RECORDING;
+				return;
+			}
 		}
-		this.owner = owner;
-		this.value = value;
-		this.mode = Mode.RECORDING;
+		// Ended since records() was asked (an async request that timed out).
+		owner.completeAsync(value);
 	}
 
 	@Override
 	public synchronized @Nullable Object replay(RecordedResponse response) {
 		this.replay = response;
 		this.mode = Mode.REPLAYING;
-		// Status and type first, so that the handler's stand-in writes nothing that
-		// content negotiation would refuse.
+		// Status, type and headers first, so that the handler's stand-in writes nothing
+		// that content negotiation would refuse; headers the request sets after this are
+		// its own and win.
 		writeHead(response);
 		return null;
 	}
 
 	/**
 	 * Ends the request: stores and sends a recorded response, or sends a replay. Called
-	 * once the request's last dispatch has ended.
+	 * once the request's last dispatch has ended; the store is written outside the lock.
+	 * @param exceptionResolved whether an exception was resolved into the response after
+	 * the method returned (a converter that failed, a 406): not the method's outcome
 	 */
-	synchronized void finish() throws IOException {
-		Mode mode = this.mode;
-		this.mode = Mode.DONE;
+	void finish(boolean exceptionResolved) throws IOException {
+		Mode mode;
+		byte[] body = null;
+		boolean recordable = false;
+		synchronized (this) {
+			mode = this.mode;
+			this.mode = Mode.DONE;
+			if (mode == Mode.RECORDING) {
+				body = body();
+				recordable = !this.errorSent && !this.overflowed && !exceptionResolved && getStatus() < 400
+						&& !isUnseenRedirect();
+			}
+		}
 		if (mode == Mode.RECORDING) {
-			byte[] body = body();
-			OwnerHandle owner = this.owner;
-			if (this.errorSent || this.overflowed || getStatus() >= 500) {
-				owner.complete(this.value);
+			if (recordable) {
+				this.owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
 			}
 			else {
-				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
+				this.owner.complete(this.value);
 			}
 			if (!this.errorSent && !this.overflowed) {
 				writeBody(body);
 			}
 		}
 		else if (mode == Mode.REPLAYING) {
-			RecordedResponse replay = this.replay;
-			writeHead(replay);
-			writeBody(replay.body());
+			// The status and the body's type again, over what the stand-in's handling
+			// applied (a @ResponseStatus); the other headers were set by replay().
+			HttpServletResponse target = (HttpServletResponse) getResponse();
+			target.setStatus(this.replay.status());
+			if (this.replay.contentType() != null) {
+				target.setContentType(this.replay.contentType());
+			}
+			writeBody(this.replay.body());
 		}
+	}
+
+	/**
+	 * A redirect whose {@code Location} the container set itself (Servlet 6.1's
+	 * {@code sendRedirect} overloads reach it past this wrapper).
+	 */
+	private boolean isUnseenRedirect() {
+		int status = getStatus();
+		return status >= 300 && status < 400 && ((HttpServletResponse) getResponse()).getHeader("Location") != null
+				&& !this.touched.containsKey("location");
 	}
 
 	/**
 	 * Ends a request that failed after its handler returned: the method ran, so its
 	 * return value is stored, and the failure is left to the error handling.
 	 */
-	synchronized void abandon() {
-		Mode mode = this.mode;
-		this.mode = Mode.DONE;
+	void abandon() {
+		Mode mode;
+		synchronized (this) {
+			mode = this.mode;
+			this.mode = Mode.DONE;
+		}
 		if (mode == Mode.RECORDING) {
 			this.owner.complete(this.value);
 		}
@@ -311,6 +355,13 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	public void sendError(int sc) throws IOException {
 		this.errorSent = true;
 		super.sendError(sc);
+	}
+
+	@Override
+	public void sendRedirect(String location) throws IOException {
+		// The container sets Location itself, unseen here: the redirect is not recorded.
+		this.errorSent = true;
+		super.sendRedirect(location);
 	}
 
 	@Override

@@ -16,6 +16,7 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerMapping;
 
 import io.github.idempotent.aop.ResponseRecording;
@@ -45,16 +46,21 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 
 	private final long maxResultSize;
 
+	private final boolean record;
+
 	/**
 	 * @param excludedHeaders response headers never stored, case-insensitive, besides
 	 * credentials and hop-by-hop headers
 	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
 	 * method's return value, as before
+	 * @param record whether responses are recorded; when not, recorded responses are
+	 * still replayed, and return values stored through the codec
 	 */
-	public ResponseRecordingFilter(Collection<String> excludedHeaders, long maxResultSize) {
+	public ResponseRecordingFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
 		this.maxResultSize = maxResultSize;
+		this.record = record;
 	}
 
 	@Override
@@ -67,7 +73,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 			return;
 		}
 		RecordingServletResponse recording = new RecordingServletResponse(response, this.replayedHeaders,
-				this.maxResultSize);
+				this.maxResultSize, this.record);
 		request.setAttribute(RECORDING, recording);
 		proceed(request, recording, chain, recording);
 	}
@@ -86,7 +92,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 			request.getAsyncContext().addListener(recording.abandonOnEnd());
 		}
 		else {
-			recording.finish();
+			recording.finish(request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null);
 		}
 	}
 
@@ -106,7 +112,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 			return null;
 		}
 		Object handler = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
-		return HandlerMethods.isHandler(handler, method, targetClass) ? recording : null;
+		return HandlerMethods.isRecordedHandler(handler, method, targetClass) ? recording : null;
 	}
 
 	@Override

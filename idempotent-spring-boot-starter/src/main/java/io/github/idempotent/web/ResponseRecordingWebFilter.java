@@ -29,22 +29,27 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private final long maxResultSize;
 
+	private final boolean record;
+
 	/**
 	 * @param excludedHeaders response headers never stored, case-insensitive, besides
 	 * credentials and hop-by-hop headers
 	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
 	 * method's return value, as before
+	 * @param record whether responses are recorded; when not, recorded responses are
+	 * still replayed, and return values stored through the codec
 	 */
-	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize) {
+	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
 		this.maxResultSize = maxResultSize;
+		this.record = record;
 	}
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(),
-				this.replayedHeaders, this.maxResultSize);
+				this.replayedHeaders, this.maxResultSize, this.record);
 		// Attributes are shared with the mutated exchange: the handler finds the
 		// recording whichever of the two the Reactor context holds.
 		exchange.getAttributes().put(RECORDING, response);
@@ -63,7 +68,7 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 			return null;
 		}
 		Object handler = exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
-		return HandlerMethods.isHandler(handler, method, targetClass) ? recording : null;
+		return HandlerMethods.isRecordedHandler(handler, method, targetClass) ? recording : null;
 	}
 
 	@Override

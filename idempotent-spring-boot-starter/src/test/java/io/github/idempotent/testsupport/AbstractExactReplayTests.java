@@ -28,6 +28,10 @@ public abstract class AbstractExactReplayTests {
 	@LocalServerPort
 	private int port;
 
+	protected int port() {
+		return this.port;
+	}
+
 	/**
 	 * How many times the method behind {@code counter} ran ({@code exact-untyped},
 	 * {@code exact-object}, ...).

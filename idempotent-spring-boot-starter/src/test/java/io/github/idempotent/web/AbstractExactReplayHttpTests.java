@@ -1,5 +1,8 @@
 package io.github.idempotent.web;
 
+import java.net.http.HttpResponse;
+import java.util.UUID;
+
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -8,6 +11,10 @@ import org.springframework.beans.factory.annotation.Autowired;
 
 import io.github.idempotent.testsupport.AbstractExactReplayTests;
 import io.github.idempotent.web.WebTestApplication.Executions;
+
+import static io.github.idempotent.testsupport.ExactReplays.post;
+import static io.github.idempotent.testsupport.ExactReplays.send;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Exact replays on Spring MVC, for an entity, a plain {@code Object}, text and binary,
@@ -32,6 +39,24 @@ abstract class AbstractExactReplayHttpTests extends AbstractExactReplayTests {
 	@ValueSource(strings = { "future", "mono" })
 	void anAsynchronousResultReplaysByteForByte(String endpoint) throws Exception {
 		assertReplaysExactly(endpoint);
+	}
+
+	/**
+	 * Handlers whose return value the converters do not write (a primitive, a view) store
+	 * their return value as before, and replay it.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "count", "redirect" })
+	void aHandlerThatIsNotWrittenByConvertersReplaysItsReturnValue(String endpoint) throws Exception {
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = send(post(this.port(), "/exact/" + endpoint, key).build());
+		HttpResponse<byte[]> replay = send(post(this.port(), "/exact/" + endpoint, key).build());
+		assertThat(first.statusCode()).isIn(200, 302);
+		assertThat(replay.statusCode()).isEqualTo(first.statusCode());
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(replay.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(this.executions.count("exact-" + endpoint)).isEqualTo(1);
 	}
 
 }

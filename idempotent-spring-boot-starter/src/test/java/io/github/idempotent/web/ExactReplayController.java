@@ -76,4 +76,33 @@ class ExactReplayController {
 		return ResponseEntity.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).body(ExactReplays.bytes(run));
 	}
 
+	/**
+	 * A primitive: a replay cannot stand in for it with nothing, so it keeps the codec.
+	 */
+	@PostMapping("/exact/count")
+	@Idempotent
+	long count(@RequestBody Map<String, Object> request) {
+		return 1000L + this.executions.increment("exact-count");
+	}
+
+	/**
+	 * A view: a redirect that the container writes, which keeps the codec too.
+	 */
+	@org.springframework.stereotype.Controller
+	static class RedirectController {
+
+		private final Executions executions;
+
+		RedirectController(Executions executions) {
+			this.executions = executions;
+		}
+
+		@PostMapping("/exact/redirect")
+		@Idempotent
+		String redirect(@RequestBody Map<String, Object> request) {
+			return "redirect:/orders/" + this.executions.increment("exact-redirect");
+		}
+
+	}
+
 }

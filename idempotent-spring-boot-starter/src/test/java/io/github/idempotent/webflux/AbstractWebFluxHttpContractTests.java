@@ -126,6 +126,44 @@ abstract class AbstractWebFluxHttpContractTests {
 		assertThat(this.executions.count("slow")).isEqualTo(1);
 	}
 
+	/**
+	 * The client gives up while the method runs, the usual prelude to a retry: the method
+	 * goes on, and its outcome is stored once it returns, although nothing writes the
+	 * response any more. The retry gets it, and the key is not held until maxDuration.
+	 */
+	@Test
+	void aClientThatGoesAwayWhileTheMethodRunsFindsItsResultOnRetry() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"W-9\",\"amount\":5}";
+		this.executions.closeGate();
+		java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+		java.net.http.HttpRequest gone = java.net.http.HttpRequest
+			.newBuilder(java.net.URI.create("http://127.0.0.1:" + this.port + "/slow-payments"))
+			.timeout(Duration.ofMillis(300))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+			.build();
+		assertThat(http.sendAsync(gone, java.net.http.HttpResponse.BodyHandlers.discarding()))
+			.failsWithin(Duration.ofSeconds(10));
+		assertThat(this.executions.count("slow-started")).isEqualTo(1);
+		// The server has seen the connection close before the method returns.
+		Thread.sleep(300);
+		this.executions.openGate();
+		EntityExchangeResult<String> retry = null;
+		for (int i = 0; i < 50; i++) {
+			retry = post("/slow-payments", key, body);
+			if (retry.getStatus().value() != 409) {
+				break;
+			}
+			Thread.sleep(100);
+		}
+		assertThat(retry.getStatus().value()).isEqualTo(200);
+		assertThat(retry.getResponseHeaders().getFirst("Idempotent-Replayed")).isEqualTo("true");
+		assertThat(retry.getResponseBody()).contains("\"id\":\"slow-1\"");
+		assertThat(this.executions.count("slow")).isEqualTo(1);
+	}
+
 	@Test
 	void sameKeyWithAnotherPayloadIsUnprocessable() {
 		String key = newKey();

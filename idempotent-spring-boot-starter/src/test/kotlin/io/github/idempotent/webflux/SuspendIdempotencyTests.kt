@@ -31,9 +31,11 @@ import org.springframework.test.web.reactive.server.EntityExchangeResult
 import org.springframework.test.web.reactive.server.WebTestClient
 import org.springframework.web.bind.annotation.PostMapping
 import org.springframework.web.bind.annotation.RequestBody
+import org.springframework.web.bind.annotation.ResponseStatus
 import org.springframework.web.bind.annotation.RestController
 
 import io.github.idempotent.annotation.Idempotent
+import io.github.idempotent.testsupport.ExactReplays
 import io.github.idempotent.testsupport.TestRedis
 
 /**
@@ -123,6 +125,29 @@ class SuspendIdempotencyTests {
 		assertThat(calls.slowPayments.get()).isEqualTo(1)
 	}
 
+	@Test
+	fun aReplayIsByteForByteWhatTheFirstCallerGot() {
+		val key = UUID.randomUUID().toString()
+		val body = """{"orderNo":"K-3","amount":1}"""
+		val first = postForBytes("/suspend-amounts", key, body)
+		val replay = postForBytes("/suspend-amounts", key, body)
+		assertThat(replay.status.value()).isEqualTo(201)
+		assertThat(replay.responseBody).isEqualTo(first.responseBody)
+		assertThat(replay.responseHeaders.getFirst("Idempotent-Replayed")).isEqualTo("true")
+		ExactReplays.assertExactAmounts(replay.responseBody!!)
+		assertThat(calls.amounts.get()).isEqualTo(1)
+	}
+
+	private fun postForBytes(path: String, key: String, body: String): EntityExchangeResult<ByteArray> =
+		client.post()
+			.uri(path)
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Idempotency-Key", key)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(ByteArray::class.java)
+			.returnResult()
+
 	private fun post(path: String, key: String, body: String): EntityExchangeResult<String> =
 		client.post()
 			.uri(path)
@@ -147,6 +172,8 @@ class SuspendIdempotencyTests {
 
 		val slowPayments = AtomicInteger()
 
+		val amounts = AtomicInteger()
+
 		val entered = CompletableFuture<Unit>()
 
 		val gate = CompletableDeferred<Unit>()
@@ -168,6 +195,14 @@ class SuspendIdempotencyTests {
 			val n = calls().payments.incrementAndGet()
 			val payment = Payment("kpay-$n-${request.orderNo}", request.orderNo, request.amount)
 			return ResponseEntity.status(HttpStatus.CREATED).header("X-Payment-Id", payment.id).body(payment)
+		}
+
+		@PostMapping("/suspend-amounts")
+		@ResponseStatus(HttpStatus.CREATED)
+		@Idempotent
+		open suspend fun amounts(@RequestBody request: PaymentRequest): Map<String, Any> {
+			delay(10)
+			return ExactReplays.amounts(calls().amounts.incrementAndGet())
 		}
 
 		@PostMapping("/suspend-slow-payments")
