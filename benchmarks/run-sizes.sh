@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bytes per idempotency record in Redis (MEMORY USAGE), PostgreSQL and MariaDB, for a record in
-# progress and completed records with a 20-byte and a 2 KB result; prints a Markdown table.
+# progress, completed records with a 20-byte, a 2 KB and a 10 KB result, and HTTP responses as recorded
+# (H) and as typed ResponseEntity values were stored before (V); prints a Markdown table.
 # Usage: benchmarks/run-sizes.sh   (RECORDS=1000 per shape; POSTGRESQL_URL / MARIADB_URL override
 # the local servers, empty to skip one). Redis: a private redis-server on a free loopback port.
 set -euo pipefail

@@ -3,8 +3,10 @@ package io.github.idempotent.benchmarks.size;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 
 import javax.sql.DataSource;
@@ -17,6 +19,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
+import io.github.idempotent.core.RecordedResponse;
 import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -34,9 +37,11 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * data and index length per row. Shapes: a record in progress, a completed record with a
  * 20-byte result, and ones with a 2 KB and a 10 KB JSON result (an order with line
  * items), each stored as encoded and deflated as {@code idempotent.result-compression}
- * stores it by default (the same {@link ResultCompression} the executor applies). Keys
- * have the default shape: prefix, global scope, the default operation name of a
- * controller method and a UUID.
+ * stores it by default (the same {@link ResultCompression} the executor applies); and the
+ * response of an HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the
+ * 20-byte and the 2 KB body) as the web layer records it ({@code H}) and as the executor
+ * stored a typed {@code ResponseEntity} before ({@code V}). Keys have the default shape:
+ * prefix, global scope, the default operation name of a controller method and a UUID.
  * <p>
  * Writes through the stores' own primitives (claim, complete), so a change of the record
  * layout is measured as it is. Prints a Markdown table.
@@ -73,14 +78,40 @@ public final class RecordSizes {
 			}
 		}
 		ResultCompression deflate = ResultCompression.deflate(256);
-		StoredResult twoKb = result(orderJson(18));
+		String small = "{\"id\":\"pay_12345\"}";
+		String twoKbJson = orderJson(18);
+		StoredResult twoKb = result(twoKbJson);
 		StoredResult tenKb = result(orderJson(95));
+		StoredResult typedSmall = result(typedResponseJson("pay_12345", small));
+		StoredResult typedTwoKb = result(typedResponseJson("pay_5b1d0c", twoKbJson));
+		RecordedResponse recordedSmall = recordedResponse("pay_12345", small);
+		RecordedResponse recordedTwoKb = recordedResponse("pay_5b1d0c", twoKbJson);
+		// The /first endpoint's own response (run-http.sh): a Receipt, 201 and its
+		// Location.
+		String receipt = "{\"paymentId\":\"pay_5b1d0c8e2f4a7b31\",\"orderNo\":\"A-1042\",\"customerId\":\"c-42\","
+				+ "\"amountCents\":1999,\"currency\":\"EUR\",\"feeCents\":57,\"status\":\"CAPTURED\","
+				+ "\"createdAt\":\"2026-12-03T18:12:13.528683159Z\"}";
+		StoredResult typedReceipt = result(typedResponseJson("pay_5b1d0c8e2f4a7b31", receipt));
+		RecordedResponse recordedReceipt = recordedResponse("pay_5b1d0c8e2f4a7b31", receipt);
+		StoredResult recordedTwoKbEncoded = recordedTwoKb.toStoredResult(ResultCompression.none());
 		List<Shape> shapes = List.of(new Shape("in progress", null, 0),
-				new Shape("completed, 20-byte result", result("{\"id\":\"pay_12345\"}"), 0),
+				new Shape("completed, 20-byte result", result(small), 0),
 				new Shape("completed, 2 KB JSON result, uncompressed", twoKb, 0),
 				new Shape("completed, 2 KB JSON result, deflated", deflate.compress(twoKb), twoKb.size()),
 				new Shape("completed, 10 KB JSON result, uncompressed", tenKb, 0),
-				new Shape("completed, 10 KB JSON result, deflated", deflate.compress(tenKb), tenKb.size()));
+				new Shape("completed, 10 KB JSON result, deflated", deflate.compress(tenKb), tenKb.size()),
+				new Shape("HTTP 201, 20-byte body, typed ResponseEntity (V, before)", typedSmall, 0),
+				new Shape("HTTP 201, 20-byte body, recorded response (H)",
+						recordedSmall.toStoredResult(ResultCompression.none()), 0),
+				new Shape("HTTP 201, /first's receipt body, typed ResponseEntity (V, before), deflated",
+						deflate.compress(typedReceipt), typedReceipt.size()),
+				new Shape("HTTP 201, /first's receipt body, recorded response (H)",
+						recordedReceipt.toStoredResult(deflate), 0),
+				new Shape("HTTP 201, 2 KB body, typed ResponseEntity (V, before), deflated",
+						deflate.compress(typedTwoKb), typedTwoKb.size()),
+				new Shape("HTTP 201, 2 KB body, recorded response (H), uncompressed", recordedTwoKbEncoded, 0),
+				new Shape("HTTP 201, 2 KB body, recorded response (H), deflated", recordedTwoKb.toStoredResult(deflate),
+						recordedTwoKbEncoded.size()));
 		System.out.println("| store | record | bytes per record | of which stored result (encoded) | records |");
 		System.out.println("|---|---|---:|---:|---:|");
 		if (redis != null) {
@@ -212,6 +243,28 @@ public final class RecordSizes {
 		bytes[0] = 'V';
 		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
 		return new StoredResult(bytes);
+	}
+
+	/**
+	 * What the executor stored for a {@code ResponseEntity} before responses were
+	 * recorded as written: the entity's status, its end-to-end headers (the
+	 * {@code Location} a {@code /first}-style endpoint sets; the {@code Content-Type} was
+	 * not part of the entity) and its body, as JSON behind the {@code V} marker.
+	 */
+	private static String typedResponseJson(String paymentId, String body) {
+		return "{\"status\":201,\"headers\":{\"Location\":[\"/payments/" + paymentId + "\"]},\"body\":" + body + "}";
+	}
+
+	/**
+	 * What the web layer records for the response of a {@code /first}-style endpoint:
+	 * {@code 201 Created}, its {@code Content-Type} and {@code Location}, and the body as
+	 * written.
+	 */
+	private static RecordedResponse recordedResponse(String paymentId, String body) {
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		headers.put("Content-Type", List.of("application/json"));
+		headers.put("Location", List.of("/payments/" + paymentId));
+		return new RecordedResponse(201, headers, body.getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**
