@@ -22,10 +22,10 @@ import io.github.idempotent.store.StoredResult;
  * what the first caller got, whatever the body's format. Knows no HTTP library: the web
  * layer records and writes it.
  * <p>
- * Stored behind the {@code H} outcome marker as: a flags byte (bit 0: the body is
- * deflated), the status (2 bytes, big-endian), the number of headers, then each header's
- * name and its values, then the body. Counts and lengths are unsigned varints; texts are
- * UTF-8. A deflated body is preceded by its inflated length.
+ * Stored behind the {@code H} outcome marker as: a flags byte, then the status (2 bytes,
+ * big-endian), the number of headers, each header's name and its values, and the body.
+ * Counts and lengths are unsigned varints; texts are UTF-8. With flag bit 0 set,
+ * everything after the flags byte is deflated, preceded by its inflated length.
  *
  * @param status the HTTP status code
  * @param headers the replayed headers, names as written, in the order they were set
@@ -37,6 +37,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	static final byte MARKER = 'H';
 
 	private static final int DEFLATED = 1;
+
+	private static final int MAX_HEAD_SIZE = 64 * 1024;
 
 	public RecordedResponse {
 		Assert.isTrue(status >= 100 && status <= 999, () -> "status must be a 3-digit HTTP status, was " + status);
@@ -69,14 +71,13 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * Writes this response behind its marker, its body deflated when {@code compression}
-	 * asks for it and that makes it smaller.
+	 * Writes this response behind its marker: status, headers and body, deflated together
+	 * when {@code compression} asks for it and that makes them smaller (a small body
+	 * compresses with the headers it repeats, such as a payment id in its
+	 * {@code Location}).
 	 */
 	byte[] encode(ResultCompression compression) {
 		ByteArrayOutputStream head = new ByteArrayOutputStream(64);
-		head.write(MARKER);
-		byte[] deflated = compression.deflate(this.body);
-		head.write((deflated != null) ? DEFLATED : 0);
 		head.write(this.status >>> 8);
 		head.write(this.status);
 		writeVarint(head, this.headers.size());
@@ -87,16 +88,24 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 				writeText(head, value);
 			}
 		}
-		if (deflated != null) {
-			writeVarint(head, this.body.length);
-		}
-		byte[] body = (deflated != null) ? deflated : this.body;
-		// One copy of the body, into an array of the record's exact size.
-		byte[] record = new byte[head.size() + body.length];
+		// The rest of the record, in an array of its exact size: one copy of the body.
 		byte[] written = head.toByteArray();
-		System.arraycopy(written, 0, record, 0, written.length);
-		System.arraycopy(body, 0, record, written.length, body.length);
-		return record;
+		byte[] rest = new byte[written.length + this.body.length];
+		System.arraycopy(written, 0, rest, 0, written.length);
+		System.arraycopy(this.body, 0, rest, written.length, this.body.length);
+		byte[] deflated = compression.deflate(rest);
+		if (deflated == null) {
+			byte[] record = new byte[2 + rest.length];
+			record[0] = MARKER;
+			System.arraycopy(rest, 0, record, 2, rest.length);
+			return record;
+		}
+		ByteArrayOutputStream record = new ByteArrayOutputStream(8 + deflated.length);
+		record.write(MARKER);
+		record.write(DEFLATED);
+		writeVarint(record, rest.length);
+		record.write(deflated, 0, deflated.length);
+		return record.toByteArray();
 	}
 
 	/**
@@ -127,12 +136,26 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	 * @throws IllegalArgumentException naming what is malformed
 	 */
 	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
-		Reader in = new Reader(bytes, offset);
-		int flags = in.readByte();
+		if (offset >= bytes.length) {
+			throw new IllegalArgumentException("it is truncated");
+		}
+		int flags = bytes[offset] & 0xFF;
 		if ((flags & ~DEFLATED) != 0) {
 			throw new IllegalArgumentException(
 					String.format("its flags 0x%02x are not ones this version writes", flags));
 		}
+		byte[] rest = bytes;
+		int position = offset + 1;
+		if ((flags & DEFLATED) != 0) {
+			Reader length = new Reader(bytes, position);
+			int declared = length.readVarint();
+			// Status and headers on top of the body: a header block beyond 64 KB is not
+			// one a response of this application had.
+			rest = ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared,
+					maxBodySize + MAX_HEAD_SIZE);
+			position = 0;
+		}
+		Reader in = new Reader(rest, position);
 		int status = (in.readByte() << 8) | in.readByte();
 		if (status < 100 || status > 999) {
 			throw new IllegalArgumentException("its status " + status + " is not an HTTP status");
@@ -151,15 +174,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			}
 			headers.put(name, values);
 		}
-		byte[] body;
-		if ((flags & DEFLATED) != 0) {
-			int length = in.readVarint();
-			body = ResultCompression.inflate(bytes, in.position, bytes.length - in.position, length, maxBodySize);
-		}
-		else {
-			body = java.util.Arrays.copyOfRange(bytes, in.position, bytes.length);
-		}
-		return new RecordedResponse(status, headers, body);
+		return new RecordedResponse(status, headers, java.util.Arrays.copyOfRange(rest, in.position, rest.length));
 	}
 
 	private static void writeText(ByteArrayOutputStream out, String text) {
