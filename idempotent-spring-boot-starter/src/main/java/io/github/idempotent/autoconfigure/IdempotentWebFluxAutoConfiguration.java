@@ -43,7 +43,8 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ReactiveIdempotencyContext.class)
 	WebFluxIdempotencyContext webFluxIdempotencyContext(IdempotentProperties properties) {
-		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName());
+		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName(),
+				properties.getWeb().getReplayedHeader());
 	}
 
 	@Bean
@@ -57,7 +58,7 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().getExcludedResponseHeaders());
+		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders());
 	}
 
 	@Bean

@@ -1,8 +1,5 @@
 package io.github.idempotent.autoconfigure;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -42,10 +39,7 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		// The replay marker of the first response is never stored: a replay sets its own.
-		List<String> excluded = new ArrayList<>(properties.getWeb().getExcludedResponseHeaders());
-		excluded.add(properties.getWeb().getReplayedHeader());
-		return new ResponseEntityResultConverter(excluded);
+		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders());
 	}
 
 	@Bean

@@ -40,9 +40,21 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 
 	private final String headerName;
 
+	private final String replayedHeaderName;
+
 	public WebFluxIdempotencyContext(String headerName) {
+		this(headerName, IdempotencyResponseHeaders.REPLAYED);
+	}
+
+	/**
+	 * @param headerName header that carries the key
+	 * @param replayedHeaderName header that marks a replay
+	 */
+	public WebFluxIdempotencyContext(String headerName, String replayedHeaderName) {
 		Assert.hasText(headerName, "headerName must not be empty");
+		Assert.hasText(replayedHeaderName, "replayedHeaderName must not be empty");
 		this.headerName = headerName;
+		this.replayedHeaderName = replayedHeaderName;
 	}
 
 	@Override
@@ -98,7 +110,7 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 					response.getHeaders().set(WebFluxIdempotencyContext.this.headerName, key);
 				}
 				if (replayed) {
-					response.getHeaders().set(IdempotencyResponseHeaders.REPLAYED, "true");
+					response.getHeaders().set(WebFluxIdempotencyContext.this.replayedHeaderName, "true");
 				}
 			}
 
