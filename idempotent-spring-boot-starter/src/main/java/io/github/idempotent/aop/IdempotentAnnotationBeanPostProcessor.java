@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
@@ -95,6 +96,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		List<String> shared = operations.parsed()
 			.stream()
 			.filter((operation) -> operation.key() == null && operation.scope() == null)
+			.filter((operation) -> !isMessageListener(operation.method()))
 			.map(IdempotentOperation::describe)
 			.sorted()
 			.toList();
@@ -103,9 +105,29 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 					+ "shares one scope (no Spring Security, or idempotent.default-scope=global): a caller who sends "
 					+ "another caller's key gets that caller's stored response. Scope keys with "
 					+ "@Idempotent(scope = ...), for example by an API client id or tenant; see "
-					+ "docs/guide.md, 'Scopes'");
+					+ "docs/guide.md, 'Scope'");
 		}
 	}
+
+	/**
+	 * A listener takes its key from the message, which a producer of the application's
+	 * own sets, and answers nobody: no caller can read another's response through it.
+	 */
+	private static boolean isMessageListener(java.lang.reflect.Method method) {
+		for (String listener : MESSAGE_LISTENERS) {
+			if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(listener)
+					|| MergedAnnotations
+						.from(method.getDeclaringClass(), MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+						.isPresent(listener)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static final List<String> MESSAGE_LISTENERS = List.of(
+			"org.springframework.amqp.rabbit.annotation.RabbitListener",
+			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
 
 	private static final class LazyInterceptor implements MethodInterceptor {
 

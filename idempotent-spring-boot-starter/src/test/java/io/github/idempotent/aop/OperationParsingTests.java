@@ -144,7 +144,9 @@ class OperationParsingTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(output).contains("take their key from the request header, and every caller shares one scope")
-					.contains(HeaderKeyedService.class.getName() + "#pay");
+					.contains(HeaderKeyedService.class.getName() + "#pay")
+					.contains("docs/guide.md, 'Scope'")
+					.doesNotContain("#onPaymentMessage");
 			});
 	}
 
@@ -356,6 +358,14 @@ class OperationParsingTests {
 		@Idempotent
 		public String pay(String request) {
 			return "paid";
+		}
+
+		/**
+		 * A listener: its key comes from the message, and it answers no caller.
+		 */
+		@Idempotent
+		@org.springframework.amqp.rabbit.annotation.RabbitListener(queues = "payments", autoStartup = "false")
+		public void onPaymentMessage(String message) {
 		}
 
 	}
