@@ -141,6 +141,15 @@ abstract class AbstractCheckoutTests {
 	}
 
 	@Test
+	void theOpenApiDocumentGivesThePaymentsStatusesAndItsIdempotencyContract() {
+		var payments = this.http.get("/v3/api-docs").expect(200).json().get("paths").get("/api/payments").get("post");
+		assertThat(payments.get("responses").has("201")).isTrue();
+		assertThat(payments.get("responses").has("200")).isTrue();
+		assertThat(payments.get("responses").has("409")).isTrue();
+		assertThat(payments.toString()).contains("Idempotency-Key");
+	}
+
+	@Test
 	void duplicateOrderCreateReturnsTheSameOrder() {
 		long account = this.http.openAccount(1_000);
 		String orderNo = unique("dup");

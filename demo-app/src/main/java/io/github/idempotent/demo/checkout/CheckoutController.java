@@ -4,6 +4,8 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -90,6 +92,9 @@ class CheckoutController {
 	 */
 	@PostMapping("/payments")
 	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}", payload = "#request")
+	@ApiResponse(responseCode = "201", description = "Paid: the account was debited")
+	@ApiResponse(responseCode = "200",
+			description = "The order was already paid (by another key): the existing payment, nothing debited")
 	ResponseEntity<Payment> pay(@RequestBody PayOrder request,
 			@RequestParam(defaultValue = "false") boolean deliverEventTwice) throws InterruptedException {
 		if (request.orderNo() == null || request.orderNo().isBlank()) {
