@@ -1,6 +1,7 @@
 package io.github.idempotent.web;
 
 import java.lang.reflect.Method;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
@@ -12,6 +13,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.HttpHeaders;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ConcurrentReferenceHashMap;
 import org.springframework.web.bind.annotation.ResponseBody;
 import org.springframework.web.method.HandlerMethod;
 
@@ -33,12 +35,18 @@ final class HandlerMethods {
 				|| ClassUtils.getUserClass(targetClass) != handlerMethod.getBeanType()) {
 			return false;
 		}
-		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-		if (!specific.equals(handlerMethod.getMethod()) && !method.equals(handlerMethod.getMethod())) {
+		Method handled = handlerMethod.getMethod();
+		// The usual case (a CGLIB proxy calls the class's own method) needs no lookup.
+		if (!method.equals(handled) && !AopUtils.getMostSpecificMethod(method, targetClass).equals(handled)) {
 			return false;
 		}
-		return isWrittenByConverters(handlerMethod);
+		return writtenByConverters.computeIfAbsent(handled, (key) -> isWrittenByConverters(handlerMethod));
 	}
+
+	/**
+	 * Decided once per handler method: the per-request path reads no annotations.
+	 */
+	private static final Map<Method, Boolean> writtenByConverters = new ConcurrentReferenceHashMap<>();
 
 	private static boolean isWrittenByConverters(HandlerMethod handlerMethod) {
 		Class<?> returned = valueType(handlerMethod.getReturnType());
