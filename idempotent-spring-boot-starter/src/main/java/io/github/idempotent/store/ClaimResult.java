@@ -1,6 +1,11 @@
 package io.github.idempotent.store;
 
 import java.time.Duration;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
 
 /**
  * Outcome of {@link IdempotencyStore#claim}: who holds the key.
@@ -9,8 +14,42 @@ public sealed interface ClaimResult {
 
 	/**
 	 * The caller now owns the key and must complete or release it with {@code token}.
+	 * <p>
+	 * A claim that takes the key over from a call that never finished (its lease ran out,
+	 * or an operator deleted its record in progress) says so: that call may have had side
+	 * effects before it stopped, and the method running now can look for them. A key
+	 * whose previous call ended by releasing it (the method threw) starts again at
+	 * attempt 1: that call's outcome was a failure its caller saw.
+	 *
+	 * @param token the owner token that completes, releases and renews the claim
+	 * @param attempt 1 for a key that no unfinished call held before; one more than the
+	 * attempt taken over otherwise
+	 * @param previousAttemptStartedAt when the attempt taken over claimed the key, to the
+	 * second, by the clock of the instance that claimed it; {@code null} on attempt 1, or
+	 * when the store does not know
 	 */
-	record Acquired(String token) implements ClaimResult {
+	record Acquired(String token, int attempt, @Nullable Instant previousAttemptStartedAt) implements ClaimResult {
+
+		public Acquired {
+			Assert.hasText(token, "token must not be empty");
+			Assert.isTrue(attempt >= 1, "attempt must be 1 or more");
+			Assert.isTrue(attempt > 1 || previousAttemptStartedAt == null, "the first attempt has no previous attempt");
+		}
+
+		/**
+		 * The first attempt at a key.
+		 */
+		public Acquired(String token) {
+			this(token, 1, null);
+		}
+
+		/**
+		 * Whether this claim took the key over from a call that never finished.
+		 */
+		public boolean isTakeover() {
+			return this.attempt > 1;
+		}
+
 	}
 
 	/**

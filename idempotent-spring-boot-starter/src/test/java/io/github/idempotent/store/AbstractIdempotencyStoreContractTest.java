@@ -1,6 +1,8 @@
 package io.github.idempotent.store;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -254,6 +256,61 @@ public abstract class AbstractIdempotencyStoreContractTest {
 		StoredResult result = new StoredResult(new byte[] { 'O', 'K' });
 		assertThat(this.store.complete(key, next[0], FP, result, TTL)).isTrue();
 		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
+	void aFreshClaimIsTheFirstAttempt() {
+		ClaimResult.Acquired acquired = (ClaimResult.Acquired) this.store.claim(newKey(), FP, LEASE);
+		assertThat(acquired.attempt()).isEqualTo(1);
+		assertThat(acquired.isTakeover()).isFalse();
+		assertThat(acquired.previousAttemptStartedAt()).isNull();
+	}
+
+	@Test
+	void aClaimThatTakesOverAnExpiredLeaseKnowsWhichAttemptItIsAndWhenTheLastStarted() throws Exception {
+		RecordKey key = newKey();
+		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+		ClaimResult.Acquired first = (ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(300));
+		Instant after = Instant.now();
+		ClaimResult.Acquired second = takeOver(key, Duration.ofMillis(300), false);
+		assertThat(second.token()).isNotEqualTo(first.token());
+		assertThat(second.attempt()).isEqualTo(2);
+		assertThat(second.previousAttemptStartedAt()).isNotNull().isBetween(before, after);
+		ClaimResult.Acquired third = takeOver(key, LEASE, true);
+		assertThat(third.attempt()).isEqualTo(3);
+		assertThat(third.previousAttemptStartedAt()).isNotNull().isAfterOrEqualTo(before);
+		StoredResult result = new StoredResult(new byte[] { 'O', 'K' });
+		assertThat(this.store.complete(key, third.token(), FP, result, TTL)).isTrue();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	/**
+	 * Claims {@code key} once its lease has run out, asynchronously when asked and the
+	 * store has asynchronous calls of its own.
+	 */
+	private ClaimResult.Acquired takeOver(RecordKey key, Duration lease, boolean async) {
+		ClaimResult.Acquired[] acquired = new ClaimResult.Acquired[1];
+		await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> {
+			ClaimResult result = (async && this.store instanceof AsyncIdempotencyStore store && store.supportsAsync())
+					? store.claimAsync(key, FP, lease).toCompletableFuture().get(10, TimeUnit.SECONDS)
+					: this.store.claim(key, FP, lease);
+			if (result instanceof ClaimResult.Acquired claimed) {
+				acquired[0] = claimed;
+				return true;
+			}
+			return false;
+		});
+		return acquired[0];
+	}
+
+	@Test
+	void aClaimAfterAReleaseIsTheFirstAttemptAgain() {
+		RecordKey key = newKey();
+		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, LEASE)).token();
+		assertThat(this.store.release(key, token)).isTrue();
+		ClaimResult.Acquired next = (ClaimResult.Acquired) this.store.claim(key, FP, LEASE);
+		assertThat(next.attempt()).isEqualTo(1);
+		assertThat(next.previousAttemptStartedAt()).isNull();
 	}
 
 	@Test

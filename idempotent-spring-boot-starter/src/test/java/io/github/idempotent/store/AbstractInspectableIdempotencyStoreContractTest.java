@@ -136,6 +136,19 @@ public abstract class AbstractInspectableIdempotencyStoreContractTest extends Ab
 	}
 
 	@Test
+	void aClaimAfterAForcedDeleteKnowsThatItTakesOverAnAttempt() {
+		RecordKey key = newKey();
+		Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+		String stuck = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
+		Instant after = Instant.now();
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		ClaimResult.Acquired retry = (ClaimResult.Acquired) store().claim(key, FP, LEASE);
+		assertThat(retry.attempt()).isEqualTo(2);
+		assertThat(retry.previousAttemptStartedAt()).isNotNull().isBetween(before, after);
+		assertThat(store().complete(key, stuck, FP, new StoredResult(new byte[] { 1 }), TTL)).isFalse();
+	}
+
+	@Test
 	void deletingARecordInProgressFencesItsOwnerOnceAnotherClaimsTheKey() {
 		RecordKey key = newKey();
 		String stuck = ((ClaimResult.Acquired) store().claim(key, FP, LEASE)).token();
