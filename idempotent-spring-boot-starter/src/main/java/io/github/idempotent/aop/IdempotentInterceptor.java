@@ -29,6 +29,7 @@ import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyInProgressException;
@@ -415,8 +416,10 @@ public class IdempotentInterceptor implements MethodInterceptor {
 									// The method's Mono sees this call as its parent
 									// observation; written inside the subscriber's
 									// context so that it wins over the subscriber's own.
-									return toMono(proceed(invocation)).contextWrite((methodContext) -> methodContext
-										.put(IdempotentCallObservations.REACTOR_CONTEXT_KEY, observed.contextValue()))
+									return withIdempotencyContext(toMono(proceed(invocation)))
+										.contextWrite((methodContext) -> methodContext
+											.put(IdempotentCallObservations.REACTOR_CONTEXT_KEY,
+													observed.contextValue()))
 										.contextWrite(contextView)
 										.toFuture();
 								}
@@ -424,7 +427,9 @@ public class IdempotentInterceptor implements MethodInterceptor {
 					}
 					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
 							operation.policy(), clientKey, storeKey, fingerprint,
-							() -> toMono(proceed(invocation)).contextWrite(contextView).toFuture(), observer, recorder);
+							() -> withIdempotencyContext(toMono(proceed(invocation))).contextWrite(contextView)
+								.toFuture(),
+							observer, recorder);
 					// suppressCancel: a cancelled subscriber leaves the call running
 					// (above).
 					return Mono.fromFuture(result, true);
@@ -484,6 +489,20 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			catch (Throwable ex) {
 				throw Exceptions.propagate(ex);
 			}
+		}
+
+		/**
+		 * The method's {@code Mono} with this call's {@link IdempotencyContext} in its
+		 * Reactor context: the thread that runs the method's operators is rarely the one
+		 * the context is bound to. Read while the executor has it bound, before the
+		 * subscription.
+		 */
+		private Mono<?> withIdempotencyContext(Mono<?> mono) {
+			IdempotencyContext current = IdempotencyContext.current().orElse(null);
+			return (current != null)
+					? mono.contextWrite(
+							(methodContext) -> methodContext.put(IdempotencyContext.REACTOR_CONTEXT_KEY, current))
+					: mono;
 		}
 
 		private Mono<?> toMono(@Nullable Object returned) {

@@ -221,8 +221,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		while (true) {
 			observer.step(policy, clientKey, IdempotencyObserver.Step.CLAIMED);
 			if (claim instanceof ClaimResult.Acquired acquired) {
-				return runAsOwner(policy, clientKey, key, acquired.token(), fingerprint, invocation, observer,
-						recorder);
+				return runAsOwner(policy, clientKey, key, acquired, fingerprint, invocation, observer, recorder);
 			}
 			if (claim instanceof ClaimResult.Completed completed) {
 				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
@@ -535,7 +534,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			try {
 				this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.CLAIMED);
 				if (claim instanceof ClaimResult.Acquired acquired) {
-					run(acquired.token());
+					run(acquired);
 					return;
 				}
 				if (claim instanceof ClaimResult.Completed completed) {
@@ -591,16 +590,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 			});
 		}
 
-		private void run(String token) {
-			OwnerHandle owner = own(this.policy, this.clientKey, this.key, token, this.fingerprint, this.observer);
+		private void run(ClaimResult.Acquired acquired) {
+			OwnerHandle owner = own(this.policy, this.clientKey, this.key, acquired.token(), this.fingerprint,
+					this.observer);
 			if (this.result.isDone()) {
 				// The caller went away before the method started: nothing ran, so a
 				// retry may run it.
 				owner.abandonAsync(new CancellationException());
 				return;
 			}
+			takenOver(this.policy, this.clientKey, acquired);
 			CompletionStage<?> stage;
-			try {
+			try (IdempotencyContext.Scope scope = IdempotencyContext
+				.bind(context(this.policy, this.clientKey, acquired))) {
 				stage = this.invocation.proceed();
 				if (stage == null) {
 					throw nullStage();
@@ -696,12 +698,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.outageLog.refused(policy, clientKey, ex);
 	}
 
-	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, RecordKey key, String token,
-			Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer,
+	private @Nullable Object runAsOwner(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			ClaimResult.Acquired acquired, Fingerprint fingerprint, Invocation invocation, IdempotencyObserver observer,
 			@Nullable OutcomeRecorder recorder) throws Throwable {
-		OwnerHandle owner = own(policy, clientKey, key, token, fingerprint, observer);
+		OwnerHandle owner = own(policy, clientKey, key, acquired.token(), fingerprint, observer);
+		takenOver(policy, clientKey, acquired);
 		Object result;
-		try {
+		try (IdempotencyContext.Scope scope = IdempotencyContext.bind(context(policy, clientKey, acquired))) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
@@ -715,6 +718,29 @@ public class IdempotencyExecutor implements AutoCloseable {
 			owner.complete(result);
 		}
 		return result;
+	}
+
+	private static IdempotencyContext context(IdempotencyPolicy policy, String clientKey,
+			ClaimResult.Acquired acquired) {
+		return IdempotencyContext.owner(policy.name(), clientKey, acquired.attempt(),
+				acquired.previousAttemptStartedAt());
+	}
+
+	/**
+	 * Says that a call is about to run again for a key whose previous call never
+	 * finished: the one place where an operator sees that a side effect may be repeated
+	 * unless the method checks ({@link IdempotencyContext#isTakeover()}).
+	 */
+	private static void takenOver(IdempotencyPolicy policy, String clientKey, ClaimResult.Acquired acquired) {
+		if (acquired.isTakeover()) {
+			logger.warn("Key '" + clientKey + "' of " + policy.name() + " is taken over by attempt "
+					+ acquired.attempt() + ": the previous call"
+					+ ((acquired.previousAttemptStartedAt() != null)
+							? " (started " + acquired.previousAttemptStartedAt() + ")" : "")
+					+ " never finished (its instance stopped, hung past its lease, or an operator forced the key "
+					+ "free), so its side effects may have happened; the method runs again and can tell from "
+					+ "IdempotencyContext");
+		}
 	}
 
 	/**

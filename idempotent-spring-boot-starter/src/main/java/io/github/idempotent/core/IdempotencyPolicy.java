@@ -18,9 +18,11 @@ import org.springframework.util.Assert;
  * @param codec codec bound to the operation's return type
  * @param maxDuration how long one call may hold its key: past it the owner stops renewing
  * its lease, so the key frees when the lease runs out, and its result is not stored
+ * @param duplicates what a call does when its key has completed
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
-		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration) {
+		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration,
+		DuplicateHandling duplicates) {
 
 	/**
 	 * Default of {@link #maxDuration}: longer than any client, gateway or broker timeout
@@ -39,6 +41,14 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 				(lease.compareTo(DEFAULT_MAX_DURATION) > 0) ? lease : DEFAULT_MAX_DURATION);
 	}
 
+	/**
+	 * A policy whose duplicates are replayed ({@link DuplicateHandling#REPLAY}).
+	 */
+	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
+			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration) {
+		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec, maxDuration, DuplicateHandling.REPLAY);
+	}
+
 	public IdempotencyPolicy {
 		Assert.hasText(name, "name must not be empty");
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), () -> "ttl of " + name + " must be positive");
@@ -49,7 +59,16 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 				() -> "maxDuration of " + name + " (" + maxDuration + ") must not be shorter than its lease (" + lease
 						+ "): the lease is the least time "
 						+ "a call holds its key; raise maxDuration (idempotent.max-duration) or shorten the lease");
+		Assert.notNull(duplicates, () -> "duplicates of " + name + " must not be null");
 		cacheFor = List.copyOf(cacheFor);
+	}
+
+	/**
+	 * This policy with its duplicates handled as {@code duplicates} says.
+	 */
+	public IdempotencyPolicy withDuplicates(DuplicateHandling duplicates) {
+		return new IdempotencyPolicy(this.name, this.ttl, this.lease, this.waitFor, this.retryAfter, this.cacheFor,
+				this.codec, this.maxDuration, duplicates);
 	}
 
 	boolean isCached(Throwable ex) {
