@@ -192,7 +192,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			AND (state = 'C' OR (state = 'P' AND expires_at <= %NOW%))""";
 
 	// An operator's forced delete: the row becomes a tombstone (state D) that keeps the
-	// owner's token until the lease it had ends, rather than going. Its owner, if alive,
+	// owner's token (the purge deletes it once the take-over memory has passed after the
+	// lease it had), rather than going; the claim that takes it over reads from the token
+	// which attempt it is. Its owner, if alive,
 	// renews within a third of the lease, and would write a vanished row anew (as the
 	// owner of a purged row does), undoing the deletion; complete, release and renew
 	// match state P only, so they find the tombstone and fail. A claim takes it over.
