@@ -34,9 +34,11 @@ import io.github.idempotent.store.StoredResult;
  * replay of a hot key is answered from this JVM's memory without a round trip.
  * <p>
  * Only completed results are cached: a claim that finds a key in progress, or acquires
- * it, always goes to the store, so the store alone still decides who runs a call. The
- * cached fingerprint goes back to the executor with the result, so a different payload
- * under the same key is still refused.
+ * it, always goes to the store, so the store alone still decides who runs a call, and its
+ * answer is handed on as it is, on the blocking and the asynchronous path alike: an
+ * {@link ClaimResult.Acquired} keeps the attempt and the start of the call it takes over,
+ * which only the store can know. The cached fingerprint goes back to the executor with
+ * the result, so a different payload under the same key is still refused.
  * <p>
  * <b>With {@link RecordTracking}</b> (the Redis store's, on by default): the store tells
  * the cache when a record changes there, whoever changes it, so a result deleted,

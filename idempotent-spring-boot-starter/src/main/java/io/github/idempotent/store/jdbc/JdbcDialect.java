@@ -21,7 +21,7 @@ public enum JdbcDialect {
 	 */
 	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
 			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "",
-			"DELETE FROM %TABLE_NAME% WHERE expires_at < CURRENT_TIMESTAMP FETCH FIRST ? ROWS ONLY"),
+			"DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY"),
 
 	/**
 	 * PostgreSQL. {@code statement_timestamp()} rather than {@code CURRENT_TIMESTAMP},
@@ -35,7 +35,7 @@ public enum JdbcDialect {
 			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)",
 			" ON CONFLICT (idempotency_key) DO NOTHING", """
 					DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
-					WHERE expires_at < statement_timestamp() LIMIT ? FOR UPDATE SKIP LOCKED)"""),
+					WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE)),
 
 	/**
 	 * MySQL 8.0+ and MariaDB 10.6+, with {@code expires_at} in UTC so that sessions with
@@ -50,8 +50,18 @@ public enum JdbcDialect {
 			// read expired; a condition on expires_at could make InnoDB scan that index
 			// and wait on rows another purge locked.
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
-			"SELECT idempotency_key FROM %TABLE_NAME% WHERE expires_at < UTC_TIMESTAMP(6) LIMIT ? "
-					+ "FOR UPDATE SKIP LOCKED");
+			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
+					+ " LIMIT ? FOR UPDATE SKIP LOCKED");
+
+	/**
+	 * Which rows a purge deletes: results past their TTL, and calls that never finished
+	 * (rows in progress, tombstones) only once the store's take-over memory (the
+	 * parameter, in milliseconds, negative) has passed since their lease ran out, so that
+	 * a claim of their key until then knows it takes one over. The first condition keeps
+	 * the range scan on the {@code expires_at} index; the few unfinished rows kept are
+	 * filtered out of it.
+	 */
+	private static final String PURGEABLE = "expires_at < %NOW% AND (state = 'C' OR expires_at < %NOW_PLUS_MILLIS%)";
 
 	private final String platform;
 

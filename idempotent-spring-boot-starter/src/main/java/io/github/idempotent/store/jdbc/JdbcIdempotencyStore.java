@@ -62,7 +62,6 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
-import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -77,6 +76,11 @@ import io.github.idempotent.store.StoredResult;
  * in-progress state. Every time is the database's clock. An operator's forced delete
  * leaves a tombstone (state {@code D}) in place of the row in progress, which fences its
  * owner and which a claim takes over.
+ * <p>
+ * A claim that takes over a row in progress or a tombstone (a call that never finished)
+ * reports the attempt after it and when that one started; both travel in the owner token
+ * ({@link ClaimToken}), so the table needs no column for them. The purge keeps such rows
+ * for the {@link #setTakeoverMemory take-over memory} after their lease ran out.
  * <p>
  * Claims, releases and renewals always commit on their own, even when the caller runs in
  * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
@@ -98,6 +102,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * Longest key, matching the key column of the shipped schemas.
 	 */
 	public static final int MAX_KEY_LENGTH = 512;
+
+	/**
+	 * How long after its lease ran out a call that never finished is remembered by
+	 * default: as long as results are kept by default, since a client that retries a call
+	 * retries it within the time its result would be replayed.
+	 */
+	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
 	/**
 	 * Default name of the table.
@@ -181,7 +192,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			AND (state = 'C' OR (state = 'P' AND expires_at <= %NOW%))""";
 
 	// An operator's forced delete: the row becomes a tombstone (state D) that keeps the
-	// owner's token until the lease it had ends, rather than going. Its owner, if alive,
+	// owner's token (the purge deletes it once the take-over memory has passed after the
+	// lease it had), rather than going; the claim that takes it over reads from the token
+	// which attempt it is. Its owner, if alive,
 	// renews within a third of the lease, and would write a vanished row anew (as the
 	// owner of a purged row does), undoing the deletion; complete, release and renew
 	// match state P only, so they find the tombstone and fail. A claim takes it over.
@@ -245,6 +258,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final String purgeLockSql;
 
 	private volatile boolean joinTransaction;
+
+	private volatile Duration takeoverMemory = DEFAULT_TAKEOVER_MEMORY;
 
 	/**
 	 * Key of this store's {@link TransactionState}s among the resources bound to a
@@ -353,6 +368,23 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return this.joinTransaction;
 	}
 
+	/**
+	 * Sets how long after its lease ran out the row of a call that never finished (its
+	 * owner died or hung, or an operator deleted it with force) is kept from the purge,
+	 * so that a claim of its key knows it takes that call over: which attempt it is, and
+	 * when the last one started. Such rows are few (calls that never finished) and cost a
+	 * claim nothing: it takes them over as before. Once purged, the next claim is attempt
+	 * 1 again.
+	 */
+	public void setTakeoverMemory(Duration takeoverMemory) {
+		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
+		this.takeoverMemory = takeoverMemory;
+	}
+
+	public Duration getTakeoverMemory() {
+		return this.takeoverMemory;
+	}
+
 	public JdbcDialect getDialect() {
 		return this.dialect;
 	}
@@ -411,12 +443,14 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
-		// The token carries the claim time (this instance's clock): the in-progress
-		// listing reads it, and a vanished row written anew by its owner keeps it.
-		String token = OwnerToken.generate(Instant.now());
+		// The token carries the claim time (this instance's clock) and the attempt (see
+		// ClaimToken): the in-progress listing reads the claim time, the take-over of
+		// this claim both, and a vanished row written anew by its owner keeps them.
+		Instant claimedAt = Instant.now();
+		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			if (insert(key, token, fingerprint, leaseMillis)) {
-				return new ClaimResult.Acquired(token);
+			if (insert(key, first, fingerprint, leaseMillis)) {
+				return new ClaimResult.Acquired(first);
 			}
 			Row row = select(key);
 			if (row == null) {
@@ -427,12 +461,18 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
 						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 			}
+			// A row in progress past its lease, or the tombstone of one an operator
+			// deleted, is a call that never finished: this claim is the attempt after it.
+			// An expired result was a call that finished: its key starts again at 1.
+			ClaimResult.Acquired acquired = row.completed() ? new ClaimResult.Acquired(first)
+					: new ClaimResult.Acquired(ClaimToken.issue(claimedAt, ClaimToken.next(row.token())),
+							ClaimToken.next(row.token()), ClaimToken.claimedAt(row.token()));
 			// Expired: conditional on the token read, so of all the claimers that saw
 			// this row expired exactly one takes it over. It fails only if another
 			// claimer changed the row meanwhile: time only moves the row further into
 			// the past (and H2's clock, fixed for a transaction, does not move at all).
-			if (this.jdbc.update(this.takeOverSql, token, fingerprint, leaseMillis, key, row.token()) == 1) {
-				return new ClaimResult.Acquired(token);
+			if (this.jdbc.update(this.takeOverSql, acquired.token(), fingerprint, leaseMillis, key, row.token()) == 1) {
+				return acquired;
 			}
 		}
 		throw new IllegalStateException("Could not claim key '" + key + "' in " + MAX_CLAIM_ATTEMPTS
@@ -459,7 +499,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		return Optional.of(new IdempotencyRecord(key,
 				row.completed() ? IdempotencyRecord.State.COMPLETED : IdempotencyRecord.State.IN_PROGRESS,
-				new Fingerprint(row.fingerprint()), row.completed() ? null : OwnerToken.claimedAt(row.token()),
+				new Fingerprint(row.fingerprint()), row.completed() ? null : ClaimToken.claimedAt(row.token()),
 				Duration.ofMillis(Math.max(0, row.millisLeft())),
 				row.completed() ? new StoredResult(row.result()) : null));
 	}
@@ -483,7 +523,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				return;
 			}
 			IdempotencyRecord record = new IdempotencyRecord(new RecordKey(key), IdempotencyRecord.State.IN_PROGRESS,
-					new Fingerprint(rs.getString(3)), OwnerToken.claimedAt(rs.getString(2)),
+					new Fingerprint(rs.getString(3)), ClaimToken.claimedAt(rs.getString(2)),
 					Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
 			Duration age = record.age(now);
 			if (age == null || age.compareTo(olderThan) >= 0) {
@@ -755,18 +795,21 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Deletes expired records in batches of {@code batchSize} rows, each batch its own
-	 * statement (and so its own short transaction), until a batch finds fewer rows. Safe
-	 * to run on many instances at once: a row that is taken over meanwhile is no longer
-	 * expired and stays.
+	 * Deletes expired records in batches of {@code batchSize} rows (results past their
+	 * TTL; rows of calls that never finished once the {@link #setTakeoverMemory take-over
+	 * memory} has passed since their lease ran out), each batch its own statement (and so
+	 * its own short transaction), until a batch finds fewer rows. Safe to run on many
+	 * instances at once: a row that is taken over meanwhile is no longer expired and
+	 * stays.
 	 * @return the number of rows deleted
 	 */
 	public int purgeExpired(int batchSize) {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
 		int total = 0;
 		while (true) {
-			int deleted = (this.purgeLockSql != null) ? purgeLockedBatch(batchSize)
-					: inOwnTransaction(() -> this.jdbc.update(this.purgeSql, batchSize));
+			long memoryMillis = -this.takeoverMemory.toMillis();
+			int deleted = (this.purgeLockSql != null) ? purgeLockedBatch(memoryMillis, batchSize)
+					: inOwnTransaction(() -> this.jdbc.update(this.purgeSql, memoryMillis, batchSize));
 			total += deleted;
 			if (deleted < batchSize) {
 				return total;
@@ -774,10 +817,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 	}
 
-	private int purgeLockedBatch(int batchSize) {
+	private int purgeLockedBatch(long memoryMillis, int batchSize) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				return lockAndPurgeBatch(batchSize);
+				return lockAndPurgeBatch(memoryMillis, batchSize);
 			}
 			catch (PessimisticLockingFailureException ex) {
 				// Two purges can still deadlock on each other (InnoDB may keep locks on
@@ -800,11 +843,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 	}
 
-	private int lockAndPurgeBatch(int batchSize) {
+	private int lockAndPurgeBatch(long memoryMillis, int batchSize) {
 		// Always a transaction of its own at READ COMMITTED, even without a caller's: the
 		// row locks of the query must last until the delete, and no gap may be locked.
 		Integer deleted = this.ownTransaction.execute((status) -> {
-			List<byte[]> keys = this.jdbc.query(this.purgeLockSql, (rs, rowNum) -> rs.getBytes(1), batchSize);
+			List<byte[]> keys = this.jdbc.query(this.purgeLockSql, (rs, rowNum) -> rs.getBytes(1), memoryMillis,
+					batchSize);
 			if (keys.isEmpty()) {
 				return 0;
 			}

@@ -2,6 +2,7 @@ package io.github.idempotent.store.memory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,15 +31,23 @@ import io.github.idempotent.store.StoredResult;
 /**
  * {@link IdempotencyStore} in this JVM's memory, for a single instance and for tests.
  * Every primitive is one atomic {@link ConcurrentHashMap#compute}; expired records are
- * dropped when touched and swept after as many claims as there were records at the last
- * sweep (at least {@value #SWEEP_EVERY}), so sweeping costs a constant amount per claim
- * however many records are held.
+ * dropped when touched (placeholders once their take-over memory has passed, see below)
+ * and swept after as many claims as there were records at the last sweep (at least
+ * {@value #SWEEP_EVERY}), so sweeping costs a constant amount per claim however many
+ * records are held.
  * <p>
  * The store holds at most {@code maximumRecords} records. A claim of a new key when it is
- * full sweeps the expired records first; if every record is still live, the claim fails
+ * full sweeps every expired record first; if every record is still live, the claim fails
  * with {@link InMemoryStoreFullException}. It never evicts a live record to make room: a
  * completed result evicted early would let a retry of its key run the method again, and
  * an evicted placeholder would let a duplicate run alongside its owner.
+ * <p>
+ * A placeholder whose lease ran out (its call hung past its lease, or never came back),
+ * and the tombstone of one an operator deleted with force, stay for the
+ * {@code takeoverMemory} after the lease, counted in {@code maximumRecords}: a claim of
+ * the key meanwhile takes the call over and knows it (which attempt it is, when the last
+ * one started). They are the first records a full store drops, and then that knowledge
+ * goes: a call that never finished is worth remembering, not worth refusing a new key.
  */
 public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
@@ -50,6 +59,12 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	private static final Log logger = LogFactory.getLog(InMemoryIdempotencyStore.class);
 
+	/**
+	 * How long after its lease ran out a call that never finished is remembered by
+	 * default: as long as results are kept by default.
+	 */
+	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
+
 	private static final int SWEEP_EVERY = 1024;
 
 	// Far enough ahead of System.nanoTime() to stand for "never", near enough that the
@@ -59,6 +74,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
 	private final int maximumRecords;
+
+	private final long takeoverMemoryNanos;
 
 	private final ConcurrentHashMap<String, Entry> records = new ConcurrentHashMap<>();
 
@@ -93,9 +110,23 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	 * @param maximumRecords records held at most, live and expired ones not yet swept
 	 */
 	public InMemoryIdempotencyStore(int maximumRecords) {
+		this(maximumRecords, DEFAULT_TAKEOVER_MEMORY);
+	}
+
+	/**
+	 * Store of at most {@code maximumRecords} records that remembers a call that never
+	 * finished for {@code takeoverMemory} after its lease ran out.
+	 * @param maximumRecords records held at most, live and expired ones not yet swept
+	 * @param takeoverMemory how long a placeholder whose lease ran out is kept, so that a
+	 * claim of its key knows it takes that call over
+	 */
+	public InMemoryIdempotencyStore(int maximumRecords, Duration takeoverMemory) {
 		Assert.isTrue(maximumRecords > 0, () -> "maximumRecords must be positive, not " + maximumRecords
 				+ ": set idempotent.store.memory.maximum-records to the number of results to keep");
+		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
 		this.maximumRecords = maximumRecords;
+		// Bounded so that expiresAt + memory cannot overflow past NEVER's margin.
+		this.takeoverMemoryNanos = Math.min(takeoverMemory.toNanos(), NEVER / 4);
 	}
 
 	@Override
@@ -133,8 +164,18 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				return null;
 			}
 			String token = OwnerToken.generate();
+			// A placeholder past its lease, or a tombstone, is a call that never
+			// finished:
+			// this claim is the attempt after it. An expired result, or a key released
+			// by its owner (gone from the map), starts again at 1.
+			if (entry != null && entry.result == null && !isForgotten(entry, now)) {
+				int attempt = (entry.attempt < Integer.MAX_VALUE) ? entry.attempt + 1 : entry.attempt;
+				result[0] = new ClaimResult.Acquired(token, attempt,
+						(entry.claimedAt != null) ? entry.claimedAt.truncatedTo(ChronoUnit.SECONDS) : null);
+				return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), attempt, false);
+			}
 			result[0] = new ClaimResult.Acquired(token);
-			return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), false);
+			return new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1, false);
 		});
 		if (result[0] instanceof ClaimResult.Acquired && written != null) {
 			lowerEarliestExpiry(written.expiresAt);
@@ -145,7 +186,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		if (update(key, token,
-				(entry, now) -> new Entry(token, fingerprint, result, now + ttl.toNanos(), null, false))) {
+				(entry, now) -> new Entry(token, fingerprint, result, now + ttl.toNanos(), null, 1, false))) {
 			return true;
 		}
 		// The same completion again (the executor repeats one whose outcome it could not
@@ -163,8 +204,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		if (update(key, token, (entry, now) -> new Entry(token, fingerprint, null, now + lease.toNanos(),
-				(entry != null) ? entry.claimedAt : Instant.now(), false))) {
+		if (update(key, token,
+				(entry, now) -> (entry != null)
+						? new Entry(token, fingerprint, null, now + lease.toNanos(), entry.claimedAt, entry.attempt,
+								false)
+						: new Entry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1, false))) {
 			return true;
 		}
 		// Completed by this owner (a completion repeated because its outcome was unknown
@@ -234,11 +278,13 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/**
 	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
 	 * false) or completed ({@code inProgress} true), in one {@code compute}; an expired
-	 * one goes either way, as if there had been none. A record in progress is replaced by
-	 * a tombstone of its owner's token for the rest of its lease: its owner, if alive,
-	 * renews within a third of the lease and would otherwise write the vanished record
-	 * anew, undoing the deletion; the tombstone makes that renewal and its completion
-	 * fail, and a claim takes it as free. A live tombstone is no record, and stays.
+	 * one is reported as none, and goes unless it is a call that never finished that a
+	 * forced delete would only replace by what it is already (a record a claim takes
+	 * over). A record in progress is replaced by a tombstone of its owner's token: its
+	 * owner, if alive, renews within a third of the lease and would otherwise write the
+	 * vanished record anew, undoing the deletion; the tombstone makes that renewal and
+	 * its completion fail, and a claim takes it as free, as the attempt after it. A live
+	 * tombstone is no record, and stays.
 	 */
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };
@@ -254,8 +300,12 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				}
 				deletion[0] = Deletion.DELETED;
 				if (!inProgress) {
-					return new Entry(entry.token(), entry.fingerprint(), null, entry.expiresAt(), null, true);
+					return new Entry(entry.token(), entry.fingerprint(), null, entry.expiresAt(), entry.claimedAt(),
+							entry.attempt(), true);
 				}
+			}
+			else if (!inProgress && entry.result() == null && !isForgotten(entry, now)) {
+				return entry;
 			}
 			this.recordCount.decrementAndGet();
 			return null;
@@ -264,7 +314,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Number of records held, expired ones included until they are swept.
+	 * Number of records held, expired ones included until they are swept (placeholders
+	 * past their lease until their take-over memory has passed, or the store is full).
 	 */
 	public int size() {
 		return this.records.size();
@@ -294,7 +345,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				}
 				return next;
 			}
-			if (entry.isExpired(now)) {
+			if (isForgotten(entry, now)) {
 				this.recordCount.decrementAndGet();
 				return null;
 			}
@@ -333,7 +384,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		try {
 			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
 				this.claimsSinceSweep.set(0);
-				sweep();
+				sweep(false);
 				this.sweepAfter = Math.max(SWEEP_EVERY, this.records.size());
 			}
 		}
@@ -352,7 +403,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		this.sweepLock.lock();
 		try {
 			if (System.nanoTime() - this.earliestExpiry.get() >= 0) {
-				sweep();
+				sweep(true);
 			}
 		}
 		finally {
@@ -361,20 +412,32 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Removes the expired records and makes {@link #earliestExpiry} exact. Runs under
+	 * Removes the expired results and the calls that never finished whose take-over
+	 * memory has passed, or, when {@code full}, every expired record: a full store drops
+	 * what it remembers of unfinished calls before it refuses a new key. Makes
+	 * {@link #earliestExpiry} exact: the expiry of the records it keeps, those it
+	 * remembers past their lease included, so that a full store finds them. Runs under
 	 * {@link #sweepLock}.
 	 */
-	private void sweep() {
+	private void sweep(boolean full) {
 		long now = System.nanoTime();
 		this.earliestExpiry.set(now + NEVER);
 		this.records.forEach((key, entry) -> {
-			if (!entry.isExpired(now)) {
-				lowerEarliestExpiry(entry.expiresAt);
-			}
-			else if (this.records.remove(key, entry)) {
+			if (entry.isExpired(now) && (full || isForgotten(entry, now)) && this.records.remove(key, entry)) {
 				this.recordCount.decrementAndGet();
 			}
+			else {
+				lowerEarliestExpiry(entry.expiresAt);
+			}
 		});
+	}
+
+	/**
+	 * Whether nothing of {@code entry} is worth keeping at {@code now}: a result past its
+	 * TTL, or a call that never finished past its take-over memory.
+	 */
+	private boolean isForgotten(Entry entry, long now) {
+		return (entry.result != null) ? entry.isExpired(now) : now - (entry.expiresAt + this.takeoverMemoryNanos) >= 0;
 	}
 
 	private void refused(InMemoryStoreFullException ex) {
@@ -401,7 +464,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	 * the owner it fenced.
 	 */
 	private record Entry(String token, Fingerprint fingerprint, StoredResult result, long expiresAt,
-			@Nullable Instant claimedAt, boolean tombstone) {
+			@Nullable Instant claimedAt, int attempt, boolean tombstone) {
 
 		boolean isExpired(long now) {
 			return now - this.expiresAt >= 0;

@@ -1,7 +1,11 @@
 -- Idempotency records for JdbcIdempotencyStore on MySQL and MariaDB.
 -- One row per scoped key: state P (in progress, expires_at is the lease), D (tombstone of an
--- operator's forced delete, until the lease it had ends) or C (completed,
--- expires_at is the end of the TTL), in UTC (the store compares with UTC_TIMESTAMP(6)).
+-- operator's forced delete) or C (completed, expires_at is the end of the TTL), expires_at in
+-- UTC (the store compares with UTC_TIMESTAMP(6)). The purge deletes C rows past their TTL,
+-- and P and D rows (calls that never finished) only once the store's take-over memory (24 h by
+-- default) has passed since their lease: until then a claim that takes one over knows which
+-- attempt it is. The owner token carries the claim time and the attempt number (see
+-- ClaimToken), so no column holds them.
 -- The key is VARBINARY so that it compares byte for byte: the default collations ignore
 -- case and trailing spaces, which would let two different keys share one record.
 -- 2048 bytes hold the 512 characters of JdbcIdempotencyStore.maxKeyLength() in UTF-8.

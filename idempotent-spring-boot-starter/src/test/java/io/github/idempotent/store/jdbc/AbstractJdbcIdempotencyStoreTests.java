@@ -47,6 +47,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 
 	private static final Fingerprint FP = new Fingerprint("fp-1");
 
+	// A lease that ran out longer ago than the default take-over memory.
+	private static final long PAST_THE_MEMORY = JdbcIdempotencyStore.DEFAULT_TAKEOVER_MEMORY.toSeconds() + 10;
+
 	private HikariDataSource dataSource;
 
 	private String tableName;
@@ -132,7 +135,11 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		store().complete(key, token, FP, new StoredResult(new byte[] { 1 }), Duration.ofMillis(1));
 		expire(key);
 		ClaimResult again = store().claim(key, new Fingerprint("fp-2"), LEASE);
-		assertThat(again).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(again).isInstanceOfSatisfying(ClaimResult.Acquired.class, (acquired) -> {
+			// The call before finished: this is no take-over.
+			assertThat(acquired.attempt()).isOne();
+			assertThat(acquired.previousAttemptStartedAt()).isNull();
+		});
 		assertThat(store().claim(key, FP, LEASE)).isInstanceOfSatisfying(ClaimResult.InProgress.class,
 				(inProgress) -> assertThat(inProgress.fingerprint()).isEqualTo(new Fingerprint("fp-2")));
 		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName + " WHERE owner_token = ?",
@@ -185,7 +192,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		for (int i = 0; i < 7; i++) {
 			RecordKey key = newKey();
 			store().claim(key, FP, LEASE);
-			expire(key);
+			expirePastTheTakeoverMemory(key);
 		}
 		assertThat(jdbcStore().purgeExpired(3)).isEqualTo(7);
 		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.tableName, Integer.class)).isOne();
@@ -199,7 +206,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		for (int i = 0; i < rows; i++) {
 			store().claim(newKey(), FP, LEASE);
 		}
-		this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp());
+		this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp(PAST_THE_MEMORY));
 		ExecutorService pool = Executors.newFixedThreadPool(4);
 		try {
 			CountDownLatch start = new CountDownLatch(1);
@@ -238,7 +245,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		}
 		List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
 		for (int round = 0; round < 12; round++) {
-			this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp());
+			this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp(PAST_THE_MEMORY));
 			ExecutorService pool = Executors.newFixedThreadPool(8);
 			try {
 				CountDownLatch start = new CountDownLatch(1);
@@ -305,7 +312,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	void thePurgerPurgesOnItsSchedule() {
 		RecordKey key = newKey();
 		store().claim(key, FP, LEASE);
-		expire(key);
+		expirePastTheTakeoverMemory(key);
 		JdbcIdempotencyPurger purger = new JdbcIdempotencyPurger(jdbcStore(), Duration.ofMillis(50), 100);
 		purger.start();
 		try {
@@ -389,6 +396,71 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	}
 
 	@Test
+	void thePurgeKeepsTheRowsOfUnfinishedCallsForTheTakeoverMemory() {
+		this.jdbc.update("DELETE FROM " + this.tableName);
+		RecordKey result = newKey();
+		String token = ((ClaimResult.Acquired) store().claim(result, FP, LEASE)).token();
+		store().complete(result, token, FP, new StoredResult(new byte[] { 1 }), TTL);
+		expire(result);
+		RecordKey abandoned = newKey();
+		store().claim(abandoned, FP, LEASE);
+		expire(abandoned);
+		RecordKey deleted = newKey();
+		store().claim(deleted, FP, LEASE);
+		inspectable().deleteInProgress(deleted);
+		expire(deleted);
+		assertThat(jdbcStore().purgeExpired(10)).isOne();
+		assertThat(this.jdbc.queryForList("SELECT idempotency_key FROM " + this.tableName, String.class))
+			.containsExactlyInAnyOrder(abandoned.value(), deleted.value());
+		assertThat(((ClaimResult.Acquired) store().claim(abandoned, FP, LEASE)).attempt()).isEqualTo(2);
+		assertThat(((ClaimResult.Acquired) store().claim(deleted, FP, LEASE)).attempt()).isEqualTo(2);
+		expire(abandoned);
+		jdbcStore().setTakeoverMemory(Duration.ofSeconds(5));
+		assertThat(jdbcStore().purgeExpired(10)).isOne();
+		ClaimResult.Acquired forgotten = (ClaimResult.Acquired) store().claim(abandoned, FP, LEASE);
+		assertThat(forgotten.attempt()).isOne();
+		assertThat(forgotten.previousAttemptStartedAt()).isNull();
+	}
+
+	@Test
+	void theTakeOverOfARowClaimedByAnEarlierVersionIsTheSecondAttemptStartedWhoKnowsWhen() {
+		RecordKey key = newKey();
+		store().claim(key, FP, LEASE);
+		this.jdbc.update("UPDATE " + this.tableName + " SET owner_token = ? WHERE idempotency_key = ?",
+				"0123456789abcdef0123456789abcdef", key.value());
+		expire(key);
+		ClaimResult.Acquired second = (ClaimResult.Acquired) store().claim(key, FP, LEASE);
+		assertThat(second.attempt()).isEqualTo(2);
+		assertThat(second.previousAttemptStartedAt()).isNull();
+	}
+
+	@Test
+	void aTakeOverIsWrittenInItsTokenAndCompletesInTheCallersTransaction() {
+		jdbcStore().setJoinTransaction(true);
+		RecordKey key = newKey();
+		store().claim(key, FP, LEASE);
+		expire(key);
+		StoredResult result = new StoredResult(new byte[] { 'V', 2 });
+		String[] token = new String[1];
+		transactions().executeWithoutResult((status) -> {
+			ClaimResult.Acquired second = (ClaimResult.Acquired) store().claim(key, FP, LEASE);
+			assertThat(second.attempt()).isEqualTo(2);
+			token[0] = second.token();
+			assertThat(token[0]).hasSizeLessThanOrEqualTo(64).contains(".2-");
+			assertThat(
+					this.jdbc.queryForObject("SELECT owner_token FROM " + this.tableName + " WHERE idempotency_key = ?",
+							String.class, key.value()))
+				.isEqualTo(token[0]);
+			assertThat(store().renew(key, token[0], FP, LEASE)).isTrue();
+			assertThat(store().complete(key, token[0], FP, result, TTL)).isTrue();
+		});
+		assertThat(store().claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+		// The same completion sent again after the commit still finds its own token.
+		assertThat(store().complete(key, token[0], FP, result, TTL)).isTrue();
+		assertThat(store().renew(key, token[0], FP, LEASE)).isTrue();
+	}
+
+	@Test
 	void rejectsATableNameThatIsNotAnIdentifier() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new JdbcIdempotencyStore(this.dataSource, "t; DROP TABLE x", expectedDialect()));
@@ -399,17 +471,24 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	}
 
 	private void expire(RecordKey key) {
-		// Moves the row's deadline into the past by the database's own clock.
-		this.jdbc.update(
-				"UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp() + " WHERE idempotency_key = ?",
-				key.value());
+		expire(key, 10);
 	}
 
-	private String expiredTimestamp() {
+	private void expirePastTheTakeoverMemory(RecordKey key) {
+		expire(key, PAST_THE_MEMORY);
+	}
+
+	private void expire(RecordKey key, long secondsAgo) {
+		// Moves the row's deadline into the past by the database's own clock.
+		this.jdbc.update("UPDATE " + this.tableName + " SET expires_at = " + expiredTimestamp(secondsAgo)
+				+ " WHERE idempotency_key = ?", key.value());
+	}
+
+	private String expiredTimestamp(long secondsAgo) {
 		return switch (expectedDialect()) {
-			case H2 -> "DATEADD(SECOND, -10, CURRENT_TIMESTAMP)";
-			case POSTGRESQL -> "statement_timestamp() - INTERVAL '10 seconds'";
-			case MYSQL -> "TIMESTAMPADD(SECOND, -10, UTC_TIMESTAMP(6))";
+			case H2 -> "DATEADD(SECOND, -" + secondsAgo + ", CURRENT_TIMESTAMP)";
+			case POSTGRESQL -> "statement_timestamp() - " + secondsAgo + " * INTERVAL '1 second'";
+			case MYSQL -> "TIMESTAMPADD(SECOND, -" + secondsAgo + ", UTC_TIMESTAMP(6))";
 		};
 	}
 

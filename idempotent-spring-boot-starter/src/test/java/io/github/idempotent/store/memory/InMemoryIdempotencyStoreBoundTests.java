@@ -72,20 +72,38 @@ class InMemoryIdempotencyStoreBoundTests {
 	}
 
 	@Test
+	void aFullStoreForgetsACallThatNeverFinishedBeforeItRefusesANewKey() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(2);
+		store.claim(key("abandoned"), FP, Duration.ofMillis(1));
+		String token = ((ClaimResult.Acquired) store.claim(key("failed"), FP, LEASE)).token();
+		Thread.sleep(5);
+		// Remembered past its lease, and counted: the bound holds it.
+		assertThat(store.size()).isEqualTo(2);
+		assertThat(store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.size()).isEqualTo(2);
+		store.release(key("failed"), token);
+		ClaimResult.Acquired again = (ClaimResult.Acquired) store.claim(key("abandoned"), FP, LEASE);
+		assertThat(again.attempt()).isOne();
+		assertThat(again.previousAttemptStartedAt()).isNull();
+	}
+
+	@Test
+	void expiredRecordOfTheSameKeyIsTakenOverWhenFullAsTheNextAttempt() throws InterruptedException {
+		acquire("abandoned", Duration.ofMillis(1));
+		acquire("other", LEASE);
+		Thread.sleep(5);
+		ClaimResult claim = this.store.claim(key("abandoned"), FP, LEASE);
+		assertThat(claim).isInstanceOfSatisfying(ClaimResult.Acquired.class,
+				(acquired) -> assertThat(acquired.attempt()).isEqualTo(2));
+		assertThat(this.store.size()).isEqualTo(2);
+	}
+
+	@Test
 	void releasedKeyMakesRoom() {
 		String token = acquire("failed", LEASE);
 		acquire("other", LEASE);
 		this.store.release(key("failed"), token);
 		assertThat(this.store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
-	}
-
-	@Test
-	void expiredRecordOfTheSameKeyIsTakenOverWhenFull() throws InterruptedException {
-		acquire("abandoned", Duration.ofMillis(1));
-		acquire("other", LEASE);
-		Thread.sleep(5);
-		assertThat(this.store.claim(key("abandoned"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
-		assertThat(this.store.size()).isEqualTo(2);
 	}
 
 	@Test
