@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
@@ -26,14 +27,36 @@ import io.github.idempotent.store.Fingerprint;
  * <li>bytes 1-8: the owner's token ({@link #token});</li>
  * <li>then the fingerprint: 32 bytes, or one length byte and up to 255 bytes of UTF-8
  * text;</li>
- * <li>then, in a completed record, the result, to the end; in an in-progress record, the
- * claim time ({@link #inProgress}), or nothing in a record of an earlier version.</li>
+ * <li>then, in a completed record, the result, to the end; in an in-progress record (a
+ * placeholder) 7 bytes ({@link #inProgress}): the claim time (3), the attempt (1) and the
+ * claim time of the attempt it took over (3, zero when none or unknown).</li>
  * </ul>
- * A tombstone, left by an operator's forced delete of a record in progress, is byte 0
- * {@code D} and the 8 bytes of the deleted owner's token, nothing else: it is no record
- * (a claim takes it as free), it only fences that owner's renewals and completion. The
- * Lua scripts read only the state byte and the token, at fixed offsets; everything else
- * is built and parsed here, off the server.
+ * A placeholder outlives its lease: its key expires {@link #REMEMBERED} after the lease
+ * ends, so that a claim that takes the key over from an owner that died or hung knows it
+ * does, which attempt it is and when the last one started. The lease is what is left of
+ * the key's expiry ({@code PTTL}) minus {@link #REMEMBERED}. The 7 bytes after the
+ * fingerprint are what says so: placeholders of the previous layout end with the claim
+ * time alone (3 bytes; none before that) and expire with their lease, which is still
+ * their whole expiry, so that a reader of this version never takes them for a lease run
+ * out. With a digest fingerprint a placeholder is 48 bytes: past the 44 that Redis 7
+ * keeps inside its object header (embstr), which costs 16 bytes per placeholder
+ * ({@code MEMORY USAGE} 184 B at 44 bytes, 200 B from 45 to 60, default key shape); 4
+ * bytes more than the attempt alone needs cost nothing more, and let a claim sent again
+ * find both the attempt and when the previous one started in its own placeholder.
+ * Placeholders are few at any moment (calls per second times their duration), so the 16
+ * bytes are a small price for a retry that knows its first run may have had effects.
+ * <p>
+ * A tombstone, left by an operator's forced delete of a record in progress (and by a
+ * delete of a placeholder whose lease ran out), is 9 bytes: {@code D}, {@code tomb}, the
+ * claim time and the attempt of the deleted placeholder ({@link #tombstone}). It is no
+ * record (a claim takes it as the attempt it was, so the next one knows it takes over),
+ * and it fences every owner's renewals and completion, since none holds the key. The
+ * previous version wrote {@code D} and the deleted owner's 8-byte token: the length is
+ * the same so that an instance of that version, during a rolling upgrade, still takes
+ * this tombstone as free rather than as damage; its 4-byte mark tells the two apart (a
+ * token that happens to start with {@code tomb}, 1 in 2^32, only makes the next claim
+ * misreport its attempt number). The Lua scripts read the state byte, the token and these
+ * fixed-size ends; everything else is built and parsed here, off the server.
  */
 final class RecordLayout {
 
@@ -56,13 +79,37 @@ final class RecordLayout {
 	private static final int DIGEST_TEXT_LENGTH = 43;
 
 	/**
-	 * Bytes of the claim time after the fingerprint of an in-progress record: the
-	 * claiming instance's epoch second modulo 2^24 (194 days). Three bytes because an
-	 * in-progress record with a digest fingerprint is then 44 bytes, the longest string
-	 * Redis 7 keeps inside its object header (embstr): a fourth byte would cost 16 bytes
-	 * of memory per record (docs/benchmarks.md, record sizes).
+	 * Bytes of a claim time: the claiming instance's epoch second modulo 2^24 (194 days).
 	 */
 	private static final int CLAIM_TIME_LENGTH = 3;
+
+	/**
+	 * Bytes after the fingerprint of a placeholder of this layout: its claim time, its
+	 * attempt, and the claim time of the attempt it took over.
+	 */
+	static final int PLACEHOLDER_END = 2 * CLAIM_TIME_LENGTH + 1;
+
+	/**
+	 * How long a placeholder is kept after its lease ends, so that the claim that takes
+	 * the key over knows which attempt it is and when the last one started. A fixed time,
+	 * the same on every instance, because every reader subtracts it from the key's expiry
+	 * to tell the lease left; changing it needs another layout mark. One hour: clients
+	 * and message redeliveries retry a call whose owner died within minutes, and a client
+	 * that comes back after an outage within the hour is still told; past it, the retry
+	 * is attempt 1 again, as it was before placeholders were remembered. The operation's
+	 * TTL would have been the natural length, but a claim does not carry it. A longer
+	 * time costs little memory (only placeholders whose owner never finished stay, other
+	 * calls overwrite or delete theirs), but instances of the previous version read a
+	 * placeholder's whole expiry as its lease, and answer 409 for a dead call's key that
+	 * much longer during a rolling upgrade or after a rollback.
+	 */
+	static final Duration REMEMBERED = Duration.ofHours(1);
+
+	/** The mark after {@code D} that tells a tombstone of this layout. */
+	private static final byte[] TOMBSTONE_MARK = { 't', 'o', 'm', 'b' };
+
+	/** The highest attempt number a placeholder holds: further takeovers stay at it. */
+	static final int MAX_ATTEMPT = 255;
 
 	private static final int CLAIM_TIME_MODULUS = 1 << 24;
 
@@ -175,12 +222,70 @@ final class RecordLayout {
 	}
 
 	/**
-	 * An in-progress record that carries its claim time, {@code epochSecond}.
+	 * A placeholder of a first attempt, claimed at {@code epochSecond}; the claim script
+	 * writes its last 4 bytes anew when it takes a key over.
 	 */
 	static byte[] inProgress(byte[] token, Fingerprint fingerprint, long epochSecond) {
+		return inProgress(token, fingerprint, epochSecond, 1, 0);
+	}
+
+	/**
+	 * A placeholder of attempt {@code attempt}, claimed at {@code epochSecond}, that took
+	 * over an attempt claimed at {@code previousEpochSecond} (0: none, or unknown).
+	 */
+	static byte[] inProgress(byte[] token, Fingerprint fingerprint, long epochSecond, int attempt,
+			long previousEpochSecond) {
+		Assert.isTrue(attempt >= 1 && attempt <= MAX_ATTEMPT, "attempt must be from 1 to " + MAX_ATTEMPT);
+		byte[] end = new byte[PLACEHOLDER_END];
+		writeTime(end, 0, epochSecond);
+		end[CLAIM_TIME_LENGTH] = (byte) attempt;
+		if (previousEpochSecond != 0) {
+			writeTime(end, CLAIM_TIME_LENGTH + 1, previousEpochSecond);
+		}
+		return record(IN_PROGRESS, token, fingerprint, end);
+	}
+
+	/**
+	 * A tombstone of a forced delete of the attempt {@code attempt}, claimed at
+	 * {@code epochSecond}, as the scripts write it.
+	 */
+	static byte[] tombstone(long epochSecond, int attempt) {
+		byte[] tombstone = new byte[1 + TOKEN_LENGTH];
+		tombstone[0] = TOMBSTONE;
+		System.arraycopy(TOMBSTONE_MARK, 0, tombstone, 1, TOMBSTONE_MARK.length);
+		writeTime(tombstone, 1 + TOMBSTONE_MARK.length, epochSecond);
+		tombstone[TOKEN_LENGTH] = (byte) attempt;
+		return tombstone;
+	}
+
+	private static void writeTime(byte[] bytes, int offset, long epochSecond) {
 		int second = (int) Math.floorMod(epochSecond, (long) CLAIM_TIME_MODULUS);
-		byte[] time = { (byte) (second >>> 16), (byte) (second >>> 8), (byte) second };
-		return record(IN_PROGRESS, token, fingerprint, time);
+		bytes[offset] = (byte) (second >>> 16);
+		bytes[offset + 1] = (byte) (second >>> 8);
+		bytes[offset + 2] = (byte) second;
+	}
+
+	/**
+	 * A 3-byte claim time at {@code offset}, read against {@code now}: a time up to 97
+	 * days ahead of {@code now} (a claimer whose clock runs ahead) reads as {@code now},
+	 * anything older as that many seconds ago.
+	 */
+	static Instant readTime(byte[] bytes, int offset, Instant now) {
+		int second = ((bytes[offset] & 0xFF) << 16) | ((bytes[offset + 1] & 0xFF) << 8) | (bytes[offset + 2] & 0xFF);
+		long ago = Math.floorMod(now.getEpochSecond() - second, (long) CLAIM_TIME_MODULUS);
+		if (ago >= CLAIM_TIME_MODULUS / 2) {
+			ago = 0;
+		}
+		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
+	}
+
+	/**
+	 * Whether 3 bytes of a claim time are all zero: none, or unknown. A real claim at
+	 * such a second (one in 194 days) only reads as unknown.
+	 */
+	static boolean isNoTime(byte[] bytes, int offset) {
+		return bytes.length < offset + CLAIM_TIME_LENGTH
+				|| (bytes[offset] == 0 && bytes[offset + 1] == 0 && bytes[offset + 2] == 0);
 	}
 
 	static boolean isInProgress(byte[] record) {
@@ -189,11 +294,62 @@ final class RecordLayout {
 
 	/**
 	 * Whether the value is a tombstone of a forced delete rather than a record: exactly
-	 * {@code D} and a token. Any other value that starts with {@code D} is damage, never
-	 * a free key, since a claim writes over a tombstone and may run the method.
+	 * {@code D} and 8 bytes, of this layout ({@link #tombstone}) or the previous one's
+	 * ({@code D} and the deleted owner's token). Any other value that starts with
+	 * {@code D} is damage, never a free key, since a claim writes over a tombstone and
+	 * may run the method.
 	 */
 	static boolean isTombstone(byte[] record) {
 		return record.length == 1 + TOKEN_LENGTH && record[0] == TOMBSTONE;
+	}
+
+	/**
+	 * Whether a tombstone carries the attempt and claim time of the placeholder it
+	 * replaced (this layout), rather than its owner's token (the previous one).
+	 */
+	static boolean isTombstoneOfAnAttempt(byte[] record) {
+		return isTombstone(record)
+				&& Arrays.equals(record, 1, 1 + TOMBSTONE_MARK.length, TOMBSTONE_MARK, 0, TOMBSTONE_MARK.length);
+	}
+
+	/**
+	 * Whether {@code record} is a placeholder of this layout, whose key expires
+	 * {@link #REMEMBERED} after its lease, rather than with it.
+	 */
+	static boolean isRemembered(byte[] record) {
+		return isInProgress(record) && damage(record) == null && record.length - resultStart(record) == PLACEHOLDER_END;
+	}
+
+	/**
+	 * The lease left of a record in progress whose key has {@code pttlMillis} left
+	 * ({@code PTTL}): that much less {@link #REMEMBERED} for a placeholder of this
+	 * layout, never below 0; the whole of it for one of the previous layouts. A key
+	 * without expiry (-1) or gone (-2) has none left.
+	 */
+	static long leaseMillis(byte[] record, long pttlMillis) {
+		if (pttlMillis < 0) {
+			return 0;
+		}
+		return isRemembered(record) ? Math.max(0, pttlMillis - REMEMBERED.toMillis()) : pttlMillis;
+	}
+
+	/**
+	 * The attempt of a placeholder: 1 for one of an earlier layout, which did not count.
+	 */
+	static int attempt(byte[] record) {
+		return isRemembered(record) ? Math.max(1, record[record.length - CLAIM_TIME_LENGTH - 1] & 0xFF) : 1;
+	}
+
+	/**
+	 * When the attempt that a placeholder took over was claimed, {@code null} for a first
+	 * attempt, for one of an earlier layout and when unknown.
+	 */
+	static @Nullable Instant previousClaimedAt(byte[] record, Instant now) {
+		int offset = record.length - CLAIM_TIME_LENGTH;
+		if (attempt(record) == 1 || isNoTime(record, offset)) {
+			return null;
+		}
+		return readTime(record, offset, now);
 	}
 
 	static boolean isCompleted(byte[] record) {
@@ -201,22 +357,17 @@ final class RecordLayout {
 	}
 
 	/**
-	 * When the key of an in-progress record was claimed, read against {@code now}:
-	 * {@code null} for a completed record and for one written without a claim time. A
-	 * claim time up to 97 days ahead of {@code now} (a claimer whose clock runs ahead)
-	 * reads as {@code now}, anything older as that many seconds ago.
+	 * When the key of an in-progress record was claimed, read against {@code now} as
+	 * {@link #readTime} does: {@code null} for a completed record and for one written
+	 * without a claim time.
 	 */
 	static @Nullable Instant claimedAt(byte[] record, Instant now) {
 		int start = resultStart(record);
-		if (!isInProgress(record) || record.length - start != CLAIM_TIME_LENGTH) {
+		int end = record.length - start;
+		if (!isInProgress(record) || (end != CLAIM_TIME_LENGTH && end != PLACEHOLDER_END)) {
 			return null;
 		}
-		int second = ((record[start] & 0xFF) << 16) | ((record[start + 1] & 0xFF) << 8) | (record[start + 2] & 0xFF);
-		long ago = Math.floorMod(now.getEpochSecond() - second, (long) CLAIM_TIME_MODULUS);
-		if (ago >= CLAIM_TIME_MODULUS / 2) {
-			ago = 0;
-		}
-		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
+		return readTime(record, start, now);
 	}
 
 	/**

@@ -66,8 +66,9 @@ import io.github.idempotent.store.StoredResult;
  * records of the previous layout), completion, release and renewal are Lua scripts
  * (EVALSHA), which compare the owner's token before they write. A first call costs two
  * round trips, a replay one. Each touches only its own key, so the store runs on Redis
- * Cluster; expiry is the server's (PEXPIRE): the lease while in progress, the TTL once
- * completed.
+ * Cluster; expiry is the server's (PEXPIRE): the lease and {@link RecordLayout#REMEMBERED
+ * an hour} while in progress, so that a claim that takes over from an owner that died
+ * knows it does; the TTL once completed.
  * <p>
  * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
  * fails may be missing on the replica promoted in its place. With
@@ -89,6 +90,10 @@ public class RedisIdempotencyStore
 	 * How long claims take the script after the server refused the native claim.
 	 */
 	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
+
+	private static final long REMEMBERED_MILLIS_VALUE = RecordLayout.REMEMBERED.toMillis();
+
+	private static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(REMEMBERED_MILLIS_VALUE));
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -307,7 +312,8 @@ public class RedisIdempotencyStore
 			}
 		}
 		List<?> reply = executeAndWait(Scripts.CLAIM, ReturnType.MULTI,
-				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), redisKey, record, millis(lease));
+				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), redisKey, record, expiry(lease),
+				REMEMBERED_MILLIS);
 		return claimResult(reply, token);
 	}
 
@@ -322,7 +328,7 @@ public class RedisIdempotencyStore
 		byte[] previous;
 		try {
 			previous = connection.stringCommands()
-				.setGet(key, record, Expiration.milliseconds(Math.max(1, lease.toMillis())),
+				.setGet(key, record, Expiration.milliseconds(expiryMillis(lease)),
 						RedisStringCommands.SetOption.SET_IF_ABSENT);
 		}
 		catch (RuntimeException ex) {
@@ -337,9 +343,22 @@ public class RedisIdempotencyStore
 		}
 		if (isHeldByAnother(previous, record)) {
 			Long pttl = connection.keyCommands().pTtl(key);
+			if (pttl != null && isLeaseOver(previous, pttl)) {
+				return null;
+			}
 			return inProgress(previous, (pttl != null) ? pttl : 0);
 		}
 		return setClaimResult(previous, token);
+	}
+
+	/**
+	 * Whether the placeholder a native claim found, whose key has {@code pttl} left, no
+	 * longer holds its lease (or has gone since), so that the claim script may take the
+	 * key over: it decides again, atomically, on what is there then. A placeholder of the
+	 * previous layout expires with its lease and is never over while it is there.
+	 */
+	private static boolean isLeaseOver(byte[] previous, long pttl) {
+		return RecordLayout.isRemembered(previous) && pttl != -1 && pttl <= REMEMBERED_MILLIS_VALUE;
 	}
 
 	/**
@@ -353,7 +372,7 @@ public class RedisIdempotencyStore
 	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
 		// The lease left just after the claim; -2 if the record ended meanwhile.
 		return new ClaimResult.InProgress(RecordLayout.fingerprint(previous),
-				Duration.ofMillis(Math.max(0, pttlMillis)));
+				Duration.ofMillis(RecordLayout.leaseMillis(previous, pttlMillis)));
 	}
 
 	/**
@@ -371,7 +390,9 @@ public class RedisIdempotencyStore
 			return new ClaimResult.Damaged(damage);
 		}
 		if (RecordLayout.isInProgress(previous)) {
-			return new ClaimResult.Acquired(token);
+			// Its own: the attempt it is, as the first send wrote it.
+			return new ClaimResult.Acquired(token, RecordLayout.attempt(previous),
+					RecordLayout.previousClaimedAt(previous, Instant.now()));
 		}
 		return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
 				new StoredResult(RecordLayout.result(previous)));
@@ -430,7 +451,7 @@ public class RedisIdempotencyStore
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
 		long state = (Long) reply.get(0);
 		if (state == Scripts.ACQUIRED) {
-			return new ClaimResult.Acquired(token);
+			return acquired(token, reply);
 		}
 		if (state == Scripts.NOT_A_RECORD) {
 			return new ClaimResult.Damaged(notARecord(reply.get(1)));
@@ -465,6 +486,22 @@ public class RedisIdempotencyStore
 	}
 
 	/**
+	 * The claim script's {@code {1}} (a first attempt) or {@code {1, attempt, started}}:
+	 * the attempt this claim is and the 3-byte claim time of the attempt it took over
+	 * (zero when unknown).
+	 */
+	private static ClaimResult.Acquired acquired(String token, List<?> reply) {
+		if (reply.size() < 3) {
+			return new ClaimResult.Acquired(token);
+		}
+		int attempt = (int) Math.max(1, (Long) reply.get(1));
+		byte[] started = (byte[]) reply.get(2);
+		Instant previous = (attempt == 1 || started == null || RecordLayout.isNoTime(started, 0)) ? null
+				: RecordLayout.readTime(started, 0, Instant.now());
+		return new ClaimResult.Acquired(token, attempt, previous);
+	}
+
+	/**
 	 * The damage of a key that holds a value of another Redis type than a string or a
 	 * hash, named by the scripts' {@code TYPE}.
 	 */
@@ -490,7 +527,10 @@ public class RedisIdempotencyStore
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
 		// The record is written only if it has vanished: then it is claimed anew, now.
-		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner, millis(lease),
+		// A record written anew has lost its count: it is attempt 1 again (a takeover of
+		// it
+		// still knows it takes over, and when it was written).
+		return isPositive(executeAndWait(Scripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner, expiry(lease),
 				RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
 	}
 
@@ -527,6 +567,11 @@ public class RedisIdempotencyStore
 				return IdempotencyRecord.unreadable(key, damage, expiresIn);
 			}
 			boolean inProgress = RecordLayout.isInProgress(stored);
+			if (inProgress && expiresIn != null) {
+				// The lease left, not the hour the placeholder is kept after it: 0 for
+				// a call whose lease ran out, which no longer holds the key.
+				expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(stored, pttl));
+			}
 			return new IdempotencyRecord(key,
 					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
 					RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
@@ -675,7 +720,8 @@ public class RedisIdempotencyStore
 	}
 
 	private Deletion deleteIf(RecordKey key, byte state) {
-		Long reply = executeAndWait(Scripts.DELETE_IF, ReturnType.INTEGER, null, keyOf(key), new byte[] { state });
+		Long reply = executeAndWait(Scripts.DELETE_IF, ReturnType.INTEGER, null, keyOf(key), new byte[] { state },
+				REMEMBERED_MILLIS);
 		if (reply == null || reply == 0) {
 			return Deletion.NONE;
 		}
@@ -739,7 +785,7 @@ public class RedisIdempotencyStore
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
 		byte[][] keys = { redisKey };
-		byte[][] args = { record, millis(lease) };
+		byte[][] args = { record, expiry(lease), REMEMBERED_MILLIS };
 		if (!useSetClaims()) {
 			return this.<List<Object>>executeAsync(Scripts.CLAIM, ScriptOutputType.MULTI, redisKey, args)
 				.thenApply((reply) -> claimResult(reply, token));
@@ -747,7 +793,7 @@ public class RedisIdempotencyStore
 		// Everything on one connection's commands, closed once: a fallback never borrows
 		// another connection on Lettuce's event loop.
 		return withAsyncCommands(
-				(commands) -> commands.setGet(redisKey, record, SetArgs.Builder.nx().px(Math.max(1, lease.toMillis())))
+				(commands) -> commands.setGet(redisKey, record, SetArgs.Builder.nx().px(expiryMillis(lease)))
 					.toCompletableFuture()
 					.handle((previous, ex) -> {
 						if (ex != null) {
@@ -767,9 +813,15 @@ public class RedisIdempotencyStore
 								.thenApply((reply) -> claimResult(reply, token));
 						}
 						if (isHeldByAnother(previous, record)) {
-							return commands.pttl(redisKey)
-								.toCompletableFuture()
-								.thenApply((pttl) -> inProgress(previous, (pttl != null) ? pttl : 0));
+							return commands.pttl(redisKey).toCompletableFuture().thenCompose((pttl) -> {
+								if (pttl != null && isLeaseOver(previous, pttl)) {
+									return this
+										.<List<Object>>eval(commands, Scripts.CLAIM, ScriptOutputType.MULTI, keys, args)
+										.thenApply((reply) -> claimResult(reply, token));
+								}
+								return CompletableFuture
+									.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
+							});
 						}
 						return CompletableFuture.completedFuture(setClaimResult(previous, token));
 					})
@@ -938,6 +990,17 @@ public class RedisIdempotencyStore
 		return utf8(Long.toString(Math.max(1, duration.toMillis())));
 	}
 
+	/**
+	 * The expiry of a placeholder's key: its lease, then {@link RecordLayout#REMEMBERED}.
+	 */
+	private static long expiryMillis(Duration lease) {
+		return Math.max(1, lease.toMillis()) + REMEMBERED_MILLIS_VALUE;
+	}
+
+	private static byte[] expiry(Duration lease) {
+		return utf8(Long.toString(expiryMillis(lease)));
+	}
+
 	private static boolean isPositive(@Nullable Long reply) {
 		return reply != null && reply > 0;
 	}
@@ -962,9 +1025,12 @@ public class RedisIdempotencyStore
 		// A record is one string (RecordLayout): byte 1 the state, 'P' or 'p' in
 		// progress, 'C' or 'c' completed (upper or lower case: the form of the
 		// fingerprint, which only the Java side reads), bytes 2-9 the owner's token.
-		// Java builds every value the scripts write, so a script only compares a state
-		// byte and a token and writes or returns a value whole: GET and one SET (with
-		// PX) or PEXPIRE per call, nothing parsed in Redis.
+		// Java builds the values the scripts write, so a script compares a state byte and
+		// a token and writes or returns a value whole: GET and one SET (with PX) or
+		// PEXPIRE per call. The only bytes a script reads or writes besides are the
+		// fixed-size end of a placeholder (its attempt and claim times, 7 bytes after
+		// the fingerprint) and the 9 bytes of a tombstone, when a key is taken over or
+		// deleted by an operator; the fingerprint's length byte says where it ends.
 		//
 		// Records written before this layout are hashes (s, t, f, r): GET on them fails
 		// with WRONGTYPE, caught by pcall, so a new record costs no TYPE check. Those
@@ -975,15 +1041,36 @@ public class RedisIdempotencyStore
 		// leaves it as it is, as it leaves a string it cannot read (the Java side judges
 		// that): either may be what is left of a call that ran.
 		//
-		// A tombstone ('D', 68: the token of an owner whose record an operator deleted
-		// with force) is free: the claim writes over it, GET and SET in one script, so
-		// of two claimers that both saw it only the first wins, the second finds its
+		// A placeholder of this layout ends with 7 bytes after its fingerprint: its claim
+		// time (3), its attempt (1) and the claim time of the attempt it took over (3,
+		// zero if none or unknown); its key expires ARGV[3] ms (RecordLayout.REMEMBERED)
+		// after its lease, so that the lease left is PTTL - ARGV[3]. A placeholder that
+		// ends otherwise (3 bytes: the previous layout, written by instances of the
+		// previous version during a rolling upgrade; none: earlier) expires with its
+		// lease: PTTL is its lease, and it is never found with its lease run out.
+		//
+		// A placeholder whose lease ran out is taken over: its owner died or hangs, and
+		// nobody else holds the key. The new placeholder is attempt n + 1, and the claim
+		// answers its number and when attempt n was claimed, so the method can look for
+		// what that attempt did. Its owner is fenced from then on by the new token, as
+		// before; an owner past its lease that nobody took over still renews and
+		// completes (its token still holds).
+		//
+		// A tombstone ('D', 68, and 8 bytes: 'tomb', the claim time and the attempt of a
+		// placeholder an operator deleted; or the deleted owner's token, written by the
+		// previous version) is a call that never finished too: the claim takes it over
+		// as the next attempt (2, when unknown), GET and SET in one script, so of two
+		// claimers that both saw it only the first wins, the second finds its
 		// placeholder.
 		//
-		// A claim sent again for the same token finds its own placeholder and wins:
-		// Lettuce sends a command again on the new connection when the old one broke
-		// before the reply (at-least-once), and the first send may have run.
-		// ARGV: the in-progress record, the lease in ms.
+		// A claim sent again for the same token finds its own placeholder and wins, with
+		// the attempt the first send wrote: Lettuce sends a command again on the new
+		// connection when the old one broke before the reply (at-least-once), and the
+		// first send may have run.
+		// ARGV: the placeholder of a first attempt, its key's expiry in ms (the lease
+		// plus ARGV[3]), ARGV[3] the ms a placeholder is kept after its lease.
+		// Answers {1} for a first attempt, {1, attempt, claim time of the last} after a
+		// takeover, {2, record, lease left in ms}, {3, value} for Java to judge.
 		static final Script CLAIM = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
@@ -1001,16 +1088,42 @@ public class RedisIdempotencyStore
 				  end
 				  return {5, r[2], r[3]}
 				end
+				-- ARGV[1] with its attempt and the last attempt's claim time (its last 4
+				-- bytes) written anew: the count goes on from takeover to takeover.
+				local function takeOver(n, started)
+				  n = math.min(n, 255)
+				  redis.call('SET', KEYS[1], string.sub(ARGV[1], 1, -5) .. string.char(n) .. started, 'PX', ARGV[2])
+				  return {1, n, started}
+				end
 				local s = string.byte(v)
 				if s == 68 and #v == 9 then
-				  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-				  return {1}
+				  if string.sub(v, 2, 5) == 'tomb' then
+				    return takeOver(string.byte(v, 9) + 1, string.sub(v, 6, 8))
+				  end
+				  return takeOver(2, string.char(0, 0, 0))
 				end
 				if s == 80 or s == 112 then
+				  -- Bytes after the fingerprint (32 bytes for 'P', a length byte and text
+				  -- for 'p'); -1 for a value too short to have one, which Java calls damaged.
+				  local rest = -1
+				  if #v >= 10 then
+				    rest = #v - 9 - ((s == 80) and 32 or (1 + string.byte(v, 10)))
+				  end
 				  if string.sub(v, 2, 9) == string.sub(ARGV[1], 2, 9) then
+				    if rest == 7 then
+				      return {1, string.byte(v, -4), string.sub(v, -3)}
+				    end
 				    return {1}
 				  end
-				  return {2, v, redis.call('PTTL', KEYS[1])}
+				  local ttl = redis.call('PTTL', KEYS[1])
+				  if rest == 7 and ttl >= 0 then
+				    local lease = ttl - tonumber(ARGV[3])
+				    if lease <= 0 then
+				      return takeOver(string.byte(v, -4) + 1, string.sub(v, -7, -5))
+				    end
+				    return {2, v, lease}
+				  end
+				  return {2, v, ttl}
 				end
 				return {3, v}
 				""");
@@ -1022,9 +1135,13 @@ public class RedisIdempotencyStore
 		// that the same completion sent again (after a broken connection, as above)
 		// finds the very value it would write and succeeds instead of reporting a lost
 		// lease; nothing else can change it. A tombstone (an operator's forced delete) is
-		// no vanished record: its owner, whose token it holds, is fenced (0) like any
-		// other, so the key stays free for a retry and never gets the deleted call's
-		// result. RELEASE and RENEW fence it the same way: neither writes over a value.
+		// no vanished record: its owner is fenced (0) like any other (no token equals
+		// its bytes 2-9: 'tomb' and an attempt, or the previous version's copy of the
+		// deleted token, which COMPLETE still refuses since the state is no 'P'), so the
+		// key stays free for a retry and never gets the deleted call's result. RELEASE
+		// and RENEW fence it the same way: neither writes over a value. A placeholder
+		// past its lease is still its owner's until someone takes it over: COMPLETE,
+		// RELEASE and RENEW do not look at the lease.
 		// ARGV: the token (8 bytes), the completed record, the TTL in ms.
 		static final Script COMPLETE = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
@@ -1064,49 +1181,79 @@ public class RedisIdempotencyStore
 				""");
 
 		// For operators. ARGV[1] 'P' deletes a record in progress and keeps a completed
-		// one (3); 'C' deletes a completed one and keeps one in progress (2), which is
-		// held: a record in progress lives only as long as its lease (PX). 1 deleted, 0
-		// none. A record in progress is replaced by a tombstone of its owner's token
-		// for the rest of its lease, not deleted: its owner, if alive, renews within a
-		// third of the lease, and would otherwise write the vanished record anew (the
-		// owner of a record that expired does so), undoing the deletion. The tombstone
-		// makes that renewal, and the owner's completion, fail. A tombstone is no
-		// record: left alone (0). A record in progress of the previous layout is
-		// deleted: its owner runs the previous version, which knows no tombstone.
+		// one (3); 'C' deletes a completed one, and one in progress whose lease ran out,
+		// and keeps one in progress under its lease (2), which is held. 1 deleted, 0
+		// none. ARGV[2]: the ms a placeholder of this layout is kept after its lease (as
+		// for CLAIM: 7 bytes after the fingerprint; one of the previous layout expires
+		// with its lease, so while it is there it is held).
+		//
+		// A placeholder is replaced by a tombstone, not deleted: its owner, if alive,
+		// renews within a third of the lease, and would otherwise write the vanished
+		// record anew (the owner of a record that expired does so), undoing the deletion.
+		// The tombstone makes that renewal, and the owner's completion, fail. It keeps
+		// the placeholder's attempt and claim time ('D', 'tomb', 3 bytes, 1 byte: 9
+		// bytes, as the previous version's tombstone, which that version takes as free),
+		// so that the next claim knows it takes over an attempt that never finished, and
+		// lives as long as the placeholder would have (the lease left, then ARGV[2]). A
+		// tombstone is no record: left alone (0). A record in progress of the previous
+		// layouts, a hash, is deleted: its owner runs a version that knows no tombstone.
+		// A value too short to be a placeholder is deleted: a tombstone of it would say
+		// nothing true.
 		static final Script DELETE_IF = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
 				  return 0
 				end
-				local s
 				if type(v) == 'table' then
-				  s = redis.pcall('HGET', KEYS[1], 's')
-				else
-				  s = string.sub(v, 1, 1)
+				  local inProgress = (redis.pcall('HGET', KEYS[1], 's') == 'P')
+				  if inProgress == (ARGV[1] == 'P') then
+				    redis.call('DEL', KEYS[1])
+				    return 1
+				  end
+				  if inProgress then
+				    return 2
+				  end
+				  return 3
 				end
-				if s == 'D' and #v == 9 then
+				local s = string.byte(v)
+				if s == 68 and #v == 9 then
 				  return 0
 				end
-				local inProgress = (s == 'P' or s == 'p')
-				if inProgress == (ARGV[1] == 'P') then
-				  local ttl = redis.call('PTTL', KEYS[1])
-				  if inProgress and type(v) ~= 'table' and ttl > 0 and #v >= 9 then
-				    redis.call('SET', KEYS[1], 'D' .. string.sub(v, 2, 9), 'PX', ttl)
-				  else
+				if s ~= 80 and s ~= 112 then
+				  if ARGV[1] == 'C' then
 				    redis.call('DEL', KEYS[1])
+				    return 1
 				  end
-				  return 1
+				  return 3
 				end
-				if inProgress then
+				local rest = -1
+				if #v >= 10 then
+				  rest = #v - 9 - ((s == 80) and 32 or (1 + string.byte(v, 10)))
+				end
+				local ttl = redis.call('PTTL', KEYS[1])
+				local leaseOver = rest == 7 and ttl >= 0 and ttl <= tonumber(ARGV[2])
+				if ARGV[1] == 'C' and not leaseOver then
 				  return 2
 				end
-				return 3
+				local started, n, px = string.char(0, 0, 0), 1, ttl + tonumber(ARGV[2])
+				if rest == 7 then
+				  started, n, px = string.sub(v, -7, -5), string.byte(v, -4), ttl
+				elseif rest == 3 then
+				  started = string.sub(v, -3)
+				end
+				if rest < 0 or ttl < 0 or px <= 0 then
+				  redis.call('DEL', KEYS[1])
+				else
+				  redis.call('SET', KEYS[1], 'Dtomb' .. started .. string.char(n), 'PX', px)
+				end
+				return 1
 				""");
 
 		// A record completed under the renewing token (3) is still this owner's: a
 		// completion whose reply was lost landed, and the renewal between its attempts
 		// must not report the key as taken from it. Nothing is written then.
-		// ARGV: the token (8 bytes), the lease in ms, the in-progress record.
+		// ARGV: the token (8 bytes), the key's expiry in ms (the lease, then the time a
+		// placeholder is kept after it), the in-progress record.
 		static final Script RENEW = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then
@@ -1128,7 +1275,8 @@ public class RedisIdempotencyStore
 				""");
 
 		// Read-only, for operators: the record whole, or a hash of the previous layout's
-		// fields, or the type of a value that is neither, with its PTTL.
+		// fields, or the type of a value that is neither, with its PTTL (Java tells the
+		// lease left of a placeholder from it).
 		static final Script INSPECT = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
 				if not v then

@@ -43,16 +43,62 @@ class RecordLayoutTests {
 	}
 
 	@Test
-	void anInProgressRecordWithADigestFingerprintCarriesItsClaimTimeInFortyFourBytes() {
-		// 44 bytes is the longest string Redis 7 keeps inside its object header; one
-		// more costs 16 bytes per record.
+	void aPlaceholderWithADigestFingerprintCarriesItsClaimTimeAndAttemptInFortyEightBytes() {
+		// 44 bytes is the longest string Redis 7 keeps inside its object header; from 45
+		// to 60 bytes a placeholder costs 16 bytes more, whatever its length.
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		Instant claimed = Instant.parse("2026-12-02T17:00:00Z");
 		byte[] record = RecordLayout.inProgress(TOKEN, fingerprint, claimed.getEpochSecond());
-		assertThat(record).hasSize(44);
+		assertThat(record).hasSize(48);
 		assertThat(RecordLayout.isInProgress(record)).isTrue();
+		assertThat(RecordLayout.isRemembered(record)).isTrue();
 		assertThat(RecordLayout.fingerprint(record)).isEqualTo(fingerprint);
 		assertThat(RecordLayout.claimedAt(record, claimed.plusSeconds(90))).isEqualTo(claimed);
+		assertThat(RecordLayout.attempt(record)).isEqualTo(1);
+		assertThat(RecordLayout.previousClaimedAt(record, claimed.plusSeconds(90))).isNull();
+	}
+
+	@Test
+	void aPlaceholderThatTookOverKnowsItsAttemptAndWhenTheLastStarted() {
+		Instant previous = Instant.parse("2026-12-02T16:59:00Z");
+		Instant claimed = Instant.parse("2026-12-02T17:00:00Z");
+		byte[] record = RecordLayout.inProgress(TOKEN, new Fingerprint("fp-text"), claimed.getEpochSecond(), 3,
+				previous.getEpochSecond());
+		assertThat(RecordLayout.fingerprint(record)).isEqualTo(new Fingerprint("fp-text"));
+		assertThat(RecordLayout.claimedAt(record, claimed.plusSeconds(5))).isEqualTo(claimed);
+		assertThat(RecordLayout.attempt(record)).isEqualTo(3);
+		assertThat(RecordLayout.previousClaimedAt(record, claimed.plusSeconds(5))).isEqualTo(previous);
+	}
+
+	@Test
+	void aPlaceholderOfThePreviousLayoutExpiresWithItsLease() {
+		// The previous version's placeholder: the claim time alone after the fingerprint,
+		// its key's expiry the lease, whatever this version keeps its own for.
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		Instant claimed = Instant.parse("2026-12-02T17:00:00Z");
+		byte[] previous = RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, fingerprint, new byte[] { 1, 2, 3 });
+		assertThat(previous).hasSize(44);
+		assertThat(RecordLayout.isRemembered(previous)).isFalse();
+		assertThat(RecordLayout.leaseMillis(previous, 5_000)).isEqualTo(5_000);
+		assertThat(RecordLayout.attempt(previous)).isEqualTo(1);
+		byte[] current = RecordLayout.inProgress(TOKEN, fingerprint, claimed.getEpochSecond());
+		long remembered = RecordLayout.REMEMBERED.toMillis();
+		assertThat(RecordLayout.leaseMillis(current, remembered + 5_000)).isEqualTo(5_000);
+		assertThat(RecordLayout.leaseMillis(current, remembered - 5_000)).isZero();
+		assertThat(RecordLayout.leaseMillis(current, -2)).isZero();
+	}
+
+	@Test
+	void aTombstoneHasTheLengthOfThePreviousVersionsAndIsToldApartByItsMark() {
+		byte[] tombstone = RecordLayout.tombstone(Instant.parse("2026-12-02T17:00:00Z").getEpochSecond(), 2);
+		assertThat(tombstone).hasSize(9);
+		assertThat(RecordLayout.isTombstone(tombstone)).isTrue();
+		assertThat(RecordLayout.isTombstoneOfAnAttempt(tombstone)).isTrue();
+		byte[] previous = new byte[9];
+		previous[0] = 'D';
+		System.arraycopy(TOKEN, 0, previous, 1, 8);
+		assertThat(RecordLayout.isTombstone(previous)).isTrue();
+		assertThat(RecordLayout.isTombstoneOfAnAttempt(previous)).isFalse();
 	}
 
 	@Test

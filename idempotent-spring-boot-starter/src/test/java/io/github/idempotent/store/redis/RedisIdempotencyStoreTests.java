@@ -2,12 +2,16 @@ package io.github.idempotent.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.store.Fingerprint;
@@ -16,6 +20,7 @@ import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTes
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.TestRedis;
 
@@ -122,6 +127,124 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 		assertThat(store().renew(key, token, fp, LEASE.multipliedBy(2))).isTrue();
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			assertThat(connection.stringCommands().get(raw)).isEqualTo(claimed);
+		}
+	}
+
+	@Test
+	void aPlaceholderIsKeptPastItsLeaseButShownAndDeletedAsNoLongerHeld() throws InterruptedException {
+		String prefix = newPrefix();
+		RecordKey key = new RecordKey(prefix + ":_:op:dead");
+		Fingerprint fp = new Fingerprint("fp");
+		store().claim(key, fp, Duration.ofMillis(200));
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			Long pttl = connection.keyCommands().pTtl(utf8(key.value()));
+			assertThat(pttl).isGreaterThan(RecordLayout.REMEMBERED.toMillis());
+		}
+		IdempotencyRecord held = inspectable().inspect(key).orElseThrow();
+		assertThat(held.expiresIn()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(200));
+		assertThat(held.isLeaseHeld()).isTrue();
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.HELD);
+		Thread.sleep(400);
+		// Still there (a takeover must see it), but its lease has run out.
+		IdempotencyRecord dead = inspectable().inspect(key).orElseThrow();
+		assertThat(dead.state()).isEqualTo(IdempotencyRecord.State.IN_PROGRESS);
+		assertThat(dead.expiresIn()).isZero();
+		assertThat(dead.isLeaseHeld()).isFalse();
+		assertThat(listAll(prefix, Duration.ZERO, 100)).extracting(IdempotencyRecord::key).containsExactly(key);
+		// Deleted as a call that never finished: the next claim knows it takes over.
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.DELETED);
+		assertThat(inspectable().inspect(key)).isEmpty();
+		assertThat(inspectable().deleteUnlessHeld(key)).isEqualTo(Deletion.NONE);
+		ClaimResult.Acquired next = (ClaimResult.Acquired) store().claim(key, fp, LEASE);
+		assertThat(next.attempt()).isEqualTo(2);
+		assertThat(next.previousAttemptStartedAt()).isNotNull();
+	}
+
+	@Test
+	void aDuplicateIsToldTheLeaseLeftNotHowLongThePlaceholderIsKept() throws Exception {
+		RecordKey key = newKey();
+		Fingerprint fp = new Fingerprint("fp");
+		store().claim(key, fp, LEASE);
+		ClaimResult.InProgress sync = (ClaimResult.InProgress) store().claim(key, fp, LEASE);
+		assertThat(sync.leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+		ClaimResult.InProgress async = (ClaimResult.InProgress) ((RedisIdempotencyStore) store())
+			.claimAsync(key, fp, LEASE)
+			.toCompletableFuture()
+			.get(10, TimeUnit.SECONDS);
+		assertThat(async.leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
+	}
+
+	@Test
+	void anOwnerPastItsLeaseThatNobodyTookOverRenewsWithoutLosingItsAttempt() throws InterruptedException {
+		RecordKey key = newKey();
+		Fingerprint fp = new Fingerprint("fp");
+		store().claim(key, fp, Duration.ofMillis(100));
+		Thread.sleep(250);
+		ClaimResult.Acquired second = (ClaimResult.Acquired) store().claim(key, fp, Duration.ofMillis(100));
+		assertThat(second.attempt()).isEqualTo(2);
+		Thread.sleep(250);
+		// Past its lease and renewed in time: the key is its again, still attempt 2.
+		assertThat(store().renew(key, second.token(), fp, LEASE)).isTrue();
+		assertThat(store().claim(key, fp, LEASE)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(inspectable().deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+		assertThat(((ClaimResult.Acquired) store().claim(key, fp, LEASE)).attempt()).isEqualTo(3);
+	}
+
+	@Test
+	void aClaimSentAgainAfterItTookTheKeyOverWinsWithTheSameAttempt() throws InterruptedException {
+		// Lettuce sends the claim script again on a new connection when the old one broke
+		// before the reply: the first send has taken the key over already.
+		RecordKey key = newKey();
+		Fingerprint fp = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		store().claim(key, fp, Duration.ofMillis(100));
+		long claimedAt;
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			claimedAt = RecordLayout.claimedAt(connection.stringCommands().get(utf8(key.value())), Instant.now())
+				.getEpochSecond();
+		}
+		Thread.sleep(250);
+		byte[] placeholder = RecordLayout.inProgress(RecordLayout.token(RedisIdempotencyStore.newToken()), fp,
+				Instant.now().getEpochSecond());
+		List<?> first = claimScript(key, placeholder);
+		List<?> again = claimScript(key, placeholder);
+		assertThat(first.get(0)).isEqualTo(1L);
+		assertThat(first.get(1)).isEqualTo(2L);
+		assertThat(RecordLayout.readTime((byte[]) first.get(2), 0, Instant.now()).getEpochSecond())
+			.isEqualTo(claimedAt);
+		assertThat(again.get(0)).isEqualTo(1L);
+		assertThat(again.get(1)).isEqualTo(2L);
+		assertThat((byte[]) again.get(2)).isEqualTo((byte[]) first.get(2));
+		// The native claim sent again finds the placeholder it is answered as its own.
+		byte[] stored;
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			stored = connection.stringCommands().get(utf8(key.value()));
+		}
+		assertThat(RecordLayout.sameOwner(stored, placeholder)).isTrue();
+		assertThat(RecordLayout.attempt(stored)).isEqualTo(2);
+		assertThat(RecordLayout.previousClaimedAt(stored, Instant.now())).isEqualTo(Instant.ofEpochSecond(claimedAt));
+	}
+
+	@Test
+	void theAttemptStopsCountingAtItsLastByte() {
+		RecordKey key = newKey();
+		Fingerprint fp = new Fingerprint("fp");
+		long now = Instant.now().getEpochSecond();
+		byte[] last = RecordLayout.inProgress(RecordLayout.token(RedisIdempotencyStore.newToken()), fp, now,
+				RecordLayout.MAX_ATTEMPT, now);
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			// Its lease over: only the time it is kept after it is left.
+			connection.stringCommands().pSetEx(utf8(key.value()), RecordLayout.REMEMBERED.toMillis() - 1000, last);
+		}
+		ClaimResult.Acquired next = (ClaimResult.Acquired) store().claim(key, fp, LEASE);
+		assertThat(next.attempt()).isEqualTo(RecordLayout.MAX_ATTEMPT);
+	}
+
+	private static List<?> claimScript(RecordKey key, byte[] placeholder) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			return connection.scriptingCommands()
+				.eval(RedisIdempotencyStore.Scripts.CLAIM.text(), ReturnType.MULTI, 1, utf8(key.value()), placeholder,
+						utf8(Long.toString(LEASE.plus(RecordLayout.REMEMBERED).toMillis())),
+						utf8(Long.toString(RecordLayout.REMEMBERED.toMillis())));
 		}
 	}
 
