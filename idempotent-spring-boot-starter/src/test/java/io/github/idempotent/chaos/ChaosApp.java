@@ -21,6 +21,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.core.IdempotencyContext;
 
 /**
  * The application the chaos campaign runs as N separate processes on one store. Its one
@@ -76,7 +77,10 @@ public class ChaosApp {
 		@Idempotent(name = "chaos")
 		public Map<String, Object> work(@RequestHeader("Idempotency-Key") String key,
 				@RequestBody Map<String, String> body) throws InterruptedException {
-			String execution = this.ledger.start(key);
+			// The attempt the library says this is: a re-run after a crash or a forced
+			// delete must be told that it takes over (the checker holds it to that).
+			String execution = this.ledger.start(key,
+					IdempotencyContext.current().map(IdempotencyContext::getAttempt).orElse(0));
 			ThreadLocalRandom random = ThreadLocalRandom.current();
 			// Mostly short, one in twenty longer than the lease: renewals must keep it.
 			long work = (random.nextInt(20) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
@@ -88,8 +92,9 @@ public class ChaosApp {
 	}
 
 	/**
-	 * One line per event: {@code START <execution> <key> <instance> <pid> <epoch ms>} and
-	 * {@code END <execution> <key> <instance> <pid> <epoch ms>}, appended with O_APPEND
+	 * One line per event:
+	 * {@code START <execution> <key> <instance> <pid> <epoch ms> <attempt>} and
+	 * {@code END <execution> <key> <instance> <pid> <epoch ms> 0}, appended with O_APPEND
 	 * and forced before the method goes on.
 	 */
 	static final class Ledger {
@@ -111,19 +116,19 @@ public class ChaosApp {
 			}
 		}
 
-		String start(String key) {
+		String start(String key, int attempt) {
 			String execution = this.instance + "-" + this.pid + "-" + UUID.randomUUID().toString().substring(0, 8);
-			write("START", execution, key);
+			write("START", execution, key, attempt);
 			return execution;
 		}
 
 		void end(String key, String execution) {
-			write("END", execution, key);
+			write("END", execution, key, 0);
 		}
 
-		private synchronized void write(String event, String execution, String key) {
+		private synchronized void write(String event, String execution, String key, int attempt) {
 			String line = event + " " + execution + " " + key + " " + this.instance + " " + this.pid + " "
-					+ System.currentTimeMillis() + "\n";
+					+ System.currentTimeMillis() + " " + attempt + "\n";
 			try {
 				ByteBuffer bytes = ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8));
 				while (bytes.hasRemaining()) {

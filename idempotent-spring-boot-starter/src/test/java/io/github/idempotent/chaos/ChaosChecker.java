@@ -38,9 +38,20 @@ import org.jspecify.annotations.Nullable;
  * answered execution other than the one replayed at the end must be one that an excused
  * re-run superseded. After the faults heal and the lease passes, every key must answer
  * (none in progress, checked over HTTP and read from the store directly) and a completed
- * result must replay, not run again.
+ * result must replay, not run again. A re-run excused by a crash, a stall or pause past
+ * the lease, or a forced delete claimed a key whose placeholder was in the store, so it
+ * must have been told that it took over (attempt 2 or more in its ledger line), unless
+ * the store restarted or failed over meanwhile and may have lost that placeholder.
  */
 final class ChaosChecker {
+
+	/**
+	 * Excuses of a re-run that claimed a key whose placeholder was still in the store:
+	 * the claim took it over, and the method must be told so
+	 * ({@code IdempotencyContext.isTakeover()}).
+	 */
+	private static final Set<String> TAKEOVERS = Set.of("crash mid-call (SIGKILL)", "paused past the lease, taken over",
+			"store connection stalled past the lease, taken over", "forced delete");
 
 	enum Kind {
 
@@ -58,7 +69,18 @@ final class ChaosChecker {
 
 	}
 
-	record Execution(String id, String key, int instance, long start, @Nullable Long end) {
+	/**
+	 * One execution of the method, as its ledger line says.
+	 *
+	 * @param attempt the attempt the library told the method it was
+	 * ({@code IdempotencyContext}), 0 when not recorded
+	 */
+	record Execution(String id, String key, int instance, long start, @Nullable Long end, int attempt) {
+
+		Execution(String id, String key, int instance, long start, @Nullable Long end) {
+			this(id, key, instance, start, end, 0);
+		}
+
 	}
 
 	/** A fault on {@code instance} (-1: the store) or {@code key}, from start to end. */
@@ -124,7 +146,7 @@ final class ChaosChecker {
 			try {
 				for (String line : Files.readAllLines(ledger)) {
 					String[] parts = line.split(" ");
-					if (parts.length != 6) {
+					if (parts.length != 7) {
 						continue; // a line torn by a SIGKILL mid-write
 					}
 					if (parts[0].equals("START")) {
@@ -141,8 +163,8 @@ final class ChaosChecker {
 			}
 		}
 		List<Execution> executions = new ArrayList<>();
-		starts.forEach((id, start) -> executions
-			.add(new Execution(id, fields.get(id)[2], Integer.parseInt(fields.get(id)[3]), start[0], ends.get(id))));
+		starts.forEach((id, start) -> executions.add(new Execution(id, fields.get(id)[2],
+				Integer.parseInt(fields.get(id)[3]), start[0], ends.get(id), Integer.parseInt(fields.get(id)[6]))));
 		return executions;
 	}
 
@@ -186,6 +208,11 @@ final class ChaosChecker {
 				}
 				if (cause != null) {
 					excused.merge(cause, 1, Integer::sum);
+					if (TAKEOVERS.contains(cause) && rerun.attempt() == 1
+							&& !storeMayHaveLostTheClaim(ran, i, faults)) {
+						violations.add("key " + key + ": re-run after a " + cause + " was told it was attempt 1, "
+								+ "not that it took over a call that never finished: " + describe(ran, i));
+					}
 				}
 				else {
 					Probe probe = probesByKey.get(key);
@@ -225,6 +252,24 @@ final class ChaosChecker {
 		}
 		int executionCount = executions.size();
 		return new Verdict(faultCounts, keys.size(), executionCount, excused, violations, this.failoverLossMillis);
+	}
+
+	/**
+	 * Whether the store itself may have lost the placeholder the re-run took over (a
+	 * restart or a failover since the first execution of the key started): the re-run
+	 * then finds no trace of the earlier attempt, and attempt 1 is right.
+	 */
+	private static boolean storeMayHaveLostTheClaim(List<Execution> ran, int rerun, List<Fault> faults) {
+		long first = ran.get(0).start();
+		long until = ran.get(rerun).start();
+		for (Fault fault : faults) {
+			boolean storeLoss = fault.kind() == Kind.STORE_RESTART || fault.kind() == Kind.FAILOVER
+					|| fault.kind() == Kind.CLUSTER_FAILOVER;
+			if (storeLoss && fault.effective() && fault.end() >= first && fault.start() <= until) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Why {@code rerun} may run after {@code earlier}, or null. */

@@ -40,6 +40,26 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aReRunAfterACrashThatWasNotToldItTookOverIsAViolation() {
+		Fault kill = new Fault(Kind.KILL, 0, null, 1100, 1100, true, "");
+		Verdict untold = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, null, 1), new Execution("b", "k", 1, 4000, 4200L, 1)),
+				List.of(kill), List.of(new Answer("k", "b", 1, 4200, false)), List.of(new Probe("k", 200, "b", 9000)),
+				List.of());
+		assertThat(untold.violations()).hasSize(1).first().asString().contains("was told it was attempt 1");
+		Verdict told = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, null, 1), new Execution("b", "k", 1, 4000, 4200L, 2)),
+				List.of(kill), List.of(new Answer("k", "b", 1, 4200, false)), List.of(new Probe("k", 200, "b", 9000)),
+				List.of());
+		assertThat(told.violations()).isEmpty();
+		Verdict storeRestarted = this.checker.check(
+				List.of(new Execution("a", "k", 0, 1000, null, 1), new Execution("b", "k", 1, 4000, 4200L, 1)),
+				List.of(kill, new Fault(Kind.STORE_RESTART, -1, null, 2000, 2500, true, "")),
+				List.of(new Answer("k", "b", 1, 4200, false)), List.of(new Probe("k", 200, "b", 9000)), List.of());
+		assertThat(storeRestarted.violations()).isEmpty();
+	}
+
+	@Test
 	void aKillOfAnotherInstanceOrMemoryPressureExcusesNothing() {
 		Verdict verdict = this.checker.check(
 				List.of(new Execution("a", "k", 0, 1000, 1500L), new Execution("b", "k", 1, 4000, 4200L)),
