@@ -81,10 +81,11 @@ class CheckoutController {
 	/**
 	 * Duplicates that arrive while the first call runs wait up to
 	 * {@code demo.payments.wait-for} (5 s) for its result instead of getting 409 at once.
-	 * {@code demo.payments.gateway-delay} plays a slow card network, to watch a duplicate
-	 * arrive while the first call is still running.
-	 */
-	/**
+	 * {@code demo.payments.gateway-delay} plays a slow card network that confirms the
+	 * charge after the account is debited, to watch a duplicate arrive while the first
+	 * call is still running, or an instance die after the debit and before its answer
+	 * (see {@link CheckoutService#pay}).
+	 * <p>
 	 * Publishes {@code PaymentCaptured} for the shipping step every time it runs (not
 	 * only when it debits): a consumer must cope with the same event twice anyway.
 	 * {@code deliverEventTwice} plays a broker that redelivers it; it is not part of the
@@ -100,8 +101,8 @@ class CheckoutController {
 		if (request.orderNo() == null || request.orderNo().isBlank()) {
 			throw CheckoutException.invalid("orderNo is required");
 		}
-		Thread.sleep(this.gatewayDelay.toMillis());
 		CheckoutService.Created<Payment> payment = this.checkout.pay(request.orderNo());
+		Thread.sleep(this.gatewayDelay.toMillis());
 		Payment paid = payment.value();
 		this.paymentEvents.publish(
 				new PaymentCaptured(paid.paymentId(), paid.orderNo(), paid.accountId(), paid.amount()),

@@ -1,6 +1,7 @@
 package io.github.idempotent.demo.checkout;
 
 import java.util.List;
+import java.util.Optional;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -12,6 +13,7 @@ import org.springframework.transaction.annotation.Isolation;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
+import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.state.TransitionResult;
 
 /**
@@ -108,8 +110,24 @@ public class CheckoutService {
 	 * Pays the order: CREATED -> PAID and the debit, together or not at all. An order
 	 * already PAID gets its existing payment back and is not debited again, whichever
 	 * idempotency key the call came with.
+	 * <p>
+	 * A call that takes over from an attempt that never finished (its instance died after
+	 * the debit committed, before it answered) first looks for the payment that attempt
+	 * made, by the idempotency key recorded with it: found, it is this request's payment,
+	 * and the answer is the {@code 201} the first attempt's client never got, not the
+	 * {@code 200} of an order paid by another request.
 	 */
 	public Created<Payment> pay(String orderNo) {
+		IdempotencyContext call = IdempotencyContext.current().orElse(null);
+		if (call != null && call.isTakeover()) {
+			Optional<LedgerEntry> earlier = this.ledger.findPayment(orderNo, call.getKey());
+			if (earlier.isPresent()) {
+				logger.info("Order " + orderNo + " was paid by an earlier attempt of this request that never "
+						+ "answered (attempt " + call.getAttempt() + " now): its payment is the answer, nothing "
+						+ "is debited again");
+				return new Created<>(payment(earlier.get()), true);
+			}
+		}
 		TransitionResult<OrderStatus> transition = this.orders.transition(orderNo, OrderStatus.CREATED,
 				OrderStatus.PAID);
 		if (transition instanceof TransitionResult.Applied) {
@@ -119,8 +137,8 @@ public class CheckoutService {
 				throw insufficientFunds(order);
 			}
 			long balance = this.accounts.balance(order.accountId());
-			LedgerEntry entry = this.ledger.record(order.accountId(), orderNo, Ledger.PAYMENT, -order.amount(),
-					balance);
+			LedgerEntry entry = this.ledger.record(order.accountId(), orderNo, Ledger.PAYMENT, -order.amount(), balance,
+					(call != null) ? call.getKey() : null);
 			// With -Ptracing, the line carries the trace and span ids of the idempotent
 			// call.
 			logger.info("Order " + orderNo + " paid: " + order.amount() + " debited from account " + order.accountId());

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
@@ -31,12 +33,22 @@ class Ledger {
 	}
 
 	LedgerEntry record(long accountId, String orderNo, String kind, long amount, long balanceAfter) {
+		return record(accountId, orderNo, kind, amount, balanceAfter, null);
+	}
+
+	/**
+	 * Records a movement made for the request with idempotency key {@code requestKey}
+	 * ({@code null} for none), so that a retry of that request can find it
+	 * ({@link #findPayment}).
+	 */
+	LedgerEntry record(long accountId, String orderNo, String kind, long amount, long balanceAfter,
+			@Nullable String requestKey) {
 		String prefix = PAYMENT.equals(kind) ? "pay_" : "ref_";
 		LedgerEntry entry = new LedgerEntry(prefix + UUID.randomUUID().toString().replace("-", ""), accountId, orderNo,
 				kind, amount, balanceAfter, Instant.now().truncatedTo(ChronoUnit.MILLIS));
 		this.jdbc
 			.sql("INSERT INTO ledger_entries (" + COLUMNS
-					+ ") VALUES (:id, :account, :no, :kind, :amount, :balanceAfter, :createdAt)")
+					+ ", request_key) VALUES (:id, :account, :no, :kind, :amount, :balanceAfter, :createdAt, :key)")
 			.param("id", entry.id())
 			.param("account", entry.accountId())
 			.param("no", entry.orderNo())
@@ -44,6 +56,7 @@ class Ledger {
 			.param("amount", entry.amount())
 			.param("balanceAfter", entry.balanceAfter())
 			.param("createdAt", Timestamp.from(entry.createdAt()))
+			.param("key", requestKey)
 			.update();
 		// Read back rather than return the Java object: a later call that finds the
 		// order already paid reads the row, and both answers must be identical.
@@ -54,6 +67,21 @@ class Ledger {
 		return this.jdbc.sql("SELECT " + COLUMNS + " FROM ledger_entries WHERE order_no = :no AND kind = :kind")
 			.param("no", orderNo)
 			.param("kind", kind)
+			.query(ENTRY)
+			.optional();
+	}
+
+	/**
+	 * The payment of {@code orderNo} made for the request with idempotency key
+	 * {@code requestKey}, if that request got as far as the debit.
+	 */
+	Optional<LedgerEntry> findPayment(String orderNo, String requestKey) {
+		return this.jdbc
+			.sql("SELECT " + COLUMNS
+					+ " FROM ledger_entries WHERE order_no = :no AND kind = :kind AND request_key = :key")
+			.param("no", orderNo)
+			.param("kind", PAYMENT)
+			.param("key", requestKey)
 			.query(ENTRY)
 			.optional();
 	}
