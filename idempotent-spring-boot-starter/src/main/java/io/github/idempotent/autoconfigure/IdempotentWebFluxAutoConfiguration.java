@@ -2,6 +2,7 @@ package io.github.idempotent.autoconfigure;
 
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -14,6 +15,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.WebFluxIdempotencyContext;
@@ -50,9 +52,11 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	// Registered with recording off too: records written while it was on still replay.
-	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties) {
+	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties,
+			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses());
+				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses(),
+				replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean

@@ -1,5 +1,6 @@
 package io.github.idempotent.autoconfigure;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -12,6 +13,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.ResponseRecordingFilter;
@@ -45,9 +47,11 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	// Registered with recording off too: records written while it was on still replay.
-	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties) {
+	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties,
+			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses());
+				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses(),
+				replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean

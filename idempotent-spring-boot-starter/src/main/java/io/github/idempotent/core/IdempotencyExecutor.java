@@ -802,14 +802,15 @@ public class IdempotencyExecutor implements AutoCloseable {
 		try {
 			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
 			if (recorded == null) {
-				return StoredOutcome.replay(policy, clientKey, result, this.maxResultSize);
+				Object value = StoredOutcome.replay(policy, clientKey, result, this.maxResultSize);
+				return (recorder != null) ? recorder.replayValue(policy, clientKey, value) : value;
 			}
 			if (recorder == null) {
 				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + clientKey
 						+ "' was stored as the HTTP response its first caller was sent; it is replayed only to an "
 						+ "HTTP request handled by the same method, not to this call");
 			}
-			return recorder.replay(recorded);
+			return recorder.replay(policy, clientKey, recorded);
 		}
 		catch (StoredOutcome.DamagedOutcomeException ex) {
 			throw damaged(policy, clientKey, key, ex.getMessage());

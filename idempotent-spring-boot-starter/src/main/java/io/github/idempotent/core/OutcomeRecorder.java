@@ -6,7 +6,9 @@ import org.jspecify.annotations.Nullable;
  * Stores a call's outcome as its caller was finally sent it, later than the method's
  * return: an HTTP response as the message converters wrote it. The web layer gives one to
  * the executor for a call of the request's own handler method; every other call stores
- * its return value through the codec.
+ * its return value through the codec. A recorder is also told about every replay of the
+ * call it was given for, so that the web layer can show it to the application before it
+ * is written.
  */
 public interface OutcomeRecorder {
 
@@ -29,9 +31,20 @@ public interface OutcomeRecorder {
 	void recordLater(OwnerHandle owner, @Nullable Object value);
 
 	/**
-	 * A replay of a recorded response: the recorder writes it, and returns what the
-	 * method returns in its place (nothing the framework would write over it).
+	 * A replay of a recorded response of the call of {@code policy} for {@code key}: the
+	 * recorder writes it, and returns what the method returns in its place (nothing the
+	 * framework would write over it).
 	 */
-	@Nullable Object replay(RecordedResponse response);
+	@Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response);
+
+	/**
+	 * A replay of a return value stored through the codec, about to be returned in the
+	 * method's place: the recorder may return another in its stead (the same response
+	 * with further headers). Not called for a stored exception, which is thrown. By
+	 * default the value itself.
+	 */
+	default @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
+		return value;
+	}
 
 }

@@ -15,6 +15,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ConcurrentReferenceHashMap;
 import org.springframework.web.bind.annotation.ResponseBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.method.HandlerMethod;
 
 /**
@@ -30,17 +31,41 @@ final class HandlerMethods {
 	private HandlerMethods() {
 	}
 
-	static boolean isRecordedHandler(@Nullable Object handler, Method method, @Nullable Class<?> targetClass) {
+	/**
+	 * The request's handler when {@code method} is the one called, else {@code null}.
+	 */
+	static @Nullable HandlerMethod handlerCalled(@Nullable Object handler, Method method,
+			@Nullable Class<?> targetClass) {
 		if (!(handler instanceof HandlerMethod handlerMethod) || targetClass == null
 				|| ClassUtils.getUserClass(targetClass) != handlerMethod.getBeanType()) {
-			return false;
+			return null;
 		}
 		Method handled = handlerMethod.getMethod();
 		// The usual case (a CGLIB proxy calls the class's own method) needs no lookup.
 		if (!method.equals(handled) && !AopUtils.getMostSpecificMethod(method, targetClass).equals(handled)) {
-			return false;
+			return null;
 		}
-		return writtenByConverters.computeIfAbsent(handled, (key) -> isWrittenByConverters(handlerMethod));
+		return handlerMethod;
+	}
+
+	/**
+	 * Whether the handler's response is recorded: whether the message converters write
+	 * its return value.
+	 */
+	static boolean isRecorded(HandlerMethod handlerMethod) {
+		return writtenByConverters.computeIfAbsent(handlerMethod.getMethod(),
+				(key) -> isWrittenByConverters(handlerMethod));
+	}
+
+	/**
+	 * Status of a handler's plain return value: its {@code @ResponseStatus}, else 200.
+	 */
+	static int status(HandlerMethod handlerMethod) {
+		ResponseStatus status = handlerMethod.getMethodAnnotation(ResponseStatus.class);
+		if (status == null) {
+			status = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), ResponseStatus.class);
+		}
+		return (status != null) ? status.code().value() : 200;
 	}
 
 	/**

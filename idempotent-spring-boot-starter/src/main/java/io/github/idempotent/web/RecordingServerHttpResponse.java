@@ -22,7 +22,9 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ZeroCopyHttpOutputMessage;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.method.HandlerMethod;
 
+import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.OwnerHandle;
 import io.github.idempotent.core.RecordedResponse;
@@ -51,12 +53,26 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
+	private final ReplayCustomizers customizers;
+
+	/** The handler whose call is recorded, for the status of a replayed plain value. */
+	private volatile @Nullable HandlerMethod handler;
+
 	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayedHeaders replayedHeaders, long limit,
-			boolean record) {
+			boolean record, ReplayCustomizers customizers) {
 		super(delegate);
 		this.replayedHeaders = replayedHeaders;
 		this.limit = limit;
 		this.record = record;
+		this.customizers = customizers;
+	}
+
+	/**
+	 * This recorder for a call of {@code handler}, the exchange's handler method.
+	 */
+	OutcomeRecorder handling(HandlerMethod handler) {
+		this.handler = handler;
+		return this;
 	}
 
 	@Override
@@ -70,14 +86,27 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	@Override
-	public @Nullable Object replay(RecordedResponse response) {
+	public @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
 		this.state.set(new Replaying(response));
 		// Status, type and headers first, so that the handler's empty stand-in meets a
 		// preset content type instead of content negotiation; headers the request sets
-		// after this are its own and win.
+		// after this are its own and win. The customizers' headers replace the stored
+		// ones.
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
 		response.headers().forEach(getHeaders()::put);
+		this.customizers.recorded(policy.name(), key, response).forEach(getHeaders()::put);
 		return null;
+	}
+
+	@Override
+	public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
+		HandlerMethod handler = this.handler;
+		return this.customizers.value(policy.name(), key, value,
+				(handler != null) ? HandlerMethods.status(handler) : 200, (headers) -> {
+					if (!isCommitted()) {
+						headers.forEach(getHeaders()::put);
+					}
+				});
 	}
 
 	@Override

@@ -19,8 +19,12 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.util.FastByteArrayOutputStream;
+import org.springframework.web.method.HandlerMethod;
 
+import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.OwnerHandle;
 import io.github.idempotent.core.RecordedResponse;
@@ -75,12 +79,60 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable RecordedResponse replay;
 
-	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit,
-			boolean record) {
+	private final ReplayCustomizers customizers;
+
+	/** The handler whose call is recorded, for the status of a replayed plain value. */
+	private volatile @Nullable HandlerMethod handler;
+
+	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit, boolean record,
+			ReplayCustomizers customizers) {
 		super(response);
 		this.replayedHeaders = replayedHeaders;
 		this.limit = limit;
 		this.record = record;
+		this.customizers = customizers;
+	}
+
+	/**
+	 * This recorder for a call of {@code handler}, the request's handler method.
+	 */
+	OutcomeRecorder handling(HandlerMethod handler) {
+		this.handler = handler;
+		return this;
+	}
+
+	/**
+	 * The recorder for a call of a handler whose response is not recorded (a view, a
+	 * primitive): it stores the return value through the codec, and shows its replays to
+	 * the customizers.
+	 */
+	OutcomeRecorder replayingOnly(HandlerMethod handler) {
+		this.handler = handler;
+		return new OutcomeRecorder() {
+
+			@Override
+			public boolean records() {
+				return false;
+			}
+
+			@Override
+			public void recordLater(OwnerHandle owner, @Nullable Object value) {
+				owner.completeAsync(value);
+			}
+
+			@Override
+			public @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
+				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + key
+						+ "' was stored as the HTTP response its first caller was sent; its handler's response is "
+						+ "no longer recorded, so it cannot be replayed");
+			}
+
+			@Override
+			public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
+				return RecordingServletResponse.this.replayValue(policy, key, value);
+			}
+
+		};
 	}
 
 	/**
@@ -107,14 +159,39 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	@Override
-	public synchronized @Nullable Object replay(RecordedResponse response) {
+	public synchronized @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
 		this.replay = response;
 		this.mode = Mode.REPLAYING;
 		// Status, type and headers first, so that the handler's stand-in writes nothing
 		// that content negotiation would refuse; headers the request sets after this are
-		// its own and win.
+		// its own and win. The customizers' headers replace the stored ones.
 		writeHead(response);
+		setHeaders(this.customizers.recorded(policy.name(), key, response));
 		return null;
+	}
+
+	@Override
+	public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
+		HandlerMethod handler = this.handler;
+		return this.customizers.value(policy.name(), key, value,
+				(handler != null) ? HandlerMethods.status(handler) : 200, this::setHeaders);
+	}
+
+	private void setHeaders(HttpHeaders headers) {
+		HttpServletResponse target = (HttpServletResponse) getResponse();
+		if (target.isCommitted()) {
+			return;
+		}
+		headers.forEach((name, values) -> {
+			for (int i = 0; i < values.size(); i++) {
+				if (i == 0) {
+					target.setHeader(name, values.get(i));
+				}
+				else {
+					target.addHeader(name, values.get(i));
+				}
+			}
+		});
 	}
 
 	/**

@@ -3,6 +3,7 @@ package io.github.idempotent.web;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.util.Collection;
+import java.util.List;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -16,6 +17,7 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -44,6 +46,8 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 
 	private final ReplayedHeaders replayedHeaders;
 
+	private final ReplayCustomizers customizers;
+
 	private final long maxResultSize;
 
 	private final boolean record;
@@ -57,8 +61,24 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 	 * still replayed, and return values stored through the codec
 	 */
 	public ResponseRecordingFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record) {
+		this(excludedHeaders, maxResultSize, record, List.of());
+	}
+
+	/**
+	 * @param excludedHeaders response headers never stored, case-insensitive, besides
+	 * credentials and hop-by-hop headers
+	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
+	 * method's return value, as before
+	 * @param record whether responses are recorded; when not, recorded responses are
+	 * still replayed, and return values stored through the codec
+	 * @param customizers shown each replay before it is written, in this order
+	 */
+	public ResponseRecordingFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record,
+			List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		Assert.notNull(customizers, "customizers must not be null");
 		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
+		this.customizers = new ReplayCustomizers(customizers, this.replayedHeaders);
 		this.maxResultSize = maxResultSize;
 		this.record = record;
 	}
@@ -73,7 +93,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 			return;
 		}
 		RecordingServletResponse recording = new RecordingServletResponse(response, this.replayedHeaders,
-				this.maxResultSize, this.record);
+				this.maxResultSize, this.record, this.customizers);
 		request.setAttribute(RECORDING, recording);
 		proceed(request, recording, chain, recording);
 	}
@@ -111,8 +131,12 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Res
 		if (!(request.getAttribute(RECORDING) instanceof RecordingServletResponse recording)) {
 			return null;
 		}
-		Object handler = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
-		return HandlerMethods.isRecordedHandler(handler, method, targetClass) ? recording : null;
+		HandlerMethod handler = HandlerMethods
+			.handlerCalled(request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE), method, targetClass);
+		if (handler == null) {
+			return null;
+		}
+		return HandlerMethods.isRecorded(handler) ? recording.handling(handler) : recording.replayingOnly(handler);
 	}
 
 	@Override

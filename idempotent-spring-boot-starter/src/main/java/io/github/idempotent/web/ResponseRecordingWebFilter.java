@@ -2,12 +2,14 @@ package io.github.idempotent.web;
 
 import java.lang.reflect.Method;
 import java.util.Collection;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
 import org.springframework.util.Assert;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -27,6 +29,8 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private final ReplayedHeaders replayedHeaders;
 
+	private final ReplayCustomizers customizers;
+
 	private final long maxResultSize;
 
 	private final boolean record;
@@ -40,8 +44,24 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	 * still replayed, and return values stored through the codec
 	 */
 	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record) {
+		this(excludedHeaders, maxResultSize, record, List.of());
+	}
+
+	/**
+	 * @param excludedHeaders response headers never stored, case-insensitive, besides
+	 * credentials and hop-by-hop headers
+	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
+	 * method's return value, as before
+	 * @param record whether responses are recorded; when not, recorded responses are
+	 * still replayed, and return values stored through the codec
+	 * @param customizers shown each replay before it is written, in this order
+	 */
+	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record,
+			List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		Assert.notNull(customizers, "customizers must not be null");
 		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
+		this.customizers = new ReplayCustomizers(customizers, this.replayedHeaders);
 		this.maxResultSize = maxResultSize;
 		this.record = record;
 	}
@@ -49,7 +69,7 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(),
-				this.replayedHeaders, this.maxResultSize, this.record);
+				this.replayedHeaders, this.maxResultSize, this.record, this.customizers);
 		// Attributes are shared with the mutated exchange: the handler finds the
 		// recording whichever of the two the Reactor context holds.
 		exchange.getAttributes().put(RECORDING, response);
@@ -67,8 +87,11 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 		if (!(exchange.getAttribute(RECORDING) instanceof RecordingServerHttpResponse recording)) {
 			return null;
 		}
-		Object handler = exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
-		return HandlerMethods.isRecordedHandler(handler, method, targetClass) ? recording : null;
+		HandlerMethod handler = HandlerMethods
+			.handlerCalled(exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE), method, targetClass);
+		// A WebFlux view handler (rare in an API) has no recorder: its replays are not
+		// shown to the customizers.
+		return (handler != null && HandlerMethods.isRecorded(handler)) ? recording.handling(handler) : null;
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package io.github.idempotent.autoconfigure;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -9,12 +10,18 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import org.springframework.test.util.ReflectionTestUtils;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotentReplayCustomizer;
+import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.WebFluxIdempotencyContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -71,6 +78,45 @@ class IdempotentWebFluxAutoConfigurationTests {
 	void disabledWithTheStarter() {
 		this.runner.withPropertyValues("idempotent.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(WebFluxIdempotencyContext.class));
+	}
+
+	@Test
+	void replayCustomizersAreGivenToTheRecordingFilterInOrder() {
+		this.runner.withUserConfiguration(ReplayCustomizers.class).run((context) -> {
+			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingWebFilter.class),
+					"customizers");
+			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
+				.asInstanceOf(InstanceOfAssertFactories.LIST)
+				.containsExactly(context.getBean("early"), context.getBean("late"));
+		});
+	}
+
+	@Test
+	void withoutReplayCustomizersTheRecordingFilterHasNone() {
+		this.runner.run((context) -> {
+			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingWebFilter.class),
+					"customizers");
+			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
+				.asInstanceOf(InstanceOfAssertFactories.LIST)
+				.isEmpty();
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReplayCustomizers {
+
+		@Bean
+		@Order(2)
+		IdempotentReplayCustomizer late() {
+			return (replay) -> replay.setHeader("X-Late", "1");
+		}
+
+		@Bean
+		@Order(1)
+		IdempotentReplayCustomizer early() {
+			return (replay) -> replay.setHeader("X-Early", "1");
+		}
+
 	}
 
 }

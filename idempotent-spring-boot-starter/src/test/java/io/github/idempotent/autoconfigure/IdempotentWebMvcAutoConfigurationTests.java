@@ -1,17 +1,24 @@
 package io.github.idempotent.autoconfigure;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import org.springframework.test.util.ReflectionTestUtils;
 
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
+import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.ResponseRecordingFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -67,6 +74,45 @@ class IdempotentWebMvcAutoConfigurationTests {
 	void disabledFlagTurnsTheHttpContractOff() {
 		this.runner.withPropertyValues("idempotent.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class));
+	}
+
+	@Test
+	void replayCustomizersAreGivenToTheRecordingFilterInOrder() {
+		this.runner.withUserConfiguration(ReplayCustomizers.class).run((context) -> {
+			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingFilter.class),
+					"customizers");
+			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
+				.asInstanceOf(InstanceOfAssertFactories.LIST)
+				.containsExactly(context.getBean("early"), context.getBean("late"));
+		});
+	}
+
+	@Test
+	void withoutReplayCustomizersTheRecordingFilterHasNone() {
+		this.runner.run((context) -> {
+			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingFilter.class),
+					"customizers");
+			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
+				.asInstanceOf(InstanceOfAssertFactories.LIST)
+				.isEmpty();
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReplayCustomizers {
+
+		@Bean
+		@Order(2)
+		IdempotentReplayCustomizer late() {
+			return (replay) -> replay.setHeader("X-Late", "1");
+		}
+
+		@Bean
+		@Order(1)
+		IdempotentReplayCustomizer early() {
+			return (replay) -> replay.setHeader("X-Early", "1");
+		}
+
 	}
 
 }

@@ -1,0 +1,89 @@
+package io.github.idempotent.web;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
+
+import io.github.idempotent.core.RecordedResponse;
+
+/**
+ * Runs the application's {@link IdempotentReplayCustomizer}s on a replay, in order, each
+ * guarded: one that throws is logged and its changes dropped, and the replay goes on.
+ */
+final class ReplayCustomizers {
+
+	private static final Log logger = LogFactory.getLog(IdempotentReplayCustomizer.class);
+
+	private final List<IdempotentReplayCustomizer> customizers;
+
+	private final ReplayedHeaders replayedHeaders;
+
+	ReplayCustomizers(List<IdempotentReplayCustomizer> customizers, ReplayedHeaders replayedHeaders) {
+		this.customizers = List.copyOf(customizers);
+		this.replayedHeaders = replayedHeaders;
+	}
+
+	/**
+	 * The headers the customizers set on a replay of a recorded response, each to replace
+	 * the header of that name; empty without customizers.
+	 */
+	HttpHeaders recorded(String operation, String key, RecordedResponse response) {
+		if (this.customizers.isEmpty()) {
+			return HttpHeaders.EMPTY;
+		}
+		HttpHeaders stored = new HttpHeaders();
+		response.headers().forEach(stored::put);
+		// The record's body is shared with the replay: the customizers get copies.
+		return run(new ReplayedResponse(operation, key, response.status(), stored, response.body(), null,
+				this.replayedHeaders));
+	}
+
+	/**
+	 * A replayed return value with the customizers' headers: a response entity is
+	 * returned anew with them, for a plain value they are handed to {@code response}.
+	 * @param status the handler's status for a plain value
+	 */
+	@Nullable Object value(String operation, String key, @Nullable Object value, int status, Consumer<HttpHeaders> response) {
+		if (this.customizers.isEmpty()) {
+			return value;
+		}
+		if (value instanceof ResponseEntity<?> entity) {
+			HttpHeaders changes = run(new ReplayedResponse(operation, key, entity.getStatusCode().value(),
+					entity.getHeaders(), null, entity.getBody(), this.replayedHeaders));
+			if (changes.isEmpty()) {
+				return entity;
+			}
+			HttpHeaders headers = new HttpHeaders();
+			headers.putAll(entity.getHeaders());
+			changes.forEach(headers::put);
+			return new ResponseEntity<>(entity.getBody(), headers, entity.getStatusCode());
+		}
+		HttpHeaders changes = run(
+				new ReplayedResponse(operation, key, status, HttpHeaders.EMPTY, null, value, this.replayedHeaders));
+		if (!changes.isEmpty()) {
+			response.accept(changes);
+		}
+		return value;
+	}
+
+	private HttpHeaders run(ReplayedResponse replay) {
+		for (IdempotentReplayCustomizer customizer : this.customizers) {
+			try {
+				replay.customize(customizer);
+			}
+			catch (RuntimeException | LinkageError ex) {
+				logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
+						+ replay.operation() + " for key '" + replay.key()
+						+ "'; the replay is sent without the headers it set", ex);
+			}
+		}
+		return replay.changes();
+	}
+
+}

@@ -1,0 +1,174 @@
+package io.github.idempotent.web;
+
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.util.Assert;
+
+/**
+ * A replay about to be written, as an {@link IdempotentReplayCustomizer} sees it: which
+ * call it replays, the stored response, and the headers customizers add or set on it.
+ * Either {@link #body()} (a response recorded as written) or {@link #value()} (a return
+ * value stored through the codec) is there, see {@link #isRecorded()}. Valid only during
+ * {@link IdempotentReplayCustomizer#customize}.
+ */
+public final class ReplayedResponse {
+
+	private final String operation;
+
+	private final String key;
+
+	private final int status;
+
+	private final byte @Nullable [] body;
+
+	private final @Nullable Object value;
+
+	private final ReplayedHeaders replayedHeaders;
+
+	private HttpHeaders headers;
+
+	private Set<String> changed = new LinkedHashSet<>();
+
+	ReplayedResponse(String operation, String key, int status, HttpHeaders stored, byte @Nullable [] body,
+			@Nullable Object value, ReplayedHeaders replayedHeaders) {
+		this.operation = operation;
+		this.key = key;
+		this.status = status;
+		this.body = body;
+		this.value = value;
+		this.replayedHeaders = replayedHeaders;
+		this.headers = copy(stored);
+	}
+
+	/**
+	 * Name of the operation replayed: the annotation's {@code name}, by default the
+	 * handler method's class and signature. Also the {@code operation} tag of the
+	 * metrics.
+	 */
+	public String operation() {
+		return this.operation;
+	}
+
+	/**
+	 * Idempotency key the client sent (or the key expression gave), unscoped.
+	 */
+	public String key() {
+		return this.key;
+	}
+
+	/**
+	 * Status of the replay: the stored status, a stored {@code ResponseEntity}'s, or, for
+	 * a plain value, the handler's {@code @ResponseStatus} (200 without one).
+	 */
+	public int status() {
+		return this.status;
+	}
+
+	/**
+	 * Whether the replay is a response recorded as written ({@link #body()}), rather than
+	 * a return value stored through the codec ({@link #value()}).
+	 */
+	public boolean isRecorded() {
+		return this.body != null;
+	}
+
+	/**
+	 * Body bytes of a recorded response, as the first caller got them (a copy: changing
+	 * it changes nothing), or {@code null} for a replayed value.
+	 */
+	public byte @Nullable [] body() {
+		return (this.body != null) ? Arrays.copyOf(this.body, this.body.length) : null;
+	}
+
+	/**
+	 * Replayed return value (a {@code ResponseEntity}'s body, or the value itself), or
+	 * {@code null} for a recorded response. The value is what the client gets: read it,
+	 * do not change it.
+	 */
+	public @Nullable Object value() {
+		return this.value;
+	}
+
+	/**
+	 * Headers the replay carries (read-only): the stored ones, with those the customizers
+	 * before this one set. Without the ones each response gets anew
+	 * ({@code Idempotent-Replayed}, the key echo) or that the server computes
+	 * ({@code Content-Length}, {@code Date}).
+	 */
+	public HttpHeaders headers() {
+		return HttpHeaders.readOnlyHttpHeaders(this.headers);
+	}
+
+	/**
+	 * Sets a header on the replay, in place of its stored values.
+	 * @throws IllegalArgumentException for a header the library owns or never replays
+	 */
+	public void setHeader(String name, String value) {
+		check(name, value);
+		this.headers.set(name, value);
+		this.changed.add(name.toLowerCase(Locale.ROOT));
+	}
+
+	/**
+	 * Adds a value to a header of the replay, after its stored values.
+	 * @throws IllegalArgumentException for a header the library owns or never replays
+	 */
+	public void addHeader(String name, String value) {
+		check(name, value);
+		this.headers.add(name, value);
+		this.changed.add(name.toLowerCase(Locale.ROOT));
+	}
+
+	private void check(String name, String value) {
+		Assert.hasText(name, "name must not be empty");
+		Assert.notNull(value, "value must not be null");
+		if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name)) {
+			throw new IllegalArgumentException("The " + name + " header of a replay is not a customizer's to set: "
+					+ "the idempotency starter sets it on every response, or never replays it");
+		}
+	}
+
+	/**
+	 * Runs one customizer; a customizer that throws leaves the headers as they were
+	 * before it ran.
+	 */
+	void customize(IdempotentReplayCustomizer customizer) {
+		HttpHeaders before = copy(this.headers);
+		Set<String> changedBefore = new LinkedHashSet<>(this.changed);
+		try {
+			customizer.customize(this);
+		}
+		catch (RuntimeException | LinkageError ex) {
+			this.headers = before;
+			this.changed = changedBefore;
+			throw ex;
+		}
+	}
+
+	/**
+	 * The headers customizers set or added, with all their values: each replaces the
+	 * header of that name on the response.
+	 */
+	HttpHeaders changes() {
+		HttpHeaders changes = new HttpHeaders();
+		this.headers.forEach((name, values) -> {
+			if (this.changed.contains(name.toLowerCase(Locale.ROOT))) {
+				changes.put(name, values);
+			}
+		});
+		return changes;
+	}
+
+	private static HttpHeaders copy(HttpHeaders headers) {
+		HttpHeaders copy = new HttpHeaders();
+		headers.forEach((name, values) -> copy.put(name, new java.util.ArrayList<>(values)));
+		return copy;
+	}
+
+}
