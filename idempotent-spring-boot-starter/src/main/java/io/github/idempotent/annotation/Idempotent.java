@@ -8,6 +8,8 @@ import java.lang.annotation.Target;
 
 import org.springframework.aot.hint.annotation.Reflective;
 
+import io.github.idempotent.core.DuplicateHandling;
+
 /**
  * Makes a method safe to call again with the same idempotency key: the first call claims
  * the key atomically and runs the method, every later call with the same key gets the
@@ -103,5 +105,18 @@ public @interface Idempotent {
 	 * {@code String} message, or a no-argument one. Any other exception releases the key.
 	 */
 	Class<? extends Throwable>[] cacheFor() default {};
+
+	/**
+	 * What a call does when its key has completed with the same payload:
+	 * {@link DuplicateHandling#REPLAY replay} the stored outcome (the default),
+	 * {@link DuplicateHandling#SKIP skip} the method and return {@code null} (a message
+	 * listener acknowledges the duplicate), or run the method
+	 * {@link DuplicateHandling#FLAG flagged} as a duplicate
+	 * ({@code IdempotencyContext.current().get().isDuplicate()}), storing nothing. A
+	 * payload that differs from the first is refused as a reused key in every mode. Only
+	 * {@code REPLAY} is allowed on an HTTP handler method, and {@code SKIP} not on a
+	 * method that returns a primitive: both fail at start-up.
+	 */
+	DuplicateHandling onDuplicate() default DuplicateHandling.REPLAY;
 
 }

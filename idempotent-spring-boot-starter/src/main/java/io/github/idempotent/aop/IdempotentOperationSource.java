@@ -26,6 +26,8 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.NativeDetector;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -35,9 +37,11 @@ import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.core.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.ResultCodec;
@@ -182,10 +186,11 @@ public class IdempotentOperationSource {
 		ResolvableType valueType = valueType(method, targetClass, returnType, kind);
 		checkValueType(where, valueType);
 		ResultCodec.Binding binding = this.codec.bind(valueType);
+		checkDuplicateHandling(where, method, kind, annotation.onDuplicate());
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
-					binding, maxDuration);
+					binding, maxDuration, annotation.onDuplicate());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
@@ -202,6 +207,44 @@ public class IdempotentOperationSource {
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
 				payloadArguments(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind,
 				unretried);
+	}
+
+	/**
+	 * Marks a web handler method, directly or through {@code @PostMapping} and the other
+	 * shortcuts, on the method or on the interface method it implements. Matched by name,
+	 * so that no web library is needed.
+	 */
+	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
+
+	/**
+	 * Refuses the duplicate handling a method cannot honour. An HTTP handler's client
+	 * retries because it lost the response, and the contract is that it gets that
+	 * response again: {@code SKIP} would answer an empty success it cannot tell from the
+	 * real one, {@code FLAG} a second, different response, and neither could be marked as
+	 * a replay. Refused rather than warned about, since either one quietly breaks what
+	 * the client relies on; a handler that answers duplicates itself calls a service
+	 * method that has {@code FLAG}. {@code SKIP} on a method that returns a primitive
+	 * would fail on every duplicate, as {@code null} cannot be returned.
+	 */
+	private static void checkDuplicateHandling(String where, Method method, IdempotentOperation.Kind kind,
+			DuplicateHandling onDuplicate) {
+		if (onDuplicate == DuplicateHandling.REPLAY) {
+			return;
+		}
+		if (MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING)) {
+			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = " + onDuplicate
+					+ " is not allowed on an HTTP handler method: its client retries because it lost the response, "
+					+ "and must get that response again (REPLAY, the default). To answer duplicates yourself, put "
+					+ "@Idempotent(onDuplicate = FLAG) on a service method the handler calls");
+		}
+		Class<?> returnType = method.getReturnType();
+		if (onDuplicate == DuplicateHandling.SKIP && kind == IdempotentOperation.Kind.VALUE && returnType.isPrimitive()
+				&& returnType != void.class) {
+			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
+					+ "duplicate, which a method returning " + returnType.getName() + " cannot return. Return void "
+					+ "or a wrapper type (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
+					+ "), or use REPLAY or FLAG");
+		}
 	}
 
 	/**

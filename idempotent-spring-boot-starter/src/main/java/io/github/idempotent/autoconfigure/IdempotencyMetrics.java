@@ -16,11 +16,12 @@ import io.github.idempotent.core.IdempotencyPolicy;
 /**
  * Counts the outcomes of idempotent calls in Micrometer as {@code idempotent.calls},
  * tagged with the operation and the outcome: {@code executed}, {@code replayed},
- * {@code in_progress}, {@code key_reused}, {@code bypassed} (store down, fail open),
- * {@code lease_lost} and {@code max_duration_exceeded} (a call that held its key past
- * {@code maxDuration}, whose key was freed and whose result is not stored). The registry
- * is looked up on first use, so the order of auto-configurations does not matter; without
- * one nothing is counted.
+ * {@code skipped} and {@code flagged} (a duplicate of a completed call skipped or run
+ * again flagged, as {@code @Idempotent(onDuplicate)} says), {@code in_progress},
+ * {@code key_reused}, {@code bypassed} (store down, fail open), {@code lease_lost} and
+ * {@code max_duration_exceeded} (a call that held its key past {@code maxDuration}, whose
+ * key was freed and whose result is not stored). The registry is looked up on first use,
+ * so the order of auto-configurations does not matter; without one nothing is counted.
  */
 public class IdempotencyMetrics implements IdempotencyObserver {
 
@@ -44,6 +45,16 @@ public class IdempotencyMetrics implements IdempotencyObserver {
 	@Override
 	public void replayed(IdempotencyPolicy policy, String key) {
 		count(policy, "replayed");
+	}
+
+	@Override
+	public void skipped(IdempotencyPolicy policy, String key) {
+		count(policy, "skipped");
+	}
+
+	@Override
+	public void flagged(IdempotencyPolicy policy, String key) {
+		count(policy, "flagged");
 	}
 
 	@Override

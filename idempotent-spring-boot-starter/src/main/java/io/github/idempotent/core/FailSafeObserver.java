@@ -29,6 +29,16 @@ final class FailSafeObserver implements IdempotencyObserver {
 	}
 
 	@Override
+	public void skipped(IdempotencyPolicy policy, String key) {
+		notify("skipped", policy, (observer) -> observer.skipped(policy, key));
+	}
+
+	@Override
+	public void flagged(IdempotencyPolicy policy, String key) {
+		notify("flagged", policy, (observer) -> observer.flagged(policy, key));
+	}
+
+	@Override
 	public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 		notify("rejected", policy, (observer) -> observer.rejected(policy, key, reason));
 	}

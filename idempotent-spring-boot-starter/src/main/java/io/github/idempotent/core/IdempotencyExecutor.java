@@ -224,9 +224,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				return runAsOwner(policy, clientKey, key, acquired, fingerprint, invocation, observer, recorder);
 			}
 			if (claim instanceof ClaimResult.Completed completed) {
-				checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
-				observer.replayed(policy, clientKey);
-				return replay(policy, clientKey, key, completed.result(), recorder);
+				return answerDuplicate(policy, clientKey, key, fingerprint, completed, recorder, observer, invocation);
 			}
 			if (claim instanceof ClaimResult.Damaged damaged) {
 				throw damaged(policy, clientKey, key, damaged.damage());
@@ -538,11 +536,15 @@ public class IdempotencyExecutor implements AutoCloseable {
 					return;
 				}
 				if (claim instanceof ClaimResult.Completed completed) {
-					checkFingerprint(this.policy, this.clientKey, this.fingerprint, completed.fingerprint(),
-							this.observer);
-					Object value = replay(this.policy, this.clientKey, this.key, completed.result(), this.recorder);
-					this.observer.replayed(this.policy, this.clientKey);
-					this.result.complete(value);
+					Object answer = answerDuplicate(this.policy, this.clientKey, this.key, this.fingerprint, completed,
+							this.recorder, this.observer, this.invocation::proceed);
+					if (this.policy.duplicates() == DuplicateHandling.FLAG) {
+						// The flagged run's own future: its outcome is the caller's.
+						pipe((CompletionStage<?>) answer);
+					}
+					else {
+						this.result.complete(answer);
+					}
 					return;
 				}
 				if (claim instanceof ClaimResult.Damaged damaged) {
@@ -795,6 +797,40 @@ public class IdempotencyExecutor implements AutoCloseable {
 				+ "' unprotected (idempotent.failure-mode=open): " + ex);
 		observer.bypassed(policy, clientKey, ex);
 		return invocation.proceed();
+	}
+
+	/**
+	 * The answer to a duplicate of a completed call, as its operation handles duplicates:
+	 * the stored outcome ({@code REPLAY}), {@code null} without reading it ({@code SKIP},
+	 * so that a result that no longer decodes does not matter), or what
+	 * {@code invocation} returns when run with a duplicate's context bound
+	 * ({@code FLAG}). A flagged run stores and releases nothing, so the record stays as
+	 * the first call left it, and its exception goes to the caller. Another payload under
+	 * the key is refused in every mode.
+	 */
+	private @Nullable Object answerDuplicate(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, ClaimResult.Completed completed, @Nullable OutcomeRecorder recorder,
+			IdempotencyObserver observer, Invocation invocation) throws Throwable {
+		checkFingerprint(policy, clientKey, fingerprint, completed.fingerprint(), observer);
+		switch (policy.duplicates()) {
+			case SKIP -> {
+				observer.skipped(policy, clientKey);
+				return null;
+			}
+			case FLAG -> {
+				observer.flagged(policy, clientKey);
+				try (IdempotencyContext.Scope scope = IdempotencyContext
+					.bind(IdempotencyContext.duplicate(policy.name(), clientKey))) {
+					return invocation.proceed();
+				}
+			}
+			default -> {
+				// Told before the stored response is written: an observer marks it as
+				// replayed (a response header), which it can no longer do after.
+				observer.replayed(policy, clientKey);
+				return replay(policy, clientKey, key, completed.result(), recorder);
+			}
+		}
 	}
 
 	private @Nullable Object replay(IdempotencyPolicy policy, String clientKey, RecordKey key, StoredResult result,

@@ -51,6 +51,16 @@ public interface IdempotencyObserver {
 			}
 
 			@Override
+			public void skipped(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.skipped(policy, key));
+			}
+
+			@Override
+			public void flagged(IdempotencyPolicy policy, String key) {
+				all.forEach((observer) -> observer.flagged(policy, key));
+			}
+
+			@Override
 			public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 				all.forEach((observer) -> observer.rejected(policy, key, reason));
 			}
@@ -107,6 +117,20 @@ public interface IdempotencyObserver {
 	 * A stored result was returned without running the method.
 	 */
 	default void replayed(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * A duplicate of a completed call returned {@code null} without running the method or
+	 * reading the stored result ({@link DuplicateHandling#SKIP}).
+	 */
+	default void skipped(IdempotencyPolicy policy, String key) {
+	}
+
+	/**
+	 * A duplicate of a completed call is about to run the method again, flagged as a
+	 * duplicate; its outcome will not be stored ({@link DuplicateHandling#FLAG}).
+	 */
+	default void flagged(IdempotencyPolicy policy, String key) {
 	}
 
 	/**

@@ -9,9 +9,11 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Logs at debug each duplicate message acknowledged without running its listener: the
- * normal fate of a redelivery, worth a trace but not a warning. Counted like every replay
- * through {@link IdempotencyObserver#replayed} (metrics, the application's observers).
+ * Logs at debug each duplicate message acknowledged without running its listener, and
+ * each one handed to its listener flagged as a duplicate: the normal fate of a
+ * redelivery, worth a trace but not a warning. Counted like every duplicate through
+ * {@link IdempotencyObserver#replayed}, {@link IdempotencyObserver#skipped} and
+ * {@link IdempotencyObserver#flagged} (metrics, the application's observers).
  */
 public class DuplicateMessageLogger implements IdempotencyObserver {
 
@@ -32,9 +34,26 @@ public class DuplicateMessageLogger implements IdempotencyObserver {
 
 	@Override
 	public void replayed(IdempotencyPolicy policy, String key) {
+		acknowledged(policy, key);
+	}
+
+	@Override
+	public void skipped(IdempotencyPolicy policy, String key) {
+		acknowledged(policy, key);
+	}
+
+	private void acknowledged(IdempotencyPolicy policy, String key) {
 		if (logger.isDebugEnabled() && this.inListener.getAsBoolean()) {
 			logger.debug("Acknowledged a duplicate " + this.broker + " message without running " + policy.name()
 					+ " again (key '" + key + "' completed before)");
+		}
+	}
+
+	@Override
+	public void flagged(IdempotencyPolicy policy, String key) {
+		if (logger.isDebugEnabled() && this.inListener.getAsBoolean()) {
+			logger.debug("Running " + policy.name() + " for a duplicate " + this.broker + " message, flagged as one "
+					+ "(key '" + key + "' completed before; its stored result stays)");
 		}
 	}
 

@@ -73,6 +73,20 @@ public class IdempotencyObservationContext extends Observation.Context {
 		REPLAYED("replayed"),
 
 		/**
+		 * A duplicate of a completed call returned nothing, without running the method or
+		 * reading the stored outcome ({@code @Idempotent(onDuplicate = SKIP)}).
+		 */
+		SKIPPED("skipped"),
+
+		/**
+		 * A duplicate of a completed call ran the method again, flagged as a duplicate,
+		 * and its outcome was not stored ({@code @Idempotent(onDuplicate = FLAG)}). An
+		 * exception of the flagged run keeps this outcome; the observation records the
+		 * error.
+		 */
+		FLAGGED("flagged"),
+
+		/**
 		 * Refused: another call with the key was still running.
 		 */
 		IN_PROGRESS("in-progress"),

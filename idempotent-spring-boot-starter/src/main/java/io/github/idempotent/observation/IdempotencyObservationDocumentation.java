@@ -56,9 +56,10 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 		},
 
 		/**
-		 * What became of the call: {@code executed}, {@code replayed},
-		 * {@code in-progress}, {@code key-reused}, {@code store-unavailable},
-		 * {@code bypassed}, {@code lease-lost} or {@code error}.
+		 * What became of the call: {@code executed}, {@code replayed}, {@code skipped},
+		 * {@code flagged}, {@code in-progress}, {@code key-reused},
+		 * {@code store-unavailable}, {@code bypassed}, {@code lease-lost} or
+		 * {@code error}.
 		 */
 		OUTCOME {
 

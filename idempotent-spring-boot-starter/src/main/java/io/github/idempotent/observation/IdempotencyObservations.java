@@ -133,6 +133,16 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 		}
 
 		@Override
+		public void skipped(IdempotencyPolicy policy, String key) {
+			outcome(Outcome.SKIPPED);
+		}
+
+		@Override
+		public void flagged(IdempotencyPolicy policy, String key) {
+			outcome(Outcome.FLAGGED);
+		}
+
+		@Override
 		public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 			outcome((reason instanceof IdempotencyInProgressException) ? Outcome.IN_PROGRESS : Outcome.KEY_REUSED);
 		}

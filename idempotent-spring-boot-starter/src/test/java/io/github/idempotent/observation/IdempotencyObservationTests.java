@@ -29,6 +29,8 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentCallObservations;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
+import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
@@ -80,6 +82,31 @@ class IdempotencyObservationTests {
 				.hasLowCardinalityKeyValue("outcome", "replayed")
 				.hasEvent("claimed")
 				.doesNotHaveEvent("completing")
+				.hasBeenStopped();
+		});
+	}
+
+	@Test
+	void aSkippedDuplicateIsSkippedAndAFlaggedOneFlaggedEvenWhenItFails() {
+		this.runner.run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			orders.placeOnce("k-skip", "book");
+			this.registry.clear();
+			assertThat(orders.placeOnce("k-skip", "book")).isNull();
+			assertThat(this.registry).hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("outcome", "skipped")
+				.doesNotHaveError()
+				.doesNotHaveEvent("completing")
+				.hasBeenStopped();
+			orders.placeFlagged("k-flag", "book");
+			this.registry.clear();
+			assertThatExceptionOfType(IllegalStateException.class)
+				.isThrownBy(() -> orders.placeFlagged("k-flag", "book"));
+			assertThat(this.registry).hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("outcome", "flagged")
+				.hasError()
+				.doesNotHaveEvent("completing")
+				.doesNotHaveEvent("releasing")
 				.hasBeenStopped();
 		});
 	}
@@ -330,6 +357,19 @@ class IdempotencyObservationTests {
 
 		@Idempotent(key = "#key", name = "orders")
 		public String place(String key, String item) {
+			return item + " #" + this.runs.incrementAndGet();
+		}
+
+		@Idempotent(key = "#key", name = "orders.once", onDuplicate = DuplicateHandling.SKIP)
+		public String placeOnce(String key, String item) {
+			return item + " #" + this.runs.incrementAndGet();
+		}
+
+		@Idempotent(key = "#key", name = "orders.flagged", onDuplicate = DuplicateHandling.FLAG)
+		public String placeFlagged(String key, String item) {
+			if (IdempotencyContext.current().orElseThrow().isDuplicate()) {
+				throw new IllegalStateException("already placed");
+			}
 			return item + " #" + this.runs.incrementAndGet();
 		}
 
