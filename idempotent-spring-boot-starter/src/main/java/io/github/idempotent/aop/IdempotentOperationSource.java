@@ -224,7 +224,9 @@ public class IdempotentOperationSource {
 	 * a replay. Refused rather than warned about, since either one quietly breaks what
 	 * the client relies on; a handler that answers duplicates itself calls a service
 	 * method that has {@code FLAG}. {@code SKIP} on a method that returns a primitive
-	 * would fail on every duplicate, as {@code null} cannot be returned.
+	 * would fail on every duplicate, as {@code null} cannot be returned; on one that
+	 * returns {@code Optional} it would break the caller, which never expects
+	 * {@code null}.
 	 */
 	private static void checkDuplicateHandling(String where, Method method, IdempotentOperation.Kind kind,
 			DuplicateHandling onDuplicate) {
@@ -244,6 +246,12 @@ public class IdempotentOperationSource {
 					+ "duplicate, which a method returning " + returnType.getName() + " cannot return. Return void "
 					+ "or a wrapper type (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
 					+ "), or use REPLAY or FLAG");
+		}
+		if (onDuplicate == DuplicateHandling.SKIP && kind == IdempotentOperation.Kind.VALUE
+				&& returnType == java.util.Optional.class) {
+			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
+					+ "duplicate, which a caller of a method returning Optional does not expect. Return void or a "
+					+ "nullable type, or use REPLAY or FLAG");
 		}
 	}
 

@@ -167,6 +167,16 @@ class DuplicateHandlingTests {
 	}
 
 	@Test
+	void skipOnAMethodReturningAnOptionalFailsTheStartUpNamingIt() {
+		this.runner.withBean(OptionalSkip.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining(OptionalSkip.class.getName() + "#find(")
+				.hasMessageContaining("Optional");
+		});
+	}
+
+	@Test
 	void flagOnAMethodReturningAPrimitiveAndSkipOnAVoidMethodStart() {
 		this.runner.withBean(PrimitiveFlagAndVoidSkip.class).run((context) -> {
 			assertThat(context).hasNotFailed();
@@ -385,6 +395,15 @@ class DuplicateHandlingTests {
 		@Idempotent(key = "#key", onDuplicate = DuplicateHandling.SKIP)
 		public int count(String key) {
 			return 1;
+		}
+
+	}
+
+	static class OptionalSkip {
+
+		@Idempotent(key = "#key", onDuplicate = DuplicateHandling.SKIP)
+		public java.util.Optional<String> find(String key) {
+			return java.util.Optional.of(key);
 		}
 
 	}
