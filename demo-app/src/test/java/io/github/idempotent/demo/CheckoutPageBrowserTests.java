@@ -85,8 +85,9 @@ class CheckoutPageBrowserTests {
 
 	@Test
 	void payWithLostResponseDebitsOnceAndShowsTheReplay() throws IOException {
-		Assumptions.assumeTrue(browser != null, "Debian's chromium and chromium-driver are not installed: "
-				+ "apt-get install -y chromium chromium-driver");
+		Assumptions.assumeTrue(browser != null,
+				"no headless Chromium: /usr/bin/chromium or /usr/bin/chromedriver is missing. Install Debian's "
+						+ "packages with 'apt-get install -y chromium chromium-driver' (.ci/run does so on CI)");
 		DemoHttp http = new DemoHttp(this.port);
 		long account = http.openAccount(5_000);
 		browser.get(http.base() + "/");
