@@ -24,12 +24,13 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.ResponseRecording;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -145,9 +146,16 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
 			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(new IdempotentOperationSource.Defaults(properties.getTtl(),
-				properties.getLease(), properties.getWaitFor(), properties.getRetryAfter(), properties.getMaxDuration(),
-				properties.getInProcessWaitFor()), codec, beanFactory);
+		return new IdempotentOperationSource(defaults(properties), codec, beanFactory);
+	}
+
+	/**
+	 * What an operation takes where it names nothing, for the annotation and the template
+	 * alike.
+	 */
+	private static IdempotencyDefaults defaults(IdempotentProperties properties) {
+		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
+				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor());
 	}
 
 	@Bean
