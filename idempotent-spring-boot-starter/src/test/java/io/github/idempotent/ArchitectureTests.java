@@ -106,6 +106,30 @@ class ArchitectureTests {
 			.check(this.classes);
 	}
 
+	/**
+	 * Reactor is optional: an application without it uses {@code @Idempotent} and
+	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
+	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of
+	 * its {@code executeMono} methods, which nothing calls without Reactor).
+	 */
+	@Test
+	void coreRefersToReactorOnlyInItsMonoPaths() {
+		noClasses().that()
+			.resideInAPackage("io.github.idempotent.core..")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.ReactiveIdempotentCalls")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$MonoCalls")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$OperationSpec")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$Spec")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("reactor..")
+			.check(this.classes);
+	}
+
 	@Test
 	void noJavaNativeSerialization() {
 		noClasses().should()

@@ -1,8 +1,5 @@
 package io.github.idempotent.aop;
 
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -10,7 +7,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JacksonException;
 
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
@@ -29,7 +25,6 @@ import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.Fingerprinter;
-import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyInProgressException;
@@ -37,10 +32,11 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.aop.IdempotentCallObservations.ObservedCall;
+import io.github.idempotent.core.ReactiveIdempotentCalls;
+import io.github.idempotent.core.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCalls;
 
 /**
  * Applies {@code @Idempotent}: evaluates the key, scope and payload of a call against its
@@ -53,28 +49,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor executor;
-
-	private final Fingerprinter fingerprinter;
+	private final IdempotentCalls calls;
 
 	private final IdempotencyKeyResolver keyResolver;
 
 	private final IdempotencyScopeResolver scopeResolver;
-
-	/**
-	 * How many {@code @Idempotent} calls are running on this thread, one inside the
-	 * other.
-	 */
-	private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
-
-	/**
-	 * Longest scope: a principal name or a tenant id, never a payload.
-	 */
-	private static final int MAX_SCOPE_LENGTH = 1024;
-
-	private final String keyPrefix;
-
-	private final int maxKeyLength;
 
 	private final @Nullable BeanFactoryResolver beanResolver;
 
@@ -87,26 +66,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 */
 	private final @Nullable ReactiveCalls reactive;
 
-	/**
-	 * Observation of each call, when an observation registry is present; without one the
-	 * calls take the paths they always took.
-	 */
-	private volatile @Nullable IdempotentCallObservations observations;
-
 	private volatile @Nullable ResponseRecording responseRecording;
 
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			String keyPrefix, int maxKeyLength, @Nullable BeanFactory beanFactory) {
-		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
-		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
 		this.operations = operations;
-		this.executor = executor;
-		this.fingerprinter = fingerprinter;
+		this.calls = new IdempotentCalls(executor, fingerprinter, keyPrefix, maxKeyLength);
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
-		this.keyPrefix = keyPrefix;
-		this.maxKeyLength = maxKeyLength;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
 		this.reactive = reactorPresent ? new ReactiveCalls() : null;
 	}
@@ -132,32 +100,22 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			return invocation.proceed();
 		}
-		validate(operation, "key", key, this.maxKeyLength);
-		String scope = call.scope();
-		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
-		RecordKey storeKey = RecordKey.of(this.keyPrefix, scope, operation.policy().name(), key,
-				this.executor.getStore().maxKeyLength());
+		this.calls.checkKey(operation.policy().name(), key);
+		RecordKey storeKey = this.calls.recordKey(operation.policy().name(), call.scope(), key);
 		Fingerprint fingerprint = fingerprint(operation, call.payload());
-		int[] depth = DEPTH.get();
-		depth[0]++;
+		int[] depth = IdempotentCalls.enter();
 		try {
 			ResponseRecording recording = this.responseRecording;
 			// A nested call's outcome is never the response, whatever its method.
 			OutcomeRecorder recorder = (recording != null && depth[0] == 1)
 					? recording.recorderFor(invocation.getMethod(), targetClass) : null;
-			IdempotentCallObservations observations = this.observations;
-			ObservedCall observed = (observations != null) ? observations.start(operation.policy(), key, null) : null;
-			if (observed != null) {
-				return invokeObserved(operation, key, storeKey, fingerprint, invocation, observed, recorder);
-			}
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				// A CompletableFuture is also a CompletionStage: it fits both
 				// declarations.
-				return this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), IdempotencyObserver.NONE, recorder);
+				return this.calls.executeAsync(operation.policy(), key, storeKey, fingerprint,
+						() -> (CompletionStage<?>) invocation.proceed(), recorder);
 			}
-			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed,
-					IdempotencyObserver.NONE, recorder);
+			return this.calls.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
 			// Only this call's own refusal: one from a nested call of another
@@ -189,65 +147,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
-	private @Nullable Object invokeObserved(IdempotentOperation operation, String key, RecordKey storeKey,
-			Fingerprint fingerprint, MethodInvocation invocation, ObservedCall observed,
-			@Nullable OutcomeRecorder recorder) throws Throwable {
-		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
-			CompletableFuture<@Nullable Object> result;
-			try (IdempotentCallObservations.Scope scope = observed.openScope()) {
-				result = this.executor.executeAsync(operation.policy(), key, storeKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), observed, recorder);
-			}
-			catch (Throwable ex) {
-				observed.stop(ex);
-				throw ex;
-			}
-			return stopOnCompletion(result, observed);
-		}
-		Throwable failure = null;
-		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
-			return this.executor.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, observed,
-					recorder);
-		}
-		catch (Throwable ex) {
-			failure = ex;
-			throw ex;
-		}
-		finally {
-			observed.stop(failure);
-		}
-	}
-
-	/**
-	 * The caller's future, completed once the observation has stopped, so that whoever
-	 * sees the outcome also finds it recorded. Cancelling it cancels the executor's
-	 * future (which detaches the caller, see {@link IdempotencyExecutor#executeAsync}).
-	 */
-	private static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
-			ObservedCall observed) {
-		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
-
-			@Override
-			public boolean cancel(boolean mayInterruptIfRunning) {
-				result.cancel(mayInterruptIfRunning);
-				return super.cancel(mayInterruptIfRunning);
-			}
-
-		};
-		result.whenComplete((value, failure) -> {
-			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
-					? failure.getCause() : failure;
-			observed.stop(cause);
-			if (cause != null) {
-				observedResult.completeExceptionally(cause);
-			}
-			else {
-				observedResult.complete(value);
-			}
-		});
-		return observedResult;
-	}
-
 	/**
 	 * Sets where a call of a web request's handler method gets the recorder that stores
 	 * its response as written (Spring MVC); {@code null} to store every call's return
@@ -261,7 +160,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 * Sets what observes each call (a Micrometer observation); {@code null} for none.
 	 */
 	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
-		this.observations = observations;
+		this.calls.setCallObservations(observations);
 	}
 
 	/**
@@ -270,23 +169,18 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 * replay inside an outer first call must not mark the response as replayed).
 	 */
 	public static boolean isNestedCall() {
-		return DEPTH.get()[0] > 1;
+		return IdempotentCalls.isNestedCall();
 	}
 
 	/**
-	 * An argument the mapper cannot write fails every call the same way: reported as
-	 * {@link IdempotencyPayloadException}, which message listeners treat as not
-	 * retryable, instead of a mapper error that a broker would redeliver forever.
+	 * The fingerprint of a call's payload; one the mapper cannot write is an
+	 * {@link io.github.idempotent.core.IdempotencyPayloadException} (see
+	 * {@link IdempotentCalls#fingerprint}).
 	 */
 	private Fingerprint fingerprint(IdempotentOperation operation, @Nullable Object payload) {
-		try {
-			return this.fingerprinter.fingerprint(payload);
-		}
-		catch (JacksonException ex) {
-			throw new IdempotencyPayloadException("Cannot fingerprint the payload of " + operation.describe() + ": "
-					+ ex.getOriginalMessage() + ". Name what identifies the request with @Idempotent(payload = "
-					+ "\"#event\"), or keep arguments the JSON mapper cannot write out of the method", ex);
-		}
+		return this.calls.fingerprint(payload, operation.describe(),
+				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
+						+ "JSON mapper cannot write out of the method");
 	}
 
 	/**
@@ -313,42 +207,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				"Idempotency key is required by " + operation.policy().name() + ": expression '"
 						+ operation.key().getExpressionString() + "' of " + operation.describe()
 						+ " evaluated to null or blank");
-	}
-
-	/**
-	 * Checks a key or scope before it reaches the store, so that a store never sees a
-	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
-	 * a malformed value is the caller's 400, not a store failure (which would be a 503,
-	 * or an unprotected run under {@code failure-mode=open}). Validated values are also
-	 * safe to log.
-	 */
-	static void validate(IdempotentOperation operation, String what, String value, int maxLength) {
-		if (value.length() > maxLength) {
-			throw new IdempotencyKeyException(
-					"Idempotency " + what + " is " + value.length() + " characters, longer than the " + maxLength
-							+ " allowed; send a shorter key, such as a UUID",
-					"Idempotency " + what + " of " + operation.policy().name() + " is " + value.length()
-							+ " characters, longer than " + maxLength
-							+ " (idempotent.max-key-length for keys); send a shorter key, such as a UUID");
-		}
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			boolean bad;
-			if (Character.isHighSurrogate(c)) {
-				bad = i + 1 >= value.length() || !Character.isLowSurrogate(value.charAt(i + 1));
-				i++;
-			}
-			else {
-				bad = Character.isLowSurrogate(c) || Character.isISOControl(c);
-			}
-			if (bad) {
-				throw new IdempotencyKeyException(
-						"Idempotency " + what + " must be printable text; character " + (i + 1)
-								+ " is a control character or a broken surrogate pair. Send a key such as a UUID",
-						"Idempotency " + what + " of " + operation.policy().name() + " has a control character or "
-								+ "a broken surrogate pair at position " + (i + 1));
-			}
-		}
 	}
 
 	/**
@@ -391,7 +249,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 					}
 					return toMono(proceed(invocation));
 				}
-				validate(operation, "key", key, IdempotentInterceptor.this.maxKeyLength);
+				IdempotentCalls calls = IdempotentInterceptor.this.calls;
+				calls.checkKey(operation.policy().name(), key);
 				String clientKey = key;
 				Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
 						: context.resolveScope(contextView, IdempotentInterceptor.this.scopeResolver);
@@ -399,69 +258,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 						: IdempotencyObserver.NONE;
 				OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
 				return scope.flatMap((resolvedScope) -> {
-					validate(operation, "scope", resolvedScope, MAX_SCOPE_LENGTH);
-					RecordKey storeKey = RecordKey.of(IdempotentInterceptor.this.keyPrefix, resolvedScope,
-							operation.policy().name(), clientKey,
-							IdempotentInterceptor.this.executor.getStore().maxKeyLength());
+					RecordKey storeKey = calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
 					Fingerprint fingerprint = fingerprint(operation, call.payload());
-					IdempotentCallObservations observations = IdempotentInterceptor.this.observations;
-					ObservedCall observed = (observations != null)
-							? observations.start(operation.policy(), clientKey,
-									contextView.getOrDefault(IdempotentCallObservations.REACTOR_CONTEXT_KEY, null))
-							: null;
-					if (observed != null) {
-						return observe(observed, (callObserver) -> IdempotentInterceptor.this.executor
-							.executeNonBlocking(operation.policy(), clientKey, storeKey, fingerprint, () -> {
-								try (IdempotentCallObservations.Scope methodScope = observed.openScope()) {
-									// The method's Mono sees this call as its parent
-									// observation; written inside the subscriber's
-									// context so that it wins over the subscriber's own.
-									return withIdempotencyContext(toMono(proceed(invocation)))
-										.contextWrite((methodContext) -> methodContext
-											.put(IdempotentCallObservations.REACTOR_CONTEXT_KEY,
-													observed.contextValue()))
-										.contextWrite(contextView)
-										.toFuture();
-								}
-							}, callObserver, recorder), observer);
-					}
-					CompletableFuture<@Nullable Object> result = IdempotentInterceptor.this.executor.executeNonBlocking(
-							operation.policy(), clientKey, storeKey, fingerprint,
-							() -> withIdempotencyContext(toMono(proceed(invocation))).contextWrite(contextView)
-								.toFuture(),
-							observer, recorder);
-					// suppressCancel: a cancelled subscriber leaves the call running
-					// (above).
-					return Mono.fromFuture(result, true);
+					return ReactiveIdempotentCalls.execute(calls, operation.policy(), clientKey, storeKey, fingerprint,
+							() -> toMono(proceed(invocation)), contextView, observer, recorder);
 				});
 			});
-		}
-
-		/**
-		 * The observed call as a {@code Mono} whose subscriber sees the outcome only
-		 * after the observation has stopped. A subscriber that cancels leaves the call
-		 * running (see above): its observation stops when the call ends.
-		 */
-		private Mono<?> observe(ObservedCall observed,
-				java.util.function.Function<IdempotencyObserver, CompletableFuture<@Nullable Object>> execution,
-				IdempotencyObserver responseObserver) {
-			IdempotencyObserver callObserver = (responseObserver == IdempotencyObserver.NONE) ? observed
-					: IdempotencyObserver.composite(List.of(responseObserver, observed));
-			CompletableFuture<@Nullable Object> result;
-			try {
-				result = execution.apply(callObserver);
-			}
-			catch (RuntimeException | Error ex) {
-				// Thrown before a future existed: the observation must not stay open.
-				observed.stop(ex);
-				return Mono.error(ex);
-			}
-			return Mono.fromFuture(result, true)
-				.doOnSuccess((value) -> observed.stop(null))
-				.doOnError(observed::stop)
-				.doOnCancel(() -> result.whenComplete((value, failure) -> observed
-					.stop((failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-							: failure)));
 		}
 
 		/**
@@ -489,20 +291,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			catch (Throwable ex) {
 				throw Exceptions.propagate(ex);
 			}
-		}
-
-		/**
-		 * The method's {@code Mono} with this call's {@link IdempotencyContext} in its
-		 * Reactor context: the thread that runs the method's operators is rarely the one
-		 * the context is bound to. Read while the executor has it bound, before the
-		 * subscription.
-		 */
-		private Mono<?> withIdempotencyContext(Mono<?> mono) {
-			IdempotencyContext current = IdempotencyContext.current().orElse(null);
-			return (current != null)
-					? mono.contextWrite(
-							(methodContext) -> methodContext.put(IdempotencyContext.REACTOR_CONTEXT_KEY, current))
-					: mono;
 		}
 
 		private Mono<?> toMono(@Nullable Object returned) {

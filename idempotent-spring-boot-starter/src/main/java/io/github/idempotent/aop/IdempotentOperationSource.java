@@ -42,6 +42,7 @@ import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.ResultCodec;
@@ -74,19 +75,19 @@ public class IdempotentOperationSource {
 
 	private final ParameterNameDiscoverer parameterNames;
 
-	private final Defaults defaults;
+	private final IdempotencyDefaults defaults;
 
 	private final ResultCodec codec;
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
 
-	public IdempotentOperationSource(Defaults defaults, ResultCodec codec,
+	public IdempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
 		this(defaults, codec, beanFactory, new DefaultParameterNameDiscoverer());
 	}
 
-	IdempotentOperationSource(Defaults defaults, ResultCodec codec, @Nullable ConfigurableBeanFactory beanFactory,
-			ParameterNameDiscoverer parameterNames) {
+	IdempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
+			@Nullable ConfigurableBeanFactory beanFactory, ParameterNameDiscoverer parameterNames) {
 		this.parameterNames = parameterNames;
 		this.defaults = defaults;
 		this.codec = codec;
@@ -165,14 +166,8 @@ public class IdempotentOperationSource {
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(),
 				unretried ? this.defaults.inProcessWaitFor(lease) : this.defaults.waitFor());
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
-		// The global max-duration is raised to a longer lease of the method's own, as the
-		// lease alone would bound the call then: an application that set a 15-minute
-		// lease
-		// before maxDuration existed keeps starting. Only a method's own maxDuration is
-		// checked against its lease.
-		Duration defaultMaxDuration = (lease.compareTo(this.defaults.maxDuration()) > 0) ? lease
-				: this.defaults.maxDuration();
-		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), defaultMaxDuration);
+		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(),
+				this.defaults.maxDuration(lease));
 		for (Class<? extends Throwable> type : annotation.cacheFor()) {
 			if (!IdempotencyExecutor.isRecreatable(type)) {
 				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()
@@ -541,40 +536,6 @@ public class IdempotentOperationSource {
 		}
 		String resolved = this.beanFactory.resolveEmbeddedValue(text);
 		return (resolved != null) ? resolved : text;
-	}
-
-	/**
-	 * Settings used where the annotation leaves an attribute empty.
-	 *
-	 * @param ttl how long a completed result is replayed
-	 * @param lease how long an in-progress claim lives without renewal
-	 * @param waitFor how long a duplicate waits for the first call's result
-	 * @param retryAfter delay suggested to a refused duplicate
-	 * @param maxDuration how long one call may hold its key before it stops renewing
-	 * @param inProcessWaitFor how long a duplicate call of an {@code @Async},
-	 * {@code @EventListener} or {@code @Scheduled} method waits, which nobody would
-	 * retry; {@code null} for the operation's lease
-	 */
-	public record Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter, Duration maxDuration,
-			@Nullable Duration inProcessWaitFor) {
-
-		/**
-		 * Defaults with {@link IdempotencyPolicy#DEFAULT_MAX_DURATION}, and one lease for
-		 * the wait of in-process duplicates.
-		 */
-		public Defaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter) {
-			this(ttl, lease, waitFor, retryAfter, IdempotencyPolicy.DEFAULT_MAX_DURATION, null);
-		}
-
-		/**
-		 * One lease by default: a first call that is alive renews its lease and still
-		 * runs then, and one that crashed has let its key go by then, so the duplicate
-		 * takes it over and runs.
-		 */
-		Duration inProcessWaitFor(Duration lease) {
-			return (this.inProcessWaitFor != null) ? this.inProcessWaitFor : lease;
-		}
-
 	}
 
 }

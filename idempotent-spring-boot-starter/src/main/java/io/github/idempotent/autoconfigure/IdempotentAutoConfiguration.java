@@ -24,16 +24,18 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.ResponseRecording;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.IdempotencyTemplate;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
 import io.github.idempotent.core.ResultCompression;
@@ -42,9 +44,9 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.web.PrincipalScopeResolver;
 
 /**
- * Auto-configuration of {@code @Idempotent}: the store (Redis, JDBC or memory), the
- * executor and the interceptor. Every bean backs off when the application defines its
- * own.
+ * Auto-configuration of {@code @Idempotent} and {@link IdempotencyTemplate}: the store
+ * (Redis, JDBC or memory), the executor, the interceptor and the template. Every bean
+ * backs off when the application defines its own.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -145,9 +147,31 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
 			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(new IdempotentOperationSource.Defaults(properties.getTtl(),
-				properties.getLease(), properties.getWaitFor(), properties.getRetryAfter(), properties.getMaxDuration(),
-				properties.getInProcessWaitFor()), codec, beanFactory);
+		return new IdempotentOperationSource(defaults(properties), codec, beanFactory);
+	}
+
+	/**
+	 * What an operation takes where it names nothing, for the annotation and the template
+	 * alike.
+	 */
+	private static IdempotencyDefaults defaults(IdempotentProperties properties) {
+		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
+				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor());
+	}
+
+	/**
+	 * The programmatic API, on the executor, store, codec, scope and observations of
+	 * {@code @Idempotent}.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter,
+			ResultCodec codec, IdempotencyScopeResolver scopeResolver, IdempotentProperties properties,
+			ObjectProvider<IdempotentCallObservations> callObservations) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, fingerprinter, codec, scopeResolver,
+				defaults(properties), properties.getKeyPrefix(), properties.getMaxKeyLength());
+		callObservations.ifAvailable(template::setCallObservations);
+		return template;
 	}
 
 	@Bean

@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.observation.IdempotencyObservations;

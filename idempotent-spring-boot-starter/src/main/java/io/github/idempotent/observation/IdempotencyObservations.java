@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyPolicy;

@@ -28,6 +28,7 @@ import org.springframework.core.ParameterNameDiscoverer;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
@@ -153,7 +154,7 @@ class OperationParsingTests {
 	@Test
 	void aNamedParameterWithoutCompiledParameterNamesFailsTheStartUpSayingWhatToDo() throws Exception {
 		IdempotentOperationSource withoutNames = new IdempotentOperationSource(
-				new IdempotentOperationSource.Defaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
+				new IdempotencyDefaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
 						Duration.ofSeconds(1)),
 				new JacksonResultCodec(new JsonMapper()), null, new ParameterNameDiscoverer() {
 

@@ -10,7 +10,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.observation.IdempotencyObservations;
 
 import static org.assertj.core.api.Assertions.assertThat;

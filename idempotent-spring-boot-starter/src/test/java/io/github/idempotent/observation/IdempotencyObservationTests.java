@@ -26,7 +26,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentCallObservations;
+import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
 import io.github.idempotent.core.DuplicateHandling;

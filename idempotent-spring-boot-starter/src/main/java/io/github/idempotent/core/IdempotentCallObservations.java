@@ -1,15 +1,13 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import org.jspecify.annotations.Nullable;
-
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
  * Observes guarded calls one at a time, from the claim to the stored outcome: a
  * Micrometer {@code Observation} (a timer, and a span when tracing is on) per call when
- * Micrometer is present. The interceptor knows only this interface, so it loads no class
- * of the observing library; without an implementation it allocates nothing for it.
+ * Micrometer is present. The interceptor and {@link IdempotencyTemplate} know only this
+ * interface, so they load no class of the observing library; without an implementation
+ * they allocate nothing for it.
  */
 public interface IdempotentCallObservations {
 

@@ -1,0 +1,527 @@
+package io.github.idempotent.core;
+
+import java.lang.reflect.Type;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.core.ResolvableType;
+import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * Runs any piece of code at most once per key, with the guarantees, stores, observation,
+ * metrics and failure mode of {@code @Idempotent}, for what the annotation cannot reach:
+ * a message handler that is a function bean, a scheduled job keyed by its run, a step
+ * inside a method, a key known only at run time.
+ *
+ * <pre class="code">
+ * Receipt receipt = idempotency.operation("payments")
+ *     .key(idempotencyKey)
+ *     .payload(request)
+ *     .execute(Receipt.class, () -&gt; payments.charge(request));
+ * </pre>
+ *
+ * The first call with a key runs the callback and stores what it returns; a later call
+ * with that key and an equal payload gets the stored result back (of the type asked for,
+ * a {@code Class} or a {@link ParameterizedTypeReference}) without running it; a call
+ * with the key and another payload is refused ({@link IdempotencyKeyReusedException}),
+ * and one that arrives while the first still runs waits up to {@code waitFor}, then is
+ * refused ({@link IdempotencyInProgressException}). A callback that throws releases the
+ * key, so a retry runs it again, unless its exception is one of
+ * {@link OperationSpec#cacheFor}. Settings not given come from the {@code idempotent.*}
+ * properties, as the annotation's do.
+ * <p>
+ * The template is thread-safe and meant to be one shared bean; the {@link OperationSpec}
+ * that {@link #operation} returns describes one call and is not to be shared.
+ *
+ * @see io.github.idempotent.annotation.Idempotent
+ */
+public class IdempotencyTemplate {
+
+	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			IdempotencyTemplate.class.getClassLoader());
+
+	private final IdempotentCalls calls;
+
+	private final ResultCodec codec;
+
+	private final IdempotencyScopeResolver scopeResolver;
+
+	private final IdempotencyDefaults defaults;
+
+	/**
+	 * Codecs bound per result type, as {@code @Idempotent} binds one per method.
+	 */
+	private final Map<Type, ResultCodec.Binding> bindings = new ConcurrentHashMap<>();
+
+	/**
+	 * @param codec encodes results, as for {@code @Idempotent} methods
+	 * @param scopeResolver scope of a call that names none (the authenticated principal
+	 * when Spring Security is present)
+	 * @param defaults settings of an operation that names none
+	 * @param keyPrefix first part of every stored key ({@code idempotent.key-prefix})
+	 * @param maxKeyLength longest key a caller may send
+	 * ({@code idempotent.max-key-length})
+	 */
+	public IdempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter, ResultCodec codec,
+			IdempotencyScopeResolver scopeResolver, IdempotencyDefaults defaults, String keyPrefix, int maxKeyLength) {
+		Assert.notNull(codec, "codec must not be null");
+		Assert.notNull(scopeResolver, "scopeResolver must not be null");
+		Assert.notNull(defaults, "defaults must not be null");
+		this.calls = new IdempotentCalls(executor, fingerprinter, keyPrefix, maxKeyLength);
+		this.codec = codec;
+		this.scopeResolver = scopeResolver;
+		this.defaults = defaults;
+	}
+
+	/**
+	 * Sets what observes each call (a Micrometer observation, as for {@code @Idempotent}
+	 * calls); {@code null} for none.
+	 */
+	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
+		this.calls.setCallObservations(observations);
+	}
+
+	/**
+	 * Starts describing a call of the operation {@code name}: part of the stored key, so
+	 * that two operations never share records, and the {@code operation} of metrics and
+	 * observations (keep it low-cardinality: {@code "payments"}, never a key).
+	 */
+	public OperationSpec operation(String name) {
+		Assert.hasText(name, "IdempotencyTemplate needs an operation name, such as \"payments\": it is part of "
+				+ "every stored key and names the operation in metrics");
+		return new Spec(name);
+	}
+
+	/**
+	 * One call of an operation: its key, scope, payload and settings, then the callback
+	 * to run. Not thread-safe: describe each call anew.
+	 */
+	public interface OperationSpec {
+
+		/**
+		 * The idempotency key of this call: a client's {@code Idempotency-Key}, a
+		 * message's id, a job's run. Required: a missing or blank key is an
+		 * {@link IdempotencyKeyException} when the call runs, as is one longer than
+		 * {@code idempotent.max-key-length}.
+		 */
+		OperationSpec key(@Nullable String key);
+
+		/**
+		 * The scope of the key (a tenant, a user): records of one scope are invisible to
+		 * every other. Without it, the scope of {@code @Idempotent} calls: the
+		 * authenticated principal when Spring Security is present and
+		 * {@code idempotent.default-scope=principal}, else one global scope.
+		 */
+		OperationSpec scope(String scope);
+
+		/**
+		 * What identifies the request, fingerprinted as {@code @Idempotent} fingerprints
+		 * its payload (canonical JSON, SHA-256): a later call with the key and another
+		 * payload is refused as a reuse of the key. Without a payload or a fingerprint,
+		 * every call with the key counts as the same request.
+		 */
+		OperationSpec payload(@Nullable Object payload);
+
+		/**
+		 * A fingerprint computed by the application (a hash, a version), used as it is
+		 * instead of a payload's.
+		 */
+		OperationSpec fingerprint(String fingerprint);
+
+		/**
+		 * How long the result is replayed; {@code idempotent.ttl} by default.
+		 */
+		OperationSpec ttl(Duration ttl);
+
+		/**
+		 * How long a claim lives without renewal; {@code idempotent.lease} by default.
+		 */
+		OperationSpec lease(Duration lease);
+
+		/**
+		 * How long a duplicate waits for the first call's result before it is refused as
+		 * in progress; {@code idempotent.wait-for} by default.
+		 */
+		OperationSpec waitFor(Duration waitFor);
+
+		/**
+		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
+		 * default.
+		 */
+		OperationSpec retryAfter(Duration retryAfter);
+
+		/**
+		 * How long one call may hold its key; {@code idempotent.max-duration} by default
+		 * (or the lease, when longer).
+		 */
+		OperationSpec maxDuration(Duration maxDuration);
+
+		/**
+		 * An exception stored as the outcome, so that a retry gets the same exception
+		 * instead of running again; every other exception releases the key. Call once per
+		 * type.
+		 */
+		OperationSpec cacheFor(Class<? extends Throwable> exceptionType);
+
+		/**
+		 * What a call does when its key has completed: replay the stored result (the
+		 * default), skip (return {@code null}, a {@code Mono} completes empty), or run
+		 * flagged as a duplicate ({@link IdempotencyContext#isDuplicate()}).
+		 */
+		OperationSpec duplicates(DuplicateHandling duplicates);
+
+		/**
+		 * Runs {@code callback} once for the key and returns its result, or the stored
+		 * result of the call that ran, as a {@code resultType}.
+		 * @throws IdempotencyKeyException if the key is missing, blank, too long or
+		 * malformed
+		 * @throws IdempotencyKeyReusedException if the key was used with another payload
+		 * @throws IdempotencyInProgressException if the first call still runs after
+		 * {@code waitFor}
+		 * @throws IdempotencyStoreUnavailableException if the store cannot be reached and
+		 * {@code idempotent.failure-mode=closed}
+		 */
+		<T> @Nullable T execute(Class<T> resultType, Supplier<? extends @Nullable T> callback);
+
+		/**
+		 * {@link #execute(Class, Supplier)} for a generic result type: {@code new
+		 * ParameterizedTypeReference<List<Order>>() {}}.
+		 */
+		<T> @Nullable T execute(ParameterizedTypeReference<T> resultType, Supplier<? extends @Nullable T> callback);
+
+		/**
+		 * Runs {@code callback}, which returns nothing, once for the key.
+		 */
+		void run(Runnable callback);
+
+		/**
+		 * Runs the asynchronous {@code callback} once for the key: the key is completed
+		 * (or released) when its stage completes. A replay is a completed future; a
+		 * refusal, including an invalid key, completes the future exceptionally.
+		 * Cancelling the future leaves a started callback running to completion, its
+		 * outcome stored.
+		 */
+		<T> CompletableFuture<@Nullable T> executeAsync(Class<T> resultType,
+				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
+
+		/**
+		 * {@link #executeAsync(Class, Supplier)} for a generic result type.
+		 */
+		<T> CompletableFuture<@Nullable T> executeAsync(ParameterizedTypeReference<T> resultType,
+				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
+
+		/**
+		 * Runs the {@code Mono} that {@code callback} creates once for the key, without
+		 * blocking: nothing happens until subscription, and the callback is called only
+		 * by the subscription that claims the key. An empty {@code Mono} is a result and
+		 * replays as empty. Needs Reactor.
+		 */
+		<T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback);
+
+		/**
+		 * {@link #executeMono(Class, Supplier)} for a generic result type.
+		 */
+		<T> Mono<T> executeMono(ParameterizedTypeReference<T> resultType,
+				Supplier<? extends Mono<? extends T>> callback);
+
+	}
+
+	/**
+	 * A call resolved for the executor.
+	 */
+	private record Prepared(IdempotencyPolicy policy, String key, RecordKey recordKey, Fingerprint fingerprint) {
+	}
+
+	private final class Spec implements OperationSpec {
+
+		private final String name;
+
+		private @Nullable String key;
+
+		private @Nullable String scope;
+
+		private @Nullable Object payload;
+
+		private @Nullable String fingerprint;
+
+		private @Nullable Duration ttl;
+
+		private @Nullable Duration lease;
+
+		private @Nullable Duration waitFor;
+
+		private @Nullable Duration retryAfter;
+
+		private @Nullable Duration maxDuration;
+
+		private final List<Class<? extends Throwable>> cacheFor = new ArrayList<>();
+
+		private DuplicateHandling duplicates = DuplicateHandling.REPLAY;
+
+		Spec(String name) {
+			this.name = name;
+		}
+
+		@Override
+		public OperationSpec key(@Nullable String key) {
+			this.key = key;
+			return this;
+		}
+
+		@Override
+		public OperationSpec scope(String scope) {
+			this.scope = scope;
+			return this;
+		}
+
+		@Override
+		public OperationSpec payload(@Nullable Object payload) {
+			this.payload = payload;
+			return this;
+		}
+
+		@Override
+		public OperationSpec fingerprint(String fingerprint) {
+			Assert.hasText(fingerprint, () -> "fingerprint of " + this.name + " must not be empty: pass a hash of "
+					+ "what identifies the request, or payload(...) to have it computed");
+			this.fingerprint = fingerprint;
+			return this;
+		}
+
+		@Override
+		public OperationSpec ttl(Duration ttl) {
+			this.ttl = ttl;
+			return this;
+		}
+
+		@Override
+		public OperationSpec lease(Duration lease) {
+			this.lease = lease;
+			return this;
+		}
+
+		@Override
+		public OperationSpec waitFor(Duration waitFor) {
+			this.waitFor = waitFor;
+			return this;
+		}
+
+		@Override
+		public OperationSpec retryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+			return this;
+		}
+
+		@Override
+		public OperationSpec maxDuration(Duration maxDuration) {
+			this.maxDuration = maxDuration;
+			return this;
+		}
+
+		@Override
+		public OperationSpec cacheFor(Class<? extends Throwable> exceptionType) {
+			Assert.notNull(exceptionType, "exceptionType must not be null");
+			Assert.isTrue(IdempotencyExecutor.isRecreatable(exceptionType),
+					() -> "cacheFor type " + exceptionType.getName() + " of " + this.name
+							+ " needs a constructor taking a String message, or none, to be replayed");
+			this.cacheFor.add(exceptionType);
+			return this;
+		}
+
+		@Override
+		public OperationSpec duplicates(DuplicateHandling duplicates) {
+			Assert.notNull(duplicates, "duplicates must not be null");
+			this.duplicates = duplicates;
+			return this;
+		}
+
+		@Override
+		public <T> @Nullable T execute(Class<T> resultType, Supplier<? extends @Nullable T> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return call(resultType, callback);
+		}
+
+		@Override
+		public <T> @Nullable T execute(ParameterizedTypeReference<T> resultType,
+				Supplier<? extends @Nullable T> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return call(resultType.getType(), callback);
+		}
+
+		@Override
+		public void run(Runnable callback) {
+			Assert.notNull(callback, "callback must not be null");
+			call(Void.class, () -> {
+				callback.run();
+				return null;
+			});
+		}
+
+		@SuppressWarnings("unchecked")
+		private <T> @Nullable T call(Type resultType, Supplier<? extends @Nullable T> callback) {
+			Assert.notNull(callback, "callback must not be null");
+			Prepared call = prepare(resultType);
+			int[] depth = IdempotentCalls.enter();
+			try {
+				return (T) IdempotencyTemplate.this.calls.execute(call.policy(), call.key(), call.recordKey(),
+						call.fingerprint(), callback::get, null);
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				// A checked exception thrown past the compiler (a sneaky throw) or
+				// replayed from cacheFor.
+				throw new UndeclaredThrowableException(ex);
+			}
+			finally {
+				depth[0]--;
+			}
+		}
+
+		@Override
+		public <T> CompletableFuture<@Nullable T> executeAsync(Class<T> resultType,
+				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return callAsync(resultType, callback);
+		}
+
+		@Override
+		public <T> CompletableFuture<@Nullable T> executeAsync(ParameterizedTypeReference<T> resultType,
+				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return callAsync(resultType.getType(), callback);
+		}
+
+		@SuppressWarnings("unchecked")
+		private <T> CompletableFuture<@Nullable T> callAsync(Type resultType,
+				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
+			Assert.notNull(callback, "callback must not be null");
+			Prepared call;
+			try {
+				call = prepare(resultType);
+			}
+			catch (IdempotencyException ex) {
+				return CompletableFuture.failedFuture(ex);
+			}
+			int[] depth = IdempotentCalls.enter();
+			try {
+				CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.calls.executeAsync(call.policy(),
+						call.key(), call.recordKey(), call.fingerprint(), callback::get, null);
+				return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
+			}
+			finally {
+				depth[0]--;
+			}
+		}
+
+		@Override
+		public <T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return callMono(resultType, callback);
+		}
+
+		@Override
+		public <T> Mono<T> executeMono(ParameterizedTypeReference<T> resultType,
+				Supplier<? extends Mono<? extends T>> callback) {
+			Assert.notNull(resultType, "resultType must not be null");
+			return callMono(resultType.getType(), callback);
+		}
+
+		private <T> Mono<T> callMono(Type resultType, Supplier<? extends Mono<? extends T>> callback) {
+			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
+			Assert.notNull(callback, "callback must not be null");
+			// Reactor is touched only from here on: the template itself loads without
+			// it.
+			return MonoCalls.execute(IdempotencyTemplate.this.calls, () -> prepare(resultType), callback);
+		}
+
+		/**
+		 * The policy, key and fingerprint of this call, or an
+		 * {@link IdempotencyKeyException} that says what is wrong with the key.
+		 */
+		private Prepared prepare(Type resultType) {
+			String key = this.key;
+			if (!StringUtils.hasText(key)) {
+				throw new IdempotencyKeyException("Idempotency key is required",
+						"Idempotency key is required by operation '" + this.name + "': IdempotencyTemplate got "
+								+ ((key == null) ? "no key" : "a blank key")
+								+ "; pass the request's key (a header, a message id, a job's run) to key(...)");
+			}
+			IdempotentCalls calls = IdempotencyTemplate.this.calls;
+			calls.checkKey(this.name, key);
+			String scope = (this.scope != null) ? this.scope : IdempotencyTemplate.this.scopeResolver.resolveScope();
+			if (!StringUtils.hasText(scope)) {
+				throw new IdempotencyKeyException("The request has no scope for its idempotency key",
+						"Scope of operation '" + this.name + "' is blank; pass a scope (a tenant, a user) to "
+								+ "scope(...), or leave it out for the default scope");
+			}
+			RecordKey recordKey = calls.recordKey(this.name, scope, key);
+			Fingerprint fingerprint = (this.fingerprint != null) ? new Fingerprint(this.fingerprint)
+					: calls.fingerprint(this.payload, "operation '" + this.name + "'",
+							"Pass a payload the JSON mapper can write (what identifies the request, such as a record "
+									+ "of its fields), or a fingerprint(...) of your own");
+			return new Prepared(policy(resultType), key, recordKey, fingerprint);
+		}
+
+		private IdempotencyPolicy policy(Type resultType) {
+			IdempotencyDefaults defaults = IdempotencyTemplate.this.defaults;
+			Duration lease = (this.lease != null) ? this.lease : defaults.lease();
+			try {
+				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,
+						(this.waitFor != null) ? this.waitFor : defaults.waitFor(),
+						(this.retryAfter != null) ? this.retryAfter : defaults.retryAfter(), this.cacheFor,
+						binding(resultType),
+						(this.maxDuration != null) ? this.maxDuration : defaults.maxDuration(lease), this.duplicates);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalArgumentException(
+						"IdempotencyTemplate operation '" + this.name + "': " + ex.getMessage(), ex);
+			}
+		}
+
+		private ResultCodec.Binding binding(Type resultType) {
+			return IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
+					(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type)));
+		}
+
+	}
+
+	/**
+	 * The {@code Mono} calls, in a class of their own so that the template loads no
+	 * Reactor class until one is made.
+	 */
+	private static final class MonoCalls {
+
+		@SuppressWarnings("unchecked")
+		static <T> Mono<T> execute(IdempotentCalls calls, Supplier<Prepared> prepare,
+				Supplier<? extends Mono<? extends T>> callback) {
+			return (Mono<T>) Mono.deferContextual((contextView) -> {
+				Prepared call = prepare.get();
+				return ReactiveIdempotentCalls.execute(calls, call.policy(), call.key(), call.recordKey(),
+						call.fingerprint(), () -> {
+							Mono<? extends T> mono = callback.get();
+							return (mono != null) ? mono : Mono.empty();
+						}, contextView, IdempotencyObserver.NONE, null);
+			});
+		}
+
+	}
+
+}

@@ -1,0 +1,251 @@
+package io.github.idempotent.core;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.core.IdempotentCallObservations.ObservedCall;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * The steps every way of guarding a call takes between the caller's key and the
+ * {@link IdempotencyExecutor}: {@code @Idempotent} and {@link IdempotencyTemplate} alike
+ * validate the key and the scope, scope the key, fingerprint the payload and observe the
+ * call here, so that both refuse the same keys with the same messages and are observed
+ * the same way.
+ */
+public final class IdempotentCalls {
+
+	/**
+	 * Longest scope: a principal name or a tenant id, never a payload.
+	 */
+	public static final int MAX_SCOPE_LENGTH = 1024;
+
+	/**
+	 * How many guarded calls ({@code @Idempotent} or {@link IdempotencyTemplate}) are
+	 * running on this thread, one inside the other.
+	 */
+	private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
+	private final IdempotencyExecutor executor;
+
+	private final Fingerprinter fingerprinter;
+
+	private final String keyPrefix;
+
+	private final int maxKeyLength;
+
+	/**
+	 * Observation of each call, when an observation registry is present; without one the
+	 * calls take the paths they always took.
+	 */
+	private volatile @Nullable IdempotentCallObservations observations;
+
+	public IdempotentCalls(IdempotencyExecutor executor, Fingerprinter fingerprinter, String keyPrefix,
+			int maxKeyLength) {
+		Assert.notNull(executor, "executor must not be null");
+		Assert.notNull(fingerprinter, "fingerprinter must not be null");
+		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
+		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
+		this.executor = executor;
+		this.fingerprinter = fingerprinter;
+		this.keyPrefix = keyPrefix;
+		this.maxKeyLength = maxKeyLength;
+	}
+
+	public IdempotencyExecutor getExecutor() {
+		return this.executor;
+	}
+
+	/**
+	 * Sets what observes each call (a Micrometer observation); {@code null} for none.
+	 */
+	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
+		this.observations = observations;
+	}
+
+	public @Nullable IdempotentCallObservations getCallObservations() {
+		return this.observations;
+	}
+
+	/**
+	 * Counts a guarded call that starts on this thread; the caller decrements the
+	 * returned counter's only element when the call returns.
+	 */
+	public static int[] enter() {
+		int[] depth = DEPTH.get();
+		depth[0]++;
+		return depth;
+	}
+
+	/**
+	 * Whether the call being observed on this thread runs inside another guarded call:
+	 * its outcome is not the outcome of the request (an inner replay inside an outer
+	 * first call must not mark the response as replayed).
+	 */
+	public static boolean isNestedCall() {
+		return DEPTH.get()[0] > 1;
+	}
+
+	/**
+	 * Checks the caller's key of {@code operation}: not longer than
+	 * {@code idempotent.max-key-length}, printable.
+	 * @throws IdempotencyKeyException if it is not
+	 */
+	public void checkKey(String operation, String key) {
+		validate(operation, "key", key, this.maxKeyLength);
+	}
+
+	/**
+	 * The store's key of a call: {@code {prefix}:{scope}:{operation}:{key}}, hashed when
+	 * longer than the store keeps. Checks the scope; the key must have passed
+	 * {@link #checkKey}.
+	 * @throws IdempotencyKeyException if the scope is too long or malformed
+	 */
+	public RecordKey recordKey(String operation, String scope, String key) {
+		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
+		return RecordKey.of(this.keyPrefix, scope, operation, key, this.executor.getStore().maxKeyLength());
+	}
+
+	/**
+	 * The fingerprint of a call's payload. A payload the mapper cannot write fails every
+	 * call the same way: reported as {@link IdempotencyPayloadException}, which message
+	 * listeners treat as not retryable, instead of a mapper error that a broker would
+	 * redeliver forever.
+	 * @param owner what the payload belongs to, for the message
+	 * @param remedy what the application can do about it, for the message
+	 */
+	public Fingerprint fingerprint(@Nullable Object payload, String owner, String remedy) {
+		try {
+			return this.fingerprinter.fingerprint(payload);
+		}
+		catch (JacksonException ex) {
+			throw new IdempotencyPayloadException(
+					"Cannot fingerprint the payload of " + owner + ": " + ex.getOriginalMessage() + ". " + remedy, ex);
+		}
+	}
+
+	/**
+	 * {@link IdempotencyExecutor#execute}, observed when observations are set.
+	 */
+	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			IdempotencyExecutor.Invocation invocation, @Nullable OutcomeRecorder recorder) throws Throwable {
+		IdempotentCallObservations observations = this.observations;
+		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
+		if (observed == null) {
+			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE,
+					recorder);
+		}
+		Throwable failure = null;
+		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, observed, recorder);
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			observed.stop(failure);
+		}
+	}
+
+	/**
+	 * {@link IdempotencyExecutor#executeAsync}, observed when observations are set: the
+	 * returned future completes once the observation has stopped.
+	 */
+	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, IdempotencyExecutor.AsyncInvocation invocation,
+			@Nullable OutcomeRecorder recorder) {
+		IdempotentCallObservations observations = this.observations;
+		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
+		if (observed == null) {
+			return this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE,
+					recorder);
+		}
+		CompletableFuture<@Nullable Object> result;
+		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+			result = this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, observed, recorder);
+		}
+		catch (Throwable ex) {
+			observed.stop(ex);
+			throw ex;
+		}
+		return stopOnCompletion(result, observed);
+	}
+
+	/**
+	 * The caller's future, completed once the observation has stopped, so that whoever
+	 * sees the outcome also finds it recorded. Cancelling it cancels the executor's
+	 * future (which detaches the caller, see {@link IdempotencyExecutor#executeAsync}).
+	 */
+	private static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
+			ObservedCall observed) {
+		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
+
+			@Override
+			public boolean cancel(boolean mayInterruptIfRunning) {
+				result.cancel(mayInterruptIfRunning);
+				return super.cancel(mayInterruptIfRunning);
+			}
+
+		};
+		result.whenComplete((value, failure) -> {
+			Throwable cause = unwrap(failure);
+			observed.stop(cause);
+			if (cause != null) {
+				observedResult.completeExceptionally(cause);
+			}
+			else {
+				observedResult.complete(value);
+			}
+		});
+		return observedResult;
+	}
+
+	static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
+	}
+
+	/**
+	 * Checks a key or scope before it reaches the store, so that a store never sees a
+	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
+	 * a malformed value is the caller's 400, not a store failure (which would be a 503,
+	 * or an unprotected run under {@code failure-mode=open}). Validated values are also
+	 * safe to log.
+	 * @param operation the operation's name, for the log
+	 * @param what {@code "key"} or {@code "scope"}
+	 */
+	public static void validate(String operation, String what, String value, int maxLength) {
+		if (value.length() > maxLength) {
+			throw new IdempotencyKeyException(
+					"Idempotency " + what + " is " + value.length() + " characters, longer than the " + maxLength
+							+ " allowed; send a shorter key, such as a UUID",
+					"Idempotency " + what + " of " + operation + " is " + value.length() + " characters, longer than "
+							+ maxLength + " (idempotent.max-key-length for keys); send a shorter key, such as a UUID");
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean bad;
+			if (Character.isHighSurrogate(c)) {
+				bad = i + 1 >= value.length() || !Character.isLowSurrogate(value.charAt(i + 1));
+				i++;
+			}
+			else {
+				bad = Character.isLowSurrogate(c) || Character.isISOControl(c);
+			}
+			if (bad) {
+				throw new IdempotencyKeyException(
+						"Idempotency " + what + " must be printable text; character " + (i + 1)
+								+ " is a control character or a broken surrogate pair. Send a key such as a UUID",
+						"Idempotency " + what + " of " + operation + " has a control character or "
+								+ "a broken surrogate pair at position " + (i + 1));
+			}
+		}
+	}
+
+}
