@@ -19,7 +19,10 @@ public sealed interface ClaimResult {
 	 * or an operator deleted its record in progress) says so: that call may have had side
 	 * effects before it stopped, and the method running now can look for them. A key
 	 * whose previous call ended by releasing it (the method threw) starts again at
-	 * attempt 1: that call's outcome was a failure its caller saw.
+	 * attempt 1 only when that call was attempt 1: its outcome was a failure its caller
+	 * saw. A released takeover keeps the memory: the attempts before it never finished,
+	 * so the next claim is the attempt after the released one, and
+	 * {@code previousAttemptStartedAt} is when the released one claimed the key.
 	 *
 	 * @param token the owner token that completes, releases and renews the claim
 	 * @param attempt 1 for a key that no unfinished call held before; one more than the

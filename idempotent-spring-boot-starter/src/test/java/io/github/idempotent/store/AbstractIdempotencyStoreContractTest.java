@@ -314,6 +314,28 @@ public abstract class AbstractIdempotencyStoreContractTest {
 	}
 
 	@Test
+	void aReleaseOfATakeoverStillTellsTheNextClaimItTakesOver() {
+		// Attempt 2 took over a call that never finished and threw (its lookup of what
+		// attempt 1 did failed): its release must not erase that attempt 1 never
+		// finished, or the retry runs as attempt 1 and repeats attempt 1's side effects.
+		RecordKey key = newKey();
+		this.store.claim(key, FP, Duration.ofMillis(300));
+		ClaimResult.Acquired second = takeOver(key, LEASE, false);
+		assertThat(second.attempt()).isEqualTo(2);
+		assertThat(this.store.release(key, second.token())).isTrue();
+		ClaimResult.Acquired third = (ClaimResult.Acquired) this.store.claim(key, FP, LEASE);
+		assertThat(third.attempt()).isEqualTo(3);
+		assertThat(third.isTakeover()).isTrue();
+		assertThat(third.previousAttemptStartedAt()).isNotNull();
+		// The released owner stays fenced; the new one completes.
+		assertThat(this.store.renew(key, second.token(), FP, LEASE)).isFalse();
+		assertThat(this.store.complete(key, second.token(), FP, new StoredResult(new byte[] { 'X' }), TTL)).isFalse();
+		StoredResult result = new StoredResult(new byte[] { 'O', 'K' });
+		assertThat(this.store.complete(key, third.token(), FP, result, TTL)).isTrue();
+		assertThat(this.store.claim(key, FP, LEASE)).isEqualTo(new ClaimResult.Completed(FP, result));
+	}
+
+	@Test
 	void renewalKeepsALeaseAlive() throws InterruptedException {
 		RecordKey key = newKey();
 		String token = ((ClaimResult.Acquired) this.store.claim(key, FP, Duration.ofMillis(400))).token();

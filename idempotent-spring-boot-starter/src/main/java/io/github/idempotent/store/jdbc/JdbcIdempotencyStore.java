@@ -165,6 +165,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			DELETE FROM %TABLE_NAME%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
+	// The release of a takeover (attempt 2 or later, read from its token): the row
+	// becomes a tombstone, as with a forced delete, rather than going, so that the next
+	// claim still knows it takes over a call that never finished (which attempt, and
+	// when it started) instead of running as attempt 1 and repeating what the earlier
+	// attempts did. The purge keeps it for the take-over memory after its lease, as any
+	// row of a call that never finished.
+	private static final String RELEASE_TAKEOVER = """
+			UPDATE %TABLE_NAME% SET state = 'D'
+			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
+
 	private static final String RENEW = """
 			UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
@@ -249,6 +259,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	private final String releaseSql;
 
+	private final String releaseTakeoverSql;
+
 	private final String renewSql;
 
 	private final String completedBySql;
@@ -329,6 +341,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.deleteInProgressSql = dialect.sql(DELETE_IN_PROGRESS, tableName);
 		this.versionSql = dialect.sql(VERSION, tableName);
 		this.releaseSql = dialect.sql(RELEASE, tableName);
+		this.releaseTakeoverSql = dialect.sql(RELEASE_TAKEOVER, tableName);
 		this.renewSql = dialect.sql(RENEW, tableName);
 		this.completedBySql = dialect.sql(COMPLETED_BY, tableName);
 		this.purgeSql = dialect.purgeSql(tableName);
@@ -770,8 +783,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean release(RecordKey key, String token) {
-		return inOwnTransaction(
-				() -> this.jdbc.update(this.releaseSql, key.value(), token) == 1 || !exists(key.value()));
+		String sql = (ClaimToken.attempt(token) > 1) ? this.releaseTakeoverSql : this.releaseSql;
+		return inOwnTransaction(() -> this.jdbc.update(sql, key.value(), token) == 1 || !exists(key.value()));
 	}
 
 	@Override
@@ -1072,7 +1085,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			// In a new transaction, as Spring requires of work after completion; a retry
 			// then runs the method again at once instead of waiting for the lease. Sent
 			// again while its outcome is unknown: fenced by the token, a release that did
-			// land finds nothing and counts as done.
+			// land finds nothing (or the tombstone a released takeover leaves) and counts
+			// as
+			// done.
 			RuntimeException failure = confirm(() -> {
 				release(this.key, this.token);
 				return true;

@@ -167,7 +167,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			// A placeholder past its lease, or a tombstone, is a call that never
 			// finished:
 			// this claim is the attempt after it. An expired result, or a key released
-			// by its owner (gone from the map), starts again at 1.
+			// by the owner of a first attempt (gone from the map), starts again at 1; a
+			// released takeover left a tombstone.
 			if (entry != null && entry.result == null && !isForgotten(entry, now)) {
 				int attempt = (entry.attempt < Integer.MAX_VALUE) ? entry.attempt + 1 : entry.attempt;
 				result[0] = new ClaimResult.Acquired(token, attempt,
@@ -199,7 +200,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean release(RecordKey key, String token) {
-		return update(key, token, (entry, now) -> null);
+		// A released takeover becomes a tombstone, as with a forced delete, rather than
+		// going: the next claim must still know it takes over a call that never finished
+		// (the attempts before this one), not run as attempt 1 and repeat what they did.
+		return update(key, token, (entry, now) -> (entry != null && entry.attempt() > 1) ? new Entry(entry.token(),
+				entry.fingerprint(), null, entry.expiresAt(), entry.claimedAt(), entry.attempt(), true) : null);
 	}
 
 	@Override
@@ -460,8 +465,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * A record, or with {@code tombstone} the mark an operator's forced delete left of
-	 * the owner it fenced.
+	 * A record, or with {@code tombstone} the mark an operator's forced delete (or the
+	 * release of a takeover) left of the owner it fenced.
 	 */
 	private record Entry(String token, Fingerprint fingerprint, StoredResult result, long expiresAt,
 			@Nullable Instant claimedAt, int attempt, boolean tombstone) {

@@ -270,7 +270,9 @@ public class RedisIdempotencyStore
 	 * then hold the key for a lease and fence out the owner's completion, queued behind
 	 * it, so that the result is lost and a retry runs the method again. The release, sent
 	 * after it on the same connection, deletes it only if it won: it is fenced by the
-	 * claim's own token. Nothing waits for it.
+	 * claim's own token (a claim that won by taking the key over leaves a tombstone, as
+	 * any released takeover does, so that the next claim still knows it takes over).
+	 * Nothing waits for it.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		try {
@@ -1163,6 +1165,15 @@ public class RedisIdempotencyStore
 				return 0
 				""");
 
+		// A released first attempt is deleted: the key is free, and the next claim is
+		// attempt 1 again. A released takeover (a placeholder of this layout whose
+		// attempt is above 1) is replaced by the tombstone of its own attempt and claim
+		// time instead, as a forced delete writes it, for as long as the placeholder
+		// would have lived (PTTL: the lease left, then the time it is kept after it):
+		// deleting it would erase what only it still remembers, that an earlier attempt
+		// never finished, and the next claim, told it is attempt 1, would skip its
+		// lookup and repeat that attempt's side effects. The tombstone fences the owner
+		// as a forced delete's does.
 		// ARGV: the token (8 bytes).
 		static final Script RELEASE = Script.of("""
 				local v = redis.pcall('GET', KEYS[1])
@@ -1174,6 +1185,17 @@ public class RedisIdempotencyStore
 				end
 				local s = string.byte(v)
 				if (s == 80 or s == 112) and string.sub(v, 2, 9) == ARGV[1] then
+				  local rest = -1
+				  if #v >= 10 then
+				    rest = #v - 9 - ((s == 80) and 32 or (1 + string.byte(v, 10)))
+				  end
+				  if rest == 7 and string.byte(v, -4) > 1 then
+				    local ttl = redis.call('PTTL', KEYS[1])
+				    if ttl > 0 then
+				      redis.call('SET', KEYS[1], 'Dtomb' .. string.sub(v, -7, -5) .. string.sub(v, -4, -4), 'PX', ttl)
+				      return 1
+				    end
+				  end
 				  redis.call('DEL', KEYS[1])
 				  return 1
 				end
