@@ -79,7 +79,16 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	private static final Duration MIN_RECONNECT_AFTER = Duration.ofSeconds(2);
 
+	/**
+	 * The client the tracking connection is opened with when it was created, which only
+	 * tells whether tracking is possible: each connection is opened with the factory's
+	 * current client ({@link #connect()}), since a factory that is stopped and started
+	 * again (a context restarted, or paused and resumed by Spring's test context cache)
+	 * has shut its old client down and made a new one.
+	 */
 	private final @Nullable RedisClient client;
+
+	private final RedisConnectionFactory connectionFactory;
 
 	private final long maxStalenessNanos;
 
@@ -117,6 +126,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		this.maxStalenessNanos = maxStaleness.toNanos();
 		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
 		this.reconnectAfterNanos = reconnectAfter.toNanos();
+		this.connectionFactory = connectionFactory;
 		this.client = redisClient(connectionFactory);
 		this.phase = phaseBefore(connectionFactory);
 		if (this.client == null) {
@@ -270,13 +280,16 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	}
 
 	private void connect() {
-		RedisClient redis = this.client;
 		Listener target = this.listener;
-		if (redis == null || target == null) {
+		if (this.client == null || target == null) {
 			return;
 		}
 		StatefulRedisConnection<byte[], byte[]> connection;
 		try {
+			RedisClient redis = redisClient(this.connectionFactory);
+			if (redis == null) {
+				return;
+			}
 			connection = redis.connect(ByteArrayCodec.INSTANCE);
 		}
 		catch (RuntimeException ex) {

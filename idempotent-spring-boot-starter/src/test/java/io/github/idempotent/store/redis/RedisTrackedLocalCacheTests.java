@@ -124,6 +124,22 @@ class RedisTrackedLocalCacheTests {
 	}
 
 	@Test
+	void aContextStoppedAndStartedAgainServesReplaysFromTheCacheAgain() {
+		// As a context stops and starts its lifecycle beans (Spring's test context cache
+		// pauses a context it does not use): tracking first, then the connection
+		// factory, which shuts its Lettuce client down and makes a new one on start.
+		this.tracking.stop();
+		this.trackingConnections.stop();
+		this.trackingConnections.start();
+		this.tracking.start();
+		await().atMost(Duration.ofSeconds(10)).until(this.instanceA::isServing);
+		RecordKey key = completedAndCachedByA("v1");
+		int claims = this.storeOfA.claims.get();
+		assertThat(this.instanceA.claim(key, FP, LEASE)).isEqualTo(completed("v1"));
+		assertThat(this.storeOfA.claims).hasValue(claims);
+	}
+
+	@Test
 	void aRecordDeletedByAnotherInstanceIsNotReplayedFromTheCacheAfterwards() throws Exception {
 		RecordKey key = completedAndCachedByA("v1");
 		deleteOnB(key);
