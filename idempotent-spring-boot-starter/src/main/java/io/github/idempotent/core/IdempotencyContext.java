@@ -114,6 +114,21 @@ public final class IdempotencyContext {
 	}
 
 	/**
+	 * Binds no context to this thread until the returned scope is closed, which restores
+	 * what was bound before: for a call that runs unprotected inside an idempotent one,
+	 * which must not take the enclosing call's context for its own.
+	 */
+	public static Scope unbind() {
+		IdempotencyContext previous = current.get();
+		if (previous == null) {
+			return () -> {
+			};
+		}
+		current.remove();
+		return () -> current.set(previous);
+	}
+
+	/**
 	 * The operation's name, as in metrics and the scoped key.
 	 */
 	public String getOperation() {

@@ -501,7 +501,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 					+ "' unprotected (idempotent.failure-mode=open): " + ex);
 			this.observer.bypassed(this.policy, this.clientKey, failure);
 			try {
-				pipe(this.invocation.proceed());
+				try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
+					pipe(this.invocation.proceed());
+				}
 			}
 			catch (Throwable methodFailure) {
 				this.result.completeExceptionally(methodFailure);
@@ -796,7 +798,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		logger.warn("Idempotency store unavailable, running " + policy.name() + " for key '" + clientKey
 				+ "' unprotected (idempotent.failure-mode=open): " + ex);
 		observer.bypassed(policy, clientKey, ex);
-		return invocation.proceed();
+		// No context: an enclosing call's must not tell this unprotected one that it is
+		// a first attempt.
+		try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
+			return invocation.proceed();
+		}
 	}
 
 	/**
