@@ -125,10 +125,34 @@ public final class ReplayedResponse {
 		this.changed.add(name.toLowerCase(Locale.ROOT));
 	}
 
+	/**
+	 * Headers that say how the stored body bytes are to be read: changing one on a replay
+	 * would make the client decode those bytes differently from the first caller.
+	 */
+	private static final Set<String> DECODING_HEADERS = Set.of("content-encoding", "content-range",
+			"transfer-encoding");
+
+	private static boolean isToken(String name) {
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
+			boolean token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+					|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+			if (!token) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	private void check(String name, String value) {
 		Assert.hasText(name, "name must not be empty");
 		Assert.notNull(value, "value must not be null");
-		if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name)) {
+		Assert.isTrue(isToken(name), () -> "'" + name + "' is not a header name: use letters, digits and "
+				+ "!#$%&'*+-.^_`|~ only, without spaces");
+		Assert.isTrue(value.indexOf('\r') < 0 && value.indexOf('\n') < 0,
+				() -> "The value of the " + name + " header must not contain a line break");
+		if (ReplayedHeaders.isContentHeader(name) || DECODING_HEADERS.contains(name.toLowerCase(Locale.ROOT))
+				|| !this.replayedHeaders.isReplayed(name)) {
 			throw new IllegalArgumentException("The " + name + " header of a replay is not a customizer's to set: "
 					+ "the idempotency starter sets it on every response, or never replays it");
 		}
