@@ -61,12 +61,20 @@ final class HandlerMethods {
 	 * Status of a handler's plain return value: its {@code @ResponseStatus}, else 200.
 	 */
 	static int status(HandlerMethod handlerMethod) {
-		ResponseStatus status = handlerMethod.getMethodAnnotation(ResponseStatus.class);
-		if (status == null) {
-			status = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), ResponseStatus.class);
-		}
-		return (status != null) ? status.code().value() : 200;
+		return statuses.computeIfAbsent(handlerMethod.getMethod(), (method) -> {
+			ResponseStatus status = handlerMethod.getMethodAnnotation(ResponseStatus.class);
+			if (status == null) {
+				status = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), ResponseStatus.class);
+			}
+			return (status != null) ? status.code().value() : 200;
+		});
 	}
+
+	/**
+	 * Read once per handler method, like {@link #writtenByConverters}: a typed replay
+	 * reads no annotations.
+	 */
+	private static final Map<Method, Integer> statuses = new ConcurrentReferenceHashMap<>();
 
 	/**
 	 * Decided once per handler method: the per-request path reads no annotations.
