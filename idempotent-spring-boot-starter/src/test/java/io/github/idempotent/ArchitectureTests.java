@@ -5,6 +5,8 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import io.github.idempotent.store.IdempotencyStore;
+
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -127,6 +129,50 @@ class ArchitectureTests {
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("reactor..")
+			.check(this.classes);
+	}
+
+	/**
+	 * The protocol decides what a claim means once, for every kind of call: it never
+	 * names a future, a reactive type or a coroutine, which belong to the adapters that
+	 * carry its decisions out.
+	 */
+	@Test
+	void theProtocolKnowsNoReturnType() {
+		noClasses().that()
+			.haveFullyQualifiedName("io.github.idempotent.core.IdempotencyProtocol")
+			.or()
+			.haveNameMatching("io\\.github\\.idempotent\\.core\\.ClaimDecision.*")
+			.or()
+			.haveFullyQualifiedName("io.github.idempotent.core.ProtocolCall")
+			.should()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName("java.util.concurrent.CompletionStage")
+			.orShould()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName("java.util.concurrent.CompletableFuture")
+			.orShould()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.reactivestreams..", "reactor..", "kotlin..", "kotlinx..")
+			.check(this.classes);
+	}
+
+	/**
+	 * An adapter per return type carries out the protocol's decisions: it never reaches a
+	 * store itself, so that how a claim, a completion or a release is sent (blocking, or
+	 * asynchronously on the right threads) is written once.
+	 */
+	@Test
+	void adaptersNeverReachAStore() {
+		noClasses().that()
+			.haveNameMatching(
+					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|ReactiveIdempotentCalls|IdempotencyTemplate)(\\$.*)?")
+			.or()
+			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
+					"io.github.idempotent.messaging..")
+			.should()
+			.dependOnClassesThat()
+			.areAssignableTo(IdempotencyStore.class)
 			.check(this.classes);
 	}
 

@@ -64,7 +64,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 * The Mono path, created only when Reactor is present: the interceptor itself loads
 	 * no Reactor class (the approach of Spring's {@code CacheAspectSupport}).
 	 */
-	private final @Nullable ReactiveCalls reactive;
+	private final @Nullable MonoInvocations reactive;
 
 	private volatile @Nullable ResponseRecording responseRecording;
 
@@ -76,7 +76,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
-		this.reactive = reactorPresent ? new ReactiveCalls() : null;
+		this.reactive = reactorPresent
+				? new MonoInvocations(this.calls, keyResolver, scopeResolver, () -> this.responseRecording) : null;
 	}
 
 	@Override
@@ -88,7 +89,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Object[] args = invocation.getArguments();
-		Call call = new Call(operation, args, target);
+		InvocationArguments call = new InvocationArguments(operation, args, target, this.keyResolver,
+				this.scopeResolver, this.beanResolver);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
 			return this.reactive.invoke(operation, call, invocation, targetClass);
@@ -102,7 +104,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		this.calls.checkKey(operation.policy().name(), key);
 		RecordKey storeKey = this.calls.recordKey(operation.policy().name(), call.scope(), key);
-		Fingerprint fingerprint = fingerprint(operation, call.payload());
+		Fingerprint fingerprint = fingerprint(this.calls, operation, call.payload());
 		int[] depth = IdempotentCalls.enter();
 		try {
 			ResponseRecording recording = this.responseRecording;
@@ -177,8 +179,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 * {@link io.github.idempotent.core.IdempotencyPayloadException} (see
 	 * {@link IdempotentCalls#fingerprint}).
 	 */
-	private Fingerprint fingerprint(IdempotentOperation operation, @Nullable Object payload) {
-		return this.calls.fingerprint(payload, operation.describe(),
+	static Fingerprint fingerprint(IdempotentCalls calls, IdempotentOperation operation, @Nullable Object payload) {
+		return calls.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
 	}
@@ -198,7 +200,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		return missingKey(operation, this.keyResolver.describeSource());
 	}
 
-	private IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
+	static IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
 		if (operation.key() == null) {
 			return new IdempotencyKeyException("Idempotency key is required: send it in " + source);
 		}
@@ -207,191 +209,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				"Idempotency key is required by " + operation.policy().name() + ": expression '"
 						+ operation.key().getExpressionString() + "' of " + operation.describe()
 						+ " evaluated to null or blank");
-	}
-
-	/**
-	 * Calls of methods that return a {@code Mono}, and of Kotlin {@code suspend}
-	 * functions, which Spring's proxy hands to interceptors as a {@code Mono}. Nothing
-	 * happens until subscription; then the key, scope and payload are evaluated, the key
-	 * claimed without blocking (see {@link IdempotencyExecutor#executeNonBlocking}), and
-	 * the method called and its {@code Mono} subscribed only by the call that owns the
-	 * key. An empty {@code Mono} is a result: it is stored and replays as empty.
-	 * <p>
-	 * Cancellation (the client went away): the method's {@code Mono} is subscribed apart
-	 * from the caller's subscription, with the caller's context, so cancelling the
-	 * caller's subscription does not cancel a method that has started. It runs to
-	 * completion and its outcome is stored; the client's retry gets it as a replay (or
-	 * 409 while it still runs), rather than running the method a second time after a
-	 * first run that may have had its side effects. A caller that cancels before the
-	 * method started (while waiting for a duplicate, or before its claim returned)
-	 * releases the key without running it.
-	 */
-	private final class ReactiveCalls {
-
-		volatile @Nullable ReactiveIdempotencyContext context;
-
-		Object invoke(IdempotentOperation operation, Call call, MethodInvocation invocation,
-				@Nullable Class<?> targetClass) {
-			return Mono.deferContextual((contextView) -> {
-				ReactiveIdempotencyContext context = this.context;
-				String key;
-				if (operation.key() != null || context == null) {
-					key = call.key();
-				}
-				else {
-					key = context.resolveKey(contextView);
-					key = StringUtils.hasText(key) ? key : null;
-				}
-				if (key == null) {
-					if (operation.required()) {
-						return Mono.error(missingKey(operation, (context != null) ? context.describeSource()
-								: IdempotentInterceptor.this.keyResolver.describeSource()));
-					}
-					return toMono(proceed(invocation));
-				}
-				IdempotentCalls calls = IdempotentInterceptor.this.calls;
-				calls.checkKey(operation.policy().name(), key);
-				String clientKey = key;
-				Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
-						: context.resolveScope(contextView, IdempotentInterceptor.this.scopeResolver);
-				IdempotencyObserver observer = (context != null) ? context.observer(contextView)
-						: IdempotencyObserver.NONE;
-				OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
-				return scope.flatMap((resolvedScope) -> {
-					RecordKey storeKey = calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
-					Fingerprint fingerprint = fingerprint(operation, call.payload());
-					return ReactiveIdempotentCalls.execute(calls, operation.policy(), clientKey, storeKey, fingerprint,
-							() -> toMono(proceed(invocation)), contextView, observer, recorder);
-				});
-			});
-		}
-
-		/**
-		 * The recorder of a call that handles a web request: from the exchange on
-		 * WebFlux, else from the request bound to the subscribing thread (Spring MVC
-		 * subscribes on the request's thread).
-		 */
-		private @Nullable OutcomeRecorder recorder(@Nullable ReactiveIdempotencyContext context,
-				reactor.util.context.ContextView contextView, MethodInvocation invocation,
-				@Nullable Class<?> targetClass) {
-			if (context != null) {
-				return context.recorder(contextView, invocation.getMethod(), targetClass);
-			}
-			ResponseRecording recording = IdempotentInterceptor.this.responseRecording;
-			return (recording != null) ? recording.recorderFor(invocation.getMethod(), targetClass) : null;
-		}
-
-		private @Nullable Object proceed(MethodInvocation invocation) {
-			try {
-				return invocation.proceed();
-			}
-			catch (RuntimeException | Error ex) {
-				throw ex;
-			}
-			catch (Throwable ex) {
-				throw Exceptions.propagate(ex);
-			}
-		}
-
-		private Mono<?> toMono(@Nullable Object returned) {
-			if (returned == null) {
-				return Mono.empty();
-			}
-			ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned.getClass());
-			Assert.state(adapter != null, () -> "Cannot adapt " + returned.getClass().getName() + " to a Mono");
-			return Mono.from(adapter.toPublisher(returned));
-		}
-
-	}
-
-	/**
-	 * One call's evaluation; the SpEL context is created only if an expression needs it.
-	 */
-	private final class Call {
-
-		private final IdempotentOperation operation;
-
-		private final Object[] args;
-
-		private final @Nullable Object target;
-
-		private @Nullable EvaluationContext context;
-
-		Call(IdempotentOperation operation, Object[] args, @Nullable Object target) {
-			this.operation = operation;
-			this.args = args;
-			this.target = target;
-		}
-
-		@Nullable String key() {
-			Expression expression = this.operation.key();
-			Object value = (expression != null) ? evaluate(expression, "key")
-					: IdempotentInterceptor.this.keyResolver.resolveKey();
-			if (value == null) {
-				return null;
-			}
-			String key = value.toString();
-			return StringUtils.hasText(key) ? key : null;
-		}
-
-		String scope() {
-			Expression expression = this.operation.scope();
-			if (expression == null) {
-				return IdempotentInterceptor.this.scopeResolver.resolveScope();
-			}
-			Object value = evaluate(expression, "scope");
-			if (value == null || !StringUtils.hasText(value.toString())) {
-				throw new IdempotencyKeyException(
-						"The request has no scope for its idempotency key: the request field it is taken from is "
-								+ "missing or blank",
-						"Scope expression '" + expression.getExpressionString() + "' of " + this.operation.describe()
-								+ " evaluated to null or blank; every call needs a scope");
-			}
-			return value.toString();
-		}
-
-		@Nullable Object payload() {
-			Expression expression = this.operation.payload();
-			if (expression != null) {
-				return evaluate(expression, "payload");
-			}
-			int[] positions = this.operation.payloadArguments();
-			if (positions.length == this.args.length && !MessagePayloads.anyMessage(this.args)) {
-				return this.args;
-			}
-			Object[] payload = new Object[positions.length];
-			for (int i = 0; i < positions.length; i++) {
-				payload[i] = MessagePayloads.payloadOf(this.args[positions[i]]);
-			}
-			return payload;
-		}
-
-		private @Nullable Object evaluate(Expression expression, String attribute) {
-			try {
-				return expression.getValue(context());
-			}
-			catch (EvaluationException ex) {
-				// The expression does not fit the arguments: a bug of the application,
-				// not of the request, so a server error (500) rather than a 400.
-				throw new IdempotencyExpressionException(
-						"Cannot evaluate " + attribute + " expression '" + expression.getExpressionString() + "' of "
-								+ this.operation.describe() + ": " + ex.getMessage(),
-						ex);
-			}
-		}
-
-		private EvaluationContext context() {
-			if (this.context == null) {
-				ArgumentsEvaluationContext context = new ArgumentsEvaluationContext(this.target,
-						this.operation.variables(), this.args, IdempotentInterceptor.this.keyResolver::resolveVariable);
-				if (IdempotentInterceptor.this.beanResolver != null) {
-					context.setBeanResolver(IdempotentInterceptor.this.beanResolver);
-				}
-				this.context = context;
-			}
-			return this.context;
-		}
-
 	}
 
 }

@@ -23,7 +23,7 @@ public final class OwnerHandle {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	private final IdempotencyExecutor executor;
+	private final IdempotencyProtocol protocol;
 
 	private final IdempotencyPolicy policy;
 
@@ -41,9 +41,9 @@ public final class OwnerHandle {
 	 */
 	private volatile boolean announced;
 
-	OwnerHandle(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey, RecordKey key,
+	OwnerHandle(IdempotencyProtocol protocol, IdempotencyPolicy policy, String clientKey, RecordKey key,
 			LeaseWatchdog.Lease lease, IdempotencyObserver observer) {
-		this.executor = executor;
+		this.protocol = protocol;
 		this.observer = observer;
 		this.policy = policy;
 		this.clientKey = clientKey;
@@ -70,7 +70,7 @@ public final class OwnerHandle {
 	 * thrown: the method has run and its result belongs to the caller.
 	 */
 	public void complete(@Nullable Object result) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
 			releaseFencedOut();
@@ -102,7 +102,7 @@ public final class OwnerHandle {
 	 * {@link OutcomeRecorder} recorded it: stored as written, replayed without decoding.
 	 */
 	public void completeRecorded(RecordedResponse response) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
 			releaseFencedOut();
@@ -118,7 +118,7 @@ public final class OwnerHandle {
 	 * returned stage completes, never exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
 			return releaseFencedOutAsync();
@@ -129,8 +129,8 @@ public final class OwnerHandle {
 	}
 
 	private StoredResult recorded(RecordedResponse response) {
-		return StoredOutcome.recorded(this.policy, this.clientKey, response, this.executor.maxResultSize(),
-				this.executor.resultCompression());
+		return StoredOutcome.recorded(this.policy, this.clientKey, response, this.protocol.maxResultSize(),
+				this.protocol.resultCompression());
 	}
 
 	/**
@@ -141,7 +141,7 @@ public final class OwnerHandle {
 	 * suppressed.
 	 */
 	public void release(Throwable failure) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		if (isFencedOut()) {
 			releaseFencedOut();
 			return;
@@ -152,10 +152,10 @@ public final class OwnerHandle {
 			return;
 		}
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
-		Confirmation confirmation = new Confirmation();
+		StepConfirmation confirmation = new StepConfirmation(this.lease, confirmWithin());
 		while (true) {
 			try {
-				if (!this.executor.getStore().release(this.key, token()) && !confirmation.repeated()) {
+				if (!this.protocol.store().release(this.key, token()) && !confirmation.repeated()) {
 					releasedByOther();
 				}
 				return;
@@ -178,7 +178,7 @@ public final class OwnerHandle {
 	 * exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
 			return releaseFencedOutAsync();
@@ -194,7 +194,7 @@ public final class OwnerHandle {
 	 * once the store has answered.
 	 */
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		if (isFencedOut()) {
 			return releaseFencedOutAsync();
 		}
@@ -210,15 +210,15 @@ public final class OwnerHandle {
 	 * method started, when nothing ran that could be stored.
 	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
-		this.executor.unwatch(this.lease);
+		this.protocol.leases().unwatch(this.lease);
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		releaseAsync(failure, new Confirmation(), done);
+		releaseAsync(failure, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
 	}
 
-	private void releaseAsync(Throwable failure, Confirmation confirmation, CompletableFuture<Void> done) {
-		this.executor.releaseAsync(this.key, token()).whenComplete((released, error) -> {
+	private void releaseAsync(Throwable failure, StepConfirmation confirmation, CompletableFuture<Void> done) {
+		this.protocol.store().releaseAsync(this.key, token()).whenComplete((released, error) -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
 					releasedByOther();
@@ -226,7 +226,7 @@ public final class OwnerHandle {
 				done.complete(null);
 				return;
 			}
-			Throwable ex = IdempotencyExecutor.unwrap(error);
+			Throwable ex = Futures.unwrap(error);
 			long delay = confirmation.retryIn(ex);
 			if (delay < 0) {
 				failure.addSuppressed(ex);
@@ -241,12 +241,13 @@ public final class OwnerHandle {
 
 	private CompletableFuture<Void> storeAsync(StoredResult result) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		storeAsync(result, new Confirmation(), done);
+		storeAsync(result, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
 	}
 
-	private void storeAsync(StoredResult result, Confirmation confirmation, CompletableFuture<Void> done) {
-		this.executor.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
+	private void storeAsync(StoredResult result, StepConfirmation confirmation, CompletableFuture<Void> done) {
+		this.protocol.store()
+			.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
 			.whenComplete((completed, error) -> {
 				if (error == null) {
 					if (!completed) {
@@ -255,7 +256,7 @@ public final class OwnerHandle {
 					done.complete(null);
 					return;
 				}
-				Throwable ex = IdempotencyExecutor.unwrap(error);
+				Throwable ex = Futures.unwrap(error);
 				long delay = confirmation.retryIn(ex);
 				if (delay < 0) {
 					logCompleteFailure(ex);
@@ -263,9 +264,9 @@ public final class OwnerHandle {
 					return;
 				}
 				logRetry("completion", ex);
-				this.executor.rewatch(this.lease);
+				this.protocol.leases().rewatch(this.lease);
 				later(delay, () -> {
-					this.executor.unwatch(this.lease);
+					this.protocol.leases().unwatch(this.lease);
 					if (isFencedOut()) {
 						// As in store(): never written once fenced out.
 						releaseFencedOutAsync().whenComplete((released, never) -> done.complete(null));
@@ -301,7 +302,7 @@ public final class OwnerHandle {
 		}
 		logNotStored();
 		try {
-			this.executor.getStore().release(this.key, token());
+			this.protocol.store().release(this.key, token());
 		}
 		catch (RuntimeException ex) {
 			logReleaseFailure(ex);
@@ -313,7 +314,7 @@ public final class OwnerHandle {
 			return CompletableFuture.completedFuture(null);
 		}
 		logNotStored();
-		return this.executor.releaseAsync(this.key, token()).handle((released, ex) -> {
+		return this.protocol.store().releaseAsync(this.key, token()).handle((released, ex) -> {
 			if (ex != null) {
 				logReleaseFailure(ex);
 			}
@@ -334,11 +335,11 @@ public final class OwnerHandle {
 	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
 		try {
 			CompletableFuture.runAsync(retry, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS,
-					this.executor.blockingStoreExecutor()));
+					this.protocol.threads().blockingStoreExecutor()));
 		}
 		catch (RuntimeException ex) {
 			// Shut down with the application: nothing will retry.
-			this.executor.unwatch(this.lease);
+			this.protocol.leases().unwatch(this.lease);
 			logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
 					+ ": the application is shutting down", ex);
 			done.complete(null);
@@ -346,15 +347,15 @@ public final class OwnerHandle {
 	}
 
 	StoredResult encode(@Nullable Object result) {
-		return StoredOutcome.value(this.policy, this.clientKey, result, this.executor.maxResultSize(),
-				this.executor.resultCompression());
+		return StoredOutcome.value(this.policy, this.clientKey, result, this.protocol.maxResultSize(),
+				this.protocol.resultCompression());
 	}
 
 	private void store(StoredResult result) {
-		Confirmation confirmation = new Confirmation();
+		StepConfirmation confirmation = new StepConfirmation(this.lease, confirmWithin());
 		while (true) {
 			try {
-				if (!this.executor.getStore().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
+				if (!this.protocol.store().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
 					completedByOther();
 				}
 				return;
@@ -370,9 +371,9 @@ public final class OwnerHandle {
 				// and let a retry of the caller's run the method again while the store
 				// is briefly out of reach. Not during an attempt: a renewal that met the
 				// completed record would report the lease lost.
-				this.executor.rewatch(this.lease);
+				this.protocol.leases().rewatch(this.lease);
 				boolean slept = sleep(delay);
-				this.executor.unwatch(this.lease);
+				this.protocol.leases().unwatch(this.lease);
 				if (!slept) {
 					logCompleteFailure(ex);
 					return;
@@ -397,7 +398,7 @@ public final class OwnerHandle {
 	 * since a take-over writes another token. Past one lease the store has also refused
 	 * every renewal for a whole lease, so the placeholder may have lapsed and been taken
 	 * over; the caller, who is waiting for this answer, is not held longer, unless the
-	 * store still renews the lease (see {@link #stillHeld}).
+	 * store still renews the lease (see {@link StepConfirmation}).
 	 */
 	Duration confirmWithin() {
 		return this.policy.lease();
@@ -422,89 +423,18 @@ public final class OwnerHandle {
 				+ "; asking the store again (the step is fenced by the owner token, so repeating it is safe): " + ex);
 	}
 
-	/**
-	 * The retries of one completion or release: only of a failure to reach the store (any
-	 * other failure would fail again), with a back-off from {@value #FIRST_RETRY_MILLIS}
-	 * ms doubling up to {@value #MAX_RETRY_MILLIS} ms (the first retry, on a fresh
-	 * connection, usually succeeds at once after a cut one), until
-	 * {@link #confirmWithin()}.
-	 */
-	private final class Confirmation {
-
-		private static final long FIRST_RETRY_MILLIS = 10;
-
-		private static final long MAX_RETRY_MILLIS = 1000;
-
-		/**
-		 * One bound from the first failure, not from the first attempt: an attempt that
-		 * fails by the client's timeout (Lettuce's is a minute by default, longer than a
-		 * 30 s lease) would otherwise use up the bound before any retry is sent, and the
-		 * result would be given up while the store is reachable again.
-		 */
-		private long deadline;
-
-		private boolean failed;
-
-		private long nextDelay = FIRST_RETRY_MILLIS;
-
-		private boolean repeated;
-
-		/**
-		 * Whether the step is being sent again. A release sent again that finds the key
-		 * held by another token is not a lost lease: the first one may have landed and a
-		 * retry claimed the key since. Either way the key is no longer this call's.
-		 */
-		boolean repeated() {
-			return this.repeated;
-		}
-
-		/**
-		 * The delay before asking again after {@code failure}, or -1 to give up.
-		 */
-		long retryIn(Throwable failure) {
-			if (!IdempotencyExecutor.isUnavailable(failure)) {
-				return -1;
-			}
-			this.repeated = true;
-			long now = System.nanoTime();
-			if (!this.failed) {
-				this.failed = true;
-				this.deadline = now + confirmWithin().toNanos();
-			}
-			long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
-			if (left <= 0 && !stillHeld(now)) {
-				return -1;
-			}
-			long delay = (left > 0) ? Math.min(this.nextDelay, left) : this.nextDelay;
-			this.nextDelay = Math.min(this.nextDelay * 2, MAX_RETRY_MILLIS);
-			return delay;
-		}
-
-	}
-
-	/**
-	 * Whether the store still renews this call's lease although it refuses the step: a
-	 * Redis whose memory is full under {@code noeviction} refuses the completion, which
-	 * writes a result, but still extends a lease. The placeholder then keeps retries
-	 * waiting, so the step is asked again past {@link #confirmWithin()}, up to the call's
-	 * {@code maxDuration}, rather than let the result go and a retry run the method
-	 * again.
-	 */
-	private boolean stillHeld(long now) {
-		return this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue();
-	}
-
 	void completedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "complete", this.lease.isHeld(System.nanoTime()),
-					this.observer);
+			this.protocol.leaseLoss()
+				.leaseLost(this.policy, this.clientKey, "complete", this.lease.isHeld(System.nanoTime()),
+						this.observer);
 		}
 	}
 
 	void releasedByOther() {
 		if (!this.lease.isLost()) {
-			this.executor.leaseLost(this.policy, this.clientKey, "release", this.lease.isHeld(System.nanoTime()),
-					this.observer);
+			this.protocol.leaseLoss()
+				.leaseLost(this.policy, this.clientKey, "release", this.lease.isHeld(System.nanoTime()), this.observer);
 		}
 	}
 
@@ -526,7 +456,7 @@ public final class OwnerHandle {
 	}
 
 	private String unreachableFor(Throwable ex) {
-		return IdempotencyExecutor.isUnavailable(ex) ? " (the store stayed unreachable for " + confirmWithin() + ")"
+		return StoreFailureClassifier.isUnavailable(ex) ? " (the store stayed unreachable for " + confirmWithin() + ")"
 				: "";
 	}
 

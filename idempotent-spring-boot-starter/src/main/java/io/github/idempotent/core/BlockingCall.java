@@ -1,0 +1,90 @@
+package io.github.idempotent.core;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.ClaimResult;
+
+/**
+ * Carries out the protocol for a method that returns its result on the calling thread:
+ * claims there, runs the method there, and waits for a duplicate in progress by sleeping
+ * between claims.
+ */
+final class BlockingCall {
+
+	private BlockingCall() {
+	}
+
+	static @Nullable Object execute(IdempotencyProtocol protocol, ProtocolCall call,
+			IdempotencyExecutor.Invocation invocation) throws Throwable {
+		ClaimResult claim;
+		try {
+			claim = claim(protocol, call);
+		}
+		catch (RuntimeException ex) {
+			Throwable refusal = protocol.firstClaimFailed(call, ex);
+			if (refusal != null) {
+				throw refusal;
+			}
+			// No context: an enclosing call's must not tell this unprotected one that it
+			// is a first attempt.
+			try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
+				return invocation.proceed();
+			}
+		}
+		while (true) {
+			ClaimDecision decision = protocol.decide(call, claim);
+			if (decision instanceof ClaimDecision.Run run) {
+				return runAsOwner(protocol, call, run, invocation);
+			}
+			if (decision instanceof ClaimDecision.Answer answer) {
+				return answer.value();
+			}
+			if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
+				try (IdempotencyContext.Scope scope = IdempotencyContext.bind(duplicate.context())) {
+					return invocation.proceed();
+				}
+			}
+			if (!sleep(((ClaimDecision.Wait) decision).millis())) {
+				throw protocol.inProgress(call);
+			}
+			try {
+				// Claim, not just read: if the first call failed and released the key,
+				// this caller becomes the owner and runs the method itself.
+				claim = claim(protocol, call);
+			}
+			catch (RuntimeException ex) {
+				throw protocol.claimFailed(call, ex);
+			}
+		}
+	}
+
+	private static ClaimResult claim(IdempotencyProtocol protocol, ProtocolCall call) {
+		return protocol.store().claim(call.key, call.fingerprint, call.policy.lease());
+	}
+
+	private static @Nullable Object runAsOwner(IdempotencyProtocol protocol, ProtocolCall call, ClaimDecision.Run run,
+			IdempotencyExecutor.Invocation invocation) throws Throwable {
+		Object result;
+		try (IdempotencyContext.Scope scope = protocol.begin(call, run.acquired())) {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			run.owner().release(ex);
+			throw ex;
+		}
+		protocol.returned(call, run.owner(), result);
+		return result;
+	}
+
+	private static boolean sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+}

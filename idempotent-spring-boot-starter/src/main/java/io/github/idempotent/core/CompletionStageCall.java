@@ -1,0 +1,195 @@
+package io.github.idempotent.core;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.ClaimResult;
+
+/**
+ * Carries out the protocol for a method whose result arrives later, as a
+ * {@link CompletionStage} (a reactive type is adapted to one): the owner's hold ends on
+ * the stage's completion signal, and a duplicate in progress is waited for without
+ * holding a thread, its claims scheduled on the protocol's timer. Refusals complete
+ * {@link #result} exceptionally.
+ */
+final class CompletionStageCall {
+
+	private final IdempotencyProtocol protocol;
+
+	private final ProtocolCall call;
+
+	private final IdempotencyExecutor.AsyncInvocation invocation;
+
+	/**
+	 * What the caller gets. Cancelling it detaches the caller: a method that has started
+	 * still completes and stores its outcome.
+	 */
+	final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+
+	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call,
+			IdempotencyExecutor.AsyncInvocation invocation) {
+		this.protocol = protocol;
+		this.call = call;
+		this.invocation = invocation;
+	}
+
+	/**
+	 * Claims on the calling thread, so that the method runs there with its thread-bound
+	 * context (request, security).
+	 */
+	CompletableFuture<@Nullable Object> start() {
+		ClaimResult claim;
+		try {
+			claim = this.protocol.store().claim(this.call.key, this.call.fingerprint, this.call.policy.lease());
+		}
+		catch (RuntimeException ex) {
+			firstClaimFailed(ex);
+			return this.result;
+		}
+		handle(claim);
+		return this.result;
+	}
+
+	/**
+	 * Claims without blocking the calling thread at all (an event loop): the method runs
+	 * on the thread that completes the claim.
+	 */
+	CompletableFuture<@Nullable Object> startNonBlocking() {
+		claimAsync().whenComplete((claim, failure) -> {
+			if (failure != null) {
+				firstClaimFailed(Futures.unwrap(failure));
+			}
+			else {
+				handle(claim);
+			}
+		});
+		return this.result;
+	}
+
+	private CompletableFuture<ClaimResult> claimAsync() {
+		return this.protocol.store().claimAsync(this.call.key, this.call.fingerprint, this.call.policy.lease());
+	}
+
+	private void firstClaimFailed(Throwable ex) {
+		Throwable refusal = this.protocol.firstClaimFailed(this.call, ex);
+		if (refusal != null) {
+			this.result.completeExceptionally(refusal);
+			return;
+		}
+		try {
+			try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
+				pipe(this.invocation.proceed());
+			}
+		}
+		catch (Throwable methodFailure) {
+			this.result.completeExceptionally(methodFailure);
+		}
+	}
+
+	private void handle(ClaimResult claim) {
+		try {
+			ClaimDecision decision = this.protocol.decide(this.call, claim);
+			if (decision instanceof ClaimDecision.Run run) {
+				run(run);
+			}
+			else if (decision instanceof ClaimDecision.Answer answer) {
+				this.result.complete(answer.value());
+			}
+			else if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
+				// The flagged run's own future: its outcome is the caller's.
+				CompletionStage<?> stage;
+				try (IdempotencyContext.Scope scope = IdempotencyContext.bind(duplicate.context())) {
+					stage = this.invocation.proceed();
+				}
+				pipe(stage);
+			}
+			else {
+				// Scheduled on the timer, which only starts the next claim: no thread
+				// waits for the first call.
+				this.protocol.threads()
+					.timer()
+					.schedule(this::reclaim, ((ClaimDecision.Wait) decision).millis(), TimeUnit.MILLISECONDS);
+			}
+		}
+		catch (Throwable ex) {
+			this.result.completeExceptionally(ex);
+		}
+	}
+
+	private void reclaim() {
+		if (this.result.isDone()) {
+			return;
+		}
+		claimAsync().whenComplete((claim, failure) -> {
+			if (failure == null) {
+				handle(claim);
+			}
+			else {
+				this.result.completeExceptionally(this.protocol.claimFailed(this.call, Futures.unwrap(failure)));
+			}
+		});
+	}
+
+	private void run(ClaimDecision.Run run) {
+		OwnerHandle owner = run.owner();
+		if (this.result.isDone()) {
+			// The caller went away before the method started: nothing ran, so a retry
+			// may run it.
+			owner.abandonAsync(new CancellationException());
+			return;
+		}
+		CompletionStage<?> stage;
+		try (IdempotencyContext.Scope scope = this.protocol.begin(this.call, run.acquired())) {
+			stage = this.invocation.proceed();
+			if (stage == null) {
+				throw nullStage();
+			}
+		}
+		catch (Throwable ex) {
+			owner.releaseAsync(ex).whenComplete((done, never) -> this.result.completeExceptionally(ex));
+			return;
+		}
+		// The caller's future completes after the store has answered, so that a client
+		// that retries as soon as it has the answer gets a replay, not a 409.
+		stage.whenComplete((value, failure) -> {
+			if (failure == null && this.call.recorder != null && this.protocol.recordsLater(this.call)) {
+				// Completed once the response is written; until then the lease is
+				// renewed, and a retry waits or gets 409.
+				this.protocol.recordLater(this.call.recorder, owner, value);
+				this.result.complete(value);
+			}
+			else if (failure == null) {
+				owner.completeAsync(value).whenComplete((done, never) -> this.result.complete(value));
+			}
+			else {
+				Throwable cause = Futures.unwrap(failure);
+				owner.releaseAsync(cause).whenComplete((done, never) -> this.result.completeExceptionally(cause));
+			}
+		});
+	}
+
+	private void pipe(@Nullable CompletionStage<?> stage) {
+		if (stage == null) {
+			this.result.completeExceptionally(nullStage());
+			return;
+		}
+		stage.whenComplete((value, ex) -> {
+			if (ex != null) {
+				this.result.completeExceptionally(Futures.unwrap(ex));
+			}
+			else {
+				this.result.complete(value);
+			}
+		});
+	}
+
+	private IllegalStateException nullStage() {
+		return new IllegalStateException(this.call.policy.name()
+				+ " returned null instead of a future or Mono; return a completed one for a null result");
+	}
+
+}

@@ -1,0 +1,42 @@
+package io.github.idempotent.core;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+
+/**
+ * The two things every asynchronous step of the protocol does with a future.
+ */
+final class Futures {
+
+	private Futures() {
+	}
+
+	/**
+	 * The stage {@code operation} returns, or a failed one if it throws instead: a store
+	 * client may refuse a call before it has a future to fail.
+	 */
+	static <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> operation) {
+		try {
+			return operation.get().toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
+	 * The failure a future completed with, without the wrappers that completion stages
+	 * add.
+	 */
+	static Throwable unwrap(Throwable failure) {
+		Throwable ex = failure;
+		while ((ex instanceof CompletionException || ex instanceof ExecutionException) && ex.getCause() != null) {
+			ex = ex.getCause();
+		}
+		return ex;
+	}
+
+}

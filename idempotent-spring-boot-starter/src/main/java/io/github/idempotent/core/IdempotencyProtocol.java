@@ -1,0 +1,289 @@
+package io.github.idempotent.core;
+
+import java.time.Duration;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * The idempotency protocol, once for every kind of call: what the answer to a claim means
+ * (run as owner, answer a completed duplicate, wait for one in progress, refuse), what a
+ * store that cannot be reached means, and how the owner's hold starts and ends. It knows
+ * no return type: {@link BlockingCall} and {@link CompletionStageCall} carry its
+ * decisions out on the calling thread or on completion signals, and reactive callers
+ * reach it through the latter.
+ */
+final class IdempotencyProtocol {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
+
+	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10));
+
+	private final StoreAccess store;
+
+	private final IdempotencyThreads threads;
+
+	private final FailureMode failureMode;
+
+	private final long maxResultSize;
+
+	private final LeaseWatchdog leases;
+
+	private final LeaseLossReporter leaseLoss = new LeaseLossReporter();
+
+	private volatile ResultCompression resultCompression = ResultCompression.none();
+
+	IdempotencyProtocol(StoreAccess store, IdempotencyThreads threads, FailureMode failureMode, long maxResultSize) {
+		this.store = store;
+		this.threads = threads;
+		this.failureMode = failureMode;
+		this.maxResultSize = maxResultSize;
+		this.leases = new LeaseWatchdog(store.store(), threads.timer(), threads.renewals(), this.leaseLoss);
+	}
+
+	/**
+	 * What {@code call} does with {@code claim}. An owner's lease is watched from here
+	 * on; a refusal (key reused, record damaged, still in progress after {@code waitFor})
+	 * is thrown, and a replay is decoded here.
+	 */
+	ClaimDecision decide(ProtocolCall call, ClaimResult claim) throws Throwable {
+		call.observer.step(call.policy, call.clientKey, IdempotencyObserver.Step.CLAIMED);
+		if (claim instanceof ClaimResult.Acquired acquired) {
+			return new ClaimDecision.Run(own(call, acquired.token()), acquired);
+		}
+		if (claim instanceof ClaimResult.Completed completed) {
+			return answerDuplicate(call, completed);
+		}
+		if (claim instanceof ClaimResult.Damaged damaged) {
+			throw damaged(call.policy, call.clientKey, call.key, damaged.damage());
+		}
+		ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
+		checkFingerprint(call, inProgress.fingerprint());
+		long delay = call.nextPollMillis();
+		if (delay <= 0) {
+			throw inProgress(call);
+		}
+		return new ClaimDecision.Wait(delay);
+	}
+
+	/**
+	 * The refusal of a call that found a duplicate still in progress after its wait.
+	 */
+	IdempotencyException inProgress(ProtocolCall call) {
+		return reject(call,
+				new IdempotencyInProgressException(call.clientKey, call.policy.name(), call.policy.retryAfter()));
+	}
+
+	/**
+	 * What a failed first claim means for {@code call}: the failure to give its caller
+	 * (see {@link #claimFailed}), or {@code null} when the method is to run unprotected:
+	 * the store cannot be reached, under {@code failure-mode=open}.
+	 */
+	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
+		if (this.failureMode == FailureMode.CLOSED || !StoreFailureClassifier.isUnavailable(failure)) {
+			return claimFailed(call, failure);
+		}
+		logger.warn("Idempotency store unavailable, running " + call.policy.name() + " for key '" + call.clientKey
+				+ "' unprotected (idempotent.failure-mode=open): " + failure);
+		call.observer.bypassed(call.policy, call.clientKey,
+				(failure instanceof RuntimeException runtime) ? runtime : new IllegalStateException(failure));
+		return null;
+	}
+
+	/**
+	 * The failure to give the caller of a failed claim: only a store that cannot be
+	 * reached is "unavailable" (503, or the message again later); any other failure goes
+	 * to the caller as it is. A claim made again while waiting for a duplicate never runs
+	 * unprotected: the duplicate may be running.
+	 */
+	Throwable claimFailed(ProtocolCall call, Throwable failure) {
+		if (!StoreFailureClassifier.isUnavailable(failure)) {
+			return failure;
+		}
+		this.outageLog.refused(call.policy, call.clientKey, failure);
+		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);
+	}
+
+	/**
+	 * Starts the owner's run: binds its {@link IdempotencyContext} for the method, and
+	 * says so when it takes over a call that never finished.
+	 */
+	IdempotencyContext.Scope begin(ProtocolCall call, ClaimResult.Acquired acquired) {
+		takenOver(call, acquired);
+		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
+				acquired.previousAttemptStartedAt()));
+	}
+
+	/**
+	 * Says that a call is about to run again for a key whose previous call never
+	 * finished: the one place where an operator sees that a side effect may be repeated
+	 * unless the method checks ({@link IdempotencyContext#isTakeover()}).
+	 */
+	private static void takenOver(ProtocolCall call, ClaimResult.Acquired acquired) {
+		if (acquired.isTakeover()) {
+			logger.warn("Key '" + call.clientKey + "' of " + call.policy.name() + " is taken over by attempt "
+					+ acquired.attempt() + ": the previous call"
+					+ ((acquired.previousAttemptStartedAt() != null)
+							? " (started " + acquired.previousAttemptStartedAt() + ")" : "")
+					+ " never finished (its instance stopped, hung past its lease, or an operator forced the key "
+					+ "free), so its side effects may have happened; the method runs again and can tell from "
+					+ "IdempotencyContext");
+		}
+	}
+
+	/**
+	 * Whether the owner's outcome is stored later, as its recorder records it (an HTTP
+	 * response once written), rather than at the method's return.
+	 */
+	boolean recordsLater(ProtocolCall call) {
+		return call.recorder != null && call.recorder.records();
+	}
+
+	/**
+	 * Ends the owner's hold once the method has returned {@code value} on the calling
+	 * thread: stores it now, or hands it to the recorder that stores it later.
+	 */
+	void returned(ProtocolCall call, OwnerHandle owner, @Nullable Object value) {
+		if (call.recorder != null && recordsLater(call)) {
+			recordLater(call.recorder, owner, value);
+		}
+		else {
+			owner.complete(value);
+		}
+	}
+
+	/**
+	 * Hands a returned call to its recorder; a recorder that fails to take it leaves the
+	 * value stored through the codec, so that the hold ends either way.
+	 */
+	void recordLater(OutcomeRecorder recorder, OwnerHandle owner, @Nullable Object value) {
+		owner.returned();
+		try {
+			recorder.recordLater(owner, value);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not record the response of " + owner.policy().name() + " for key '" + owner.clientKey()
+					+ "'; its return value is stored instead", ex);
+			owner.complete(value);
+		}
+	}
+
+	/**
+	 * Takes ownership of a key this caller has just acquired: registers its lease for
+	 * renewal and returns the handle that ends it.
+	 */
+	private OwnerHandle own(ProtocolCall call, String token) {
+		return new OwnerHandle(this, call.policy, call.clientKey, call.key,
+				this.leases.watch(call.policy, call.clientKey, call.key, token, call.fingerprint, call.observer),
+				call.observer);
+	}
+
+	/**
+	 * The answer to a duplicate of a completed call, as its operation handles duplicates:
+	 * the stored outcome ({@code REPLAY}), {@code null} without reading it ({@code SKIP},
+	 * so that a result that no longer decodes does not matter), or a run of the method
+	 * with a duplicate's context bound ({@code FLAG}). A flagged run stores and releases
+	 * nothing, so the record stays as the first call left it, and its exception goes to
+	 * the caller. Another payload under the key is refused in every mode.
+	 */
+	private ClaimDecision answerDuplicate(ProtocolCall call, ClaimResult.Completed completed) throws Throwable {
+		checkFingerprint(call, completed.fingerprint());
+		switch (call.policy.duplicates()) {
+			case SKIP -> {
+				call.observer.skipped(call.policy, call.clientKey);
+				return new ClaimDecision.Answer(null);
+			}
+			case FLAG -> {
+				call.observer.flagged(call.policy, call.clientKey);
+				return new ClaimDecision.RunAsDuplicate(
+						IdempotencyContext.duplicate(call.policy.name(), call.clientKey));
+			}
+			default -> {
+				// Told before the stored response is written: an observer marks it as
+				// replayed (a response header), which it can no longer do after.
+				call.observer.replayed(call.policy, call.clientKey);
+				return new ClaimDecision.Answer(replay(call, completed.result()));
+			}
+		}
+	}
+
+	private @Nullable Object replay(ProtocolCall call, StoredResult result) throws Throwable {
+		IdempotencyPolicy policy = call.policy;
+		try {
+			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
+			if (recorded == null) {
+				Object value = StoredOutcome.replay(policy, call.clientKey, result, this.maxResultSize);
+				return (call.recorder != null) ? call.recorder.replayValue(policy, call.clientKey, value) : value;
+			}
+			if (call.recorder == null) {
+				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + call.clientKey
+						+ "' was stored as the HTTP response its first caller was sent; it is replayed only to an "
+						+ "HTTP request handled by the same method, not to this call");
+			}
+			return call.recorder.replay(policy, call.clientKey, recorded);
+		}
+		catch (StoredOutcome.DamagedOutcomeException ex) {
+			throw damaged(policy, call.clientKey, call.key, ex.getMessage());
+		}
+	}
+
+	/**
+	 * The refusal of a call whose record cannot be read, logged once here, where the
+	 * record key is known: a warning without a stack trace, since the damage is named and
+	 * the trace would only show this method.
+	 */
+	private static IdempotencyRecordDamagedException damaged(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			String damage) {
+		String message = "Idempotency record " + key.value() + " of " + policy.name() + " for key '" + clientKey
+				+ "' cannot be read: " + damage + ". Answered that the result is unavailable; the method is not run "
+				+ "again for this key. Delete the record (actuator endpoint idempotency) to let the key run";
+		logger.warn(message);
+		return new IdempotencyRecordDamagedException(message, damage);
+	}
+
+	private static void checkFingerprint(ProtocolCall call, Fingerprint actual) {
+		if (!call.fingerprint.equals(actual)) {
+			throw reject(call, new IdempotencyKeyReusedException(call.clientKey, call.policy.name()));
+		}
+	}
+
+	private static IdempotencyException reject(ProtocolCall call, IdempotencyException ex) {
+		call.observer.rejected(call.policy, call.clientKey, ex);
+		return ex;
+	}
+
+	StoreAccess store() {
+		return this.store;
+	}
+
+	IdempotencyThreads threads() {
+		return this.threads;
+	}
+
+	LeaseWatchdog leases() {
+		return this.leases;
+	}
+
+	LeaseLossReporter leaseLoss() {
+		return this.leaseLoss;
+	}
+
+	long maxResultSize() {
+		return this.maxResultSize;
+	}
+
+	ResultCompression resultCompression() {
+		return this.resultCompression;
+	}
+
+	void setResultCompression(ResultCompression resultCompression) {
+		this.resultCompression = resultCompression;
+	}
+
+}

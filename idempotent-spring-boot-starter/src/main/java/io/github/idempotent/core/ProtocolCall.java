@@ -1,0 +1,68 @@
+package io.github.idempotent.core;
+
+import java.util.concurrent.TimeUnit;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * One guarded call as the protocol sees it, whatever its method returns: its operation,
+ * its key as the caller sent it and as the store keeps it, its payload's fingerprint, who
+ * observes it, what records its outcome, and how long it still waits for a duplicate in
+ * progress.
+ */
+final class ProtocolCall {
+
+	private static final long FIRST_POLL_MILLIS = 10;
+
+	private static final long MAX_POLL_MILLIS = 200;
+
+	final IdempotencyPolicy policy;
+
+	final String clientKey;
+
+	final RecordKey key;
+
+	final Fingerprint fingerprint;
+
+	final IdempotencyObserver observer;
+
+	final @Nullable OutcomeRecorder recorder;
+
+	private long deadline;
+
+	private long pollMillis = FIRST_POLL_MILLIS;
+
+	ProtocolCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			IdempotencyObserver observer, @Nullable OutcomeRecorder recorder) {
+		this.policy = policy;
+		this.clientKey = clientKey;
+		this.key = key;
+		this.fingerprint = fingerprint;
+		this.observer = observer;
+		this.recorder = recorder;
+	}
+
+	/**
+	 * How long to wait before claiming again while a duplicate is in progress, or 0 once
+	 * {@code waitFor} from the first sight of it has passed. The claims are spaced from
+	 * {@value #FIRST_POLL_MILLIS} ms, doubling up to {@value #MAX_POLL_MILLIS} ms: a
+	 * short call is seen completed soon, a long one costs a few claims a second.
+	 */
+	long nextPollMillis() {
+		long now = System.nanoTime();
+		if (this.deadline == 0) {
+			this.deadline = now + this.policy.waitFor().toNanos();
+		}
+		long remainingMillis = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
+		if (remainingMillis <= 0) {
+			return 0;
+		}
+		long delay = Math.min(this.pollMillis, remainingMillis);
+		this.pollMillis = Math.min(this.pollMillis * 2, MAX_POLL_MILLIS);
+		return delay;
+	}
+
+}

@@ -1,0 +1,80 @@
+package io.github.idempotent.core;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Tells a store that cannot be reached from a store that answered with a failure: the one
+ * decision behind a 503, an unprotected run under {@code failure-mode=open}, and the
+ * retries of a completion or release whose answer was lost.
+ */
+final class StoreFailureClassifier {
+
+	private StoreFailureClassifier() {
+	}
+
+	/**
+	 * Whether a store failure means the store cannot be reached (a connection refused,
+	 * reset or timed out, a pool exhausted, a server that is loading, read-only or out of
+	 * memory), as opposed to a failure of the data or of the code. Only the former is
+	 * "store unavailable": it answers 503, or runs the method unprotected under
+	 * {@code failure-mode=open}, which a malformed request must never be able to cause.
+	 * Checked by class name so that the core needs neither Spring's DAO classes nor a
+	 * store client.
+	 */
+	static boolean isUnavailable(Throwable failure) {
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
+			if (ex instanceof IOException || ex instanceof TimeoutException
+					|| ex instanceof IdempotencyStoreUnavailableException) {
+				return true;
+			}
+			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
+				if (UNAVAILABLE_TYPES.contains(type.getName())
+						|| (type.getName().equals(REDIS_ERROR_REPLY) && isPassingRefusal(ex.getMessage()))) {
+					return true;
+				}
+			}
+			if (ex.getCause() == ex) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	private static final String REDIS_ERROR_REPLY = "io.lettuce.core.RedisCommandExecutionException";
+
+	/**
+	 * Error replies of a Redis server that refuses writes for a while, not for what was
+	 * sent: its memory is full under {@code noeviction} ({@code OOM}), it is a replica or
+	 * lost its primary during a failover ({@code READONLY}, {@code MASTERDOWN},
+	 * {@code NOREPLICAS}), or a Cluster slot is moving ({@code TRYAGAIN},
+	 * {@code CLUSTERDOWN}). Inside a script, Redis 6 wraps them as {@code -OOM ...}.
+	 */
+	private static final List<String> PASSING_REFUSALS = List.of("OOM ", "READONLY ", "MASTERDOWN ", "NOREPLICAS ",
+			"TRYAGAIN ", "CLUSTERDOWN ");
+
+	private static boolean isPassingRefusal(@Nullable String message) {
+		if (message == null) {
+			return false;
+		}
+		for (String refusal : PASSING_REFUSALS) {
+			if (message.startsWith(refusal) || message.contains("-" + refusal)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.TransientDataAccessException",
+			"org.springframework.dao.DataAccessResourceFailureException",
+			"org.springframework.dao.RecoverableDataAccessException",
+			"org.springframework.transaction.CannotCreateTransactionException", "java.sql.SQLTransientException",
+			"java.sql.SQLRecoverableException", "io.lettuce.core.RedisConnectionException",
+			"io.lettuce.core.RedisCommandTimeoutException", "io.lettuce.core.RedisLoadingException",
+			"io.lettuce.core.RedisBusyException", "io.github.idempotent.store.memory.InMemoryStoreFullException");
+
+}
