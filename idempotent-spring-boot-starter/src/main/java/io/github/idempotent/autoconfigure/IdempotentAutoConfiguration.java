@@ -123,7 +123,7 @@ public final class IdempotentAutoConfiguration {
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}
-		IdempotentProperties.ResultCompression compression = properties.getResultCompression();
+		IdempotentResultCompressionProperties compression = properties.getResultCompression();
 		if (compression.isEnabled()) {
 			executor.setResultCompression(ResultCompression.deflate(compression.getThreshold().toBytes()));
 		}

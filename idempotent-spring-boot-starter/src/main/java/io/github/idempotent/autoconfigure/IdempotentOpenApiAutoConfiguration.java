@@ -26,7 +26,7 @@ public final class IdempotentOpenApiAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyOperationCustomizer idempotencyOperationCustomizer(IdempotentProperties properties) {
-		IdempotentProperties.Web web = properties.getWeb();
+		IdempotentWebProperties web = properties.getWeb();
 		return new IdempotencyOperationCustomizer(web.getHeaderName(), web.getReplayedHeader(),
 				properties.getMaxKeyLength());
 	}

@@ -49,7 +49,7 @@ class LocalCacheConfiguration {
 	@ConditionalOnSingleCandidate(IdempotencyStore.class)
 	CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties,
 			ObjectProvider<RecordTracking> recordTracking, Environment environment) {
-		IdempotentProperties.LocalCache cache = properties.getLocalCache();
+		IdempotentLocalCacheProperties cache = properties.getLocalCache();
 		DataSize maximumSize = cache.getMaximumSize();
 		if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
 			// Most likely a number of results from before the property became a size.

@@ -22,7 +22,7 @@ class RedisStoreConfiguration {
 	RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory connectionFactory,
 			IdempotentProperties properties) {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
-		IdempotentProperties.Redis redis = properties.getStore().getRedis();
+		IdempotentRedisProperties redis = properties.getStore().getRedis();
 		if (redis.getWaitReplicas() > 0) {
 			store.setWaitReplicas(redis.getWaitReplicas(), redis.getWaitTimeout());
 		}

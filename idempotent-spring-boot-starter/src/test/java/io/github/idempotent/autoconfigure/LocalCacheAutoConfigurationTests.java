@@ -73,7 +73,7 @@ class LocalCacheAutoConfigurationTests {
 				assertThat(((CachingIdempotencyStore) store).getDelegate())
 					.isInstanceOf(InMemoryIdempotencyStore.class);
 				assertThat(context.getBean(IdempotencyExecutor.class).getStore()).isSameAs(store);
-				IdempotentProperties.LocalCache cache = context.getBean(IdempotentProperties.class).getLocalCache();
+				IdempotentLocalCacheProperties cache = context.getBean(IdempotentProperties.class).getLocalCache();
 				assertThat(cache.getMaximumSize()).isEqualTo(DataSize.ofKilobytes(64));
 				assertThat(cache.getTtl()).isEqualTo(Duration.ofSeconds(5));
 			});

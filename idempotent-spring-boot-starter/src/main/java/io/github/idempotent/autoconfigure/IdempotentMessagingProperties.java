@@ -1,0 +1,53 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+
+/**
+ * {@code @Idempotent} on RabbitMQ and Kafka listeners, under
+ * {@code idempotent.messaging}.
+ */
+public class IdempotentMessagingProperties {
+
+	/**
+	 * Delay before a message that arrived while a duplicate of it was still being
+	 * processed is redelivered.
+	 */
+	private Duration inProgressBackOff = Duration.ofSeconds(1);
+
+	/**
+	 * Kafka record header that carries the idempotency key; a record without it is keyed
+	 * by its topic, partition, offset and timestamp.
+	 */
+	private String keyHeader = "Idempotency-Key";
+
+	/**
+	 * Whether messages sent with RabbitTemplate and KafkaTemplate get a key (AMQP
+	 * message-id, Kafka key header) when they have none, once per send.
+	 */
+	private boolean stampOutgoing = true;
+
+	public Duration getInProgressBackOff() {
+		return this.inProgressBackOff;
+	}
+
+	public void setInProgressBackOff(Duration inProgressBackOff) {
+		this.inProgressBackOff = inProgressBackOff;
+	}
+
+	public String getKeyHeader() {
+		return this.keyHeader;
+	}
+
+	public void setKeyHeader(String keyHeader) {
+		this.keyHeader = keyHeader;
+	}
+
+	public boolean isStampOutgoing() {
+		return this.stampOutgoing;
+	}
+
+	public void setStampOutgoing(boolean stampOutgoing) {
+		this.stampOutgoing = stampOutgoing;
+	}
+
+}

@@ -1,0 +1,53 @@
+package io.github.idempotent.autoconfigure;
+
+import java.time.Duration;
+
+/**
+ * Redis store, under {@code idempotent.store.redis}.
+ */
+public class IdempotentRedisProperties {
+
+	/**
+	 * Number of replicas that must acknowledge each claim and result (Redis WAIT) before
+	 * the call goes on; 0 does not wait.
+	 */
+	private int waitReplicas;
+
+	/**
+	 * Longest wait for replica acknowledgements, after which the call goes on with a
+	 * warning.
+	 */
+	private Duration waitTimeout = Duration.ofMillis(500);
+
+	/**
+	 * Whether the store starts on a Redis whose memory is bounded and whose
+	 * maxmemory-policy may evict records (any but noeviction), accepting that a retry of
+	 * an evicted key runs its method again.
+	 */
+	private boolean allowEvictingPolicy;
+
+	public boolean isAllowEvictingPolicy() {
+		return this.allowEvictingPolicy;
+	}
+
+	public void setAllowEvictingPolicy(boolean allowEvictingPolicy) {
+		this.allowEvictingPolicy = allowEvictingPolicy;
+	}
+
+	public int getWaitReplicas() {
+		return this.waitReplicas;
+	}
+
+	public void setWaitReplicas(int waitReplicas) {
+		this.waitReplicas = waitReplicas;
+	}
+
+	public Duration getWaitTimeout() {
+		return this.waitTimeout;
+	}
+
+	public void setWaitTimeout(Duration waitTimeout) {
+		this.waitTimeout = waitTimeout;
+	}
+
+}

@@ -1,0 +1,95 @@
+package io.github.idempotent.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * HTTP endpoints, under {@code idempotent.web}.
+ */
+public class IdempotentWebProperties {
+
+	/**
+	 * Request header that carries the idempotency key when the annotation has no key
+	 * expression.
+	 */
+	private String headerName = "Idempotency-Key";
+
+	/**
+	 * Response header that marks a replayed response (with the value "true").
+	 */
+	private String replayedHeader = "Idempotent-Replayed";
+
+	/**
+	 * Whether the protocol's exceptions are mapped to problem responses (400, 409, 422,
+	 * 503).
+	 */
+	private boolean problemDetails = true;
+
+	/**
+	 * Response headers never stored with a ResponseEntity result nor replayed, besides
+	 * the credential headers that are never stored (Set-Cookie, Authorization,
+	 * WWW-Authenticate and their proxy counterparts) and hop-by-hop headers.
+	 */
+	private List<String> excludedResponseHeaders = new ArrayList<>();
+
+	/**
+	 * Whether the response of an idempotent handler method is stored as it was written
+	 * (status, headers, body bytes) and replayed byte for byte. When off, the method's
+	 * return value is stored and encoded again on each replay, as versions before 0.6
+	 * did; turn it off for a rolling upgrade from those, whose instances cannot read a
+	 * recorded response.
+	 */
+	private boolean recordResponses = true;
+
+	public boolean isRecordResponses() {
+		return this.recordResponses;
+	}
+
+	public void setRecordResponses(boolean recordResponses) {
+		this.recordResponses = recordResponses;
+	}
+
+	/**
+	 * The headers never stored with a response: the configured ones, the replay marker
+	 * and the key echo, which each response sets anew.
+	 */
+	List<String> notStoredResponseHeaders() {
+		List<String> excluded = new ArrayList<>(this.excludedResponseHeaders);
+		excluded.add(this.replayedHeader);
+		excluded.add(this.headerName);
+		return excluded;
+	}
+
+	public List<String> getExcludedResponseHeaders() {
+		return this.excludedResponseHeaders;
+	}
+
+	public void setExcludedResponseHeaders(List<String> excludedResponseHeaders) {
+		this.excludedResponseHeaders = excludedResponseHeaders;
+	}
+
+	public String getHeaderName() {
+		return this.headerName;
+	}
+
+	public String getReplayedHeader() {
+		return this.replayedHeader;
+	}
+
+	public void setReplayedHeader(String replayedHeader) {
+		this.replayedHeader = replayedHeader;
+	}
+
+	public void setHeaderName(String headerName) {
+		this.headerName = headerName;
+	}
+
+	public boolean isProblemDetails() {
+		return this.problemDetails;
+	}
+
+	public void setProblemDetails(boolean problemDetails) {
+		this.problemDetails = problemDetails;
+	}
+
+}
