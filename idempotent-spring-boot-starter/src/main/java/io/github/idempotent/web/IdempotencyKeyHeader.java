@@ -7,8 +7,8 @@ import io.github.idempotent.core.IdempotencyKeyException;
 /**
  * Parses the value of an {@code Idempotency-Key} header: a bare token or an RFC 8941
  * string ({@code "abc"}, with {@code \"} and {@code \\} escapes), printable ASCII. Its
- * length is checked where every key is checked, whatever its source: by the interceptor,
- * against {@code idempotent.max-key-length}.
+ * length is not checked here: every key, whatever its source, is checked once, by
+ * {@code IdempotentCalls.checkKey} against {@code idempotent.max-key-length}.
  */
 final class IdempotencyKeyHeader {
 
