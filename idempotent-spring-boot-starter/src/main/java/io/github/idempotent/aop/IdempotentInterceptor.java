@@ -95,15 +95,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
 			return this.reactive.invoke(operation, call, invocation, targetClass);
 		}
-		String key = call.key();
-		if (key == null) {
+		String clientKey = call.key();
+		if (clientKey == null) {
 			if (operation.required()) {
 				throw missingKey(operation);
 			}
 			return invocation.proceed();
 		}
-		this.calls.checkKey(operation.policy().name(), key);
-		RecordKey storeKey = this.calls.recordKey(operation.policy().name(), call.scope(), key);
+		this.calls.checkKey(operation.policy().name(), clientKey);
+		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), call.scope(), clientKey);
 		Fingerprint fingerprint = fingerprint(this.calls, operation, call.payload());
 		int[] depth = IdempotentCalls.enter();
 		try {
@@ -114,16 +114,17 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				// A CompletableFuture is also a CompletionStage: it fits both
 				// declarations.
-				return this.calls.executeAsync(operation.policy(), key, storeKey, fingerprint,
+				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
 						() -> (CompletionStage<?>) invocation.proceed(), recorder);
 			}
-			return this.calls.execute(operation.policy(), key, storeKey, fingerprint, invocation::proceed, recorder);
+			return this.calls.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
+					recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
 			// Only this call's own refusal: one from a nested call of another
 			// operation inside the method is the method's outcome, not a duplicate.
 			if (!operation.dropsUnansweredDuplicates() || !ex.getOperation().equals(operation.policy().name())
-					|| !ex.getKey().equals(key)) {
+					|| !ex.getKey().equals(clientKey)) {
 				throw ex;
 			}
 			dropped(operation, ex);

@@ -87,9 +87,9 @@ final class MonoInvocations {
 			IdempotencyObserver observer = (context != null) ? context.observer(contextView) : IdempotencyObserver.NONE;
 			OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
 			return scope.flatMap((resolvedScope) -> {
-				RecordKey storeKey = calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
+				RecordKey recordKey = calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
 				Fingerprint fingerprint = IdempotentInterceptor.fingerprint(calls, operation, call.payload());
-				return ReactiveIdempotentCalls.execute(calls, operation.policy(), clientKey, storeKey, fingerprint,
+				return ReactiveIdempotentCalls.execute(calls, operation.policy(), clientKey, recordKey, fingerprint,
 						() -> toMono(proceed(invocation)), contextView, observer, recorder);
 			});
 		});

@@ -74,7 +74,7 @@ public class IdempotencyTemplate {
 	 * @param scopeResolver scope of a call that names none (the authenticated principal
 	 * when Spring Security is present)
 	 * @param defaults settings of an operation that names none
-	 * @param keyPrefix first part of every stored key ({@code idempotent.key-prefix})
+	 * @param keyPrefix first part of every record key ({@code idempotent.key-prefix})
 	 * @param maxKeyLength longest key a caller may send
 	 * ({@code idempotent.max-key-length})
 	 */
@@ -98,7 +98,7 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * Starts describing a call of the operation {@code name}: part of the stored key, so
+	 * Starts describing a call of the operation {@code name}: part of the record key, so
 	 * that two operations never share records, and the {@code operation} of metrics and
 	 * observations (keep it low-cardinality: {@code "payments"}, never a key).
 	 */
@@ -150,7 +150,8 @@ public class IdempotencyTemplate {
 		OperationSpec ttl(Duration ttl);
 
 		/**
-		 * How long a claim lives without renewal; {@code idempotent.lease} by default.
+		 * How long the placeholder lives without renewal; {@code idempotent.lease} by
+		 * default.
 		 */
 		OperationSpec lease(Duration lease);
 
@@ -453,7 +454,7 @@ public class IdempotencyTemplate {
 		}
 
 		/**
-		 * The policy, key and fingerprint of this call, or an
+		 * The operation's settings, key and fingerprint of this call, or an
 		 * {@link IdempotencyKeyException} that says what is wrong with the key.
 		 */
 		private Prepared prepare(Type resultType) {

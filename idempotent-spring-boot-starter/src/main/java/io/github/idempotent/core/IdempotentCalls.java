@@ -102,9 +102,8 @@ public final class IdempotentCalls {
 	}
 
 	/**
-	 * The store's key of a call: {@code {prefix}:{scope}:{operation}:{key}}, hashed when
-	 * longer than the store keeps. Checks the scope; the key must have passed
-	 * {@link #checkKey}.
+	 * The record key of a call: {@code {prefix}:{scope}:{name}:{key}}, hashed when longer
+	 * than the store keeps. Checks the scope; the key must have passed {@link #checkKey}.
 	 * @throws IdempotencyKeyException if the scope is too long or malformed
 	 */
 	public RecordKey recordKey(String operation, String scope, String key) {

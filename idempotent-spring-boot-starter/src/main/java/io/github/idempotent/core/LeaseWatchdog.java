@@ -37,7 +37,7 @@ import io.github.idempotent.store.IdempotencyStore;
  * renewals of one lease run at once, so that one stuck key cannot take every renewal
  * thread.
  * <p>
- * No lease is renewed past its policy's {@code maxDuration} from the claim: the first
+ * No lease is renewed past its operation's {@code maxDuration} from the claim: the first
  * tick after it stops renewing and reports it, so the key frees when the lease runs out
  * however long the call hangs.
  */

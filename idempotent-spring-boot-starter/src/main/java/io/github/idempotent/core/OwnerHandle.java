@@ -134,9 +134,9 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Stops the lease renewal and deletes the claim so that a retry runs the method, or,
-	 * when {@code cacheFor} lists {@code failure}'s type, stores it so that retries get
-	 * the same error. A store that cannot be reached is asked again until
+	 * Stops the lease renewal and deletes the placeholder so that a retry runs the
+	 * method, or, when {@code cacheFor} lists {@code failure}'s type, stores it so that
+	 * retries get the same error. A store that cannot be reached is asked again until
 	 * {@link #confirmWithin() the bound}; a failure left is added to {@code failure} as
 	 * suppressed.
 	 */
@@ -206,8 +206,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Deletes the claim whatever the failure: for a caller that went away before the
-	 * method started, when nothing ran that could be stored.
+	 * Deletes the placeholder whatever the failure: for a caller that went away before
+	 * the method started, when nothing ran that could be stored.
 	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
 		this.protocol.leases().unwatch(this.lease);
