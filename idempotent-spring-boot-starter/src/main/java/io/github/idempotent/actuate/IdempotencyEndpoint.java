@@ -1,18 +1,9 @@
 package io.github.idempotent.actuate;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.Charset;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Base64;
-import java.util.Collection;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +26,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.Assert;
-import org.springframework.util.InvalidMimeTypeException;
-import org.springframework.util.MimeType;
-import org.springframework.util.MimeTypeUtils;
 import org.springframework.util.StringUtils;
-
-import io.github.idempotent.core.RecordedResponse;
-import io.github.idempotent.core.ResultCompression;
 
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -59,14 +44,12 @@ import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
  * record key is derived from it, the scope and the client's key exactly as the
  * interceptor derives it. Stored results are shown only as {@code show-values} allows, as
  * Boot's {@code env} endpoint does.
+ * <p>
+ * The operations are here; {@link OperationNames} finds the operation an operator means,
+ * and {@link RecordDescriptions} turns a record into its JSON descriptor.
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
-
-	/**
-	 * Largest stored result the endpoint decompresses to show.
-	 */
-	private static final long MAX_SHOWN_SIZE = 16 * 1024 * 1024;
 
 	/** Records examined by one page of the in-progress listing when none is asked for. */
 	static final int DEFAULT_LIMIT = 100;
@@ -78,7 +61,7 @@ public class IdempotencyEndpoint {
 
 	private final InspectableIdempotencyStore store;
 
-	private final Supplier<Set<String>> operationNames;
+	private final OperationNames operationNames;
 
 	private final String keyPrefix;
 
@@ -87,6 +70,8 @@ public class IdempotencyEndpoint {
 	private final Set<String> roles;
 
 	private final Runnable deletionCounter;
+
+	private final RecordDescriptions descriptions;
 
 	/**
 	 * @param store the store the interceptor uses
@@ -103,11 +88,12 @@ public class IdempotencyEndpoint {
 		Assert.notNull(store, "store must not be null");
 		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
 		this.store = store;
-		this.operationNames = operationNames;
+		this.operationNames = new OperationNames(operationNames);
 		this.keyPrefix = keyPrefix;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
 		this.deletionCounter = deletionCounter;
+		this.descriptions = new RecordDescriptions(keyPrefix, this.operationNames);
 	}
 
 	/**
@@ -128,7 +114,7 @@ public class IdempotencyEndpoint {
 		Instant now = Instant.now();
 		List<RecordDescriptor> records = new ArrayList<>();
 		for (IdempotencyRecord record : page.records()) {
-			records.add(describe(record, now, false));
+			records.add(this.descriptions.describe(record, now, false));
 		}
 		return new InProgressDescriptor(minimumAge.toString(), records, page.cursor());
 	}
@@ -145,7 +131,7 @@ public class IdempotencyEndpoint {
 		RecordKey storeKey = storeKey(operation, joined(key), scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
-		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
+		return record.map((found) -> this.descriptions.describe(found, Instant.now(), showResult)).orElse(null);
 	}
 
 	/**
@@ -227,127 +213,19 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * The record key of a call, as the interceptor builds it.
-	 */
-	/**
 	 * A client key from the path segments it was split into.
 	 */
 	private static String joined(String[] segments) {
 		return String.join("/", segments);
 	}
 
+	/**
+	 * The record key of a call, as the interceptor builds it.
+	 */
 	RecordKey storeKey(String operation, String key, @Nullable String scope) {
-		String name = operationName(operation);
+		String name = this.operationNames.resolve(operation);
 		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
 		return RecordKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
-	}
-
-	/**
-	 * The full name of the operation an operator means: a known name as it is; else the
-	 * known name whose form in record keys it is
-	 * ({@code PaymentController.pay~3f9a1c2b}); else the one known default name it
-	 * abbreviates ({@code PaymentController.pay} or {@code PaymentController#pay}); else,
-	 * for records of operations this instance does not have, the name as given.
-	 */
-	String operationName(String operation) {
-		Collection<String> known = this.operationNames.get();
-		if (known.contains(operation)) {
-			return operation;
-		}
-		List<String> matches = new ArrayList<>();
-		for (String name : known) {
-			if (RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
-				matches.add(name);
-			}
-		}
-		if (matches.size() > 1) {
-			throw new InvalidEndpointRequestException("Operation '" + operation + "' is ambiguous: " + matches,
-					"Operation '" + operation + "' names more than one operation: " + matches + "; give the full name");
-		}
-		return matches.isEmpty() ? operation : matches.get(0);
-	}
-
-	/**
-	 * Whether {@code operation} is {@code SimpleClass.method} or
-	 * {@code SimpleClass#method} of the default name
-	 * {@code pkg.SimpleClass#method(types)}.
-	 */
-	private static boolean abbreviates(String operation, String name) {
-		int hash = name.indexOf('#');
-		int parameters = name.indexOf('(', hash + 1);
-		if (hash < 0 || parameters < 0) {
-			return false;
-		}
-		String type = name.substring(0, hash);
-		String simple = type.substring(type.lastIndexOf('.') + 1);
-		String method = name.substring(hash + 1, parameters);
-		return operation.equals(simple + "." + method) || operation.equals(simple + "#" + method);
-	}
-
-	private RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
-		KeyParts parts = KeyParts.parse(this.keyPrefix, record.key().value(), this.operationNames.get());
-		Duration age = record.age(now);
-		Duration expiresIn = record.expiresIn();
-		String result = null;
-		String resultBase64 = null;
-		Integer resultSize = null;
-		ResponseDescriptor response = null;
-		String reason = record.damage();
-		if (record.result() != null) {
-			resultSize = record.result().size();
-			if (showResult) {
-				try {
-					response = ResponseDescriptor.of(RecordedResponse.read(record.result(), MAX_SHOWN_SIZE));
-					if (response == null) {
-						byte[] bytes = ResultCompression.inflatedValue(record.result(), MAX_SHOWN_SIZE);
-						if (bytes == null) {
-							bytes = record.result().bytes();
-							// A value's JSON without its marker, as a compressed one is.
-							bytes = (bytes.length > 0 && bytes[0] == 'V') ? Arrays.copyOfRange(bytes, 1, bytes.length)
-									: bytes;
-						}
-						result = utf8(bytes);
-						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
-					}
-				}
-				catch (IllegalArgumentException ex) {
-					reason = "its stored result cannot be read: " + ex.getMessage();
-				}
-			}
-		}
-		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
-		return new RecordDescriptor(parts.operation(), parts.scope(), parts.key(), record.key().value(),
-				record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
-				(age != null) ? age.toString() : null, (inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize, result,
-				resultBase64, response, reason);
-	}
-
-	/**
-	 * The fingerprint hashed again: two records can be compared, while a fingerprint that
-	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing.
-	 */
-	private static String hash(String fingerprint) {
-		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
-		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
-	}
-
-	private static @Nullable String utf8(byte[] bytes) {
-		return decode(bytes, StandardCharsets.UTF_8);
-	}
-
-	private static @Nullable String decode(byte[] bytes, Charset charset) {
-		try {
-			return charset.newDecoder()
-				.onMalformedInput(CodingErrorAction.REPORT)
-				.onUnmappableCharacter(CodingErrorAction.REPORT)
-				.decode(ByteBuffer.wrap(bytes))
-				.toString();
-		}
-		catch (CharacterCodingException ex) {
-			return null;
-		}
 	}
 
 	/**
@@ -400,43 +278,6 @@ public class IdempotencyEndpoint {
 	 */
 	public record ResponseDescriptor(int status, Map<String, List<String>> headers, @Nullable String body,
 			@Nullable String bodyBase64) {
-
-		static @Nullable ResponseDescriptor of(@Nullable RecordedResponse response) {
-			if (response == null) {
-				return null;
-			}
-			String text = isText(response.contentType()) ? decode(response.body(), response.contentType()) : null;
-			return new ResponseDescriptor(response.status(), response.headers(), text,
-					(text != null) ? null : Base64.getEncoder().encodeToString(response.body()));
-		}
-
-		private static boolean isText(@Nullable String contentType) {
-			if (contentType == null) {
-				return false;
-			}
-			try {
-				MimeType type = MimeTypeUtils.parseMimeType(contentType);
-				String subtype = type.getSubtype();
-				return type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
-						|| subtype.equals("xml") || subtype.endsWith("+xml");
-			}
-			catch (InvalidMimeTypeException ex) {
-				return false;
-			}
-		}
-
-		private static @Nullable String decode(byte[] body, @Nullable String contentType) {
-			Charset charset = StandardCharsets.UTF_8;
-			try {
-				Charset named = MimeTypeUtils.parseMimeType(contentType).getCharset();
-				charset = (named != null) ? named : charset;
-			}
-			catch (IllegalArgumentException ex) {
-				return null;
-			}
-			return IdempotencyEndpoint.decode(body, charset);
-		}
-
 	}
 
 }

@@ -1,46 +1,24 @@
 package io.github.idempotent.client;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JacksonException;
-import tools.jackson.core.JsonParser;
-import tools.jackson.core.JsonToken;
-import tools.jackson.core.ObjectReadContext;
-import tools.jackson.core.json.JsonFactory;
 
 import org.springframework.core.retry.RetryException;
-import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.http.MediaType;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
-import org.springframework.http.client.support.HttpRequestWrapper;
 import org.springframework.util.Assert;
-import org.springframework.util.StringUtils;
-import org.springframework.util.backoff.BackOff;
-import org.springframework.util.backoff.BackOffExecution;
-import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * {@link ClientHttpRequestInterceptor} for {@code RestClient} that makes a POST or PATCH
@@ -66,7 +44,8 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * Add it only to clients of servers that honour idempotency keys: elsewhere each retry of
  * a POST may run the operation again.
  * <p>
- * The retries run on Spring Framework's {@link RetryTemplate}.
+ * The retries run on Spring Framework's {@link RetryTemplate}, on the schedule of a
+ * {@link RetrySchedule}; the key is fixed by a {@link KeyedRequest}.
  *
  * <pre class="code">
  * RestClient client = RestClient.builder()
@@ -86,39 +65,20 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 */
 	public static final String RESULT_UNAVAILABLE = "urn:idempotent:result-unavailable";
 
-	/**
-	 * How much of a {@code 500} body is read to find its problem type. A problem of this
-	 * starter is a few hundred bytes with {@code type} first; a longer body is not read
-	 * further, and the caller gets it whole all the same.
-	 */
-	private static final int PROBLEM_PEEK_LIMIT = 8 * 1024;
-
-	private static final JsonFactory JSON = new JsonFactory();
-
-	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
-
 	private final String headerName;
 
 	private final Set<HttpMethod> methods;
 
 	private final Supplier<String> keyGenerator;
 
-	private final long maxRetries;
-
-	private final ExponentialBackOff backOff;
-
-	private final Duration maxRetryAfter;
+	private final RetrySchedule schedule;
 
 	private IdempotentRetryInterceptor(Builder builder) {
 		this.headerName = builder.headerName;
 		this.methods = Set.copyOf(builder.methods);
 		this.keyGenerator = builder.keyGenerator;
-		this.maxRetries = builder.maxRetries;
-		this.maxRetryAfter = builder.maxRetryAfter;
-		ExponentialBackOff backOff = new ExponentialBackOff(builder.delay.toMillis(), builder.multiplier);
-		backOff.setMaxInterval(builder.maxDelay.toMillis());
-		backOff.setJitter(builder.delay.toMillis() / 2);
-		this.backOff = backOff;
+		this.schedule = new RetrySchedule(builder.delay, builder.multiplier, builder.maxDelay, builder.maxRetries,
+				builder.maxRetryAfter);
 	}
 
 	/**
@@ -141,8 +101,8 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			return execution.execute(request, body);
 		}
 		KeyedRequest keyed = new KeyedRequest(request, this.headerName, this.keyGenerator);
-		Call call = new Call();
-		RetryTemplate retryTemplate = new RetryTemplate(call);
+		Call call = new Call(this.schedule.start());
+		RetryTemplate retryTemplate = new RetryTemplate(call.attempts);
 		try {
 			return retryTemplate.execute(() -> call.attempt(keyed, body, execution));
 		}
@@ -162,66 +122,27 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	}
 
 	/**
-	 * Whether the status says that the same request may succeed later. Most 5xx do not:
-	 * {@code 501}, {@code 505} and the like describe the server or the request, and a
-	 * retry only repeats them. {@code 500} is retried because Spring applications answer
-	 * it for transient failures too (a deadlock, a dropped database connection), and an
-	 * {@code @Idempotent} server releases the key of a failed call precisely so that it
-	 * may be retried. {@code 409} and {@code 429} are retried only when the server says
-	 * when, with {@code Retry-After}: without it, a 409 is a conflict with the resource's
-	 * state and a 429 a rate limit whose window a short back-off would not outlast.
-	 */
-	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
-		HttpStatusCode status = response.getStatusCode();
-		if (status.isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR) || status.isSameCodeAs(HttpStatus.BAD_GATEWAY)
-				|| status.isSameCodeAs(HttpStatus.SERVICE_UNAVAILABLE)
-				|| status.isSameCodeAs(HttpStatus.GATEWAY_TIMEOUT)) {
-			return true;
-		}
-		return (status.isSameCodeAs(HttpStatus.CONFLICT) || status.isSameCodeAs(HttpStatus.TOO_MANY_REQUESTS))
-				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
-	}
-
-	/**
-	 * Delay asked for by a {@code Retry-After} header, in delta-seconds or as an
-	 * HTTP-date; {@code null} when absent or unreadable.
+	 * Delay asked for by a {@code Retry-After} header: see
+	 * {@link RetrySchedule#parseRetryAfter}.
 	 */
 	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
-		if (!StringUtils.hasText(value)) {
-			return null;
-		}
-		String text = value.trim();
-		try {
-			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
-		}
-		catch (NumberFormatException ex) {
-			if (!text.isEmpty() && text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
-				// delta-seconds beyond a long: longer than any limit, never sooner
-				return Duration.ofSeconds(Long.MAX_VALUE);
-			}
-			// not delta-seconds: an HTTP-date
-		}
-		try {
-			Instant when = ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-			Duration delay = Duration.between(now, when);
-			return delay.isNegative() ? Duration.ZERO : delay;
-		}
-		catch (DateTimeParseException ex) {
-			return null;
-		}
+		return RetrySchedule.parseRetryAfter(value, now);
 	}
 
 	/**
-	 * State of one logical call across its attempts; also its retry policy, since the
-	 * back-off of the next attempt depends on the last response's {@code Retry-After}.
+	 * One logical call across its attempts: each attempt sends the request, and a
+	 * response that calls for a retry is kept, to be returned if the attempts run out,
+	 * until the next attempt closes it.
 	 */
-	private final class Call implements RetryPolicy, BackOff {
+	private static final class Call {
+
+		private final RetrySchedule.Attempts attempts;
 
 		private @Nullable ClientHttpResponse lastResponse;
 
-		private @Nullable Duration retryAfter;
-
-		private int attempts;
+		Call(RetrySchedule.Attempts attempts) {
+			this.attempts = attempts;
+		}
 
 		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 				throws IOException {
@@ -229,10 +150,9 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				this.lastResponse.close();
 				this.lastResponse = null;
 			}
-			this.retryAfter = null;
-			this.attempts++;
+			this.attempts.attempting();
 			ClientHttpResponse response = execution.execute(request, body);
-			if (!isRetryable(response)) {
+			if (!RetrySchedule.isRetryable(response)) {
 				return response;
 			}
 			if (response.getStatusCode().isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR)) {
@@ -243,163 +163,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				response = peeked;
 			}
 			this.lastResponse = response;
-			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
-			throw new RetryableResponseException(response.getStatusCode());
-		}
-
-		@Override
-		public boolean shouldRetry(Throwable throwable) {
-			return throwable instanceof IOException || throwable instanceof RetryableResponseException;
-		}
-
-		@Override
-		public BackOff getBackOff() {
-			return this;
-		}
-
-		@Override
-		public BackOffExecution start() {
-			BackOffExecution exponential = IdempotentRetryInterceptor.this.backOff.start();
-			return () -> {
-				if (this.attempts > IdempotentRetryInterceptor.this.maxRetries) {
-					return BackOffExecution.STOP;
-				}
-				long delay = exponential.nextBackOff();
-				if (this.retryAfter != null) {
-					if (this.retryAfter.compareTo(IdempotentRetryInterceptor.this.maxRetryAfter) > 0) {
-						logger.debug("Retry-After of " + this.retryAfter + " is above the maximum of "
-								+ IdempotentRetryInterceptor.this.maxRetryAfter + ": not retrying");
-						return BackOffExecution.STOP;
-					}
-					delay = this.retryAfter.toMillis();
-				}
-				return delay;
-			};
-		}
-
-	}
-
-	/**
-	 * A response whose head of the body has been read to find its problem type, and is
-	 * given back in front of the rest, so the caller reads the body as it was sent.
-	 */
-	private static final class PeekedResponse implements ClientHttpResponse {
-
-		private final ClientHttpResponse response;
-
-		private final @Nullable String problemType;
-
-		private final InputStream body;
-
-		private PeekedResponse(ClientHttpResponse response, @Nullable String problemType, InputStream body) {
-			this.response = response;
-			this.problemType = problemType;
-			this.body = body;
-		}
-
-		static PeekedResponse of(ClientHttpResponse response) throws IOException {
-			MediaType contentType = response.getHeaders().getContentType();
-			if (contentType == null
-					|| !("json".equals(contentType.getSubtype()) || "json".equals(contentType.getSubtypeSuffix()))) {
-				return new PeekedResponse(response, null, response.getBody());
-			}
-			try {
-				InputStream rest = response.getBody();
-				byte[] head = rest.readNBytes(PROBLEM_PEEK_LIMIT);
-				return new PeekedResponse(response, problemType(head),
-						new SequenceInputStream(new ByteArrayInputStream(head), rest));
-			}
-			catch (IOException ex) {
-				response.close();
-				throw ex;
-			}
-		}
-
-		/**
-		 * The top-level {@code type} of a JSON object, read as far as the head goes: a
-		 * cut or malformed body simply has none.
-		 */
-		private static @Nullable String problemType(byte[] head) {
-			try (JsonParser parser = JSON.createParser(ObjectReadContext.empty(), head)) {
-				if (parser.nextToken() != JsonToken.START_OBJECT) {
-					return null;
-				}
-				while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
-					String name = parser.currentName();
-					JsonToken value = parser.nextToken();
-					if ("type".equals(name)) {
-						return (value == JsonToken.VALUE_STRING) ? parser.getString() : null;
-					}
-					parser.skipChildren();
-				}
-				return null;
-			}
-			catch (JacksonException ex) {
-				return null;
-			}
-		}
-
-		@Nullable String problemType() {
-			return this.problemType;
-		}
-
-		@Override
-		public HttpStatusCode getStatusCode() throws IOException {
-			return this.response.getStatusCode();
-		}
-
-		@Override
-		public String getStatusText() throws IOException {
-			return this.response.getStatusText();
-		}
-
-		@Override
-		public HttpHeaders getHeaders() {
-			return this.response.getHeaders();
-		}
-
-		@Override
-		public InputStream getBody() {
-			return this.body;
-		}
-
-		@Override
-		public void close() {
-			this.response.close();
-		}
-
-	}
-
-	/**
-	 * A response whose status calls for a retry; never leaves the interceptor.
-	 */
-	private static final class RetryableResponseException extends RuntimeException {
-
-		RetryableResponseException(HttpStatusCode status) {
-			super("Retryable response " + status, null, false, false);
-		}
-
-	}
-
-	/**
-	 * The request with its idempotency key, fixed once for all attempts.
-	 */
-	private static final class KeyedRequest extends HttpRequestWrapper {
-
-		private final HttpHeaders headers;
-
-		KeyedRequest(HttpRequest request, String headerName, Supplier<String> keyGenerator) {
-			super(request);
-			this.headers = new HttpHeaders();
-			this.headers.putAll(request.getHeaders());
-			if (!StringUtils.hasText(this.headers.getFirst(headerName))) {
-				this.headers.set(headerName, keyGenerator.get());
-			}
-		}
-
-		@Override
-		public HttpHeaders getHeaders() {
-			return this.headers;
+			throw this.attempts.retry(response);
 		}
 
 	}

@@ -41,6 +41,8 @@ import io.github.idempotent.core.RecordedResponse;
  * streamed body, a status of 400 or more, a body above the result size limit, a failure
  * while writing, an exchange cancelled or ended before the method returned or before its
  * response was written).
+ * <p>
+ * The headers the record keeps are chosen by {@link RecordedHeaders}, as for Spring MVC.
  */
 final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
@@ -209,20 +211,15 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	private Map<String, List<String>> recordedHeaders(Map<String, List<String>> before) {
-		Map<String, List<String>> headers = new LinkedHashMap<>();
 		HttpHeaders current = getHeaders();
-		String contentType = current.getFirst(HttpHeaders.CONTENT_TYPE);
-		if (contentType != null) {
-			headers.put(HttpHeaders.CONTENT_TYPE, List.of(contentType));
-		}
+		RecordedHeaders headers = new RecordedHeaders(this.replayedHeaders, current.getFirst(HttpHeaders.CONTENT_TYPE));
 		current.forEach((name, values) -> {
-			if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name) || values.isEmpty()
-					|| values.contains(null) || values.equals(before.get(name))) {
-				return;
+			// Only the headers set since the method returned.
+			if (!values.contains(null) && !values.equals(before.get(name))) {
+				headers.add(name, values);
 			}
-			headers.put(name, List.copyOf(values));
 		});
-		return headers;
+		return headers.toMap();
 	}
 
 	private static Map<String, List<String>> snapshot(HttpHeaders headers) {

@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,11 +18,9 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.util.FastByteArrayOutputStream;
 import org.springframework.web.method.HandlerMethod;
 
 import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.OwnerHandle;
 import io.github.idempotent.core.RecordedResponse;
@@ -40,6 +36,9 @@ import io.github.idempotent.core.RecordedResponse;
  * A response that cannot be recorded as written (an error sent, a body above
  * {@code idempotent.max-result-size}, a server error, a failure while writing) stores the
  * method's return value through the codec instead, as every earlier version did.
+ * <p>
+ * The body is held in a {@link HeldBody}; the headers the record keeps are chosen by
+ * {@link RecordedHeaders}, as for WebFlux.
  */
 final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder {
 
@@ -51,7 +50,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private final ReplayedHeaders replayedHeaders;
 
-	private final long limit;
+	private final HeldBody held;
 
 	private final boolean record;
 
@@ -59,8 +58,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	/** Names of the headers set while recording, lower case to the name as set. */
 	private final Map<String, String> touched = new LinkedHashMap<>();
-
-	private @Nullable FastByteArrayOutputStream buffer;
 
 	private @Nullable RecordingOutputStream stream;
 
@@ -70,8 +67,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	/** An error or a redirect was sent: the container writes the rest. */
 	private boolean errorSent;
-
-	private boolean overflowed;
 
 	private @Nullable OwnerHandle owner;
 
@@ -88,7 +83,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			ReplayCustomizers customizers) {
 		super(response);
 		this.replayedHeaders = replayedHeaders;
-		this.limit = limit;
+		this.held = new HeldBody(limit);
 		this.record = record;
 		this.customizers = customizers;
 	}
@@ -108,31 +103,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	 */
 	OutcomeRecorder replayingOnly(HandlerMethod handler) {
 		this.handler = handler;
-		return new OutcomeRecorder() {
-
-			@Override
-			public boolean records() {
-				return false;
-			}
-
-			@Override
-			public void recordLater(OwnerHandle owner, @Nullable Object value) {
-				owner.completeAsync(value);
-			}
-
-			@Override
-			public @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
-				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + key
-						+ "' was stored as the HTTP response its first caller was sent; its handler's response is "
-						+ "no longer recorded, so it cannot be replayed");
-			}
-
-			@Override
-			public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
-				return RecordingServletResponse.this.replayValue(policy, key, value);
-			}
-
-		};
+		return new ValueOnlyRecorder(this);
 	}
 
 	/**
@@ -182,16 +153,18 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		if (target.isCommitted()) {
 			return;
 		}
-		headers.forEach((name, values) -> {
-			for (int i = 0; i < values.size(); i++) {
-				if (i == 0) {
-					target.setHeader(name, values.get(i));
-				}
-				else {
-					target.addHeader(name, values.get(i));
-				}
+		headers.forEach((name, values) -> setHeader(target, name, values));
+	}
+
+	private static void setHeader(HttpServletResponse target, String name, List<String> values) {
+		for (int i = 0; i < values.size(); i++) {
+			if (i == 0) {
+				target.setHeader(name, values.get(i));
 			}
-		});
+			else {
+				target.addHeader(name, values.get(i));
+			}
+		}
 	}
 
 	/**
@@ -209,8 +182,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			this.mode = Mode.DONE;
 			if (mode == Mode.RECORDING) {
 				body = body();
-				recordable = !this.errorSent && !this.overflowed && !exceptionResolved && getStatus() < 400
-						&& !isUnseenRedirect();
+				recordable = isRecordable(exceptionResolved);
 			}
 		}
 		if (mode == Mode.RECORDING) {
@@ -220,7 +192,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			else {
 				this.owner.complete(this.value);
 			}
-			if (!this.errorSent && !this.overflowed) {
+			if (!this.errorSent && !this.held.isOverflowed()) {
 				writeBody(body);
 			}
 		}
@@ -234,6 +206,17 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			}
 			writeBody(this.replay.body());
 		}
+	}
+
+	/**
+	 * Whether the response can be stored as written; if not, the return value is stored
+	 * instead: an error or a redirect was sent (the container writes the rest), the body
+	 * passed the result size limit, an exception was resolved into the response, the
+	 * status is 400 or more, or the container set a redirect's {@code Location} unseen.
+	 */
+	private boolean isRecordable(boolean exceptionResolved) {
+		return !this.errorSent && !this.held.isOverflowed() && !exceptionResolved && getStatus() < 400
+				&& !isUnseenRedirect();
 	}
 
 	/**
@@ -290,26 +273,16 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		if (this.writer != null) {
 			this.writer.flush();
 		}
-		return (this.buffer != null) ? this.buffer.toByteArrayUnsafe() : new byte[0];
+		return this.held.bytes();
 	}
 
 	private Map<String, List<String>> recordedHeaders() {
-		Map<String, List<String>> headers = new LinkedHashMap<>();
 		HttpServletResponse response = (HttpServletResponse) getResponse();
-		String contentType = response.getContentType();
-		if (contentType != null) {
-			headers.put("Content-Type", List.of(contentType));
-		}
+		RecordedHeaders headers = new RecordedHeaders(this.replayedHeaders, response.getContentType());
 		for (String name : this.touched.values()) {
-			if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name)) {
-				continue;
-			}
-			Collection<String> values = response.getHeaders(name);
-			if (values != null && !values.isEmpty()) {
-				headers.put(name, new ArrayList<>(values));
-			}
+			headers.add(name, response.getHeaders(name));
 		}
-		return headers;
+		return headers.toMap();
 	}
 
 	private void writeHead(RecordedResponse response) {
@@ -320,14 +293,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				target.setContentType(values.get(0));
 				return;
 			}
-			for (int i = 0; i < values.size(); i++) {
-				if (i == 0) {
-					target.setHeader(name, values.get(i));
-				}
-				else {
-					target.addHeader(name, values.get(i));
-				}
-			}
+			setHeader(target, name, values);
 		});
 	}
 
@@ -395,9 +361,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void resetBuffer() {
-		if (this.buffer != null) {
-			this.buffer.reset();
-		}
+		this.held.reset();
 		super.resetBuffer();
 	}
 
@@ -490,9 +454,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	/**
-	 * Writes through until the response is held back; then into the buffer (bounded by
-	 * the result size limit, past which the held bytes are sent and the rest passes
-	 * through, and the return value is stored instead); during a replay, nowhere.
+	 * Writes through until the response is held back; then into the {@link HeldBody}
+	 * (bounded by the result size limit, past which the held bytes are sent and the rest
+	 * passes through, and the return value is stored instead); during a replay, nowhere.
 	 */
 	private final class RecordingOutputStream extends ServletOutputStream {
 
@@ -516,19 +480,12 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			if (mode == Mode.REPLAYING) {
 				return;
 			}
-			if (mode == Mode.RECORDING && !RecordingServletResponse.this.overflowed) {
-				FastByteArrayOutputStream buffer = RecordingServletResponse.this.buffer;
-				if (buffer == null) {
-					buffer = new FastByteArrayOutputStream(Math.max(256, len));
-					RecordingServletResponse.this.buffer = buffer;
-				}
-				if (buffer.size() + (long) len <= RecordingServletResponse.this.limit) {
-					buffer.write(b, off, len);
+			HeldBody held = RecordingServletResponse.this.held;
+			if (mode == Mode.RECORDING && !held.isOverflowed()) {
+				if (held.hold(b, off, len)) {
 					return;
 				}
-				RecordingServletResponse.this.overflowed = true;
-				buffer.writeTo(target());
-				buffer.reset();
+				held.spillTo(target());
 			}
 			if (mode == Mode.PASS) {
 				RecordingServletResponse.this.passedThrough = true;
@@ -538,14 +495,14 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		@Override
 		public void flush() throws IOException {
-			if (!isHolding() || RecordingServletResponse.this.overflowed) {
+			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()) {
 				target().flush();
 			}
 		}
 
 		@Override
 		public void close() throws IOException {
-			if (!isHolding() || RecordingServletResponse.this.overflowed) {
+			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()) {
 				target().close();
 			}
 		}

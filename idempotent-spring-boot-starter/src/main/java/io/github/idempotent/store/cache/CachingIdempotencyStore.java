@@ -4,12 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 
 import org.jspecify.annotations.Nullable;
@@ -58,16 +53,10 @@ import io.github.idempotent.store.StoredResult;
  * record has left, so {@code ttl} should be no longer than the shortest TTL of the
  * methods that use the store.
  * <p>
- * The cache is bounded by bytes, not by a number of results: results range from a few
- * bytes to {@code max-result-size}, so a count says nothing about the heap it takes. Each
- * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
- * around them.
+ * The cache is bounded by bytes, not by a number of results (see
+ * {@link LocalResultCache}); a tracker keeps it right through {@link TrackedEntries}.
  */
 public class CachingIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
-
-	// Object headers and fields of the entry, its fingerprint, result and their arrays,
-	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
-	private static final int ENTRY_OVERHEAD = 160;
 
 	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.transaction.support.TransactionSynchronizationManager",
@@ -75,21 +64,13 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	private final IdempotencyStore delegate;
 
-	private final long ttlNanos;
-
 	private final boolean writeThrough;
 
-	private final Cache<String, Entry> completed;
+	private final LocalResultCache completed;
 
 	private final @Nullable RecordTracking tracking;
 
-	/**
-	 * Counts the tracker's reports: a tracked read whose reply lands after a report may
-	 * hold what the report was about, so it is not kept (see {@link #fill}).
-	 */
-	private final AtomicLong invalidations = new AtomicLong();
-
-	private final ConcurrentHashMap<String, Boolean> filling = new ConcurrentHashMap<>();
+	private final @Nullable TrackedEntries tracked;
 
 	/**
 	 * @param maximumSize largest total size of the cached results (with their keys)
@@ -127,28 +108,18 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	private CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
 			@Nullable RecordTracking tracking, Ticker ticker) {
 		Assert.notNull(delegate, "delegate must not be null");
-		Assert.isTrue(maximumSize != null && maximumSize.toBytes() > 0, "maximumSize must be positive");
-		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
+		this.completed = new LocalResultCache(maximumSize, ttl, ticker);
 		this.delegate = delegate;
-		this.ttlNanos = ttl.toNanos();
 		this.writeThrough = writeThrough;
-		this.completed = Caffeine.newBuilder()
-			.maximumWeight(maximumSize.toBytes())
-			.weigher(CachingIdempotencyStore::weigh)
-			.expireAfter(new EntryExpiry())
-			.ticker(ticker)
-			.build();
 		this.tracking = tracking;
 		if (tracking != null) {
-			tracking.start(new Invalidation());
+			TrackedEntries tracked = new TrackedEntries(tracking, this.completed);
+			this.tracked = tracked;
+			tracking.start(tracked);
 		}
-	}
-
-	private static int weigh(String key, Entry entry) {
-		// Two bytes a character: an upper bound, whatever the strings' coding.
-		long bytes = ENTRY_OVERHEAD + 2L * (key.length() + entry.fingerprint().value().length())
-				+ entry.result().bytes().length;
-		return (int) Math.min(Integer.MAX_VALUE, bytes);
+		else {
+			this.tracked = null;
+		}
 	}
 
 	@Override
@@ -167,7 +138,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (tracking != null && !tracking.isCurrent()) {
 			return null;
 		}
-		Entry cached = this.completed.getIfPresent(cacheKey(key));
+		LocalResultCache.Entry cached = this.completed.get(cacheKey(key));
 		return (cached != null) ? new ClaimResult.Completed(cached.fingerprint(), cached.result()) : null;
 	}
 
@@ -179,51 +150,12 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (!(claim instanceof ClaimResult.Completed completed)) {
 			return;
 		}
-		if (this.tracking != null) {
-			fill(this.tracking, key);
+		if (this.tracked != null) {
+			this.tracked.fill(key);
 		}
 		else if (this.writeThrough || !inTransaction()) {
-			this.completed.put(key.value(), new Entry(completed.fingerprint(), completed.result(), this.ttlNanos));
+			this.completed.put(key.value(), completed.fingerprint(), completed.result(), null);
 		}
-	}
-
-	/**
-	 * Caches what a tracked read of {@code key} returns, unless a report arrives while
-	 * the read is on its way: the report may be about this very record, changed after the
-	 * read. The count is read before the tracker is asked whether it is current (its
-	 * session ends before it reports that) and checked again after the entry is in (a
-	 * report between the check and the put would otherwise be missed), so an entry stays
-	 * only if no report came from before the read was sent to after it was cached.
-	 */
-	private void fill(RecordTracking tracking, RecordKey key) {
-		String cacheKey = tracking.trackingKey(key);
-		long before = this.invalidations.get();
-		if (!tracking.isCurrent() || this.filling.putIfAbsent(cacheKey, Boolean.TRUE) != null) {
-			return;
-		}
-		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
-		try {
-			read = tracking.read(key);
-		}
-		catch (RuntimeException ex) {
-			this.filling.remove(cacheKey);
-			return;
-		}
-		read.whenComplete((record, ex) -> {
-			try {
-				if (record != null && this.invalidations.get() == before) {
-					long ttlNanos = Math.min(this.ttlNanos, record.timeToLive().toNanos());
-					Entry entry = new Entry(record.fingerprint(), record.result(), ttlNanos);
-					this.completed.put(cacheKey, entry);
-					if (this.invalidations.get() != before) {
-						this.completed.asMap().remove(cacheKey, entry);
-					}
-				}
-			}
-			finally {
-				this.filling.remove(cacheKey);
-			}
-		});
 	}
 
 	@Override
@@ -236,7 +168,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	private void afterComplete(RecordKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
 			boolean completed) {
 		if (completed && this.writeThrough && this.tracking == null) {
-			this.completed.put(key.value(), new Entry(fingerprint, result, Math.min(this.ttlNanos, ttl.toNanos())));
+			this.completed.put(key.value(), fingerprint, result, ttl);
 		}
 	}
 
@@ -394,8 +326,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 * done.
 	 */
 	public long cachedBytes() {
-		this.completed.cleanUp();
-		return this.completed.policy().eviction().orElseThrow().weightedSize().orElse(0);
+		return this.completed.weightedSize();
 	}
 
 	/**
@@ -413,50 +344,6 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (this.tracking != null) {
 			this.tracking.close();
 		}
-	}
-
-	/**
-	 * Counts a report before acting on it: see {@link #fill}.
-	 */
-	private final class Invalidation implements RecordTracking.Listener {
-
-		@Override
-		public void invalidated(String trackingKey) {
-			CachingIdempotencyStore.this.invalidations.incrementAndGet();
-			CachingIdempotencyStore.this.completed.invalidate(trackingKey);
-		}
-
-		@Override
-		public void invalidatedAll() {
-			CachingIdempotencyStore.this.invalidations.incrementAndGet();
-			CachingIdempotencyStore.this.completed.invalidateAll();
-		}
-
-	}
-
-	private record Entry(Fingerprint fingerprint, StoredResult result, long ttlNanos) {
-	}
-
-	/**
-	 * Each entry expires its own time after it was written; reads do not extend it.
-	 */
-	private static final class EntryExpiry implements Expiry<String, Entry> {
-
-		@Override
-		public long expireAfterCreate(String key, Entry entry, long currentTime) {
-			return entry.ttlNanos();
-		}
-
-		@Override
-		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
-			return entry.ttlNanos();
-		}
-
-		@Override
-		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
-			return currentDuration;
-		}
-
 	}
 
 }

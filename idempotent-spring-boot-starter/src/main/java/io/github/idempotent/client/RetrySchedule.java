@@ -1,0 +1,174 @@
+package io.github.idempotent.client;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.util.StringUtils;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
+import org.springframework.util.backoff.ExponentialBackOff;
+
+/**
+ * Which responses get another attempt, and when: exponential back-off with jitter, up to
+ * a number of retries, replaced by the server's {@code Retry-After} up to a maximum.
+ */
+final class RetrySchedule {
+
+	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
+
+	private final long maxRetries;
+
+	private final ExponentialBackOff backOff;
+
+	private final Duration maxRetryAfter;
+
+	RetrySchedule(Duration delay, double multiplier, Duration maxDelay, long maxRetries, Duration maxRetryAfter) {
+		this.maxRetries = maxRetries;
+		this.maxRetryAfter = maxRetryAfter;
+		ExponentialBackOff backOff = new ExponentialBackOff(delay.toMillis(), multiplier);
+		backOff.setMaxInterval(maxDelay.toMillis());
+		backOff.setJitter(delay.toMillis() / 2);
+		this.backOff = backOff;
+	}
+
+	/**
+	 * The schedule of one logical call.
+	 */
+	Attempts start() {
+		return new Attempts();
+	}
+
+	/**
+	 * Whether the status says that the same request may succeed later. Most 5xx do not:
+	 * {@code 501}, {@code 505} and the like describe the server or the request, and a
+	 * retry only repeats them. {@code 500} is retried because Spring applications answer
+	 * it for transient failures too (a deadlock, a dropped database connection), and an
+	 * {@code @Idempotent} server releases the key of a failed call precisely so that it
+	 * may be retried. {@code 409} and {@code 429} are retried only when the server says
+	 * when, with {@code Retry-After}: without it, a 409 is a conflict with the resource's
+	 * state and a 429 a rate limit whose window a short back-off would not outlast.
+	 */
+	static boolean isRetryable(ClientHttpResponse response) throws IOException {
+		HttpStatusCode status = response.getStatusCode();
+		if (status.isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR) || status.isSameCodeAs(HttpStatus.BAD_GATEWAY)
+				|| status.isSameCodeAs(HttpStatus.SERVICE_UNAVAILABLE)
+				|| status.isSameCodeAs(HttpStatus.GATEWAY_TIMEOUT)) {
+			return true;
+		}
+		return (status.isSameCodeAs(HttpStatus.CONFLICT) || status.isSameCodeAs(HttpStatus.TOO_MANY_REQUESTS))
+				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
+	}
+
+	/**
+	 * Delay asked for by a {@code Retry-After} header, in delta-seconds or as an
+	 * HTTP-date; {@code null} when absent or unreadable.
+	 */
+	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
+		if (!StringUtils.hasText(value)) {
+			return null;
+		}
+		String text = value.trim();
+		try {
+			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
+		}
+		catch (NumberFormatException ex) {
+			if (!text.isEmpty() && text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+				// delta-seconds beyond a long: longer than any limit, never sooner
+				return Duration.ofSeconds(Long.MAX_VALUE);
+			}
+			// not delta-seconds: an HTTP-date
+		}
+		try {
+			Instant when = ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+			Duration delay = Duration.between(now, when);
+			return delay.isNegative() ? Duration.ZERO : delay;
+		}
+		catch (DateTimeParseException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * The attempts of one logical call; also its retry policy, since the back-off of the
+	 * next attempt depends on the last response's {@code Retry-After}.
+	 */
+	final class Attempts implements RetryPolicy, BackOff {
+
+		private @Nullable Duration retryAfter;
+
+		private int attempts;
+
+		/**
+		 * An attempt starts: it has no {@code Retry-After} yet.
+		 */
+		void attempting() {
+			this.retryAfter = null;
+			this.attempts++;
+		}
+
+		/**
+		 * The attempt's response asks for another, after its {@code Retry-After} if it
+		 * has one.
+		 */
+		RetryableResponseException retry(ClientHttpResponse response) throws IOException {
+			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
+			return new RetryableResponseException(response.getStatusCode());
+		}
+
+		@Override
+		public boolean shouldRetry(Throwable throwable) {
+			return throwable instanceof IOException || throwable instanceof RetryableResponseException;
+		}
+
+		@Override
+		public BackOff getBackOff() {
+			return this;
+		}
+
+		@Override
+		public BackOffExecution start() {
+			BackOffExecution exponential = RetrySchedule.this.backOff.start();
+			return () -> {
+				if (this.attempts > RetrySchedule.this.maxRetries) {
+					return BackOffExecution.STOP;
+				}
+				long delay = exponential.nextBackOff();
+				if (this.retryAfter != null) {
+					if (this.retryAfter.compareTo(RetrySchedule.this.maxRetryAfter) > 0) {
+						logger.debug("Retry-After of " + this.retryAfter + " is above the maximum of "
+								+ RetrySchedule.this.maxRetryAfter + ": not retrying");
+						return BackOffExecution.STOP;
+					}
+					delay = this.retryAfter.toMillis();
+				}
+				return delay;
+			};
+		}
+
+	}
+
+	/**
+	 * A response whose status calls for a retry; never leaves the interceptor.
+	 */
+	static final class RetryableResponseException extends RuntimeException {
+
+		RetryableResponseException(HttpStatusCode status) {
+			super("Retryable response " + status, null, false, false);
+		}
+
+	}
+
+}
