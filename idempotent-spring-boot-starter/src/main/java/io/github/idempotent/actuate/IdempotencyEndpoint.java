@@ -128,8 +128,8 @@ public class IdempotencyEndpoint {
 	public @Nullable RecordDescriptor record(@Selector String operation,
 			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String scope,
 			SecurityContext securityContext) {
-		RecordKey storeKey = storeKey(operation, joined(key), scope);
-		Optional<IdempotencyRecord> record = this.store.inspect(storeKey);
+		RecordKey recordKey = recordKey(operation, joined(key), scope);
+		Optional<IdempotencyRecord> record = this.store.inspect(recordKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
 		return record.map((found) -> this.descriptions.describe(found, Instant.now(), showResult)).orElse(null);
 	}
@@ -147,14 +147,14 @@ public class IdempotencyEndpoint {
 	@DeleteOperation
 	public Map<String, Object> delete(@Selector String operation, @Selector(match = Match.ALL_REMAINING) String[] key,
 			@Nullable String scope, @Nullable Boolean force, SecurityContext securityContext) {
-		RecordKey storeKey = storeKey(operation, joined(key), scope);
+		RecordKey recordKey = recordKey(operation, joined(key), scope);
 		boolean forced = Boolean.TRUE.equals(force);
 		// Read for the answer and the log only: the deletion decides by itself.
-		Optional<IdempotencyRecord> seen = this.store.inspect(storeKey);
-		Deletion deletion = forced ? this.store.deleteInProgress(storeKey) : this.store.deleteUnlessHeld(storeKey);
+		Optional<IdempotencyRecord> seen = this.store.inspect(recordKey);
+		Deletion deletion = forced ? this.store.deleteInProgress(recordKey) : this.store.deleteUnlessHeld(recordKey);
 		String who = who(securityContext);
 		Map<String, Object> body = new LinkedHashMap<>();
-		body.put("storedKey", storeKey.value());
+		body.put("storedKey", recordKey.value());
 		body.put("deleted", deletion == Deletion.DELETED);
 		switch (deletion) {
 			case HELD -> {
@@ -165,25 +165,25 @@ public class IdempotencyEndpoint {
 				body.put("reason", "The call is in progress and its owner still holds the lease: deleting the "
 						+ "record lets a retry run alongside it. Delete with force=true once the owner is known to "
 						+ "be gone or hung for good");
-				logger.info(who + " asked to delete idempotency record " + storeKey + " through the actuator; "
+				logger.info(who + " asked to delete idempotency record " + recordKey + " through the actuator; "
 						+ "refused without force=true, the call is in progress");
 			}
 			case COMPLETED -> {
 				body.put("state", IdempotencyRecord.State.COMPLETED.name());
 				body.put("reason", "The record holds a result, which force=true keeps (the call may have "
 						+ "completed meanwhile). Delete without force to delete a result");
-				logger.info(who + " asked to delete idempotency record " + storeKey + " with force=true through "
+				logger.info(who + " asked to delete idempotency record " + recordKey + " with force=true through "
 						+ "the actuator; kept, it holds a result");
 			}
 			case NONE -> logger.info(
-					who + " asked to delete idempotency record " + storeKey + " through the actuator; there was none");
+					who + " asked to delete idempotency record " + recordKey + " through the actuator; there was none");
 			case DELETED -> {
 				String state = forced ? IdempotencyRecord.State.IN_PROGRESS.name()
 						: seen.map((record) -> record.state().name()).orElse("EXPIRED");
 				body.put("state", state);
 				this.deletionCounter.run();
 				logger.warn(
-						who + " deleted idempotency record " + storeKey + " (" + state + (forced ? ", force=true" : "")
+						who + " deleted idempotency record " + recordKey + " (" + state + (forced ? ", force=true" : "")
 								+ ") through the actuator; the next call with this key runs the method");
 			}
 		}
@@ -222,7 +222,7 @@ public class IdempotencyEndpoint {
 	/**
 	 * The record key of a call, as the interceptor builds it.
 	 */
-	RecordKey storeKey(String operation, String key, @Nullable String scope) {
+	RecordKey recordKey(String operation, String key, @Nullable String scope) {
 		String name = this.operationNames.resolve(operation);
 		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
 		return RecordKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());

@@ -40,8 +40,9 @@ public @interface Idempotent {
 	String key() default "";
 
 	/**
-	 * Name of the operation, part of the stored key so that two methods never share
-	 * results. Empty: {@code SimpleClassName#method}.
+	 * Name of the operation, part of the record key so that two operations never share
+	 * records. Empty: the bean class's fully qualified name and the method's signature
+	 * ({@code com.shop.PaymentController#pay(com.shop.PaymentRequest)}).
 	 */
 	String name() default "";
 
@@ -51,9 +52,9 @@ public @interface Idempotent {
 	String ttl() default "";
 
 	/**
-	 * How long an in-progress claim lives without renewal; a crashed instance blocks
-	 * retries for at most this long. Renewed every third of it while the method runs.
-	 * Empty: {@code idempotent.lease}.
+	 * How long the placeholder (the record of a call in progress) lives without renewal;
+	 * a crashed instance blocks retries for at most this long. Renewed every third of it
+	 * while the method runs. Empty: {@code idempotent.lease}.
 	 */
 	String lease() default "";
 

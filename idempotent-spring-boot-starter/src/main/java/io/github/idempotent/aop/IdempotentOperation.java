@@ -13,7 +13,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * that it evaluates and never parses.
  *
  * @param method the annotated method
- * @param policy resolved settings
+ * @param policy the operation's resolved settings
  * @param key key expression, {@code null} to take the key from the context (the header)
  * @param payload payload expression, {@code null} to fingerprint {@code payloadArguments}
  * @param scope scope expression, {@code null} to take the scope from the resolver

@@ -129,7 +129,7 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * The operation's name, as in metrics and the scoped key.
+	 * The operation's name, as in metrics and the record key.
 	 */
 	public String getOperation() {
 		return this.operation;

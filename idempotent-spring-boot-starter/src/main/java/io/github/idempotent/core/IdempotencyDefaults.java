@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * operation behaves alike whichever way it is guarded.
  *
  * @param ttl how long a completed result is replayed
- * @param lease how long an in-progress claim lives without renewal
+ * @param lease how long a placeholder lives without renewal
  * @param waitFor how long a duplicate waits for the first call's result
  * @param retryAfter delay suggested to a refused duplicate
  * @param maxDuration how long one call may hold its key before it stops renewing

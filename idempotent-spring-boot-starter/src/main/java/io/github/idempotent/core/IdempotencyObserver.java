@@ -146,8 +146,9 @@ public interface IdempotencyObserver {
 	}
 
 	/**
-	 * The caller lost its claim (its lease expired before it completed or renewed), so a
-	 * second execution may have started.
+	 * The caller's placeholder was taken over or deleted (its lease ran out before it
+	 * completed or renewed, or an operator deleted it), so a second execution may have
+	 * started.
 	 */
 	default void leaseLost(IdempotencyPolicy policy, String key) {
 	}
@@ -186,7 +187,7 @@ public interface IdempotencyObserver {
 		COMPLETING,
 
 		/**
-		 * The method has failed: the claim is about to be released.
+		 * The method has failed: its placeholder is about to be released.
 		 */
 		RELEASING
 

@@ -9,9 +9,9 @@ import org.springframework.util.Assert;
  * Settings of one idempotent operation, resolved once (from the annotation and the
  * properties) and reused on every call.
  *
- * @param name operation name, part of the scoped key
+ * @param name operation name, part of the record key
  * @param ttl how long a completed result is replayed
- * @param lease how long an in-progress claim lives without renewal
+ * @param lease how long the placeholder lives without renewal
  * @param waitFor how long a duplicate waits for the first call's result
  * @param retryAfter delay suggested to a refused duplicate
  * @param cacheFor exception types stored as outcomes instead of releasing the key

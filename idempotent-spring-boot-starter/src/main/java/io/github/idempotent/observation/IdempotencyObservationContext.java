@@ -108,8 +108,8 @@ public class IdempotencyObservationContext extends Observation.Context {
 		BYPASSED("bypassed"),
 
 		/**
-		 * The method ran, but its claim had passed to another caller before its outcome
-		 * was stored: a duplicate may have run.
+		 * The method ran, but its key had passed to another caller before its outcome was
+		 * stored: a duplicate may have run.
 		 */
 		LEASE_LOST("lease-lost"),
 

@@ -11,7 +11,7 @@ import org.springframework.util.Assert;
  * One record as an {@link InspectableIdempotencyStore} reads it, for operators: never
  * used by the protocol.
  *
- * @param key the stored key
+ * @param key the record key
  * @param state whether the call is still running or has completed
  * @param fingerprint the fingerprint of the payload the key was first used with
  * @param claimedAt when the running call claimed the key, by the claiming instance's

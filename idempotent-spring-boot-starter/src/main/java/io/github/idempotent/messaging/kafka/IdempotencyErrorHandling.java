@@ -17,8 +17,9 @@ import io.github.idempotent.messaging.ListenerFailures;
  * {@code DeadLetterPublishingRecoverer} publishes the record to the dead-letter topic
  * with the exception in its headers);
  * <li>a duplicate still in progress: retried every {@code inProgressBackOff} for as long
- * as it takes, so that it is never handed to the recoverer for that alone; a claim left
- * by a crashed consumer expires with its lease, and the retry then runs the listener.
+ * as it takes, so that it is never handed to the recoverer for that alone; a placeholder
+ * left by a crashed consumer expires with its lease, and the retry then runs the
+ * listener.
  * </ul>
  * Auto-configured on every {@code DefaultErrorHandler} bean (and on the one the starter
  * defines when the application has no {@code CommonErrorHandler}); call it on a handler
