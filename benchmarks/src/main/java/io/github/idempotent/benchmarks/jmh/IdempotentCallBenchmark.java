@@ -2,6 +2,7 @@ package io.github.idempotent.benchmarks.jmh;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
@@ -35,6 +36,10 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
  * the compression threshold, the size of a typical stored {@code ResponseEntity}),
  * {@code 2k} (about 2 KB, 22 line items) or {@code 10k} (10 267 bytes, 105 line items);
  * results above 256 bytes are deflated unless {@code compression} is false.
+ * <p>
+ * {@code firstCallFuture} and {@code replayFuture} do the same through a method that
+ * returns a completed {@code CompletableFuture}: the asynchronous path, whose store
+ * writes run on the store's threads (the in-memory store has no asynchronous calls).
  * <p>
  * Every first call uses a fresh key. Records are kept for 1 ms so that the store sweeps
  * them as the benchmark goes instead of filling the heap.
@@ -85,6 +90,7 @@ public class IdempotentCallBenchmark {
 		this.request = new OrderRequest("customer-42", 1999, "EUR", items);
 		this.replayKey = "replayed-key";
 		this.idempotent.replayable(this.replayKey, this.request);
+		this.idempotent.replayableLater(this.replayKey, this.request).join();
 	}
 
 	@TearDown(Level.Trial)
@@ -105,6 +111,16 @@ public class IdempotentCallBenchmark {
 	@Benchmark
 	public Receipt replay() {
 		return this.idempotent.replayable(this.replayKey, this.request);
+	}
+
+	@Benchmark
+	public Receipt firstCallFuture() {
+		return this.idempotent.payLater(nextKey(), this.request).join();
+	}
+
+	@Benchmark
+	public Receipt replayFuture() {
+		return this.idempotent.replayableLater(this.replayKey, this.request).join();
 	}
 
 	private String nextKey() {
@@ -133,6 +149,16 @@ public class IdempotentCallBenchmark {
 		@Idempotent(key = "#key", ttl = "1h")
 		public Receipt replayable(String key, OrderRequest request) {
 			return Receipt.of(key, request);
+		}
+
+		@Idempotent(key = "#key")
+		public CompletableFuture<Receipt> payLater(String key, OrderRequest request) {
+			return CompletableFuture.completedFuture(Receipt.of(key, request));
+		}
+
+		@Idempotent(key = "#key", ttl = "1h")
+		public CompletableFuture<Receipt> replayableLater(String key, OrderRequest request) {
+			return CompletableFuture.completedFuture(Receipt.of(key, request));
 		}
 
 	}
