@@ -44,7 +44,7 @@ final class BlockingCall {
 					return invocation.proceed();
 				}
 			}
-			if (!sleep(((ClaimDecision.Wait) decision).millis())) {
+			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
 			}
 			try {
@@ -74,17 +74,6 @@ final class BlockingCall {
 		}
 		protocol.returned(call, run.owner(), result);
 		return result;
-	}
-
-	private static boolean sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
 	}
 
 }

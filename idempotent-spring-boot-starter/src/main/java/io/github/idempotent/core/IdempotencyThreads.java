@@ -131,6 +131,24 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	/**
+	 * Waits on the caller's own thread (a duplicate's poll, a step asked again); false if
+	 * the thread was interrupted, whose flag is kept.
+	 */
+	static boolean sleep(long millis) {
+		if (millis <= 0) {
+			return true;
+		}
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/**
 	 * Stops the renewal threads, the store threads created here, and the timer if it was
 	 * created here.
 	 */

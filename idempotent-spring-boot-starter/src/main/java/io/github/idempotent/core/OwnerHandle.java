@@ -162,7 +162,7 @@ public final class OwnerHandle {
 			}
 			catch (RuntimeException ex) {
 				long delay = confirmation.retryIn(ex);
-				if (delay < 0 || !sleep(delay)) {
+				if (delay < 0 || !IdempotencyThreads.sleep(delay)) {
 					failure.addSuppressed(ex);
 					logReleaseFailure(ex);
 					return;
@@ -372,7 +372,7 @@ public final class OwnerHandle {
 				// is briefly out of reach. Not during an attempt: a renewal that met the
 				// completed record would report the lease lost.
 				this.protocol.leases().rewatch(this.lease);
-				boolean slept = sleep(delay);
+				boolean slept = IdempotencyThreads.sleep(delay);
 				this.protocol.leases().unwatch(this.lease);
 				if (!slept) {
 					logCompleteFailure(ex);
@@ -402,20 +402,6 @@ public final class OwnerHandle {
 	 */
 	Duration confirmWithin() {
 		return this.policy.lease();
-	}
-
-	private static boolean sleep(long millis) {
-		if (millis <= 0) {
-			return true;
-		}
-		try {
-			Thread.sleep(millis);
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
 	}
 
 	private void logRetry(String step, Throwable ex) {
