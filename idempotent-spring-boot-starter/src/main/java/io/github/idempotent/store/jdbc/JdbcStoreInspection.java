@@ -1,0 +1,108 @@
+package io.github.idempotent.store.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.Assert;
+
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyRecord;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
+import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
+
+/**
+ * What an operator sees and does through the Actuator endpoint on a
+ * {@link JdbcIdempotencyStore}: the {@code InspectableIdempotencyStore} methods, which
+ * the store delegates here.
+ */
+final class JdbcStoreInspection {
+
+	private final JdbcOperations jdbc;
+
+	private final JdbcStatements sql;
+
+	private final OwnTransaction ownTransaction;
+
+	JdbcStoreInspection(JdbcOperations jdbc, JdbcStatements sql, OwnTransaction ownTransaction) {
+		this.jdbc = jdbc;
+		this.sql = sql;
+		this.ownTransaction = ownTransaction;
+	}
+
+	Optional<IdempotencyRecord> inspect(RecordKey key) {
+		RecordRow row = RecordRow.select(this.jdbc, this.sql, key.value());
+		if (row == null || row.expired() || row.tombstone()) {
+			// A tombstone of a forced delete shows nothing: no call holds the key.
+			return Optional.empty();
+		}
+		return Optional.of(new IdempotencyRecord(key,
+				row.completed() ? IdempotencyRecord.State.COMPLETED : IdempotencyRecord.State.IN_PROGRESS,
+				new Fingerprint(row.fingerprint()), row.completed() ? null : ClaimToken.claimedAt(row.token()),
+				Duration.ofMillis(Math.max(0, row.millisLeft())),
+				row.completed() ? new StoredResult(row.result()) : null));
+	}
+
+	/**
+	 * The rows in progress in key order, {@code limit} at a time, through the index on
+	 * the in-progress rows; the claim time is read from the token, so the age is filtered
+	 * here, not in SQL. The cursor is the last key of the previous page.
+	 */
+	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		Instant now = Instant.now();
+		List<String> examined = new ArrayList<>();
+		List<IdempotencyRecord> records = new ArrayList<>();
+		this.jdbc.query(this.sql.inProgress, (rs) -> {
+			String key = rs.getString(1);
+			examined.add(key);
+			if (!key.startsWith(prefix)) {
+				return;
+			}
+			IdempotencyRecord record = new IdempotencyRecord(new RecordKey(key), IdempotencyRecord.State.IN_PROGRESS,
+					new Fingerprint(rs.getString(3)), ClaimToken.claimedAt(rs.getString(2)),
+					Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
+			Duration age = record.age(now);
+			if (age == null || age.compareTo(olderThan) >= 0) {
+				records.add(record);
+			}
+		}, (cursor != null) ? cursor : "", limit);
+		return new InProgressPage(records, (examined.size() == limit) ? examined.get(limit - 1) : null);
+	}
+
+	boolean delete(RecordKey key) {
+		return this.ownTransaction.run(() -> this.jdbc.update(this.sql.delete, key.value()) > 0);
+	}
+
+	Deletion deleteInProgress(RecordKey key) {
+		return deleteWhere(this.sql.deleteInProgress, key, Deletion.COMPLETED);
+	}
+
+	Deletion deleteUnlessHeld(RecordKey key) {
+		return deleteWhere(this.sql.deleteUnlessHeld, key, Deletion.HELD);
+	}
+
+	/**
+	 * Runs a conditional {@code DELETE} of {@code key}; {@code kept} is the answer when a
+	 * row remains.
+	 */
+	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(deleteSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			// Only what to report: nothing was deleted either way.
+			return (this.jdbc.queryForObject(this.sql.recordExists, Integer.class, key.value()) > 0) ? kept
+					: Deletion.NONE;
+		});
+	}
+
+}

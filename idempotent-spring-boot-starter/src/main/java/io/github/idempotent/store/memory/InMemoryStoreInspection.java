@@ -1,0 +1,123 @@
+package io.github.idempotent.store.memory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+import io.github.idempotent.store.IdempotencyRecord;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
+import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * What an operator sees and does through the Actuator endpoint on an
+ * {@link InMemoryIdempotencyStore}: the {@code InspectableIdempotencyStore} methods,
+ * which the store delegates here.
+ */
+final class InMemoryStoreInspection {
+
+	private final BoundedRecords records;
+
+	InMemoryStoreInspection(BoundedRecords records) {
+		this.records = records;
+	}
+
+	Optional<IdempotencyRecord> inspect(RecordKey key) {
+		MemoryEntry entry = this.records.entries.get(key.value());
+		long now = System.nanoTime();
+		return (entry != null && !entry.isExpired(now) && !entry.tombstone()) ? Optional.of(entry.toRecord(key, now))
+				: Optional.empty();
+	}
+
+	/**
+	 * The records in progress in key order, {@code limit} at a time: the cursor is the
+	 * last key of the previous page. Walks every record, as a store for one JVM may.
+	 */
+	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		long now = System.nanoTime();
+		Instant wallNow = Instant.now();
+		List<Map.Entry<String, MemoryEntry>> page = this.records.entries.entrySet()
+			.stream()
+			.filter((e) -> e.getValue().result() == null && !e.getValue().tombstone() && !e.getValue().isExpired(now)
+					&& e.getKey().startsWith(prefix) && (cursor == null || e.getKey().compareTo(cursor) > 0))
+			.sorted(Map.Entry.comparingByKey())
+			.limit(limit)
+			.toList();
+		List<IdempotencyRecord> found = new ArrayList<>();
+		for (Map.Entry<String, MemoryEntry> e : page) {
+			IdempotencyRecord record = e.getValue().toRecord(new RecordKey(e.getKey()), now);
+			Duration age = record.age(wallNow);
+			if (age == null || age.compareTo(olderThan) >= 0) {
+				found.add(record);
+			}
+		}
+		return new InProgressPage(found, (page.size() == limit) ? page.get(limit - 1).getKey() : null);
+	}
+
+	boolean delete(RecordKey key) {
+		boolean[] deleted = new boolean[1];
+		long now = System.nanoTime();
+		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+			deleted[0] = !entry.isExpired(now);
+			this.records.removed();
+			return null;
+		});
+		return deleted[0];
+	}
+
+	Deletion deleteUnlessHeld(RecordKey key) {
+		return deleteUnless(key, true);
+	}
+
+	Deletion deleteInProgress(RecordKey key) {
+		return deleteUnless(key, false);
+	}
+
+	/**
+	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
+	 * false) or completed ({@code inProgress} true), in one {@code compute}; an expired
+	 * one is reported as none, and goes unless it is a call that never finished that a
+	 * forced delete would only replace by what it is already (a record a claim takes
+	 * over). A record in progress is replaced by a tombstone of its owner's token: its
+	 * owner, if alive, renews within a third of the lease and would otherwise write the
+	 * vanished record anew, undoing the deletion; the tombstone makes that renewal and
+	 * its completion fail, and a claim takes it as free, as the attempt after it. A live
+	 * tombstone is no record, and stays.
+	 */
+	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
+		Deletion[] deletion = { Deletion.NONE };
+		long now = System.nanoTime();
+		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+			if (!entry.isExpired(now)) {
+				if (entry.tombstone()) {
+					return entry;
+				}
+				if ((entry.result() == null) == inProgress) {
+					deletion[0] = inProgress ? Deletion.HELD : Deletion.COMPLETED;
+					return entry;
+				}
+				deletion[0] = Deletion.DELETED;
+				if (!inProgress) {
+					return new MemoryEntry(entry.token(), entry.fingerprint(), null, entry.expiresAt(),
+							entry.claimedAt(), entry.attempt(), true);
+				}
+			}
+			else if (!inProgress && entry.result() == null && !this.records.isForgotten(entry, now)) {
+				return entry;
+			}
+			this.records.removed();
+			return null;
+		});
+		return deletion[0];
+	}
+
+}
