@@ -51,15 +51,15 @@ import io.github.idempotent.store.StoredResult;
  * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
  * duplicates at once. With {@link #setJoinTransaction(boolean) joinTransaction}, a
  * completion inside such a transaction is tied to it: the stored result commits with the
- * business rows, a rollback releases the claim, and a second call with the same key in
- * the same transaction replays the result without waiting for the row its own transaction
- * has locked. The completion is written in the caller's transaction when that transaction
- * can see and update the claim's latest version (always at READ COMMITTED; at REPEATABLE
- * READ or SERIALIZABLE only if its snapshot postdates the claim and every renewal, else
- * PostgreSQL reports no row or a serialization failure). When it cannot, the completion
- * is written right after the commit, and until then the lease is renewed; a crash between
- * that commit and that write leaves the key to expire with its lease, after which a retry
- * runs the method again.
+ * business rows, a rollback releases the key, and a second call with the same key in the
+ * same transaction replays the result without waiting for the row its own transaction has
+ * locked. The completion is written in the caller's transaction when that transaction can
+ * see and update the placeholder's latest version (always at READ COMMITTED; at
+ * REPEATABLE READ or SERIALIZABLE only if its snapshot postdates the claim and every
+ * renewal, else PostgreSQL reports no row or a serialization failure). When it cannot,
+ * the completion is written right after the commit, and until then the lease is renewed;
+ * a crash between that commit and that write leaves the key to expire with its lease,
+ * after which a retry runs the method again.
  */
 public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
@@ -176,7 +176,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Sets whether a completion inside a transaction on this store's {@link DataSource}
-	 * is written in that transaction (and a rollback releases the claim) rather than
+	 * is written in that transaction (and a rollback releases the key) rather than
 	 * committed on its own at once.
 	 */
 	public void setJoinTransaction(boolean joinTransaction) {

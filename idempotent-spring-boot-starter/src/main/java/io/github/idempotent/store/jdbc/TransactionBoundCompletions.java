@@ -37,11 +37,11 @@ import io.github.idempotent.store.StoredResult;
  * Completions of a {@link JdbcIdempotencyStore} with
  * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}, inside a
  * transaction on the store's {@link DataSource}: tied to that transaction, so that the
- * stored result commits with the business rows, a rollback releases the claim, and a
- * second call with the same key in the same transaction replays the result without
- * waiting for the row its own transaction has locked. The completion is written in the
- * caller's transaction when that transaction can see and update the claim's latest
- * version, else right after the commit ({@link PendingCompletion}).
+ * stored result commits with the business rows, a rollback releases the key, and a second
+ * call with the same key in the same transaction replays the result without waiting for
+ * the row its own transaction has locked. The completion is written in the caller's
+ * transaction when that transaction can see and update the placeholder's latest version,
+ * else right after the commit ({@link PendingCompletion}).
  */
 final class TransactionBoundCompletions {
 
@@ -137,7 +137,7 @@ final class TransactionBoundCompletions {
 		TransactionState state = currentTransactionState();
 		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
 		PendingCompletion pending = new PendingCompletion(this.store, key, token, fingerprint, result, ttl, lease);
-		// From here on a rollback releases the claim, and a claim of the same key on this
+		// From here on a rollback releases the key, and a claim of the same key on this
 		// thread is answered without the database.
 		state.completions.put(key.value(), pending);
 		try {
@@ -149,13 +149,14 @@ final class TransactionBoundCompletions {
 			// The database has aborted or rolled back the caller's transaction (or may
 			// have: no savepoint to return to). It must not commit what is left of it,
 			// or later statements, as if the method's writes were in it: rolled back, it
-			// releases the claim and the retry runs the method again.
+			// releases the key and the retry runs the method again.
 			markRollbackOnly();
 			logger.warn("Could not complete key '" + key + "' in its transaction, which is now rollback-only "
 					+ "(its commit will fail and release the key): " + ex);
 			return true;
 		}
-		// The caller's transaction cannot see the claim, or cannot update it without a
+		// The caller's transaction cannot see the placeholder's row, or cannot update it
+		// without a
 		// serialization failure: complete after the commit instead. Renewing now also
 		// tells a take-over (false) from a row this transaction cannot see, and writes
 		// anew a row that vanished, so that nobody else claims it meanwhile.
@@ -177,9 +178,9 @@ final class TransactionBoundCompletions {
 	}
 
 	/**
-	 * Completes in the caller's transaction, as one UPDATE of the claim's row, when that
-	 * transaction can update the row's latest version without a failure that would undo
-	 * the caller's own work:
+	 * Completes in the caller's transaction, as one UPDATE of the placeholder's row, when
+	 * that transaction can update the row's latest version without a failure that would
+	 * undo the caller's own work:
 	 * <ul>
 	 * <li>at READ COMMITTED or below every statement sees the latest version;</li>
 	 * <li>InnoDB's UPDATE reads the latest committed version at every level, unless
@@ -269,9 +270,9 @@ final class TransactionBoundCompletions {
 	}
 
 	/**
-	 * Whether the caller's transaction sees the claim's row as last committed: the row
-	 * read with the transaction's snapshot (a plain, non-locking read) against the row
-	 * read on a connection of its own.
+	 * Whether the caller's transaction sees the placeholder's row as last committed: the
+	 * row read with the transaction's snapshot (a plain, non-locking read) against the
+	 * row read on a connection of its own.
 	 */
 	private boolean snapshotSeesLatest(String key) {
 		List<Version> seen = this.jdbc.query(this.sql.version, VERSION_MAPPER, key);
