@@ -15,20 +15,25 @@ import io.github.idempotent.web.ResponseEntityResultConverter;
  * <ul>
  * <li>the JDBC store's {@code schema-*.sql} scripts, read from the class path when the
  * table is created at start-up;</li>
+ * <li>the Redis store's Lua scripts ({@code *.lua}), read from the class path once, when
+ * the store is first used;</li>
  * <li>the stored form of a {@code ResponseEntity} result, which Jackson writes and reads
  * back on a replay.</li>
  * </ul>
- * The Redis store's Lua scripts are text blocks in its code, not resources, so they need
- * no hint.
  */
 public class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 
 	static final String JDBC_SCHEMAS = "io/github/idempotent/store/jdbc/schema-*.sql";
 
+	static final String REDIS_SCRIPTS = "io/github/idempotent/store/redis/*.lua";
+
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
 		if (ClassUtils.isPresent("org.springframework.jdbc.core.JdbcOperations", classLoader)) {
 			hints.resources().registerPattern(JDBC_SCHEMAS);
+		}
+		if (ClassUtils.isPresent("org.springframework.data.redis.connection.RedisConnectionFactory", classLoader)) {
+			hints.resources().registerPattern(REDIS_SCRIPTS);
 		}
 		if (ClassUtils.isPresent("org.springframework.http.ResponseEntity", classLoader)) {
 			new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),

@@ -10,6 +10,8 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.beans.factory.aot.AotServices;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.Resource;
+import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 
 import io.github.idempotent.web.ResponseEntityResultConverter.StoredResponse;
 
@@ -32,6 +34,27 @@ class IdempotentRuntimeHintsTests {
 			assertThat(resource().forResource(schema)).as(schema).accepts(hints);
 		}
 		assertThat(resource().forResource("io/github/idempotent/store/jdbc/other.sql")).rejects(hints);
+	}
+
+	@Test
+	void everyRedisScriptIsAResource() throws Exception {
+		RuntimeHints hints = new RuntimeHints();
+		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
+		Resource[] scripts = new PathMatchingResourcePatternResolver()
+			.getResources("classpath*:io/github/idempotent/store/redis/*.lua");
+		assertThat(scripts).hasSize(6);
+		for (Resource script : scripts) {
+			String path = "io/github/idempotent/store/redis/" + script.getFilename();
+			assertThat(resource().forResource(path)).as(path).accepts(hints);
+		}
+		assertThat(resource().forResource("io/github/idempotent/store/redis/other.txt")).rejects(hints);
+	}
+
+	@Test
+	void noRedisScriptsWithoutSpringDataRedis() {
+		RuntimeHints hints = new RuntimeHints();
+		new IdempotentRuntimeHints().registerHints(hints, new FilteredClassLoader("org.springframework.data.redis"));
+		assertThat(resource().forResource("io/github/idempotent/store/redis/claim.lua")).rejects(hints);
 	}
 
 	@Test

@@ -242,7 +242,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	private static List<?> claimScript(RecordKey key, byte[] placeholder) {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			return connection.scriptingCommands()
-				.eval(RedisIdempotencyStore.Scripts.CLAIM.text(), ReturnType.MULTI, 1, utf8(key.value()), placeholder,
+				.eval(RedisScripts.CLAIM.text(), ReturnType.MULTI, 1, utf8(key.value()), placeholder,
 						utf8(Long.toString(LEASE.plus(RecordLayout.REMEMBERED).toMillis())),
 						utf8(Long.toString(RecordLayout.REMEMBERED.toMillis())));
 		}

@@ -298,7 +298,7 @@ class RedisPreviousLayoutTests {
 	private static List<?> claimScript(RecordKey key, Fingerprint fingerprint) {
 		byte[] placeholder = RecordLayout.inProgress(RecordLayout.token(RedisIdempotencyStore.newToken()), fingerprint,
 				Instant.now().getEpochSecond());
-		return eval(new String(RedisIdempotencyStore.Scripts.CLAIM.text(), StandardCharsets.UTF_8), key, placeholder,
+		return eval(new String(RedisScripts.CLAIM.text(), StandardCharsets.UTF_8), key, placeholder,
 				bytes(Long.toString(LEASE.plus(RecordLayout.REMEMBERED).toMillis())),
 				bytes(Long.toString(RecordLayout.REMEMBERED.toMillis())));
 	}
