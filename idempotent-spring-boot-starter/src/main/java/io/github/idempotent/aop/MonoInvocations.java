@@ -79,18 +79,17 @@ final class MonoInvocations {
 				}
 				return toMono(proceed(invocation));
 			}
-			IdempotentCalls calls = this.calls;
-			calls.checkKey(operation.policy().name(), key);
+			this.calls.checkKey(operation.policy().name(), key);
 			String clientKey = key;
 			Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
 					: context.resolveScope(contextView, this.scopeResolver);
 			IdempotencyObserver observer = (context != null) ? context.observer(contextView) : IdempotencyObserver.NONE;
 			OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
 			return scope.flatMap((resolvedScope) -> {
-				RecordKey recordKey = calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
-				Fingerprint fingerprint = IdempotentInterceptor.fingerprint(calls, operation, call.payload());
-				return ReactiveIdempotentCalls.execute(calls, operation.policy(), clientKey, recordKey, fingerprint,
-						() -> toMono(proceed(invocation)), contextView, observer, recorder);
+				RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
+				Fingerprint fingerprint = IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
+				return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), clientKey, recordKey,
+						fingerprint, () -> toMono(proceed(invocation)), contextView, observer, recorder);
 			});
 		});
 	}

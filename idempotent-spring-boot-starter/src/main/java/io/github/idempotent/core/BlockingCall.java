@@ -65,7 +65,8 @@ final class BlockingCall {
 	private static @Nullable Object runAsOwner(IdempotencyProtocol protocol, ProtocolCall call, ClaimDecision.Run run,
 			IdempotencyExecutor.Invocation invocation) throws Throwable {
 		Object result;
-		try (IdempotencyContext.Scope scope = protocol.begin(call, run.acquired())) {
+		IdempotencyProtocol.takenOver(call, run.acquired());
+		try (IdempotencyContext.Scope scope = protocol.bindOwner(call, run.acquired())) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {

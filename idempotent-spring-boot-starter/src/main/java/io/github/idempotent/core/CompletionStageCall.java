@@ -28,7 +28,7 @@ final class CompletionStageCall {
 	 * What the caller gets. Cancelling it detaches the caller: a method that has started
 	 * still completes and stores its outcome.
 	 */
-	final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+	private final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
 	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call,
 			IdempotencyExecutor.AsyncInvocation invocation) {
@@ -143,7 +143,8 @@ final class CompletionStageCall {
 			return;
 		}
 		CompletionStage<?> stage;
-		try (IdempotencyContext.Scope scope = this.protocol.begin(this.call, run.acquired())) {
+		IdempotencyProtocol.takenOver(this.call, run.acquired());
+		try (IdempotencyContext.Scope scope = this.protocol.bindOwner(this.call, run.acquired())) {
 			stage = this.invocation.proceed();
 			if (stage == null) {
 				throw nullStage();
@@ -156,10 +157,11 @@ final class CompletionStageCall {
 		// The caller's future completes after the store has answered, so that a client
 		// that retries as soon as it has the answer gets a replay, not a 409.
 		stage.whenComplete((value, failure) -> {
-			if (failure == null && this.call.recorder != null && this.protocol.recordsLater(this.call)) {
+			OutcomeRecorder recorder = (failure == null) ? IdempotencyProtocol.laterRecorder(this.call) : null;
+			if (recorder != null) {
 				// Completed once the response is written; until then the lease is
 				// renewed, and a retry waits or gets 409.
-				this.protocol.recordLater(this.call.recorder, owner, value);
+				this.protocol.recordLater(recorder, owner, value);
 				this.result.complete(value);
 			}
 			else if (failure == null) {

@@ -42,7 +42,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
-		this(store, failureMode, maxResultSize, new IdempotencyThreads(), observer);
+		this(store, failureMode, maxResultSize, null, observer, true);
 	}
 
 	/**
@@ -52,15 +52,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
-		this(store, failureMode, maxResultSize, new IdempotencyThreads(watchdog), observer);
+		this(store, failureMode, maxResultSize, watchdog, observer, false);
 	}
 
 	private IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
-			IdempotencyThreads threads, IdempotencyObserver observer) {
+			@Nullable ScheduledExecutorService watchdog, IdempotencyObserver observer, boolean ownsWatchdog) {
 		Assert.notNull(store, "store must not be null");
 		Assert.notNull(failureMode, "failureMode must not be null");
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		Assert.isTrue(ownsWatchdog || watchdog != null, "watchdog must not be null");
 		Assert.notNull(observer, "observer must not be null");
+		IdempotencyThreads threads = (watchdog != null) ? new IdempotencyThreads(watchdog) : new IdempotencyThreads();
 		this.threads = threads;
 		this.protocol = new IdempotencyProtocol(new StoreAccess(store, threads), threads, failureMode, maxResultSize);
 		this.observer = IdempotencyObserver.failSafe(observer);
@@ -203,7 +205,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * completes a caller's future, which may be an event loop.
 	 */
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
-		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
 		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);
 	}
 

@@ -86,13 +86,15 @@ final class IdempotencyProtocol {
 	 * the store cannot be reached, under {@code failure-mode=open}.
 	 */
 	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
-		if (this.failureMode == FailureMode.CLOSED || !StoreFailureClassifier.isUnavailable(failure)) {
-			return claimFailed(call, failure);
+		if (!StoreFailureClassifier.isUnavailable(failure)) {
+			return failure;
+		}
+		if (this.failureMode == FailureMode.CLOSED) {
+			return unavailable(call, failure);
 		}
 		logger.warn("Idempotency store unavailable, running " + call.policy.name() + " for key '" + call.clientKey
 				+ "' unprotected (idempotent.failure-mode=open): " + failure);
-		call.observer.bypassed(call.policy, call.clientKey,
-				(failure instanceof RuntimeException runtime) ? runtime : new IllegalStateException(failure));
+		call.observer.bypassed(call.policy, call.clientKey, asRuntime(failure));
 		return null;
 	}
 
@@ -103,19 +105,22 @@ final class IdempotencyProtocol {
 	 * unprotected: the duplicate may be running.
 	 */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
-		if (!StoreFailureClassifier.isUnavailable(failure)) {
-			return failure;
-		}
-		this.outageLog.refused(call.policy, call.clientKey, failure);
+		return StoreFailureClassifier.isUnavailable(failure) ? unavailable(call, failure) : failure;
+	}
+
+	private IdempotencyStoreUnavailableException unavailable(ProtocolCall call, Throwable failure) {
+		this.outageLog.refused(call.policy, call.clientKey, asRuntime(failure));
 		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);
 	}
 
+	private static RuntimeException asRuntime(Throwable failure) {
+		return (failure instanceof RuntimeException runtime) ? runtime : new IllegalStateException(failure);
+	}
+
 	/**
-	 * Starts the owner's run: binds its {@link IdempotencyContext} for the method, and
-	 * says so when it takes over a call that never finished.
+	 * Binds the owner's {@link IdempotencyContext} for the method's run.
 	 */
-	IdempotencyContext.Scope begin(ProtocolCall call, ClaimResult.Acquired acquired) {
-		takenOver(call, acquired);
+	IdempotencyContext.Scope bindOwner(ProtocolCall call, ClaimResult.Acquired acquired) {
 		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
 				acquired.previousAttemptStartedAt()));
 	}
@@ -125,7 +130,7 @@ final class IdempotencyProtocol {
 	 * finished: the one place where an operator sees that a side effect may be repeated
 	 * unless the method checks ({@link IdempotencyContext#isTakeover()}).
 	 */
-	private static void takenOver(ProtocolCall call, ClaimResult.Acquired acquired) {
+	static void takenOver(ProtocolCall call, ClaimResult.Acquired acquired) {
 		if (acquired.isTakeover()) {
 			logger.warn("Key '" + call.clientKey + "' of " + call.policy.name() + " is taken over by attempt "
 					+ acquired.attempt() + ": the previous call"
@@ -138,11 +143,13 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * Whether the owner's outcome is stored later, as its recorder records it (an HTTP
-	 * response once written), rather than at the method's return.
+	 * The recorder that stores the owner's outcome later, as it records it (an HTTP
+	 * response once written), or {@code null} when the outcome is stored at the method's
+	 * return.
 	 */
-	boolean recordsLater(ProtocolCall call) {
-		return call.recorder != null && call.recorder.records();
+	static @Nullable OutcomeRecorder laterRecorder(ProtocolCall call) {
+		OutcomeRecorder recorder = call.recorder;
+		return (recorder != null && recorder.records()) ? recorder : null;
 	}
 
 	/**
@@ -150,8 +157,9 @@ final class IdempotencyProtocol {
 	 * thread: stores it now, or hands it to the recorder that stores it later.
 	 */
 	void returned(ProtocolCall call, OwnerHandle owner, @Nullable Object value) {
-		if (call.recorder != null && recordsLater(call)) {
-			recordLater(call.recorder, owner, value);
+		OutcomeRecorder recorder = laterRecorder(call);
+		if (recorder != null) {
+			recordLater(recorder, owner, value);
 		}
 		else {
 			owner.complete(value);

@@ -55,7 +55,6 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	private IdempotencyThreads(ScheduledExecutorService timer, boolean ownsTimer) {
-		Assert.notNull(timer, "watchdog must not be null");
 		this.timer = timer;
 		this.ownsTimer = ownsTimer;
 	}
@@ -135,9 +134,6 @@ final class IdempotencyThreads implements AutoCloseable {
 	 * the thread was interrupted, whose flag is kept.
 	 */
 	static boolean sleep(long millis) {
-		if (millis <= 0) {
-			return true;
-		}
 		try {
 			Thread.sleep(millis);
 			return true;
