@@ -69,10 +69,12 @@ class InMemoryIdempotencyStoreTakeoverTests {
 		String hung = ((ClaimResult.Acquired) store.claim(key, FP, SHORT)).token();
 		Thread.sleep(5);
 		assertThat(store.deleteInProgress(key)).isEqualTo(Deletion.NONE);
-		ClaimResult.Acquired second = (ClaimResult.Acquired) store.claim(key, FP, SHORT);
+		// Long enough to be live still when it is deleted, whatever the machine's load
+		// (1 ms was not: a pause between the claim and the delete let it lapse first).
+		ClaimResult.Acquired second = (ClaimResult.Acquired) store.claim(key, FP, Duration.ofMillis(200));
 		assertThat(second.attempt()).isEqualTo(2);
 		assertThat(store.deleteInProgress(key)).isEqualTo(Deletion.DELETED);
-		Thread.sleep(5);
+		Thread.sleep(250);
 		// A tombstone past the lease it had is remembered too.
 		ClaimResult.Acquired third = (ClaimResult.Acquired) store.claim(key, FP, LEASE);
 		assertThat(third.attempt()).isEqualTo(3);
