@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.springframework.util.Assert;
 
@@ -61,6 +63,9 @@ public enum JdbcDialect {
 	 * the range scan on the {@code expires_at} index; the few unfinished rows kept are
 	 * filtered out of it.
 	 */
+	private static final Pattern SHIPPED_NAMES = Pattern
+		.compile("\\b" + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "(?:_(\\w+))?\\b");
+
 	private static final String PURGEABLE = "expires_at < %NOW% AND (state = 'C' OR expires_at < %NOW_PLUS_MILLIS%)";
 
 	private final String platform;
@@ -127,13 +132,18 @@ public enum JdbcDialect {
 	}
 
 	/**
-	 * Renames the table in a shipped schema script, and the constraint and index named
-	 * after it (by the table's name without its schema, as indexes cannot be qualified).
+	 * Renames the table in a shipped schema script, and the constraint and indexes named
+	 * after it by the table's name without its schema: they live in the table's schema,
+	 * and PostgreSQL and MySQL refuse a qualified name for them.
 	 */
 	public static String withTableName(String script, String tableName) {
 		String objectPrefix = tableName.substring(tableName.lastIndexOf('.') + 1) + "_";
-		return script.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "_", objectPrefix)
-			.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, tableName);
+		// In one pass: renaming the table first would qualify the names that start with
+		// it, and renaming them first would leave nothing to tell them from the table
+		// when the unqualified name is the shipped one (payments.idempotency_record).
+		return SHIPPED_NAMES.matcher(script)
+			.replaceAll((match) -> Matcher
+				.quoteReplacement((match.group(1) != null) ? objectPrefix + match.group(1) : tableName));
 	}
 
 	/**
