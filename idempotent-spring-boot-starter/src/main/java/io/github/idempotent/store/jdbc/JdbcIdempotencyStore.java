@@ -86,6 +86,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
+	private final JdbcTable table;
+
 	private final JdbcOperations jdbc;
 
 	private final OwnTransaction ownTransaction;
@@ -142,15 +144,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		Assert.notNull(dialect, "dialect must not be null");
 		Assert.isTrue(tableName != null && TABLE_NAME.matcher(tableName).matches(),
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
-		this.jdbc = jdbc;
+		this.table = new JdbcTable(tableName, dialect);
+		this.jdbc = this.table.guard(jdbc);
 		this.ownTransaction = new OwnTransaction(dataSource, transactionManager);
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
-		this.inspection = new JdbcStoreInspection(jdbc, this.sql, this.ownTransaction);
-		this.transactionBound = new TransactionBoundCompletions(this, dataSource, jdbc, dialect, this.sql,
+		this.inspection = new JdbcStoreInspection(this.jdbc, this.sql, this.ownTransaction);
+		this.transactionBound = new TransactionBoundCompletions(this, dataSource, this.jdbc, dialect, this.sql,
 				this.ownTransaction);
-		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(jdbc, this.sql, this.ownTransaction,
+		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(this.jdbc, this.sql, this.ownTransaction,
 				() -> this.takeoverMemory);
 	}
 
@@ -172,6 +175,19 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			throw new IllegalStateException("Cannot read the database product name to choose the SQL dialect of the "
 					+ "idempotency store; pass a JdbcDialect explicitly", ex);
 		}
+	}
+
+	/**
+	 * Checks that the table exists, with every column the store uses; the
+	 * auto-configuration does so at start-up, once the database's initializers (the
+	 * starter's schema script, Flyway, Liquibase) have run. Should the table go later,
+	 * the store's operations fail as a store that cannot be reached (a
+	 * {@code DataAccessResourceFailureException}), not as a bad request.
+	 * @throws IllegalStateException naming the table, the database and how to create the
+	 * table, when it is missing or lacks a column
+	 */
+	public void checkTable() {
+		this.table.check(this.jdbc);
 	}
 
 	/**
