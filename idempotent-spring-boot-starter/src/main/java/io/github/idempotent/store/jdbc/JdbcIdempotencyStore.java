@@ -4,6 +4,7 @@ import java.sql.DatabaseMetaData;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -256,10 +257,27 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		Instant claimedAt = Instant.now();
 		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			if (insert(key, first, fingerprint, leaseMillis)) {
-				return new ClaimResult.Acquired(first);
+			RecordRow row;
+			if (this.sql.claim != null) {
+				List<ClaimRow> claimed = this.jdbc.query(this.sql.claim,
+						(rs, rowNum) -> new ClaimRow(rs.getInt(1) == 1,
+								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : RecordRow.read(rs, 2)),
+						key, first, fingerprint, leaseMillis, key);
+				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
+					return new ClaimResult.Acquired(first);
+				}
+				// No row, or a version another transaction wrote or locked: what that
+				// transaction committed while the claim waited for it is newer than
+				// the statement's snapshot, and a statement of its own sees it.
+				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
+						: claimed.get(0).row();
 			}
-			RecordRow row = RecordRow.select(this.jdbc, this.sql, key);
+			else {
+				if (insert(key, first, fingerprint, leaseMillis)) {
+					return new ClaimResult.Acquired(first);
+				}
+				row = RecordRow.select(this.jdbc, this.sql, key);
+			}
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
@@ -285,6 +303,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		throw new IllegalStateException("Could not claim key '" + key + "' in " + MAX_CLAIM_ATTEMPTS
 				+ " attempts: its row changed between every read and write");
+	}
+
+	/**
+	 * What the one-statement claim answered: the placeholder inserted, or the row that
+	 * was there when it can be trusted ({@code null} when it must be read again).
+	 */
+	private record ClaimRow(boolean inserted, @Nullable RecordRow row) {
 	}
 
 	private boolean insert(String key, String token, String fingerprint, long leaseMillis) {
