@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -65,6 +66,9 @@ public class ThreadsTestApplication {
 						if (invocation.getMethod().getName().startsWith("claim")) {
 							Gate.claims.incrementAndGet();
 						}
+						else if (invocation.getMethod().getName().equals("renew")) {
+							Gate.renewals.incrementAndGet();
+						}
 						return invocation.proceed();
 					});
 					return proxy.getProxy();
@@ -82,12 +86,18 @@ public class ThreadsTestApplication {
 
 		static final AtomicInteger claims = new AtomicInteger();
 
+		static final AtomicInteger renewals = new AtomicInteger();
+
 		final AtomicInteger runs = new AtomicInteger();
 
 		volatile CompletableFuture<Boolean> open = new CompletableFuture<>();
 
 		public int claims() {
 			return claims.get();
+		}
+
+		public int renewals() {
+			return renewals.get();
 		}
 
 		public int runs() {
@@ -110,8 +120,25 @@ public class ThreadsTestApplication {
 
 		private final StringRedisTemplate redis;
 
-		MonoController(StringRedisTemplate redis) {
+		private final Gate gate;
+
+		MonoController(StringRedisTemplate redis, Gate gate) {
 			this.redis = redis;
+			this.gate = gate;
+		}
+
+		/**
+		 * Calls nothing that blocks; its first run waits for the gate, and ends on a
+		 * thread that must not block, as one that ends on an event loop would.
+		 */
+		@PostMapping("/threads/gated-mono")
+		@Idempotent(lease = "${threads-test.lease:30s}", waitFor = "20s")
+		Mono<Map<String, Object>> gated() {
+			return Mono.defer(() -> {
+				int run = this.gate.runs.incrementAndGet();
+				Mono<Boolean> opened = (run > 1) ? Mono.just(true) : Mono.fromFuture(this.gate.open);
+				return opened.publishOn(Schedulers.parallel()).map((open) -> Map.<String, Object>of("run", run));
+			});
 		}
 
 		@PostMapping("/threads/mono")
