@@ -3,7 +3,9 @@ package io.github.idempotent.core;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -15,6 +17,12 @@ import io.github.idempotent.store.ClaimResult;
  * the stage's completion signal, and a duplicate in progress is waited for without
  * holding a thread, its claims scheduled on the protocol's timer. Refusals complete
  * {@link #result} exceptionally.
+ * <p>
+ * A store's reply is handed off before anything else happens: the client's I/O thread
+ * that delivers it (Lettuce's event loop) reads every reply of its connections, so the
+ * method, the decoding of a replay and the caller's completion run on {@link #handoff}
+ * instead; one blocking call there, the application's own included, would wait for a
+ * reply only that thread can read.
  */
 final class CompletionStageCall {
 
@@ -25,16 +33,23 @@ final class CompletionStageCall {
 	private final IdempotencyExecutor.AsyncInvocation invocation;
 
 	/**
+	 * Where the call continues after a store's reply: the subscriber's thread for a
+	 * reactive caller, the blocking-store threads for a future.
+	 */
+	private final Executor handoff;
+
+	/**
 	 * What the caller gets. Cancelling it detaches the caller: a method that has started
 	 * still completes and stores its outcome.
 	 */
 	private final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
-	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call,
-			IdempotencyExecutor.AsyncInvocation invocation) {
+	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call, IdempotencyExecutor.AsyncInvocation invocation,
+			Executor handoff) {
 		this.protocol = protocol;
 		this.call = call;
 		this.invocation = invocation;
+		this.handoff = handoff;
 	}
 
 	/**
@@ -56,10 +71,10 @@ final class CompletionStageCall {
 
 	/**
 	 * Claims without blocking the calling thread at all (an event loop): the method runs
-	 * on the thread that completes the claim.
+	 * on {@link #handoff} once the claim is answered.
 	 */
 	CompletableFuture<@Nullable Object> startNonBlocking() {
-		claimAsync().whenComplete((claim, failure) -> {
+		whenAnswered(claimAsync(), true, (claim, failure) -> {
 			if (failure != null) {
 				firstClaimFailed(Futures.unwrap(failure));
 			}
@@ -124,7 +139,8 @@ final class CompletionStageCall {
 		if (this.result.isDone()) {
 			return;
 		}
-		claimAsync().whenComplete((claim, failure) -> {
+		// Never inline: this is the timer's thread.
+		whenAnswered(claimAsync(), false, (claim, failure) -> {
 			if (failure == null) {
 				handle(claim);
 			}
@@ -151,7 +167,7 @@ final class CompletionStageCall {
 			}
 		}
 		catch (Throwable ex) {
-			owner.releaseAsync(ex).whenComplete((done, never) -> this.result.completeExceptionally(ex));
+			whenAnswered(owner.releaseAsync(ex), true, (done, never) -> this.result.completeExceptionally(ex));
 			return;
 		}
 		// The caller's future completes after the store has answered, so that a client
@@ -165,13 +181,29 @@ final class CompletionStageCall {
 				this.result.complete(value);
 			}
 			else if (failure == null) {
-				owner.completeAsync(value).whenComplete((done, never) -> this.result.complete(value));
+				whenAnswered(owner.completeAsync(value), true, (done, never) -> this.result.complete(value));
 			}
 			else {
 				Throwable cause = Futures.unwrap(failure);
-				owner.releaseAsync(cause).whenComplete((done, never) -> this.result.completeExceptionally(cause));
+				whenAnswered(owner.releaseAsync(cause), true,
+						(done, never) -> this.result.completeExceptionally(cause));
 			}
 		});
+	}
+
+	/**
+	 * Runs {@code action} once {@code reply} is there, on {@link #handoff}; on the
+	 * current thread if {@code inline} and the reply is already there (a cached replay, a
+	 * method that ended on the caller's thread), since then no client's thread holds it.
+	 */
+	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
+			BiConsumer<? super T, ? super Throwable> action) {
+		if (inline && reply.isDone()) {
+			reply.whenComplete(action);
+		}
+		else {
+			reply.whenCompleteAsync(action, this.handoff);
+		}
 	}
 
 	private void pipe(@Nullable CompletionStage<?> stage) {

@@ -125,8 +125,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * completed or released when the returned stage completes, and the lease renewed
 	 * until then. A replay is an already-completed future. A duplicate in progress waits
 	 * up to {@code waitFor} without holding a thread: its re-claims are scheduled, and if
-	 * one of them wins, the method runs on the thread that completed that claim. Refusals
-	 * (in progress, key reused, store unavailable) complete the returned future
+	 * one of them wins, the method runs on the blocking-store threads (see
+	 * {@link #setBlockingStoreExecutor}), never on the store client's thread that
+	 * delivered the reply; the returned future completes there too. Refusals (in
+	 * progress, key reused, store unavailable) complete the returned future
 	 * exceptionally.
 	 * <p>
 	 * Cancelling the returned future detaches the caller: a method that has started runs
@@ -155,13 +157,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
 			@Nullable OutcomeRecorder recorder) {
-		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder).start();
+		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder,
+				this.threads.blockingStoreExecutor())
+			.start();
 	}
 
 	/**
 	 * {@link #executeAsync} without blocking the calling thread at all, for reactive
 	 * callers (an event loop): the first claim is asynchronous too, and the method runs
-	 * on the thread that completes it.
+	 * on the blocking-store threads once it is answered, never on the store client's
+	 * thread that delivered the reply.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
@@ -185,18 +190,31 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
 			@Nullable OutcomeRecorder recorder) {
-		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder).startNonBlocking();
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, recorder,
+				this.threads.blockingStoreExecutor());
+	}
+
+	/**
+	 * {@link #executeNonBlocking} that continues on {@code subscriberThread} after each
+	 * of the store's replies: the method runs there, and the returned future completes
+	 * there.
+	 */
+	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
+			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
+			@Nullable OutcomeRecorder recorder, Executor subscriberThread) {
+		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder, subscriberThread)
+			.startNonBlocking();
 	}
 
 	private CompletionStageCall asyncCall(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable OutcomeRecorder recorder) {
+			@Nullable OutcomeRecorder recorder, Executor handoff) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? this.observer.forAsyncCall()
 				: IdempotencyObserver
 					.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
 		return new CompletionStageCall(this.protocol,
-				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder), invocation);
+				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder), invocation, handoff);
 	}
 
 	/**

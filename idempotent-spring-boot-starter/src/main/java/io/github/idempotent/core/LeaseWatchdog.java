@@ -4,6 +4,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -103,7 +104,8 @@ final class LeaseWatchdog {
 	 * Stops renewing {@code lease}. Returns once no renewal of it is running, and none
 	 * starts later: a renewal re-creates a record that has vanished, so one that ran
 	 * after the caller released the key would leave a placeholder behind that blocks
-	 * retries until its lease ends.
+	 * retries until its lease ends. Waits, so only on a blocking caller's own thread; a
+	 * completion signal's thread uses {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
 		synchronized (lease) {
@@ -123,6 +125,27 @@ final class LeaseWatchdog {
 			}
 		}
 		this.running.remove(lease);
+	}
+
+	/**
+	 * {@link #unwatch} for a call that ended on a completion signal, whose thread may be
+	 * an event loop: never waits. The returned stage completes once no renewal of
+	 * {@code lease} is running, at once unless one is in flight; the owner's store write
+	 * follows it, on the thread that ends that renewal.
+	 */
+	CompletableFuture<Void> unwatchAsync(Lease lease) {
+		CompletableFuture<Void> renewed = null;
+		synchronized (lease) {
+			lease.ended = true;
+			if (lease.renewing > 0) {
+				if (lease.drained == null) {
+					lease.drained = new CompletableFuture<>();
+				}
+				renewed = lease.drained;
+			}
+		}
+		this.running.remove(lease);
+		return (renewed != null) ? renewed : CompletableFuture.completedFuture(null);
 	}
 
 	/**
@@ -305,38 +328,50 @@ final class LeaseWatchdog {
 		long retryIn = -1;
 		boolean lost = false;
 		boolean whileHeld = false;
+		CompletableFuture<Void> unwatched = null;
+		boolean over;
 		synchronized (lease) {
 			lease.renewing--;
 			lease.inFlight--;
 			if (lease.renewing == 0) {
 				lease.notifyAll();
+				unwatched = lease.drained;
+				lease.drained = null;
 			}
-			if (lease.ended || lease.lost || lease.overdue) {
-				return;
-			}
-			boolean awaited = lease.awaited == attempt;
-			if (awaited) {
-				lease.awaited = null;
-			}
-			if (Boolean.FALSE.equals(renewed)) {
-				lease.lost = true;
-				lost = true;
-				whileHeld = lease.isHeld(System.nanoTime());
-			}
-			else if (renewed != null) {
-				// Even a renewal that answered late extended the lease from when it was
-				// sent, at the latest.
-				if (attempt.started - lease.renewedAt > 0) {
-					lease.renewedAt = attempt.started;
-					lease.failures = 0;
-					lease.renewAt = attempt.started + lease.period;
+			over = lease.ended || lease.lost || lease.overdue;
+			if (!over) {
+				boolean awaited = lease.awaited == attempt;
+				if (awaited) {
+					lease.awaited = null;
+				}
+				if (Boolean.FALSE.equals(renewed)) {
+					lease.lost = true;
+					lost = true;
+					whileHeld = lease.isHeld(System.nanoTime());
+				}
+				else if (renewed != null) {
+					// Even a renewal that answered late extended the lease from when it
+					// was sent, at the latest.
+					if (attempt.started - lease.renewedAt > 0) {
+						lease.renewedAt = attempt.started;
+						lease.failures = 0;
+						lease.renewAt = attempt.started + lease.period;
+					}
+				}
+				else if (awaited) {
+					lease.failures++;
+					retryIn = lease.retryDelay();
+					lease.renewAt = System.nanoTime() + retryIn;
 				}
 			}
-			else if (awaited) {
-				lease.failures++;
-				retryIn = lease.retryDelay();
-				lease.renewAt = System.nanoTime() + retryIn;
-			}
+		}
+		if (unwatched != null) {
+			// The owner ended while this renewal was in flight: its completion goes on
+			// here, outside the lease's monitor.
+			unwatched.complete(null);
+		}
+		if (over) {
+			return;
 		}
 		if (lost) {
 			// Not renewed again: whoever holds the key now is not this call. Reported
@@ -442,6 +477,12 @@ final class LeaseWatchdog {
 		 * Renewals inside the store's renew.
 		 */
 		private int renewing;
+
+		/**
+		 * Completed when {@link #renewing} drops to 0, for an owner that ended while a
+		 * renewal was in flight (see {@link LeaseWatchdog#unwatchAsync}).
+		 */
+		private CompletableFuture<Void> drained;
 
 		private boolean ended;
 

@@ -5,6 +5,7 @@ import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -118,14 +119,25 @@ public final class OwnerHandle {
 	 * returned stage completes, never exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
-		this.protocol.leases().unwatch(this.lease);
 		announce();
-		if (isFencedOut()) {
-			return releaseFencedOutAsync();
-		}
-		StoredResult stored = recorded(response);
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-		return storeAsync(stored);
+		return afterRenewal(() -> {
+			if (isFencedOut()) {
+				return releaseFencedOutAsync();
+			}
+			StoredResult stored = recorded(response);
+			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+			return storeAsync(stored);
+		});
+	}
+
+	/**
+	 * Stops the lease renewal without waiting for one in flight, then takes {@code step}:
+	 * a renewal re-creates a record that has vanished, so the step must follow it, and
+	 * the thread that signalled the completion (an event loop) must not wait for it. The
+	 * step runs at once, or on the thread that ends the renewal.
+	 */
+	private CompletableFuture<Void> afterRenewal(Supplier<CompletableFuture<Void>> step) {
+		return this.protocol.leases().unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
 	}
 
 	private StoredResult recorded(RecordedResponse response) {
@@ -178,14 +190,15 @@ public final class OwnerHandle {
 	 * exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
-		this.protocol.leases().unwatch(this.lease);
 		announce();
-		if (isFencedOut()) {
-			return releaseFencedOutAsync();
-		}
-		StoredResult encoded = encode(result);
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-		return storeAsync(encoded);
+		return afterRenewal(() -> {
+			if (isFencedOut()) {
+				return releaseFencedOutAsync();
+			}
+			StoredResult encoded = encode(result);
+			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+			return storeAsync(encoded);
+		});
 	}
 
 	/**
@@ -194,15 +207,16 @@ public final class OwnerHandle {
 	 * once the store has answered.
 	 */
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
-		this.protocol.leases().unwatch(this.lease);
-		if (isFencedOut()) {
-			return releaseFencedOutAsync();
-		}
-		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
-			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return storeAsync(StoredOutcome.error(failure));
-		}
-		return abandonAsync(failure);
+		return afterRenewal(() -> {
+			if (isFencedOut()) {
+				return releaseFencedOutAsync();
+			}
+			if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+				this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+				return storeAsync(StoredOutcome.error(failure));
+			}
+			return deleteAsync(failure);
+		});
 	}
 
 	/**
@@ -210,7 +224,10 @@ public final class OwnerHandle {
 	 * the method started, when nothing ran that could be stored.
 	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
-		this.protocol.leases().unwatch(this.lease);
+		return afterRenewal(() -> deleteAsync(failure));
+	}
+
+	private CompletableFuture<Void> deleteAsync(Throwable failure) {
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		releaseAsync(failure, new StepConfirmation(this.lease, confirmWithin()), done);
@@ -265,15 +282,16 @@ public final class OwnerHandle {
 				}
 				logRetry("completion", ex);
 				this.protocol.leases().rewatch(this.lease);
-				later(delay, () -> {
-					this.protocol.leases().unwatch(this.lease);
+				later(delay, () -> afterRenewal(() -> {
 					if (isFencedOut()) {
 						// As in store(): never written once fenced out.
 						releaseFencedOutAsync().whenComplete((released, never) -> done.complete(null));
-						return;
 					}
-					storeAsync(result, confirmation, done);
-				}, done);
+					else {
+						storeAsync(result, confirmation, done);
+					}
+					return done;
+				}), done);
 			});
 	}
 
@@ -329,8 +347,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Runs {@code retry} after {@code delayMillis} on a thread that may block (it waits
-	 * for a renewal in flight, or for the store), never the lease watchdog's timer.
+	 * Runs {@code retry} after {@code delayMillis} on the blocking-store threads (a store
+	 * without asynchronous calls is called there), never the lease watchdog's timer.
 	 */
 	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
 		try {
@@ -339,7 +357,7 @@ public final class OwnerHandle {
 		}
 		catch (RuntimeException ex) {
 			// Shut down with the application: nothing will retry.
-			this.protocol.leases().unwatch(this.lease);
+			this.protocol.leases().unwatchAsync(this.lease);
 			logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
 					+ ": the application is shutting down", ex);
 			done.complete(null);

@@ -2,12 +2,20 @@ package io.github.idempotent.core;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
+
+import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.core.IdempotentCallObservations.ObservedCall;
 import io.github.idempotent.store.Fingerprint;
@@ -24,8 +32,19 @@ import io.github.idempotent.store.RecordKey;
  * that has started. It runs to completion and its outcome is stored; a retry gets it as a
  * replay, rather than running a second time after a first run that may have had its side
  * effects.
+ * <p>
+ * Threads: the call runs where it would have run without {@code @Idempotent}. The store's
+ * reply arrives on the store client's I/O thread (Lettuce's event loop), which also reads
+ * every other reply, the application's own included; the call is handed back to the
+ * thread it was subscribed on when that thread is an event loop (the server's,
+ * WebClient's), to Reactor's parallel scheduler from another non-blocking thread, and to
+ * the bounded elastic scheduler from a thread that may block (a caller that blocks for
+ * the result). The subscriber sees the outcome there too.
  */
 public final class ReactiveIdempotentCalls {
+
+	private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",
+			ReactiveIdempotentCalls.class.getClassLoader());
 
 	private ReactiveIdempotentCalls() {
 	}
@@ -40,6 +59,7 @@ public final class ReactiveIdempotentCalls {
 			Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 			IdempotencyObserver responseObserver, @Nullable OutcomeRecorder recorder) {
 		IdempotencyExecutor executor = calls.getExecutor();
+		Executor subscriberThread = subscriberThread();
 		IdempotentCallObservations observations = calls.getCallObservations();
 		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey,
 				contextView.getOrDefault(IdempotentCallObservations.REACTOR_CONTEXT_KEY, null)) : null;
@@ -56,11 +76,11 @@ public final class ReactiveIdempotentCalls {
 								.contextWrite(contextView)
 								.toFuture();
 						}
-					}, callObserver, recorder), responseObserver);
+					}, callObserver, recorder, subscriberThread), responseObserver);
 		}
 		CompletableFuture<@Nullable Object> result = executor.executeNonBlocking(policy, clientKey, key, fingerprint,
 				() -> withIdempotencyContext(call.get()).contextWrite(contextView).toFuture(), responseObserver,
-				recorder);
+				recorder, subscriberThread);
 		// suppressCancel: a cancelled subscriber leaves the call running (above).
 		return Mono.fromFuture(result, true);
 	}
@@ -99,6 +119,60 @@ public final class ReactiveIdempotentCalls {
 		IdempotencyContext current = IdempotencyContext.current().orElse(null);
 		return (current != null) ? mono
 			.contextWrite((methodContext) -> methodContext.put(IdempotencyContext.REACTOR_CONTEXT_KEY, current)) : mono;
+	}
+
+	/**
+	 * Where the call subscribed on the current thread continues after a store's reply
+	 * (see above).
+	 */
+	private static Executor subscriberThread() {
+		System.err.println("DEBUGTHREADS " + Thread.currentThread() + " " + Thread.currentThread().getClass() + " "
+				+ ThreadExecutorMap.currentExecutor());
+		Executor eventLoop = nettyPresent ? NettyEventLoops.current(on(Schedulers.boundedElastic())) : null;
+		if (eventLoop != null) {
+			return eventLoop;
+		}
+		return on(Schedulers.isInNonBlockingThread() ? Schedulers.parallel() : Schedulers.boundedElastic());
+	}
+
+	private static Executor on(Scheduler scheduler) {
+		return (task) -> {
+			try {
+				scheduler.schedule(task);
+			}
+			catch (RejectedExecutionException ex) {
+				// Disposed with the application: the call ends where its reply arrived.
+				task.run();
+			}
+		};
+	}
+
+	/**
+	 * Netty's event loops, apart so that Netty is loaded only when present.
+	 */
+	private static final class NettyEventLoops {
+
+		/**
+		 * The current thread's event loop, or {@code null} if it is not one; tasks it
+		 * refuses go to {@code shutdown}.
+		 */
+		static @Nullable Executor current(Executor shutdown) {
+			EventExecutor eventLoop = ThreadExecutorMap.currentExecutor();
+			if (eventLoop == null) {
+				return null;
+			}
+			return (task) -> {
+				try {
+					eventLoop.execute(task);
+				}
+				catch (RejectedExecutionException ex) {
+					// The event loop is shutting down with the server: a thread that may
+					// block finishes the call.
+					shutdown.execute(task);
+				}
+			};
+		}
+
 	}
 
 }

@@ -31,16 +31,16 @@ import io.github.idempotent.core.RecordedResponse;
 
 /**
  * The WebFlux twin of {@link RecordingServletResponse}: passes everything through until
- * the exchange's handler, an {@code @Idempotent} method, has returned; then joins the
+ * the exchange's handler, an {@code @Idempotent} method, has returned; then holds the
  * body the handler's result writes, stores status, the headers set since and the body as
  * written, and only then sends them. A replay writes a recorded response in place of
  * whatever the handler's empty stand-in would have written.
  * <p>
  * Whatever happens, a recording ends exactly once: with the response as written, or with
  * the method's return value through the codec when the response cannot be recorded (a
- * streamed body, a status of 400 or more, a body above the result size limit, a failure
- * while writing, an exchange cancelled or ended before the method returned or before its
- * response was written).
+ * streamed body, a status of 400 or more, a body above the result size limit, which is
+ * held only up to the limit, a failure while writing, an exchange cancelled or ended
+ * before the method returned or before its response was written).
  * <p>
  * The headers the record keeps are chosen by {@link RecordedHeaders}, as for Spring MVC.
  */
@@ -121,16 +121,48 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 					.then(Mono.defer(() -> writeReplay(replaying)));
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return DataBufferUtils.join(body)
-					.map(RecordingServerHttpResponse::bytes)
-					.defaultIfEmpty(new byte[0])
-					.flatMap((bytes) -> record(recording, bytes).thenReturn(bytes))
-					.doOnCancel(() -> recording.endWithValue())
-					.doOnError((ex) -> recording.endWithValue())
-					.flatMap(this::writeBytes);
+				return recordHeld(recording, body);
 			}
 			return super.writeWith(body);
 		});
+	}
+
+	/**
+	 * Holds the body while it fits under the limit, then records it and sends it; past
+	 * the limit, as {@link HeldBody} does for Spring MVC, the return value is stored
+	 * instead, what was held is sent and the rest passes through, so that a large body is
+	 * never held whole.
+	 */
+	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
+		HeldBuffers held = new HeldBuffers(this.limit);
+		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
+			if (held.isOverflowed()) {
+				return Mono.just(buffer);
+			}
+			if (held.hold(buffer)) {
+				return Mono.empty();
+			}
+			Flux<DataBuffer> spilled = held.spill(buffer);
+			return Mono.fromFuture(recording.endWithValue()).thenMany(spilled);
+		}, 0)
+			.concatWith(Mono.defer(() -> held.isOverflowed() ? Mono.empty() : recordAndSend(recording, held.bytes())))
+			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
+			.doOnCancel(() -> {
+				held.release();
+				recording.endWithValue();
+			})
+			.doOnError((ex) -> {
+				held.release();
+				recording.endWithValue();
+			});
+		return super.writeWith(sent);
+	}
+
+	private Mono<DataBuffer> recordAndSend(Recording recording, byte[] bytes) {
+		return record(recording, bytes).then(Mono.defer(() -> {
+			getHeaders().setContentLength(bytes.length);
+			return (bytes.length > 0) ? Mono.just(bufferFactory().wrap(bytes)) : Mono.empty();
+		}));
 	}
 
 	@Override
@@ -250,15 +282,72 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(bytes)));
 	}
 
-	private static byte[] bytes(DataBuffer buffer) {
-		try {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
+	/**
+	 * The buffers of a body held while it is recorded, up to the result size limit.
+	 */
+	private static final class HeldBuffers {
+
+		private final long limit;
+
+		private final List<DataBuffer> buffers = new ArrayList<>();
+
+		private long size;
+
+		private volatile boolean overflowed;
+
+		HeldBuffers(long limit) {
+			this.limit = limit;
+		}
+
+		/**
+		 * Holds {@code buffer} if it fits under the limit; else marks the body overflowed
+		 * and holds nothing more.
+		 */
+		synchronized boolean hold(DataBuffer buffer) {
+			if (this.size + buffer.readableByteCount() <= this.limit) {
+				this.buffers.add(buffer);
+				this.size += buffer.readableByteCount();
+				return true;
+			}
+			this.overflowed = true;
+			return false;
+		}
+
+		boolean isOverflowed() {
+			return this.overflowed;
+		}
+
+		/**
+		 * What was held, then {@code next}, which did not fit: to be sent as they are.
+		 */
+		synchronized Flux<DataBuffer> spill(DataBuffer next) {
+			List<DataBuffer> spilled = new ArrayList<>(this.buffers);
+			spilled.add(next);
+			this.buffers.clear();
+			return Flux.fromIterable(spilled);
+		}
+
+		/**
+		 * The whole body, its buffers released.
+		 */
+		synchronized byte[] bytes() {
+			byte[] bytes = new byte[(int) this.size];
+			int position = 0;
+			for (DataBuffer buffer : this.buffers) {
+				int length = buffer.readableByteCount();
+				buffer.read(bytes, position, length);
+				position += length;
+				DataBufferUtils.release(buffer);
+			}
+			this.buffers.clear();
 			return bytes;
 		}
-		finally {
-			DataBufferUtils.release(buffer);
+
+		synchronized void release() {
+			this.buffers.forEach(DataBufferUtils::release);
+			this.buffers.clear();
 		}
+
 	}
 
 	private sealed interface State permits Recording, Replaying, Done {
