@@ -90,7 +90,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			return invocation.proceed();
 		}
-		this.calls.checkKey(operation.policy().name(), clientKey);
+		checkKey(this.calls, operation, clientKey);
 		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), call.scope(), clientKey);
 		Fingerprint fingerprint = fingerprint(this.calls, operation, call.payload());
 		int[] depth = IdempotentCalls.enter();
@@ -198,6 +198,19 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				"Idempotency key is required by " + operation.policy().name() + ": expression '"
 						+ operation.key().getExpressionString() + "' of " + operation.describe()
 						+ " evaluated to null or blank");
+	}
+
+	/**
+	 * Checks the key of a call: a key expression's is the application's to fix, the
+	 * header's or message id's the caller's.
+	 */
+	static void checkKey(IdempotentCalls calls, IdempotentOperation operation, String key) {
+		if (operation.key() != null) {
+			calls.checkApplicationKey(operation.policy().name(), key, "its key expression");
+		}
+		else {
+			calls.checkKey(operation.policy().name(), key);
+		}
 	}
 
 }

@@ -79,7 +79,7 @@ final class MonoInvocations {
 				}
 				return toMono(proceed(invocation));
 			}
-			this.calls.checkKey(operation.policy().name(), key);
+			IdempotentInterceptor.checkKey(this.calls, operation, key);
 			String clientKey = key;
 			Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
 					: context.resolveScope(contextView, this.scopeResolver);

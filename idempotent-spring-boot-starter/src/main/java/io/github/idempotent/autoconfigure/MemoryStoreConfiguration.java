@@ -1,8 +1,11 @@
 package io.github.idempotent.autoconfigure;
 
+import javax.sql.DataSource;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,12 +25,13 @@ class MemoryStoreConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
-	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotentProperties properties) {
+	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotentProperties properties,
+			ListableBeanFactory beanFactory) {
 		StoreType type = properties.getStore().getType();
 		switch (type) {
 			case AUTO -> logger.warn("No RedisConnectionFactory found: @Idempotent keeps its records in memory, "
 					+ "so duplicates that reach another instance or arrive after a restart run again. "
-					+ "Add spring-boot-starter-data-redis (or set idempotent.store.type=memory to silence this)");
+					+ whereToKeepRecords(beanFactory));
 			case MEMORY -> {
 			}
 			case REDIS -> throw new IllegalStateException("idempotent.store.type=redis but there is no "
@@ -36,6 +40,18 @@ class MemoryStoreConfiguration {
 					+ "DataSource: add spring-boot-starter-jdbc and configure spring.datasource.*");
 		}
 		return new InMemoryIdempotencyStore(properties.getStore().getMemory().getMaximumRecords());
+	}
+
+	/**
+	 * The store to suggest: an application that has a database already is told to keep
+	 * its records there, rather than to add a Redis it may not run.
+	 */
+	private static String whereToKeepRecords(ListableBeanFactory beanFactory) {
+		if (beanFactory.getBeanNamesForType(DataSource.class, false, false).length > 0) {
+			return "This application has a DataSource: set idempotent.store.type=jdbc to keep them in its "
+					+ "database (docs/stores.md, 'JDBC without Redis'), or idempotent.store.type=memory to silence this";
+		}
+		return "Add spring-boot-starter-data-redis (or set idempotent.store.type=memory to silence this)";
 	}
 
 }

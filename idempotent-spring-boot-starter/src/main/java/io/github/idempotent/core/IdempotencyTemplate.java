@@ -466,7 +466,7 @@ public class IdempotencyTemplate {
 								+ "; pass the request's key (a header, a message id, a job's run) to key(...)");
 			}
 			IdempotentCalls calls = IdempotencyTemplate.this.calls;
-			calls.checkKey(this.name, key);
+			calls.checkApplicationKey(this.name, key, "the application (IdempotencyTemplate key(...))");
 			String scope = (this.scope != null) ? this.scope : IdempotencyTemplate.this.scopeResolver.resolveScope();
 			if (!StringUtils.hasText(scope)) {
 				throw new IdempotencyKeyException("The request has no scope for its idempotency key",

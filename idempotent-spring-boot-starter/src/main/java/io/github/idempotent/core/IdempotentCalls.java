@@ -98,7 +98,18 @@ public final class IdempotentCalls {
 	 * @throws IdempotencyKeyException if it is not
 	 */
 	public void checkKey(String operation, String key) {
-		validate(operation, "key", key, this.maxKeyLength);
+		validate(operation, "key", key, this.maxKeyLength, null);
+	}
+
+	/**
+	 * Checks a key of {@code operation} that the application built, not one the caller
+	 * sent as it is: a caller told to send a shorter key could do nothing about it.
+	 * @param builder what built the key, for the log, for example {@code "its key
+	 * expression"}
+	 * @throws IdempotencyKeyException if it is too long or not printable
+	 */
+	public void checkApplicationKey(String operation, String key, String builder) {
+		validate(operation, "key", key, this.maxKeyLength, builder);
 	}
 
 	/**
@@ -107,7 +118,7 @@ public final class IdempotentCalls {
 	 * @throws IdempotencyKeyException if the scope is too long or malformed
 	 */
 	public RecordKey recordKey(String operation, String scope, String key) {
-		validate(operation, "scope", scope, MAX_SCOPE_LENGTH);
+		validate(operation, "scope", scope, MAX_SCOPE_LENGTH, "its scope resolver or scope expression");
 		return RecordKey.of(this.keyPrefix, scope, operation, key, this.executor.getStore().maxKeyLength());
 	}
 
@@ -220,12 +231,30 @@ public final class IdempotentCalls {
 	 * @param what {@code "key"} or {@code "scope"}
 	 */
 	public static void validate(String operation, String what, String value, int maxLength) {
+		validate(operation, what, value, maxLength, null);
+	}
+
+	/**
+	 * {@link #validate(String, String, String, int)} of a value that {@code builder}
+	 * built.
+	 * @param operation the operation's name, for the log
+	 * @param what {@code "key"} or {@code "scope"}
+	 * @param builder what in the application built the value, or {@code null} for a key
+	 * the caller sent: only that caller is told to send a shorter one
+	 */
+	static void validate(String operation, String what, String value, int maxLength, @Nullable String builder) {
 		if (value.length() > maxLength) {
-			throw new IdempotencyKeyException(
-					"Idempotency " + what + " is " + value.length() + " characters, longer than the " + maxLength
-							+ " allowed; send a shorter key, such as a UUID",
-					"Idempotency " + what + " of " + operation + " is " + value.length() + " characters, longer than "
-							+ maxLength + " (idempotent.max-key-length for keys); send a shorter key, such as a UUID");
+			String tooLong = " is " + value.length() + " characters, longer than ";
+			String limit = what.equals("key") ? " (idempotent.max-key-length)" : "";
+			throw (builder != null)
+					? new IdempotencyKeyException("Idempotency " + what + tooLong + "the " + maxLength + " allowed",
+							"Idempotency " + what + " of " + operation + ", built by " + builder + "," + tooLong
+									+ maxLength + limit + "; build a shorter one (a hash of it, say)")
+					: new IdempotencyKeyException(
+							"Idempotency " + what + tooLong + "the " + maxLength
+									+ " allowed; send a shorter key, such as a UUID",
+							"Idempotency " + what + " of " + operation + tooLong + maxLength + limit
+									+ "; the caller is told to send a shorter key, such as a UUID");
 		}
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);

@@ -2,9 +2,14 @@ package io.github.idempotent.messaging.amqp;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
+import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
+import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.util.Assert;
 import org.springframework.util.ErrorHandler;
 
@@ -12,12 +17,13 @@ import io.github.idempotent.messaging.ListenerFailures;
 
 /**
  * Error handler of a Rabbit listener container that lets the requeues of
- * {@link IdempotentRabbitListenerAdvice} pass without a log line, and hands every other
- * failure to the handler it wraps. A message refused because the store is unavailable, or
- * because a duplicate of it is still in progress, did not run and is requeued; the
- * container's default handler would log a warning with a stack trace for each redelivery,
- * every back-off, for as long as the outage lasts. The executor reports an outage
- * instead, in one line per interval that counts the refused calls.
+ * {@link IdempotentRabbitListenerAdvice} pass without a log line, logs its rejections (a
+ * key reused with another payload, a message without a key) in one line, and hands every
+ * other failure to the handler it wraps. A message refused because the store is
+ * unavailable, or because a duplicate of it is still in progress, did not run and is
+ * requeued; the container's default handler would log a warning with a stack trace for
+ * each redelivery, every back-off, for as long as the outage lasts. The executor reports
+ * an outage instead, in one line per interval that counts the refused calls.
  * <p>
  * Auto-configured on every listener container factory, around the error handler it had
  * (Spring AMQP's {@link ConditionalRejectingErrorHandler} when none).
@@ -48,11 +54,41 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 			}
 			return;
 		}
+		Exception refusal = rejectionOfIdempotent(failure);
+		if (refusal != null) {
+			// Expected of a client that reused a key or sent none: one line, no stack
+			// trace. The exception the container goes on with still rejects the message
+			// without requeue.
+			logger.warn(describe(failure) + " rejected without requeue, to the queue's dead-letter exchange if it "
+					+ "has one: " + refusal.getMessage());
+			return;
+		}
 		this.delegate.handleError(failure);
 	}
 
 	public ErrorHandler getDelegate() {
 		return this.delegate;
+	}
+
+	private static @Nullable Exception rejectionOfIdempotent(Throwable failure) {
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			if (ex instanceof AmqpRejectAndDontRequeueException) {
+				return ListenerFailures.notRetryable(failure);
+			}
+		}
+		return null;
+	}
+
+	private static String describe(Throwable failure) {
+		Message message = (failure instanceof ListenerExecutionFailedException listener) ? listener.getFailedMessage()
+				: null;
+		if (message == null) {
+			return "A message";
+		}
+		MessageProperties properties = message.getMessageProperties();
+		String id = (properties.getMessageId() != null) ? "Message " + properties.getMessageId()
+				: "A message without a message id";
+		return (properties.getConsumerQueue() != null) ? id + " from queue " + properties.getConsumerQueue() : id;
 	}
 
 	private static boolean isRequeueOfIdempotent(Throwable failure) {

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
@@ -23,6 +24,8 @@ import org.springframework.amqp.support.AmqpHeaders;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.messaging.handler.annotation.Header;
@@ -47,6 +50,7 @@ import static org.awaitility.Awaitility.await;
  * can fix goes to the dead-letter queue at once. Every queue has a name of its own per
  * run and is deleted afterwards.
  */
+@ExtendWith(OutputCaptureExtension.class)
 @SpringBootTest(classes = RabbitListenerIdempotencyTests.App.class,
 		properties = { "spring.rabbitmq.host=127.0.0.1", "spring.rabbitmq.port=5672", "idempotent.store.type=redis",
 				"idempotent.messaging.in-progress-back-off=50ms", "idempotent.messaging.stamp-outgoing=false",
@@ -150,7 +154,7 @@ class RabbitListenerIdempotencyTests {
 	}
 
 	@Test
-	void keyReusedWithAnotherPayloadIsDeadLetteredAtOnceNotRequeued() {
+	void keyReusedWithAnotherPayloadIsDeadLetteredAtOnceNotRequeued(CapturedOutput output) {
 		String id = UUID.randomUUID().toString();
 		publish("mismatch", id, "payment-4");
 		await().atMost(Duration.ofSeconds(10)).until(() -> count(sideEffects, "mismatch") == 1);
@@ -166,6 +170,15 @@ class RabbitListenerIdempotencyTests {
 		assertThat(deaths.get(0).get("count")).isEqualTo(1L);
 		assertThat(count(reused, "mismatch")).isEqualTo(1);
 		assertThat(count(sideEffects, "mismatch")).isEqualTo(1);
+		// An expected dead-letter: one line that names the message, no stack trace.
+		List<String> lines = output.getOut().lines().filter((line) -> line.contains(id)).toList();
+		assertThat(lines).singleElement()
+			.asString()
+			.contains("WARN")
+			.contains("dead-letter")
+			.contains(queue("mismatch"));
+		assertThat(output).doesNotContain("Execution of Rabbit message listener failed")
+			.doesNotContain("ListenerExecutionFailedException");
 	}
 
 	@Test

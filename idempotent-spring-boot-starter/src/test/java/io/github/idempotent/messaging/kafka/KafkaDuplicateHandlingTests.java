@@ -30,6 +30,7 @@ import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.kafka.test.utils.KafkaTestUtils;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -55,6 +56,10 @@ import static org.awaitility.Awaitility.await;
  * flagged; either way its offset is committed and nothing goes to the dead-letter topic,
  * and each way is counted in {@code idempotent.calls}.
  */
+// Closed when the class ends, broker included: a cached context keeps its embedded broker
+// running for the rest of the suite, and every one still open is shut down in the forked
+// JVM's exit, which Surefire allows 30 s before it kills the fork.
+@DirtiesContext
 @EmbeddedKafka(partitions = 1,
 		topics = { "k-dup-replay", "k-dup-replay-dlt", "k-dup-skip", "k-dup-skip-dlt", "k-dup-flag", "k-dup-flag-dlt" })
 @SpringBootTest(classes = KafkaDuplicateHandlingTests.App.class,

@@ -34,6 +34,7 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.test.utils.ContainerTestUtils;
 import org.springframework.kafka.test.utils.KafkaTestUtils;
@@ -58,6 +59,10 @@ import static org.awaitility.Awaitility.await;
  * {@code DefaultErrorHandler} publishes to dead-letter topics; the starter adds the
  * classification of the protocol's refusals to it.
  */
+// Closed when the class ends, broker included: a cached context keeps its embedded broker
+// running for the rest of the suite, and every one still open is shut down in the forked
+// JVM's exit, which Surefire allows 30 s before it kills the fork.
+@DirtiesContext
 @EmbeddedKafka(partitions = 2,
 		topics = { "k-twenty", "k-crash", "k-race", "k-race-dlt", "k-mismatch", "k-mismatch-dlt" })
 @SpringBootTest(classes = KafkaListenerIdempotencyTests.App.class,

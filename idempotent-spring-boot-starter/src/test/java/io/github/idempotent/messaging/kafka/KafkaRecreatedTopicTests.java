@@ -25,6 +25,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.SendResult;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -38,6 +39,10 @@ import static org.awaitility.Awaitility.await;
  * is deleted and created again within the TTL: the new incarnation's records start at
  * offset 0 again, and must run, not be taken for replays of the old ones.
  */
+// Closed when the class ends, broker included: a cached context keeps its embedded broker
+// running for the rest of the suite, and every one still open is shut down in the forked
+// JVM's exit, which Surefire allows 30 s before it kills the fork.
+@DirtiesContext
 @EmbeddedKafka(partitions = 1)
 @SpringBootTest(classes = KafkaRecreatedTopicTests.App.class,
 		properties = { "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",

@@ -19,6 +19,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -36,6 +37,10 @@ import static org.awaitility.Awaitility.await;
  * count, not in a stack trace per retry.
  */
 @ExtendWith(OutputCaptureExtension.class)
+// Closed when the class ends, broker included: a cached context keeps its embedded broker
+// running for the rest of the suite, and every one still open is shut down in the forked
+// JVM's exit, which Surefire allows 30 s before it kills the fork.
+@DirtiesContext
 @EmbeddedKafka(partitions = 1, topics = { "k-outage-log" })
 @SpringBootTest(classes = KafkaStoreOutageLogTests.App.class,
 		properties = { "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",

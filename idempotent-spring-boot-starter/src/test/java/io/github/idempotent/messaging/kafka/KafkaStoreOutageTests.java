@@ -18,6 +18,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -37,6 +38,10 @@ import static org.awaitility.Awaitility.await;
  * with the error handler the starter defines (the application has none). The record must
  * not be committed without running: it should run once the store is back.
  */
+// Closed when the class ends, broker included: a cached context keeps its embedded broker
+// running for the rest of the suite, and every one still open is shut down in the forked
+// JVM's exit, which Surefire allows 30 s before it kills the fork.
+@DirtiesContext
 @EmbeddedKafka(partitions = 1, topics = { "k-outage" })
 @SpringBootTest(classes = KafkaStoreOutageTests.App.class,
 		properties = { "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",
