@@ -10,6 +10,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -20,6 +21,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.QuietLogs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
  * {@code -Djqwik.tries.default=200000} for a long run.
  */
+@AddLifecycleHook(QuietLogs.ForProperties.class)
 class EndpointPathPropertyTests {
 
 	private static final String PREFIX = "idempotent";

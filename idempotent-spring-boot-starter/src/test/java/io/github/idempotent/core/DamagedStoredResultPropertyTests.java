@@ -13,6 +13,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
@@ -23,6 +24,7 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.testsupport.DamagedBytes;
+import io.github.idempotent.testsupport.QuietLogs;
 
 import static io.github.idempotent.testsupport.DamagedBytes.concat;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
  * {@code -Djqwik.tries.default=200000} for a long run.
  */
+@AddLifecycleHook(QuietLogs.ForProperties.class)
 class DamagedStoredResultPropertyTests {
 
 	private static final long MAX_RESULT_SIZE = 64 * 1024;
