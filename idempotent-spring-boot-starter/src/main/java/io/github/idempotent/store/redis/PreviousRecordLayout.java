@@ -6,6 +6,8 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.StringUtils;
+
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyRecord;
@@ -29,7 +31,7 @@ import io.github.idempotent.store.StoredResult;
  */
 final class PreviousRecordLayout {
 
-	private static final String NO_FINGERPRINT = "it is a hash without the fingerprint field (f) of the previous layout";
+	private static final String NO_FINGERPRINT = "it is a hash without the fingerprint field (f) of the previous layout, or with a blank one";
 
 	private static final String NO_RESULT = "it is a hash without the result field (r) of the previous layout";
 
@@ -43,7 +45,7 @@ final class PreviousRecordLayout {
 	 */
 	static ClaimResult claimResult(boolean inProgress, List<?> reply) {
 		byte[] fingerprint = (byte[]) reply.get(1);
-		if (fingerprint == null || fingerprint.length == 0) {
+		if (isBlank(fingerprint)) {
 			return new ClaimResult.Damaged(NO_FINGERPRINT);
 		}
 		Fingerprint stored = fingerprint(fingerprint);
@@ -64,13 +66,21 @@ final class PreviousRecordLayout {
 	static IdempotencyRecord record(RecordKey key, List<?> reply, @Nullable Duration expiresIn) {
 		boolean inProgress = "P".equals(new String((byte[]) reply.get(2), StandardCharsets.UTF_8));
 		byte[] storedFingerprint = (byte[]) reply.get(3);
-		if (storedFingerprint.length == 0) {
+		if (isBlank(storedFingerprint)) {
 			return IdempotencyRecord.unreadable(key, NO_FINGERPRINT, expiresIn);
 		}
 		StoredResult result = (!inProgress && reply.size() > 4) ? new StoredResult((byte[]) reply.get(4)) : null;
 		return new IdempotencyRecord(key,
 				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
 				fingerprint(storedFingerprint), null, expiresIn, result);
+	}
+
+	/**
+	 * Whether a fingerprint field is missing or blank: no payload has a blank fingerprint
+	 * ({@link Fingerprint} refuses one).
+	 */
+	private static boolean isBlank(byte @Nullable [] text) {
+		return text == null || !StringUtils.hasText(new String(text, StandardCharsets.UTF_8));
 	}
 
 	private static Fingerprint fingerprint(byte[] text) {

@@ -11,6 +11,7 @@ import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 
@@ -396,6 +397,10 @@ final class RecordLayout {
 			if (record.length < header + length) {
 				return "it is truncated: " + record.length + " bytes, shorter than its " + length
 						+ "-byte fingerprint needs";
+			}
+			if (!StringUtils.hasText(new String(record, header, length, StandardCharsets.UTF_8))) {
+				// No payload has a blank fingerprint: Fingerprint refuses one.
+				return "its fingerprint is blank";
 			}
 		}
 		// A completed record may hold an empty result: the store's bytes are opaque, and

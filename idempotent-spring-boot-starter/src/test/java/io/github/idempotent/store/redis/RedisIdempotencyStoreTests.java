@@ -94,6 +94,36 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	}
 
 	@Test
+	void aRecordWhoseFingerprintIsBlankIsDamagedNotAFailedClaim() {
+		// Found writing RecordLayoutPropertyTests: the fingerprint's text is kept as it
+		// is,
+		// and a blank one is no fingerprint (Fingerprint refuses it), so reading it
+		// threw IllegalArgumentException out of the claim, to the caller as it was,
+		// instead of the refusal a damaged record gets.
+		RecordKey key = newKey();
+		byte[] record = new byte[12];
+		record[0] = 'c';
+		System.arraycopy(RecordLayout.token(RedisIdempotencyStore.newToken()), 0, record, 1, 8);
+		record[9] = 1;
+		record[10] = ' ';
+		record[11] = 'V';
+		RecordKey hashKey = newKey();
+		byte[] raw = hashKey.value().getBytes(StandardCharsets.UTF_8);
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			connection.stringCommands().pSetEx(key.value().getBytes(StandardCharsets.UTF_8), TTL.toMillis(), record);
+			connection.hashCommands().hSet(raw, utf8("s"), utf8("C"));
+			connection.hashCommands().hSet(raw, utf8("t"), utf8("0123456789abcdef0123456789abcdef"));
+			connection.hashCommands().hSet(raw, utf8("f"), utf8("  "));
+			connection.hashCommands().hSet(raw, utf8("r"), new byte[] { 'V', '1' });
+			connection.keyCommands().pExpire(raw, TTL.toMillis());
+		}
+		assertThat(store().claim(key, new Fingerprint("fp"), LEASE)).isInstanceOf(ClaimResult.Damaged.class);
+		assertThat(inspectable().inspect(key).orElseThrow().state()).isEqualTo(IdempotencyRecord.State.UNREADABLE);
+		assertThat(store().claim(hashKey, new Fingerprint("fp"), LEASE)).isInstanceOf(ClaimResult.Damaged.class);
+		assertThat(inspectable().inspect(hashKey).orElseThrow().state()).isEqualTo(IdempotencyRecord.State.UNREADABLE);
+	}
+
+	@Test
 	void aHashRecordOfThePreviousLayoutIsRead() {
 		RecordKey key = newKey();
 		byte[] raw = key.value().getBytes(StandardCharsets.UTF_8);
