@@ -35,6 +35,21 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void onlyTheLettuceClassesNameLettuceTypes() {
+		// Jedis and Redisson applications have no Lettuce: the classes they load must
+		// not name its types (RedisClients tells which client runs before any of these
+		// is reached; RedisRecordTracking is created only with Lettuce on the class
+		// path).
+		noClasses().that()
+			.haveNameNotMatching("io\\.github\\.idempotent\\.store\\.redis\\."
+					+ "(Lettuce\\w*|DedicatedConnections|RedisRecordTracking)(\\$.*)?")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.lettuce..", "org.springframework.data.redis.connection.lettuce..")
+			.check(this.classes);
+	}
+
+	@Test
 	void coreDependsOnNoOuterPackage() {
 		noClasses().that()
 			.resideInAPackage("io.github.idempotent.core..")

@@ -288,6 +288,7 @@ abstract class AbstractCheckoutTests {
 		// Paying the paid order again with a new key publishes the event a third time.
 		this.http.payDeliveringTheEventTwice(orderNo, unique("key")).expect(200);
 		ShippingAssertions.awaitDeliveries(this.http, deliveriesBefore + 4);
+		ShippingAssertions.awaitShipped(() -> shipments(paymentId));
 		assertThat(shipments(paymentId)).isOne();
 		assertThat(this.http.get("/api/accounts/" + account + "/shipments").expect(200).json().size()).isOne();
 	}

@@ -67,10 +67,15 @@ class RabbitShippingTests {
 			.get("paymentId")
 			.asString();
 		ShippingAssertions.awaitDeliveries(this.http, deliveriesBefore + 2);
-		assertThat(this.jdbc.sql("SELECT COUNT(*) FROM shipments WHERE payment_id = ?")
+		ShippingAssertions.awaitShipped(() -> shipments(paymentId));
+		assertThat(shipments(paymentId)).isOne();
+	}
+
+	private long shipments(String paymentId) {
+		return this.jdbc.sql("SELECT COUNT(*) FROM shipments WHERE payment_id = ?")
 			.param(paymentId)
 			.query(Long.class)
-			.single()).isOne();
+			.single();
 	}
 
 }

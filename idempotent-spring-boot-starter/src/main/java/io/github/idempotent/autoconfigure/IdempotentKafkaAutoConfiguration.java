@@ -51,7 +51,7 @@ public final class IdempotentKafkaAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	KafkaRecordKeyResolver kafkaRecordKeyResolver(IdempotentProperties properties) {
-		return new KafkaRecordKeyResolver(properties.getMessaging().getKeyHeader());
+		return new KafkaRecordKeyResolver(properties.getMessaging().getKeyHeader(), properties.getMaxKeyLength());
 	}
 
 	@Bean

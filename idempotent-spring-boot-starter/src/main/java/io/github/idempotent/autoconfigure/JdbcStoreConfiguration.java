@@ -9,8 +9,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -31,10 +34,17 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(name = "idempotent.store.type", havingValue = "jdbc")
 @EnableConfigurationProperties(IdempotentJdbcProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 class JdbcStoreConfiguration {
 
+	/**
+	 * The store, once the database's initializers have run (the schema script below,
+	 * Flyway, Liquibase), on a table that it checks at once: a missing table fails the
+	 * start-up with what to do, rather than every guarded call later.
+	 */
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
+	@DependsOnDatabaseInitialization
 	JdbcIdempotencyStore jdbcIdempotencyStore(DataSource dataSource, IdempotentJdbcProperties jdbc,
 			ObjectProvider<JdbcOperations> jdbcOperations,
 			ObjectProvider<PlatformTransactionManager> transactionManager) {
@@ -42,6 +52,7 @@ class JdbcStoreConfiguration {
 				transactionManager(transactionManager, dataSource), jdbc.getTableName(),
 				JdbcIdempotencyStore.detectDialect(dataSource));
 		store.setJoinTransaction(jdbc.isJoinTransaction());
+		store.checkTable();
 		return store;
 	}
 

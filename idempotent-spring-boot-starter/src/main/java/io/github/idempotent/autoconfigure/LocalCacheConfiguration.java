@@ -16,7 +16,6 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.store.IdempotencyStore;
@@ -28,8 +27,9 @@ import io.github.idempotent.store.redis.RedisRecordTracking;
 /**
  * Puts a local cache of completed results in front of the store when Caffeine is on the
  * classpath (the starter brings it; an application may exclude it): by default for the
- * Redis store, kept right by Redis invalidation tracking ({@link RedisRecordTracking})
- * and bypassed whenever tracking is not established; for any store with
+ * Redis store on Lettuce, kept right by Redis invalidation tracking
+ * ({@link RedisRecordTracking}, a class of Lettuce's, created only when Lettuce is on the
+ * classpath) and bypassed whenever tracking is not established; for any store with
  * {@code idempotent.local-cache.enabled=true} (a store without tracking then gets a cache
  * bounded by its TTL only). The caching store is a bean of its own, primary so that the
  * executor (and any other user of an {@link IdempotencyStore}) goes through it, while the
@@ -76,7 +76,8 @@ class LocalCacheConfiguration {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(RedisConnectionFactory.class)
+	@ConditionalOnClass(
+			name = { "org.springframework.data.redis.connection.RedisConnectionFactory", LocalCacheWanted.LETTUCE })
 	@ConditionalOnBean(RedisIdempotencyStore.class)
 	static class RedisTrackingConfiguration {
 
@@ -92,9 +93,13 @@ class LocalCacheConfiguration {
 	}
 
 	/**
-	 * Explicitly enabled, or unset with the Redis store.
+	 * Explicitly enabled, or unset with the Redis store on a class path with Lettuce
+	 * (Jedis and Redisson have no invalidation tracking: the store says so when it
+	 * starts).
 	 */
 	static final class LocalCacheWanted extends AnyNestedCondition {
+
+		static final String LETTUCE = "io.lettuce.core.RedisClient";
 
 		LocalCacheWanted() {
 			super(ConfigurationPhase.REGISTER_BEAN);
@@ -106,7 +111,7 @@ class LocalCacheConfiguration {
 		}
 
 		@ConditionalOnBooleanProperty(name = "idempotent.local-cache.enabled", matchIfMissing = true)
-		@ConditionalOnClass(name = "org.springframework.data.redis.connection.RedisConnectionFactory")
+		@ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory", LETTUCE })
 		@ConditionalOnBean(type = "io.github.idempotent.store.redis.RedisIdempotencyStore")
 		static final class RedisByDefault {
 

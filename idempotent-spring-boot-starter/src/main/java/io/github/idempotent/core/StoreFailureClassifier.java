@@ -34,7 +34,7 @@ final class StoreFailureClassifier {
 			}
 			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
 				if (UNAVAILABLE_TYPES.contains(type.getName())
-						|| (type.getName().equals(REDIS_ERROR_REPLY) && isPassingRefusal(ex.getMessage()))) {
+						|| (REDIS_ERROR_REPLIES.contains(type.getName()) && isPassingRefusal(ex.getMessage()))) {
 					return true;
 				}
 			}
@@ -45,17 +45,25 @@ final class StoreFailureClassifier {
 		return false;
 	}
 
-	private static final String REDIS_ERROR_REPLY = "io.lettuce.core.RedisCommandExecutionException";
+	/**
+	 * An error reply of the server, as Lettuce, Jedis and Redisson throw it (Spring Data
+	 * Redis wraps the latter two in an {@code InvalidDataAccessApiUsageException}).
+	 */
+	private static final Set<String> REDIS_ERROR_REPLIES = Set.of("io.lettuce.core.RedisCommandExecutionException",
+			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
 	/**
 	 * Error replies of a Redis server that refuses writes for a while, not for what was
 	 * sent: its memory is full under {@code noeviction} ({@code OOM}), it is a replica or
 	 * lost its primary during a failover ({@code READONLY}, {@code MASTERDOWN},
 	 * {@code NOREPLICAS}), or a Cluster slot is moving ({@code TRYAGAIN},
-	 * {@code CLUSTERDOWN}). Inside a script, Redis 6 wraps them as {@code -OOM ...}.
+	 * {@code CLUSTERDOWN}), or it is loading its data or running a long script
+	 * ({@code LOADING}, {@code BUSY}: Lettuce has types of their own for those, Jedis and
+	 * Redisson only the message). Inside a script, Redis 6 wraps them as
+	 * {@code -OOM ...}.
 	 */
 	private static final List<String> PASSING_REFUSALS = List.of("OOM ", "READONLY ", "MASTERDOWN ", "NOREPLICAS ",
-			"TRYAGAIN ", "CLUSTERDOWN ");
+			"TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "BUSY ");
 
 	private static boolean isPassingRefusal(@Nullable String message) {
 		if (message == null) {

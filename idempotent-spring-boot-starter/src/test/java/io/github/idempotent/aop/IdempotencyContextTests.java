@@ -9,6 +9,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -47,6 +49,17 @@ import static org.awaitility.Awaitility.await;
  * {@code CompletableFuture} and {@code Mono} methods, on the Redis and the JDBC store.
  */
 class IdempotencyContextTests {
+
+	/**
+	 * The calls of a test hang one another on purpose: each runs on a thread of its own.
+	 * Java 25's default async executor is the common pool even at parallelism 1 (two
+	 * cores), where the hung call would hold the retry's only thread.
+	 */
+	private static final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "charges");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
@@ -87,7 +100,7 @@ class IdempotencyContextTests {
 		Charges charges = context.getBean(Charges.class);
 		InspectableIdempotencyStore store = context.getBean(InspectableIdempotencyStore.class);
 		assertTakeoverIsTold(charges, store, "charges.blocking",
-				(key) -> CompletableFuture.supplyAsync(() -> charges.blocking(key)));
+				(key) -> CompletableFuture.supplyAsync(() -> charges.blocking(key), threads));
 		assertTakeoverIsTold(charges, store, "charges.future", charges::future);
 		assertTakeoverIsTold(charges, store, "charges.mono", (key) -> charges.mono(key).toFuture());
 	}
@@ -162,14 +175,14 @@ class IdempotencyContextTests {
 		public CompletableFuture<String> future(String key) {
 			// Read on the calling thread, before the work moves to another one.
 			this.seen.add(IdempotencyContext.current());
-			return CompletableFuture.supplyAsync(() -> charge(key));
+			return CompletableFuture.supplyAsync(() -> charge(key), threads);
 		}
 
 		@Idempotent(name = "charges.mono", key = "#key", scope = "'test'")
 		public Mono<String> mono(String key) {
 			return Mono.deferContextual((context) -> {
 				this.seen.add(context.getOrEmpty(IdempotencyContext.REACTOR_CONTEXT_KEY));
-				return Mono.fromFuture(CompletableFuture.supplyAsync(() -> charge(key)));
+				return Mono.fromFuture(CompletableFuture.supplyAsync(() -> charge(key), threads));
 			});
 		}
 

@@ -63,8 +63,10 @@ class IdempotentAspectTests {
 			assertThat(service.count()).isEqualTo(1);
 			long inProgress = outcomes.stream().filter(IdempotencyInProgressException.class::isInstance).count();
 			List<Object> results = outcomes.stream().filter(Payment.class::isInstance).toList();
-			assertThat(results).hasSize(1);
-			assertThat(inProgress).isEqualTo(63);
+			// A duplicate that claims only after the first call completed (a loaded
+			// machine starts threads late) gets the replay: the same payment.
+			assertThat(results).isNotEmpty().allSatisfy((result) -> assertThat(result).isEqualTo(results.get(0)));
+			assertThat(inProgress + results.size()).isEqualTo(64);
 			outcomes.stream()
 				.filter(IdempotencyInProgressException.class::isInstance)
 				.map(IdempotencyInProgressException.class::cast)

@@ -9,6 +9,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -19,6 +20,7 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.github.idempotent.core.IdempotencyTemplate;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -125,11 +127,66 @@ class JdbcStoreConfigurationTests {
 	}
 
 	@Test
-	void initializeSchemaNeverLeavesTheDatabaseAlone() {
-		this.contextRunner
-			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=never")
-			.run((context) -> assertThat(tableExists(context.getBean(DataSource.class), "IDEMPOTENCY_RECORD"))
-				.isFalse());
+	void initializeSchemaNeverLeavesTheDatabaseAloneAndTheMissingTableFailsTheStartUp() {
+		try (var h2 = TestDatabases.h2()) {
+			this.contextRunner.withBean(DataSource.class, () -> new DelegatingDataSource(h2))
+				.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=never")
+				.run((context) -> assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining(
+							"The table 'idempotency_record' of the JDBC idempotency store does not exist"));
+			assertThat(tableExists(h2, "IDEMPOTENCY_RECORD")).isFalse();
+		}
+	}
+
+	@Test
+	@RequiresDatabase(Database.POSTGRESQL)
+	void aMissingTableFailsTheStartUpWithTheTableTheDatabaseAndWhatToDo() {
+		String table = TestDatabases.uniqueTableName("idem_missing");
+		try (var postgresql = TestDatabases.postgresql()) {
+			// What docs/stores.md once showed: a server database with initialize-schema
+			// embedded, which creates nothing there.
+			this.contextRunner.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
+				.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table,
+						"idempotent.store.jdbc.initialize-schema=embedded")
+				.run((context) -> assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("The table '" + table + "' of the JDBC idempotency store does not exist in "
+							+ "PostgreSQL database 'test' schema 'public' at jdbc:postgresql://")
+					.hasMessageContaining("io/github/idempotent/store/jdbc/schema-postgresql.sql")
+					.hasMessageContaining("idempotent.store.jdbc.initialize-schema=always"));
+		}
+	}
+
+	@Test
+	void aTableWithoutAColumnOfTheStoreFailsTheStartUp() {
+		try (var h2 = TestDatabases.h2()) {
+			new JdbcTemplate(h2).execute("CREATE TABLE idempotency_record (idempotency_key VARCHAR(512) PRIMARY KEY, "
+					+ "state CHAR(1), owner_token VARCHAR(64), fingerprint VARCHAR(255), expires_at TIMESTAMP)");
+			this.contextRunner.withBean(DataSource.class, () -> new DelegatingDataSource(h2))
+				.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=never")
+				.run((context) -> assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("The table 'idempotency_record' of the JDBC idempotency store in H2")
+					.hasMessageContaining("lacks the column(s) [result]"));
+		}
+	}
+
+	@Test
+	void aTableDroppedWhileRunningLetsCallsRunUnprotectedUnderFailureModeOpen() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class))
+			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.failure-mode=open")
+			.run((context) -> {
+				new JdbcTemplate(context.getBean(DataSource.class)).execute("DROP TABLE idempotency_record");
+				IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+				AtomicInteger runs = new AtomicInteger();
+				for (int i = 0; i < 2; i++) {
+					assertThat(template.operation("payments")
+						.key("order-1")
+						.execute(String.class, () -> "receipt-" + runs.incrementAndGet())).startsWith("receipt-");
+				}
+				assertThat(runs).as("run unprotected, as with a store that cannot be reached").hasValue(2);
+			});
 	}
 
 	@Test
@@ -173,7 +230,7 @@ class JdbcStoreConfigurationTests {
 					.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
 					.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table);
 				runner.run((context) -> {
-					assertThat(context).hasNotFailed();
+					assertThat(context).getFailure().rootCause().hasMessageContaining("does not exist");
 					assertThat(tableExists(postgresql, table)).as("embedded only by default").isFalse();
 				});
 				runner.withPropertyValues("idempotent.store.jdbc.initialize-schema=always")

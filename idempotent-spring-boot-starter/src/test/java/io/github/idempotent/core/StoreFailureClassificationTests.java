@@ -12,7 +12,12 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
+import org.redisson.client.RedisOutOfMemoryException;
+import org.redisson.client.RedisReadonlyException;
+import redis.clients.jedis.exceptions.JedisDataException;
+
 import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.RedisSystemException;
@@ -58,6 +63,26 @@ class StoreFailureClassificationTests {
 	void connectivityFailuresAreUnavailableWhenFailingClosed() {
 		assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
 			.isThrownBy(() -> execute(FailureMode.CLOSED, new RedisConnectionFailureException("connection refused")));
+		assertThat(this.runs).hasValue(0);
+	}
+
+	@Test
+	void aFullOrReadOnlyRedisIsUnavailableOnJedisAndRedissonToo() {
+		// As Spring Data Redis translates them: an error reply becomes an
+		// InvalidDataAccessApiUsageException around the client's own exception.
+		String oom = "OOM command not allowed when used memory > 'maxmemory'.";
+		String readOnly = "READONLY You can't write against a read only replica.";
+		for (RuntimeException failure : List.of(
+				new InvalidDataAccessApiUsageException(oom, new JedisDataException(oom)),
+				new InvalidDataAccessApiUsageException(readOnly, new JedisDataException(readOnly)),
+				new InvalidDataAccessApiUsageException(oom, new RedisOutOfMemoryException(oom)),
+				new InvalidDataAccessApiUsageException(readOnly, new RedisReadonlyException(readOnly)))) {
+			assertThatExceptionOfType(IdempotencyStoreUnavailableException.class).as(failure.getCause().toString())
+				.isThrownBy(() -> execute(FailureMode.CLOSED, failure));
+		}
+		String syntax = "ERR syntax error";
+		assertThatExceptionOfType(InvalidDataAccessApiUsageException.class).isThrownBy(() -> execute(FailureMode.OPEN,
+				new InvalidDataAccessApiUsageException(syntax, new JedisDataException(syntax))));
 		assertThat(this.runs).hasValue(0);
 	}
 

@@ -44,6 +44,7 @@ import io.github.idempotent.testsupport.RequiresDatabase;
 import io.github.idempotent.testsupport.RequiresDatabase.Database;
 import io.github.idempotent.testsupport.TestDatabases;
 import io.github.idempotent.testsupport.TestRedis;
+import io.github.idempotent.testsupport.WithoutLettuce;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -64,6 +65,13 @@ class ManyInstancesStormTests {
 	@Test
 	void oneExecutionAcrossTwoInstancesOnRedis() throws Exception {
 		runStorm(RedisIdempotencyStore.class, "idempotent.store.type=redis",
+				"spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
+	}
+
+	@Test
+	@WithoutLettuce
+	void oneExecutionAcrossTwoInstancesOnJedis() throws Exception {
+		runStorm(RedisIdempotencyStore.class, "idempotent.store.type=redis", "spring.data.redis.client-type=jedis",
 				"spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
 	}
 

@@ -3,6 +3,7 @@ package io.github.idempotent.messaging.kafka;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -12,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.store.RecordKey;
 
 /**
  * Takes the key of a {@code @KafkaListener} call from the record being handled, which
@@ -33,6 +35,13 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
  * cannot tell is stale). A redelivery carries the record's own timestamp, while a record
  * of a new incarnation at the same offset was produced (or appended) later.
  * <p>
+ * A derived key is never refused for its length, as a producer's key longer than
+ * {@code idempotent.max-key-length} is: the topic name may be 249 characters, which with
+ * the position exceeds the default 255. When it does, the topic is replaced by {@code ~}
+ * and the SHA-256 of its name ({@code ~3f9a...-0@42/1764770000000}; a topic name cannot
+ * hold {@code ~}, so no other topic's key can spell it), and under a limit too short for
+ * that, the whole key by as many hex digits of its SHA-256 as fit.
+ * <p>
  * Offers the record's headers (decoded as UTF-8) to expressions as {@code #headers} and
  * the record as {@code #record}.
  */
@@ -40,11 +49,28 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 
 	private static final ThreadLocal<ConsumerRecord<?, ?>> CURRENT = new ThreadLocal<>();
 
+	/**
+	 * The default of {@code idempotent.max-key-length}.
+	 */
+	private static final int DEFAULT_MAX_KEY_LENGTH = 255;
+
 	private final String headerName;
 
+	private final int maxKeyLength;
+
 	public KafkaRecordKeyResolver(String headerName) {
+		this(headerName, DEFAULT_MAX_KEY_LENGTH);
+	}
+
+	/**
+	 * Creates a resolver whose derived keys are at most {@code maxKeyLength} characters
+	 * ({@code idempotent.max-key-length}).
+	 */
+	public KafkaRecordKeyResolver(String headerName, int maxKeyLength) {
 		Assert.hasText(headerName, "headerName must not be empty");
+		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
 		this.headerName = headerName;
+		this.maxKeyLength = maxKeyLength;
 	}
 
 	/**
@@ -73,7 +99,23 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		if (header != null && header.value() != null && header.value().length > 0) {
 			return new String(header.value(), StandardCharsets.UTF_8);
 		}
-		return record.topic() + "-" + record.partition() + "@" + record.offset() + "/" + record.timestamp();
+		return derivedKey(record.topic(), "-" + record.partition() + "@" + record.offset() + "/" + record.timestamp());
+	}
+
+	private String derivedKey(String topic, String position) {
+		String key = topic + position;
+		if (key.length() <= this.maxKeyLength) {
+			return key;
+		}
+		String hashedTopic = "~" + sha256Hex(topic) + position;
+		if (hashedTopic.length() <= this.maxKeyLength) {
+			return hashedTopic;
+		}
+		return "~" + sha256Hex(key).substring(0, Math.min(64, this.maxKeyLength - 1));
+	}
+
+	private static String sha256Hex(String text) {
+		return HexFormat.of().formatHex(RecordKey.sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
 	}
 
 	@Override

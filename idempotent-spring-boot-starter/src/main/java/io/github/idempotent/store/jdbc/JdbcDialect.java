@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.springframework.util.Assert;
 
@@ -35,7 +37,8 @@ public enum JdbcDialect {
 			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)",
 			" ON CONFLICT (idempotency_key) DO NOTHING", """
 					DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
-					WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE)),
+					WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE),
+			null, JdbcDialect.POSTGRESQL_CLAIM),
 
 	/**
 	 * MySQL 8.0+ and MariaDB 10.6+, with {@code expires_at} in UTC so that sessions with
@@ -52,6 +55,35 @@ public enum JdbcDialect {
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
 					+ " LIMIT ? FOR UPDATE SKIP LOCKED");
+
+	/**
+	 * PostgreSQL's claim in one round trip: the placeholder inserted (a row with
+	 * {@code inserted = 1}), or the row that was there (the columns of
+	 * {@link JdbcStatements#select}, then whether another transaction had written or
+	 * locked that version). A duplicate writes nothing and locks nothing ({@code DO
+	 * NOTHING}, not a no-op update). The read of the existing row uses the statement's
+	 * snapshot, taken before the INSERT waited on a conflicting row whose transaction was
+	 * still open, so it may miss what that transaction committed meanwhile: a row it
+	 * inserted (the statement answers no row at all) or its update of the row (the
+	 * version read has that transaction in its {@code xmax}, which is 0 for a version
+	 * nobody touched, as the latest version of every completed or renewed row). In both
+	 * cases the claim reads the row again with a statement of its own, which at READ
+	 * COMMITTED takes a new snapshot.
+	 */
+	private static final String POSTGRESQL_CLAIM = """
+			WITH inserted AS (
+			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
+			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%) ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING 1)
+			SELECT 1 AS inserted, NULL AS state, NULL AS owner_token, NULL AS fingerprint, NULL AS result,
+			0 AS millis_left, 0 AS expired, 0 AS touched FROM inserted
+			UNION ALL
+			SELECT 0, state, owner_token, fingerprint, result, %MILLIS_LEFT%,
+			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END, CASE WHEN xmax::text = '0' THEN 0 ELSE 1 END
+			FROM %TABLE_NAME% WHERE idempotency_key = ? AND NOT EXISTS (SELECT 1 FROM inserted)""";
+
+	private static final Pattern SHIPPED_NAMES = Pattern
+		.compile("\\b" + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "(?:_(\\w+))?\\b");
 
 	/**
 	 * Which rows a purge deletes: results past their TTL, and calls that never finished
@@ -77,6 +109,8 @@ public enum JdbcDialect {
 
 	private final String purgeLock;
 
+	private final String claim;
+
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
 			String purge) {
 		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, null);
@@ -84,6 +118,11 @@ public enum JdbcDialect {
 
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
 			String purgeLock) {
+		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, null);
+	}
+
+	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
+			String purgeLock, String claim) {
 		this.platform = platform;
 		this.now = now;
 		this.nowPlusMillis = nowPlusMillis;
@@ -91,6 +130,7 @@ public enum JdbcDialect {
 		this.insertSuffix = insertSuffix;
 		this.purge = purge;
 		this.purgeLock = purgeLock;
+		this.claim = claim;
 	}
 
 	/**
@@ -127,13 +167,18 @@ public enum JdbcDialect {
 	}
 
 	/**
-	 * Renames the table in a shipped schema script, and the constraint and index named
-	 * after it (by the table's name without its schema, as indexes cannot be qualified).
+	 * Renames the table in a shipped schema script, and the constraint and indexes named
+	 * after it by the table's name without its schema: they live in the table's schema,
+	 * and PostgreSQL and MySQL refuse a qualified name for them.
 	 */
 	public static String withTableName(String script, String tableName) {
 		String objectPrefix = tableName.substring(tableName.lastIndexOf('.') + 1) + "_";
-		return script.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "_", objectPrefix)
-			.replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, tableName);
+		// In one pass: renaming the table first would qualify the names that start with
+		// it, and renaming them first would leave nothing to tell them from the table
+		// when the unqualified name is the shipped one (payments.idempotency_record).
+		return SHIPPED_NAMES.matcher(script)
+			.replaceAll((match) -> Matcher
+				.quoteReplacement((match.group(1) != null) ? objectPrefix + match.group(1) : tableName));
 	}
 
 	/**
@@ -171,6 +216,17 @@ public enum JdbcDialect {
 	 */
 	String purgeSql(String tableName) {
 		return sql(this.purge, tableName);
+	}
+
+	/**
+	 * The claim as one query that inserts the placeholder or returns the row there was,
+	 * or {@code null} where the claim is an INSERT followed, on a duplicate, by
+	 * {@link JdbcStatements#select}. MySQL and MariaDB have no such form: an INSERT
+	 * returns no row it did not insert, and several statements in one round trip need a
+	 * connection setting ({@code allowMultiQueries}) that is off by default.
+	 */
+	String claimSql(String tableName) {
+		return (this.claim != null) ? sql(this.claim, tableName) : null;
 	}
 
 	/**

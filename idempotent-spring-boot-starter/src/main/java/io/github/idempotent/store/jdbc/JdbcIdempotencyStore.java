@@ -4,6 +4,7 @@ import java.sql.DatabaseMetaData;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -86,6 +87,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	// over, released or purged it); the next attempt reads what that claimer left.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
+	private final JdbcTable table;
+
 	private final JdbcOperations jdbc;
 
 	private final OwnTransaction ownTransaction;
@@ -142,15 +145,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		Assert.notNull(dialect, "dialect must not be null");
 		Assert.isTrue(tableName != null && TABLE_NAME.matcher(tableName).matches(),
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
-		this.jdbc = jdbc;
+		this.table = new JdbcTable(tableName, dialect);
+		this.jdbc = this.table.guard(jdbc);
 		this.ownTransaction = new OwnTransaction(dataSource, transactionManager);
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
-		this.inspection = new JdbcStoreInspection(jdbc, this.sql, this.ownTransaction);
-		this.transactionBound = new TransactionBoundCompletions(this, dataSource, jdbc, dialect, this.sql,
+		this.inspection = new JdbcStoreInspection(this.jdbc, this.sql, this.ownTransaction);
+		this.transactionBound = new TransactionBoundCompletions(this, dataSource, this.jdbc, dialect, this.sql,
 				this.ownTransaction);
-		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(jdbc, this.sql, this.ownTransaction,
+		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(this.jdbc, this.sql, this.ownTransaction,
 				() -> this.takeoverMemory);
 	}
 
@@ -172,6 +176,19 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			throw new IllegalStateException("Cannot read the database product name to choose the SQL dialect of the "
 					+ "idempotency store; pass a JdbcDialect explicitly", ex);
 		}
+	}
+
+	/**
+	 * Checks that the table exists, with every column the store uses; the
+	 * auto-configuration does so at start-up, once the database's initializers (the
+	 * starter's schema script, Flyway, Liquibase) have run. Should the table go later,
+	 * the store's operations fail as a store that cannot be reached (a
+	 * {@code DataAccessResourceFailureException}), not as a bad request.
+	 * @throws IllegalStateException naming the table, the database and how to create the
+	 * table, when it is missing or lacks a column
+	 */
+	public void checkTable() {
+		this.table.check(this.jdbc);
 	}
 
 	/**
@@ -240,10 +257,27 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		Instant claimedAt = Instant.now();
 		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			if (insert(key, first, fingerprint, leaseMillis)) {
-				return new ClaimResult.Acquired(first);
+			RecordRow row;
+			if (this.sql.claim != null) {
+				List<ClaimRow> claimed = this.jdbc.query(this.sql.claim,
+						(rs, rowNum) -> new ClaimRow(rs.getInt(1) == 1,
+								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : RecordRow.read(rs, 2)),
+						key, first, fingerprint, leaseMillis, key);
+				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
+					return new ClaimResult.Acquired(first);
+				}
+				// No row, or a version another transaction wrote or locked: what that
+				// transaction committed while the claim waited for it is newer than
+				// the statement's snapshot, and a statement of its own sees it.
+				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
+						: claimed.get(0).row();
 			}
-			RecordRow row = RecordRow.select(this.jdbc, this.sql, key);
+			else {
+				if (insert(key, first, fingerprint, leaseMillis)) {
+					return new ClaimResult.Acquired(first);
+				}
+				row = RecordRow.select(this.jdbc, this.sql, key);
+			}
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
@@ -269,6 +303,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		throw new IllegalStateException("Could not claim key '" + key + "' in " + MAX_CLAIM_ATTEMPTS
 				+ " attempts: its row changed between every read and write");
+	}
+
+	/**
+	 * What the one-statement claim answered: the placeholder inserted, or the row that
+	 * was there when it can be trusted ({@code null} when it must be read again).
+	 */
+	private record ClaimRow(boolean inserted, @Nullable RecordRow row) {
 	}
 
 	private boolean insert(String key, String token, String fingerprint, long leaseMillis) {

@@ -134,6 +134,11 @@ final class JdbcStatements {
 	final String recordExists;
 
 	/**
+	 * See {@link JdbcDialect#claimSql}.
+	 */
+	final @Nullable String claim;
+
+	/**
 	 * See {@link JdbcDialect#purgeSql}.
 	 */
 	final String purge;
@@ -160,6 +165,7 @@ final class JdbcStatements {
 		this.exists = dialect.sql(EXISTS, tableName);
 		this.completedBy = dialect.sql(COMPLETED_BY, tableName);
 		this.recordExists = dialect.sql(RECORD_EXISTS, tableName);
+		this.claim = dialect.claimSql(tableName);
 		this.purge = dialect.purgeSql(tableName);
 		this.purgeLock = dialect.purgeLockSql(tableName);
 	}

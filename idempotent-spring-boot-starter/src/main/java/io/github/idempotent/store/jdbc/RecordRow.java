@@ -1,5 +1,7 @@
 package io.github.idempotent.store.jdbc;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -14,11 +16,17 @@ record RecordRow(boolean completed, boolean tombstone, String token, String fing
 		boolean expired) {
 
 	static @Nullable RecordRow select(JdbcOperations jdbc, JdbcStatements sql, String key) {
-		List<RecordRow> rows = jdbc.query(sql.select,
-				(rs, rowNum) -> new RecordRow("C".equals(rs.getString(1)), "D".equals(rs.getString(1)), rs.getString(2),
-						rs.getString(3), rs.getBytes(4), rs.getLong(5), rs.getInt(6) == 1),
-				key);
+		List<RecordRow> rows = jdbc.query(sql.select, (rs, rowNum) -> read(rs, 1), key);
 		return rows.isEmpty() ? null : rows.get(0);
+	}
+
+	/**
+	 * The row of the columns of {@link JdbcStatements#select}, from {@code first} on.
+	 */
+	static RecordRow read(ResultSet rs, int first) throws SQLException {
+		String state = rs.getString(first);
+		return new RecordRow("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
+				rs.getBytes(first + 3), rs.getLong(first + 4), rs.getInt(first + 5) == 1);
 	}
 
 	@Override

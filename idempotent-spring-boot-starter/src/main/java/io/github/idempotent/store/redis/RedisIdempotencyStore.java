@@ -13,12 +13,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisException;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SetArgs;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -29,7 +23,6 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStringCommands;
 import org.springframework.data.redis.connection.ReturnType;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.util.Assert;
 
@@ -71,6 +64,13 @@ import io.github.idempotent.store.StoredResult;
  * claim are sent, and over which connection, is {@link RedisScriptRunner}'s; what
  * operators see and delete (the Actuator) is {@link RedisRecordInspection}'s; records of
  * the previous layout are read by {@link PreviousRecordLayout}.
+ * <p>
+ * Runs on every connection factory of Spring Data Redis: Lettuce with everything; Jedis
+ * and Redisson with the claims, the fenced steps and the Actuator, while asynchronous
+ * calls, {@link #setWaitReplicas waitReplicas} and invalidation tracking
+ * ({@link RedisRecordTracking}) need Lettuce (the store says so once when it is created).
+ * No signature here names a client's type: an application without Lettuce loads this
+ * class as one with it does.
  */
 public class RedisIdempotencyStore
 		implements AsyncIdempotencyStore, InspectableIdempotencyStore, SmartLifecycle, AutoCloseable {
@@ -103,6 +103,14 @@ public class RedisIdempotencyStore
 		this.connectionFactory = connectionFactory;
 		this.scripts = new RedisScriptRunner(connectionFactory);
 		this.inspection = new RedisRecordInspection(connectionFactory, this.scripts);
+		if (!this.scripts.supportsAsync()) {
+			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
+					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
+					+ "local cache (it needs Lettuce's invalidation tracking; idempotent.local-cache.enabled=true "
+					+ "turns on one bounded by its TTL only), wait-replicas, asynchronous store calls (futures and "
+					+ "Mono methods wait for Redis on the starter's threads) and the memory policy check after a "
+					+ "reconnect, which need Lettuce");
+		}
 	}
 
 	/**
@@ -118,7 +126,7 @@ public class RedisIdempotencyStore
 	 * Makes every claim and completion wait until {@code replicas} replicas have
 	 * acknowledged it, or {@code timeout} passes (then a warning is logged and the call
 	 * goes on). Zero replicas (the default) does not wait. Needs a
-	 * {@link LettuceConnectionFactory} for a standalone or Sentinel Redis: not supported
+	 * {@code LettuceConnectionFactory} for a standalone or Sentinel Redis: not supported
 	 * on Redis Cluster, where WAIT would have to follow the write to the node that owns
 	 * the key. Call it before the store is used.
 	 */
@@ -164,7 +172,7 @@ public class RedisIdempotencyStore
 
 	@Override
 	public int getPhase() {
-		return RedisRecordTracking.phaseBefore(this.connectionFactory);
+		return RedisClients.phaseBefore(this.connectionFactory);
 	}
 
 	/**
@@ -233,10 +241,7 @@ public class RedisIdempotencyStore
 	 */
 	private static boolean isWriteRefusal(Throwable failure) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			String message = ex.getMessage();
-			if (ex instanceof RedisCommandExecutionException && message != null
-					&& (message.startsWith("OOM ") || message.startsWith("READONLY ") || message.contains("-OOM ")
-							|| message.contains("-READONLY "))) {
+			if (RedisClients.isErrorReply(ex, "OOM ", "READONLY ")) {
 				return true;
 			}
 		}
@@ -257,8 +262,7 @@ public class RedisIdempotencyStore
 	private void releaseUnanswered(RecordKey key, String token) {
 		try {
 			this.scripts
-				.<Long>executeAsync(RedisScripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key),
-						RecordLayout.token(token))
+				.<Long>executeAsync(RedisScripts.RELEASE, ReturnType.INTEGER, keyOf(key), RecordLayout.token(token))
 				.whenComplete((released, ex) -> {
 					if (ex != null && logger.isDebugEnabled()) {
 						logger.debug("Could not release an unanswered claim of " + key.value(), ex);
@@ -276,9 +280,7 @@ public class RedisIdempotencyStore
 	 */
 	private static boolean isUnanswered(Throwable failure) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof RedisCommandTimeoutException || ex instanceof java.io.IOException
-					|| (ex instanceof RedisException && ex.getMessage() != null
-							&& ex.getMessage().startsWith("Connection closed"))) {
+			if (ex instanceof java.io.IOException || RedisClients.isUnanswered(ex)) {
 				return true;
 			}
 		}
@@ -503,7 +505,7 @@ public class RedisIdempotencyStore
 
 	/**
 	 * SCAN with a MATCH on the key prefix and a COUNT of {@code limit}, then one read per
-	 * key found ({@link RedisRecordInspection}). Needs Lettuce.
+	 * key found ({@link RedisRecordInspection}). On Redis Cluster it needs Lettuce.
 	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
@@ -545,7 +547,7 @@ public class RedisIdempotencyStore
 	 */
 	@Override
 	public boolean supportsAsync() {
-		return !this.scripts.awaitsReplicas() && this.connectionFactory instanceof LettuceConnectionFactory;
+		return !this.scripts.awaitsReplicas() && this.scripts.supportsAsync();
 	}
 
 	@Override
@@ -561,7 +563,7 @@ public class RedisIdempotencyStore
 				return CompletableFuture.failedFuture(ex);
 			}
 			// As claim() does: read what the key holds, on the event loop's terms.
-			return this.scripts.<List<Object>>executeAsync(RedisScripts.INSPECT, ScriptOutputType.MULTI, keyOf(key))
+			return this.scripts.<List<Object>>executeAsync(RedisScripts.INSPECT, ReturnType.MULTI, keyOf(key))
 				.handle((reply, readFailure) -> {
 					ClaimResult found = (readFailure != null) ? null
 							: whileWritesAreRefused(RedisRecordInspection.record(key, reply, Instant.now()));
@@ -583,42 +585,39 @@ public class RedisIdempotencyStore
 		byte[][] keys = { redisKey };
 		byte[][] args = { record, expiry(lease), REMEMBERED_MILLIS };
 		if (!useSetClaims()) {
-			return this.scripts.<List<Object>>executeAsync(RedisScripts.CLAIM, ScriptOutputType.MULTI, redisKey, args)
+			return this.scripts.<List<Object>>executeAsync(RedisScripts.CLAIM, ReturnType.MULTI, redisKey, args)
 				.thenApply((reply) -> claimResult(reply, token));
 		}
 		// Everything on one connection's commands, closed once: a fallback never borrows
 		// another connection on Lettuce's event loop.
 		return this.scripts.withAsyncCommands((commands) -> {
-			Supplier<CompletableFuture<ClaimResult>> byScript = () -> RedisScriptRunner
-				.<List<Object>>eval(commands, RedisScripts.CLAIM, ScriptOutputType.MULTI, keys, args)
+			Supplier<CompletableFuture<ClaimResult>> byScript = () -> commands
+				.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys, args)
 				.thenApply((reply) -> claimResult(reply, token));
-			return commands.setGet(redisKey, record, SetArgs.Builder.nx().px(expiryMillis(lease)))
-				.toCompletableFuture()
-				.handle((previous, ex) -> {
-					if (ex != null) {
-						if (isSetClaimRefused(ex)) {
-							return byScript.get();
-						}
-						return CompletableFuture.<ClaimResult>failedFuture(
-								(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
-					}
-					setClaimsAccepted();
-					if (previous != null && RecordLayout.isTombstone(previous)) {
-						// Taken over by the claim script, which decides again on what is
-						// there now.
+			return commands.setIfAbsentGet(redisKey, record, expiryMillis(lease)).handle((previous, ex) -> {
+				if (ex != null) {
+					if (isSetClaimRefused(ex)) {
 						return byScript.get();
 					}
-					if (isHeldByAnother(previous, record)) {
-						return commands.pttl(redisKey).toCompletableFuture().thenCompose((pttl) -> {
-							if (pttl != null && isLeaseOver(previous, pttl)) {
-								return byScript.get();
-							}
-							return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
-						});
-					}
-					return CompletableFuture.completedFuture(setClaimResult(previous, token));
-				})
-				.thenCompose(Function.identity());
+					return CompletableFuture.<ClaimResult>failedFuture(
+							(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
+				}
+				setClaimsAccepted();
+				if (previous != null && RecordLayout.isTombstone(previous)) {
+					// Taken over by the claim script, which decides again on what is
+					// there now.
+					return byScript.get();
+				}
+				if (isHeldByAnother(previous, record)) {
+					return commands.pttl(redisKey).thenCompose((pttl) -> {
+						if (pttl != null && isLeaseOver(previous, pttl)) {
+							return byScript.get();
+						}
+						return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
+					});
+				}
+				return CompletableFuture.completedFuture(setClaimResult(previous, token));
+			}).thenCompose(Function.identity());
 		});
 	}
 
@@ -627,7 +626,7 @@ public class RedisIdempotencyStore
 			StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
 		return this.scripts
-			.<Long>executeAsync(RedisScripts.COMPLETE, ScriptOutputType.INTEGER, keyOf(key), owner,
+			.<Long>executeAsync(RedisScripts.COMPLETE, ReturnType.INTEGER, keyOf(key), owner,
 					completedRecord(owner, fingerprint, result), millis(ttl))
 			.thenApply(RedisIdempotencyStore::isPositive);
 	}
@@ -635,7 +634,7 @@ public class RedisIdempotencyStore
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
 		return this.scripts
-			.<Long>executeAsync(RedisScripts.RELEASE, ScriptOutputType.INTEGER, keyOf(key), RecordLayout.token(token))
+			.<Long>executeAsync(RedisScripts.RELEASE, ReturnType.INTEGER, keyOf(key), RecordLayout.token(token))
 			.thenApply(RedisIdempotencyStore::isPositive);
 	}
 

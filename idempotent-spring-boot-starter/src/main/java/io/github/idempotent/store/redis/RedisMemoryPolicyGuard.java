@@ -1,25 +1,19 @@
 package io.github.idempotent.store.redis;
 
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -29,8 +23,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.Assert;
 
 /**
@@ -43,12 +35,13 @@ import org.springframework.util.Assert;
  * {@link #check()} reads {@code maxmemory} and {@code maxmemory_policy} from
  * {@code INFO memory}, which managed services answer where they refuse
  * {@code CONFIG GET}, and refuses a bounded memory with an evicting policy unless the
- * application accepted the risk. On a Lettuce connection factory for a standalone or
- * Sentinel Redis it then keeps a connection of its own, so that every reconnect (a
- * restart, a failover to a differently configured server) is checked again; an evicting
- * policy found then cannot stop the application any more: it is logged as an error once
- * per server and reported by {@link #isEvicting()}. Each {@link #evictedKeys()} checks
- * again in the background, so a metrics scrape also sees a policy changed at runtime.
+ * application accepted the risk, on every client. On a Lettuce connection factory for a
+ * standalone or Sentinel Redis it then keeps a connection of its own
+ * ({@link LettuceInfoConnection}), so that every reconnect (a restart, a failover to a
+ * differently configured server) is checked again; an evicting policy found then cannot
+ * stop the application any more: it is logged as an error once per server and reported by
+ * {@link #isEvicting()}. Each {@link #evictedKeys()} checks again in the background, so a
+ * metrics scrape also sees a policy changed at runtime.
  * <p>
  * A {@link SmartLifecycle} one phase above the connection factory, so that its connection
  * closes while Lettuce still runs.
@@ -66,7 +59,10 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 
 	private final boolean evictingPolicyAllowed;
 
-	private final @Nullable RedisClient client;
+	// Opens the guard's connection, told of every reconnect; null where that cannot be.
+	private final @Nullable Function<Consumer<String>, InfoConnection> connector;
+
+	private final @Nullable String serverName;
 
 	private final int phase;
 
@@ -76,7 +72,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 
 	private volatile @Nullable ScheduledExecutorService scheduler;
 
-	private volatile @Nullable StatefulRedisConnection<String, String> connection;
+	private volatile @Nullable InfoConnection connection;
 
 	private volatile @Nullable MemoryPolicy lastSeen;
 
@@ -96,14 +92,10 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
 		this.connectionFactory = connectionFactory;
 		this.evictingPolicyAllowed = evictingPolicyAllowed;
-		this.client = (connectionFactory instanceof LettuceConnectionFactory lettuce) ? redisClient(lettuce) : null;
-		this.phase = RedisRecordTracking.phaseBefore(connectionFactory);
-	}
-
-	private static @Nullable RedisClient redisClient(LettuceConnectionFactory lettuce) {
-		AbstractRedisClient client = lettuce.getRequiredNativeClient();
-		// Redis Cluster: checked at start-up on every node, not again after reconnects.
-		return (client instanceof RedisClient redis) ? redis : null;
+		boolean lettuce = RedisClients.isLettuce(connectionFactory);
+		this.connector = lettuce ? LettuceInfoConnection.connector(connectionFactory) : null;
+		this.serverName = lettuce ? LettuceInfoConnection.serverName(connectionFactory) : null;
+		this.phase = RedisClients.phaseBefore(connectionFactory);
 	}
 
 	/**
@@ -154,7 +146,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 */
 	private synchronized void watch(boolean checkNow) {
 		this.running = true;
-		if (this.client != null) {
+		if (this.connector != null) {
 			ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
 				Thread thread = new Thread(task, "idempotent-memory-policy");
 				thread.setDaemon(true);
@@ -175,16 +167,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	}
 
 	private String serverName() {
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
-			if (sentinel != null && sentinel.getMaster() != null) {
-				return "the primary '" + sentinel.getMaster().getName() + "' named by Sentinel";
-			}
-			if (lettuce.getClusterConfiguration() == null) {
-				return lettuce.getHostName() + ":" + lettuce.getPort();
-			}
-		}
-		return "Redis";
+		return (this.serverName != null) ? this.serverName : "Redis";
 	}
 
 	static String refusal(MemoryPolicy policy) {
@@ -235,13 +218,18 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	}
 
 	private void connect(boolean checkNow) {
-		RedisClient redis = this.client;
-		if (redis == null || !this.running || this.connection != null) {
+		Function<Consumer<String>, InfoConnection> connector = this.connector;
+		if (connector == null || !this.running || this.connection != null) {
 			return;
 		}
-		StatefulRedisConnection<String, String> opened;
+		InfoConnection opened;
 		try {
-			opened = redis.connect();
+			opened = connector.apply((server) -> {
+				// A restart or a failover: the server may be another one, differently
+				// configured. Asynchronous: this runs on Lettuce's event loop.
+				this.connectedServer = server;
+				refresh(Check.RECONNECT);
+			});
 		}
 		catch (RuntimeException ex) {
 			ScheduledExecutorService scheduler = this.scheduler;
@@ -250,17 +238,6 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			}
 			return;
 		}
-		opened.addListener(new RedisConnectionStateListener() {
-
-			@Override
-			public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-				// A restart or a failover: the server may be another one, differently
-				// configured. Asynchronous: this runs on Lettuce's event loop.
-				RedisMemoryPolicyGuard.this.connectedServer = serverName(address);
-				refresh(Check.RECONNECT);
-			}
-
-		});
 		synchronized (this) {
 			if (!this.running) {
 				opened.closeAsync();
@@ -273,19 +250,12 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 		}
 	}
 
-	private static String serverName(SocketAddress address) {
-		if (address instanceof InetSocketAddress inet) {
-			return inet.getHostString() + ":" + inet.getPort();
-		}
-		return String.valueOf(address);
-	}
-
 	/**
 	 * Reads the memory policy and the evictions again in the background; one read at a
 	 * time.
 	 */
 	private void refresh(Check check) {
-		StatefulRedisConnection<String, String> current = this.connection;
+		InfoConnection current = this.connection;
 		// A reconnect is always checked: a scrape's read in flight may have been sent
 		// before it, and answered by whichever server comes after.
 		boolean scrape = check != Check.RECONNECT;
@@ -293,20 +263,16 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			return;
 		}
 		try {
-			// Two commands: Redis before 7.0 answers one section per INFO.
-			RedisAsyncCommands<String, String> commands = current.async();
-			commands.info("memory")
-				.thenCombine(commands.info("stats"), (memory, stats) -> memory + "\n" + stats)
-				.whenComplete((info, ex) -> {
-					if (scrape) {
-						this.refreshing.set(false);
-					}
-					if (ex == null && this.running) {
-						// Named when answered: the server that answered is the latest one
-						// connected to.
-						MemoryPolicy.of(parse(info), currentServerName()).forEach((policy) -> judge(policy, check));
-					}
-				});
+			current.memoryAndStats().whenComplete((info, ex) -> {
+				if (scrape) {
+					this.refreshing.set(false);
+				}
+				if (ex == null && this.running) {
+					// Named when answered: the server that answered is the latest one
+					// connected to.
+					MemoryPolicy.of(parse(info), currentServerName()).forEach((policy) -> judge(policy, check));
+				}
+			});
 		}
 		catch (RuntimeException ex) {
 			if (scrape) {
@@ -388,7 +354,7 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 
 	@Override
 	public void close() {
-		StatefulRedisConnection<String, String> current;
+		InfoConnection current;
 		synchronized (this) {
 			this.running = false;
 			current = this.connection;
@@ -399,16 +365,31 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 			scheduler.shutdownNow();
 		}
 		if (current != null) {
-			try {
-				current.closeAsync().get(current.getTimeout().toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (Exception ex) {
-				if (ex instanceof InterruptedException) {
-					Thread.currentThread().interrupt();
-				}
-				logger.debug("The memory policy connection did not close in time", ex);
-			}
+			current.close();
 		}
+	}
+
+	/**
+	 * The guard's connection of its own ({@link LettuceInfoConnection}), which tells of
+	 * every reconnect.
+	 */
+	interface InfoConnection {
+
+		/**
+		 * {@code INFO memory} and {@code INFO stats}, as one text.
+		 */
+		CompletableFuture<String> memoryAndStats();
+
+		/**
+		 * Closes it without waiting.
+		 */
+		void closeAsync();
+
+		/**
+		 * Closes it, waiting at most the client's command timeout.
+		 */
+		void close();
+
 	}
 
 	/**

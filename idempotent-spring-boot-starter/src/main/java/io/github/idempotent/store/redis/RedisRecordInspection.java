@@ -4,21 +4,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.RedisFuture;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
@@ -43,9 +34,12 @@ final class RedisRecordInspection {
 
 	private final RedisScriptRunner scripts;
 
+	private final boolean lettuce;
+
 	RedisRecordInspection(RedisConnectionFactory connectionFactory, RedisScriptRunner scripts) {
 		this.connectionFactory = connectionFactory;
 		this.scripts = scripts;
+		this.lettuce = RedisClients.isLettuce(connectionFactory);
 	}
 
 	Optional<IdempotencyRecord> inspect(RecordKey key) {
@@ -100,39 +94,20 @@ final class RedisRecordInspection {
 
 	/**
 	 * SCAN with a MATCH on the key prefix and a COUNT of {@code limit}, then one read per
-	 * key found. On Redis Cluster each primary is scanned in turn (the cursor names the
-	 * node); a page covers one node's SCAN step. Needs Lettuce: Spring Data Redis's
-	 * cursor cannot resume a scan from a cursor that an earlier request returned.
+	 * key found. Spring Data Redis's cursor cannot resume a scan from a cursor that an
+	 * earlier request returned: on Lettuce SCAN is sent natively ({@link LettuceScan}, on
+	 * Redis Cluster each primary in turn, the cursor naming the node; a page covers one
+	 * node's SCAN step), on the other clients by the scan script, on a standalone or
+	 * Sentinel Redis.
 	 */
-	@SuppressWarnings("unchecked")
 	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
-		ScanArgs args = new ScanArgs().match((globEscape(keyPrefix) + ":*").getBytes(StandardCharsets.UTF_8))
-			.limit(limit);
+		byte[] pattern = (globEscape(keyPrefix) + ":*").getBytes(StandardCharsets.UTF_8);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Object nativeConnection = connection.getNativeConnection();
-			KeyScanCursor<byte[]> scanned;
-			String node = null;
-			List<String> primaries = List.of();
-			if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-				primaries = primaries((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster);
-				String position = (cursor != null) ? cursor : primaries.get(0) + ":0";
-				int colon = position.lastIndexOf(':');
-				Assert.isTrue(colon > 0, "Not a cursor of this store: " + position);
-				node = position.substring(0, colon);
-				scanned = await(((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getConnection(node)
-					.scan(ScanCursor.of(position.substring(colon + 1)), args));
-			}
-			else if (nativeConnection instanceof RedisClusterAsyncCommands<?, ?> commands) {
-				scanned = await(((RedisClusterAsyncCommands<byte[], byte[]>) commands)
-					.scan(ScanCursor.of((cursor != null) ? cursor : "0"), args));
-			}
-			else {
-				throw new UnsupportedOperationException(
-						"Finding the records in progress needs a LettuceConnectionFactory");
-			}
+			ScanStep scanned = this.lettuce ? LettuceScan.scan(connection.getNativeConnection(), pattern, cursor, limit)
+					: scanByScript(connection, pattern, cursor, limit);
 			Instant now = Instant.now();
 			List<IdempotencyRecord> records = new ArrayList<>();
-			for (byte[] key : scanned.getKeys()) {
+			for (byte[] key : scanned.keys()) {
 				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
 						now);
 				// An unreadable record may be a call in progress as well as anything
@@ -147,46 +122,29 @@ final class RedisRecordInspection {
 					}
 				}
 			}
-			return new InProgressPage(records, nextCursor(scanned, node, primaries));
+			return new InProgressPage(records, scanned.next());
 		}
 	}
 
-	private static @Nullable String nextCursor(KeyScanCursor<byte[]> scanned, @Nullable String node,
-			List<String> primaries) {
-		if (node == null) {
-			return scanned.isFinished() ? null : scanned.getCursor();
+	@SuppressWarnings("unchecked")
+	private static ScanStep scanByScript(RedisConnection connection, byte[] pattern, @Nullable String cursor,
+			int limit) {
+		if (connection instanceof RedisClusterConnection) {
+			throw new UnsupportedOperationException(
+					"Finding the records in progress on Redis Cluster needs a LettuceConnectionFactory");
 		}
-		if (!scanned.isFinished()) {
-			return node + ":" + scanned.getCursor();
-		}
-		int next = primaries.indexOf(node) + 1;
-		return (next > 0 && next < primaries.size()) ? primaries.get(next) + ":0" : null;
+		byte[] position = ((cursor != null) ? cursor : "0").getBytes(StandardCharsets.US_ASCII);
+		List<Object> reply = RedisScriptRunner.executeWithoutKeys(connection, RedisScripts.SCAN, ReturnType.MULTI,
+				position, pattern, Integer.toString(limit).getBytes(StandardCharsets.US_ASCII));
+		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
+		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
+		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
 	}
 
-	private static List<String> primaries(RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-		List<String> primaries = new ArrayList<>();
-		for (RedisClusterNode node : cluster.getStatefulConnection().getPartitions()) {
-			if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-				primaries.add(node.getNodeId());
-			}
-		}
-		Collections.sort(primaries);
-		Assert.state(!primaries.isEmpty(), "The Redis Cluster has no primary");
-		return primaries;
-	}
-
-	private static <T> T await(RedisFuture<T> reply) {
-		try {
-			return reply.get();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while scanning Redis", ex);
-		}
-		catch (ExecutionException ex) {
-			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime
-					: new IllegalStateException("Could not scan Redis", ex.getCause());
-		}
+	/**
+	 * The keys of one SCAN step and the cursor of the next, {@code null} when done.
+	 */
+	record ScanStep(List<byte[]> keys, @Nullable String next) {
 	}
 
 	/**

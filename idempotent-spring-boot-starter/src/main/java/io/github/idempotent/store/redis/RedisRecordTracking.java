@@ -72,6 +72,10 @@ import io.github.idempotent.store.StoredResult;
  * so that a context that closes normally logs nothing (a tracking connection left open
  * would be cut by Lettuce's shutdown and reconnect into an executor that has terminated).
  * It tracks again when the context starts again.
+ * <p>
+ * A class of Lettuce's: the auto-configuration creates it only when Lettuce is on the
+ * class path (with Jedis or Redisson alone the local cache has no tracking, and is off
+ * unless enabled explicitly).
  */
 public final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
@@ -128,7 +132,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		this.reconnectAfterNanos = reconnectAfter.toNanos();
 		this.connectionFactory = connectionFactory;
 		this.client = redisClient(connectionFactory);
-		this.phase = phaseBefore(connectionFactory);
+		this.phase = RedisClients.phaseBefore(connectionFactory);
 		if (this.client == null) {
 			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
 					? "Redis Cluster is not supported (keys live on many nodes and move between them)"
@@ -148,16 +152,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		return (a.compareTo(b) >= 0) ? a : b;
 	}
 
-	/**
-	 * The lifecycle phase just before {@code connectionFactory}'s: stopped first, started
-	 * after it.
-	 */
-	static int phaseBefore(RedisConnectionFactory connectionFactory) {
-		int factoryPhase = (connectionFactory instanceof SmartLifecycle lifecycle) ? lifecycle.getPhase()
-				: SmartLifecycle.DEFAULT_PHASE;
-		return (factoryPhase == Integer.MAX_VALUE) ? factoryPhase : factoryPhase + 1;
-	}
-
 	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
 			AbstractRedisClient client = lettuce.getRequiredNativeClient();
@@ -172,8 +166,12 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		Assert.state(this.listener == null, "Already started");
 		this.listener = listener;
 		if (this.scheduler == null) {
-			logger.info("The local cache of idempotent results is off: Redis invalidation tracking is unavailable, "
-					+ this.unavailableReason);
+			if (this.connectionFactory instanceof LettuceConnectionFactory) {
+				// On another client the store has said so already, with all else that
+				// needs Lettuce.
+				logger.info("The local cache of idempotent results is off: Redis invalidation tracking is "
+						+ "unavailable, " + this.unavailableReason);
+			}
 			return;
 		}
 		this.scheduler.scheduleWithFixedDelay(this::tick, 0, this.heartbeatMillis, TimeUnit.MILLISECONDS);

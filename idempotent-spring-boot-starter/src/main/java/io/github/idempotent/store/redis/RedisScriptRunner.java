@@ -2,19 +2,8 @@ package io.github.idempotent.store.redis;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Predicate;
-
-import io.lettuce.core.RedisFuture;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +11,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.util.Assert;
 
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
@@ -29,18 +19,22 @@ import io.github.idempotent.store.redis.RedisScripts.Script;
  * How the store's commands reach Redis: a script by its SHA-1 (EVALSHA), its text (EVAL)
  * only when the server does not know it yet; over which connection (the application's, or
  * one of the store's own while replicas are awaited, {@link DedicatedConnections});
- * blocking, or through Lettuce's asynchronous commands. Every call is one round trip, and
- * one more (EVAL) only after a restart or a SCRIPT FLUSH.
+ * blocking, or through Lettuce's asynchronous commands ({@link AsyncRedisCommands}).
+ * Every call is one round trip, and one more (EVAL) only after a restart or a SCRIPT
+ * FLUSH.
+ * <p>
+ * Names no client's types: WAIT and the asynchronous commands need Lettuce and are
+ * reached only on a Lettuce connection factory; on Jedis or Redisson every command is
+ * blocking, on the application's connection.
  * <p>
  * Straight on the connection rather than through {@code RedisTemplate}, which wraps the
  * connection in a JDK proxy and calls it by reflection on every command.
  */
 final class RedisScriptRunner {
 
-	// The store's category: the WAIT warnings are the store's to an operator.
-	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
-
 	private final RedisConnectionFactory connectionFactory;
+
+	private final boolean lettuce;
 
 	private int waitReplicas;
 
@@ -50,6 +44,15 @@ final class RedisScriptRunner {
 
 	RedisScriptRunner(RedisConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
+		this.lettuce = RedisClients.isLettuce(connectionFactory);
+	}
+
+	/**
+	 * Whether {@link #withAsyncCommands} and {@link #executeAsync} hold no thread while
+	 * Redis answers: on Lettuce.
+	 */
+	boolean supportsAsync() {
+		return this.lettuce;
 	}
 
 	/**
@@ -57,6 +60,10 @@ final class RedisScriptRunner {
 	 * have it, or {@code timeout} passes; zero does not wait.
 	 */
 	void waitReplicas(int replicas, Duration timeout) {
+		Assert.state(replicas == 0 || this.lettuce,
+				() -> "idempotent.store.redis.wait-replicas needs the Lettuce client (the default of "
+						+ "spring-boot-starter-data-redis), not " + this.connectionFactory.getClass().getName()
+						+ "; use Lettuce or set wait-replicas to 0");
 		DedicatedConnections previous = this.dedicatedConnections;
 		this.dedicatedConnections = (replicas > 0) ? DedicatedConnections.of(this.connectionFactory) : null;
 		this.waitReplicas = replicas;
@@ -115,118 +122,72 @@ final class RedisScriptRunner {
 				return action.apply(connection);
 			}
 		}
-		StatefulRedisConnection<byte[], byte[]> nativeConnection = dedicated.borrow();
-		boolean reusable = false;
-		try {
-			T reply;
-			try (RedisConnection connection = dedicated.asRedisConnection(nativeConnection)) {
-				reply = action.apply(connection);
-			}
-			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection);
-			return reply;
-		}
-		finally {
-			dedicated.giveBack(nativeConnection, reusable);
-		}
+		return dedicated.run(action, wrote, this.waitReplicas, this.waitTimeout);
 	}
 
 	/**
 	 * Runs a script by SHA (EVALSHA), sending its text (EVAL) only when the server does
 	 * not know it yet, after a restart or a SCRIPT FLUSH.
 	 */
-	@SuppressWarnings("unchecked")
 	static <T> T execute(RedisConnection connection, Script script, ReturnType returnType, byte[]... keyAndArgs) {
+		return evaluate(connection, script, returnType, 1, keyAndArgs);
+	}
+
+	/**
+	 * Runs a script that names no key ({@code numkeys} 0), as {@link #execute} does.
+	 */
+	static <T> T executeWithoutKeys(RedisConnection connection, Script script, ReturnType returnType, byte[]... args) {
+		return evaluate(connection, script, returnType, 0, args);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <T> T evaluate(RedisConnection connection, Script script, ReturnType returnType, int numKeys,
+			byte[]... keysAndArgs) {
 		RedisScriptingCommands scripting = connection.scriptingCommands();
 		try {
-			return (T) scripting.evalSha(script.sha1(), returnType, 1, keyAndArgs);
+			return (T) scripting.evalSha(script.sha1(), returnType, numKeys, keysAndArgs);
 		}
 		catch (RuntimeException ex) {
 			if (!isNoScript(ex)) {
 				throw ex;
 			}
-			return (T) scripting.eval(script.text(), returnType, 1, keyAndArgs);
+			return (T) scripting.eval(script.text(), returnType, numKeys, keysAndArgs);
 		}
 	}
 
 	/**
-	 * {@link #executeAndWait} through Lettuce's asynchronous commands: EVALSHA, then EVAL
-	 * on NOSCRIPT. The Spring connection is closed once the reply is in, not before: with
-	 * a pool, closing it hands the native connection to another caller.
+	 * {@link #executeAndWait} without holding a thread, through Lettuce's asynchronous
+	 * commands: EVALSHA, then EVAL on NOSCRIPT. Without Lettuce it runs blocking, off the
+	 * caller's thread (only the release of an unanswered claim, which nobody waits for,
+	 * comes here then).
 	 */
-	<T> CompletableFuture<T> executeAsync(Script script, ScriptOutputType outputType, byte[] key, byte[]... args) {
+	<T> CompletableFuture<T> executeAsync(Script script, ReturnType returnType, byte[] key, byte[]... args) {
+		if (!this.lettuce) {
+			byte[][] keyAndArgs = new byte[args.length + 1][];
+			keyAndArgs[0] = key;
+			System.arraycopy(args, 0, keyAndArgs, 1, args.length);
+			return CompletableFuture.supplyAsync(() -> executeAndWait(script, returnType, null, keyAndArgs));
+		}
 		byte[][] keys = { key };
-		return withAsyncCommands((commands) -> eval(commands, script, outputType, keys, args));
-	}
-
-	/**
-	 * A script on {@code commands}, which a caller already holds: EVALSHA, then EVAL on
-	 * NOSCRIPT.
-	 */
-	static <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, Script script,
-			ScriptOutputType outputType, byte[][] keys, byte[]... args) {
-		return commands.<T>evalsha(script.sha1(), outputType, keys, args)
-			.toCompletableFuture()
-			.exceptionallyCompose((ex) -> isNoScript(ex)
-					? commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
-					: CompletableFuture.failedFuture(ex));
+		return withAsyncCommands((commands) -> commands.eval(script, returnType, keys, args));
 	}
 
 	/**
 	 * Runs {@code action} on Lettuce's asynchronous commands of a connection from the
-	 * factory, closed once the reply is in.
+	 * factory, closed once the reply is in; only where {@link #supportsAsync()}.
 	 */
-	@SuppressWarnings("unchecked")
-	<T> CompletableFuture<T> withAsyncCommands(
-			Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<T>> action) {
-		RedisConnection connection = this.connectionFactory.getConnection();
-		CompletableFuture<T> reply;
-		try {
-			reply = action.apply((RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection());
-		}
-		catch (RuntimeException ex) {
-			connection.close();
-			return CompletableFuture.failedFuture(ex);
-		}
-		return reply.whenComplete((value, ex) -> connection.close());
+	<T> CompletableFuture<T> withAsyncCommands(Function<AsyncRedisCommands, CompletableFuture<T>> action) {
+		Assert.state(this.lettuce, "Asynchronous Redis commands need the Lettuce client");
+		return LettuceCommands.withCommands(this.connectionFactory, action);
 	}
 
-	private static boolean isNoScript(Throwable ex) {
+	static boolean isNoScript(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
 				return true;
 			}
 		}
 		return false;
-	}
-
-	/**
-	 * Sends WAIT on the connection that wrote (Spring Data Redis has no WAIT, and its
-	 * generic execute() cannot read an integer reply). The write has happened either way:
-	 * too few acknowledgements, or none in time, are logged, not thrown.
-	 * @return whether the connection has no command pending any more and can be reused
-	 */
-	private boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection) {
-		RedisFuture<Long> reply = connection.async().waitForReplication(this.waitReplicas, this.waitTimeout.toMillis());
-		Long acknowledged;
-		try {
-			// Redis answers WAIT by its timeout; later than that plus a command's timeout
-			// it does not answer at all.
-			acknowledged = reply.get(this.waitTimeout.plus(connection.getTimeout()).toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			logger.warn("Could not confirm that " + this.waitReplicas + " Redis replicas have an idempotency record; "
-					+ "a failover now could lose it: " + ex);
-			return false;
-		}
-		if (acknowledged != null && acknowledged < this.waitReplicas) {
-			logger.warn("Only " + acknowledged + " of " + this.waitReplicas + " Redis replicas acknowledged an "
-					+ "idempotency record within " + this.waitTimeout + "; a failover now could lose it");
-		}
-		return true;
 	}
 
 }

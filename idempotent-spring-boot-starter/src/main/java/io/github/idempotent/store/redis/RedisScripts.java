@@ -73,6 +73,12 @@ final class RedisScripts {
 	/** For operators: reads a record whatever its layout or type, with its PTTL. */
 	static final Script INSPECT = Script.load("inspect.lua");
 
+	/**
+	 * For operators: one SCAN step, for the clients that cannot resume one (all but
+	 * Lettuce).
+	 */
+	static final Script SCAN = Script.load("scan.lua");
+
 	private RedisScripts() {
 	}
 

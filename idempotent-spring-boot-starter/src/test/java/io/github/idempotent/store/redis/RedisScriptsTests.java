@@ -87,7 +87,7 @@ class RedisScriptsTests {
 				}
 			}
 		}
-		assertThat(scripts).hasSize(6);
+		assertThat(scripts).hasSize(7);
 		return scripts;
 	}
 

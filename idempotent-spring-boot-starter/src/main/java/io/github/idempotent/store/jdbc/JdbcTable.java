@@ -1,0 +1,189 @@
+package io.github.idempotent.store.jdbc;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcOperations;
+
+/**
+ * The table of a {@link JdbcIdempotencyStore}, as the database has it: checked once at
+ * start-up (it exists, with every column the statements use), and, should it go
+ * afterwards, the store's statements failing as a store that cannot be reached (a 503, or
+ * an unprotected run under {@code failure-mode=open}) rather than as a bug of the
+ * caller's (Boot's bare 500 for every guarded call).
+ */
+final class JdbcTable {
+
+	/**
+	 * The columns the statements read and write.
+	 */
+	static final List<String> COLUMNS = List.of("idempotency_key", "state", "owner_token", "fingerprint", "result",
+			"expires_at");
+
+	/**
+	 * What the databases answer for a table, schema or column that is not there:
+	 * PostgreSQL's undefined table and column, the standard's base table and column not
+	 * found (MySQL, MariaDB, H2, which also has a variant with candidates, one for an
+	 * empty database, and its own code for a schema not found).
+	 */
+	private static final Set<String> NOT_FOUND_STATES = Set.of("42P01", "42703", "42S02", "42S03", "42S04", "42S22",
+			"90079");
+
+	/**
+	 * MySQL and MariaDB's unknown database (a schema-qualified table in a schema that is
+	 * not there), whose SQL state 42000 is also every syntax error's.
+	 */
+	private static final int MYSQL_UNKNOWN_DATABASE = 1049;
+
+	private final String tableName;
+
+	private final JdbcDialect dialect;
+
+	JdbcTable(String tableName, JdbcDialect dialect) {
+		this.tableName = tableName;
+		this.dialect = dialect;
+	}
+
+	/**
+	 * Checks that the table exists with every column of the store.
+	 * @throws IllegalStateException naming the table, the database and the ways to create
+	 * it, when it is missing or lacks a column
+	 */
+	void check(JdbcOperations jdbc) {
+		String problem;
+		try {
+			problem = jdbc.execute((ConnectionCallback<@Nullable String>) this::problem);
+		}
+		catch (DataAccessException ex) {
+			throw new IllegalStateException(
+					"Cannot check the table '" + this.tableName + "' of the JDBC idempotency store: " + ex.getMessage(),
+					ex);
+		}
+		if (problem != null) {
+			throw new IllegalStateException(problem);
+		}
+	}
+
+	private @Nullable String problem(Connection connection) throws SQLException {
+		try (Statement statement = connection.createStatement();
+				ResultSet columns = statement.executeQuery("SELECT * FROM " + this.tableName + " WHERE 1 = 0")) {
+			ResultSetMetaData metaData = columns.getMetaData();
+			Set<String> present = new LinkedHashSet<>();
+			for (int i = 1; i <= metaData.getColumnCount(); i++) {
+				present.add(metaData.getColumnName(i).toLowerCase(Locale.ROOT));
+			}
+			List<String> missing = new ArrayList<>(COLUMNS);
+			missing.removeAll(present);
+			return missing.isEmpty() ? null
+					: "The table '" + this.tableName + "' of the JDBC idempotency store in " + describe(connection)
+							+ " lacks the column(s) " + missing + " (it has " + present + "). " + remedy(false);
+		}
+		catch (SQLException ex) {
+			if (isNotFound(ex)) {
+				return "The table '" + this.tableName + "' of the JDBC idempotency store does not exist in "
+						+ describe(connection) + " (" + ex.getMessage() + "). " + remedy(true);
+			}
+			throw ex;
+		}
+	}
+
+	private String remedy(boolean missing) {
+		String script = JdbcDialect.schemaPath(this.dialect.getPlatform());
+		return (missing ? "Create it" : "Create it anew") + " with the script the starter ships for this database, "
+				+ script + " (in its jar; replace " + JdbcIdempotencyStore.DEFAULT_TABLE_NAME
+				+ " by the table's name), in your migrations, or set "
+				+ "idempotent.store.jdbc.initialize-schema=always to have it created at start-up"
+				+ (missing ? "" : " (which keeps an existing table: drop it first)") + ".";
+	}
+
+	/**
+	 * The database as a user would find it: product, database and schema the session is
+	 * in, and the URL without its parameters (which may hold a password).
+	 */
+	private static String describe(Connection connection) {
+		try {
+			DatabaseMetaData metaData = connection.getMetaData();
+			StringBuilder description = new StringBuilder(metaData.getDatabaseProductName());
+			String catalog = connection.getCatalog();
+			if (catalog != null && !catalog.isEmpty()) {
+				description.append(" database '").append(catalog).append("'");
+			}
+			String schema = connection.getSchema();
+			if (schema != null && !schema.isEmpty()) {
+				description.append(" schema '").append(schema).append("'");
+			}
+			String url = metaData.getURL();
+			if (url != null) {
+				description.append(" at ").append(withoutParameters(url));
+			}
+			return description.toString();
+		}
+		catch (SQLException | RuntimeException ex) {
+			return "the database of the store's DataSource";
+		}
+	}
+
+	private static String withoutParameters(String url) {
+		String shorter = url;
+		for (char separator : new char[] { '?', ';' }) {
+			int index = shorter.indexOf(separator);
+			if (index >= 0) {
+				shorter = shorter.substring(0, index);
+			}
+		}
+		// jdbc:mysql://user:password@host/...
+		return shorter.replaceFirst("//[^/@]*@", "//");
+	}
+
+	/**
+	 * {@code jdbc}, with the failures of statements on a table or column that is not
+	 * there reported as {@link DataAccessResourceFailureException}: the store cannot be
+	 * used until the table is back, as when its database cannot be reached.
+	 */
+	JdbcOperations guard(JdbcOperations jdbc) {
+		return (JdbcOperations) Proxy.newProxyInstance(JdbcTable.class.getClassLoader(),
+				new Class<?>[] { JdbcOperations.class }, (proxy, method, args) -> {
+					try {
+						return method.invoke(jdbc, args);
+					}
+					catch (InvocationTargetException ex) {
+						Throwable failure = ex.getTargetException();
+						if (failure instanceof DataAccessException && isNotFound(failure)) {
+							throw new DataAccessResourceFailureException("The table '" + this.tableName
+									+ "' of the JDBC idempotency store is missing, or lacks a column: "
+									+ failure.getMessage() + ". " + remedy(true), failure);
+						}
+						throw failure;
+					}
+				});
+	}
+
+	static boolean isNotFound(Throwable failure) {
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			if (ex instanceof SQLException sql) {
+				if ((sql.getSQLState() != null && NOT_FOUND_STATES.contains(sql.getSQLState()))
+						|| sql.getErrorCode() == MYSQL_UNKNOWN_DATABASE) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+}

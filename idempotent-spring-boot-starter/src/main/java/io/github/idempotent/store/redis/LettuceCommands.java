@@ -1,0 +1,87 @@
+package io.github.idempotent.store.redis;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.idempotent.store.redis.RedisScripts.Script;
+
+/**
+ * {@link AsyncRedisCommands} on Lettuce's asynchronous commands (standalone, Sentinel and
+ * Cluster alike). Loaded only once {@link RedisClients#isLettuce} has found a Lettuce
+ * connection factory.
+ */
+final class LettuceCommands implements AsyncRedisCommands {
+
+	private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+	private LettuceCommands(RedisClusterAsyncCommands<byte[], byte[]> commands) {
+		this.commands = commands;
+	}
+
+	static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory;
+	}
+
+	/**
+	 * Runs {@code action} on the asynchronous commands of a connection from the factory,
+	 * closed once the reply is in, not before: with a pool, closing it hands the native
+	 * connection to another caller.
+	 */
+	@SuppressWarnings("unchecked")
+	static <T> CompletableFuture<T> withCommands(RedisConnectionFactory connectionFactory,
+			Function<AsyncRedisCommands, CompletableFuture<T>> action) {
+		RedisConnection connection = connectionFactory.getConnection();
+		CompletableFuture<T> reply;
+		try {
+			reply = action.apply(
+					new LettuceCommands((RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection()));
+		}
+		catch (RuntimeException ex) {
+			connection.close();
+			return CompletableFuture.failedFuture(ex);
+		}
+		return reply.whenComplete((value, ex) -> connection.close());
+	}
+
+	@Override
+	public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
+		return this.commands.setGet(key, value, SetArgs.Builder.nx().px(millis)).toCompletableFuture();
+	}
+
+	@Override
+	public CompletableFuture<@Nullable Long> pttl(byte[] key) {
+		return this.commands.pttl(key).toCompletableFuture();
+	}
+
+	@Override
+	public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
+		ScriptOutputType outputType = outputType(returnType);
+		return this.commands.<T>evalsha(script.sha1(), outputType, keys, args)
+			.toCompletableFuture()
+			.exceptionallyCompose((ex) -> RedisScriptRunner.isNoScript(ex)
+					? this.commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
+					: CompletableFuture.failedFuture(ex));
+	}
+
+	private static ScriptOutputType outputType(ReturnType returnType) {
+		return switch (returnType) {
+			case BOOLEAN -> ScriptOutputType.BOOLEAN;
+			case INTEGER -> ScriptOutputType.INTEGER;
+			case MULTI -> ScriptOutputType.MULTI;
+			case STATUS -> ScriptOutputType.STATUS;
+			case VALUE -> ScriptOutputType.VALUE;
+		};
+	}
+
+}

@@ -1,0 +1,11 @@
+-- Read-only, for operators: one SCAN step, for a client that cannot resume a
+-- SCAN from a cursor an earlier step returned (Jedis and Redisson through Spring
+-- Data Redis; on Lettuce the store sends SCAN itself). A standalone or Sentinel
+-- Redis only: on Redis Cluster keys live on many nodes.
+--
+-- No keys.
+-- ARGV[1]: the cursor, "0" to start.
+-- ARGV[2]: the MATCH pattern (the key prefix, escaped, then ":*").
+-- ARGV[3]: the COUNT.
+-- Answers SCAN's reply: {next cursor, {keys}}, the cursor "0" when done.
+return redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
