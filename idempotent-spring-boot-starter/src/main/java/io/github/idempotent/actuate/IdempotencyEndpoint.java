@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -239,7 +240,8 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * One record. Durations are ISO-8601 ({@code PT42S}).
+	 * One record. Durations are ISO-8601 ({@code PT42S}); a field without a value is left
+	 * out.
 	 *
 	 * @param operation the operation's name, when the record key shows it
 	 * @param scope the caller scope, when the record key shows it
@@ -249,7 +251,7 @@ public class IdempotencyEndpoint {
 	 * store cannot read what the key holds; calls with the key are answered
 	 * {@code result-unavailable})
 	 * @param claimedAt when the running call claimed the key, if known
-	 * @param age how long ago it was claimed, if known
+	 * @param age how long ago it was claimed, if known, to the second
 	 * @param leaseRemaining lease left of a record in progress
 	 * @param expiresIn time left before a completed result is forgotten
 	 * @param fingerprint SHA-256 of the payload fingerprint, shortened; {@code null} when
@@ -260,6 +262,7 @@ public class IdempotencyEndpoint {
 	 * @param response the stored HTTP response, when shown and the result is one
 	 * @param reason what keeps an unreadable record from being read
 	 */
+	@JsonInclude(JsonInclude.Include.NON_NULL)
 	public record RecordDescriptor(@Nullable String operation, @Nullable String scope, @Nullable String key,
 			String storedKey, String state, @Nullable String claimedAt, @Nullable String age,
 			@Nullable String leaseRemaining, @Nullable String expiresIn, @Nullable String fingerprint,
@@ -268,7 +271,7 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * A stored HTTP response, as a replay writes it.
+	 * A stored HTTP response, as a replay writes it; a field without a value is left out.
 	 *
 	 * @param status the status code
 	 * @param headers the replayed headers
@@ -276,6 +279,7 @@ public class IdempotencyEndpoint {
 	 * decodes in its charset (UTF-8 unless it names another); decompressed
 	 * @param bodyBase64 the body otherwise
 	 */
+	@JsonInclude(JsonInclude.Include.NON_NULL)
 	public record ResponseDescriptor(int status, Map<String, List<String>> headers, @Nullable String body,
 			@Nullable String bodyBase64) {
 	}

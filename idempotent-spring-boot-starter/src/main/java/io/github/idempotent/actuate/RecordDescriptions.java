@@ -78,7 +78,8 @@ final class RecordDescriptions {
 		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
 		return new RecordDescriptor(parts.operation(), parts.scope(), parts.key(), record.key().value(),
 				record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
-				(age != null) ? age.toString() : null, (inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(age != null) ? age.withNanos(0).toString() : null,
+				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize, result,
 				resultBase64, response, reason);

@@ -3,7 +3,12 @@ package io.github.idempotent.actuate;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
@@ -105,6 +110,53 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 		this.controller.release();
 		assertThat(first.get().statusCode()).isEqualTo(200);
 		assertThat(this.controller.stuckCalls()).isEqualTo(2);
+	}
+
+	/**
+	 * The answers docs/operations.md shows have the fields the endpoint sends, no more
+	 * and no fewer (a field without a value is left out), and the age is to the second.
+	 */
+	@Test
+	void theAnswersHaveTheFieldsTheOperationsDocShows() throws Exception {
+		String key = "documented-" + UUID.randomUUID();
+		CompletableFuture<HttpResponse<String>> first = this.client.http()
+			.sendAsync(post("/stuck", key, null), HttpResponse.BodyHandlers.ofString());
+		assertThat(this.controller.awaitStuck()).isTrue();
+		JsonNode listed = findListed(key);
+		assertThat(names(listed)).isEqualTo(
+				names(documented("curl 'localhost:8080/actuator/idempotency?olderThan=5m'").path("records").path(0)));
+		assertThat(Duration.parse(listed.path("age").asString()).getNano()).isZero();
+		JsonNode refusal = JSON.readTree(send(delete("/actuator/idempotency/OrderController.stuck/" + key)).body());
+		assertThat(names(refusal)).isEqualTo(
+				names(documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-2'")));
+		this.controller.release();
+		assertThat(first.get().statusCode()).isEqualTo(200);
+
+		JsonNode completed = JSON.readTree(send(get("/actuator/idempotency/OrderController.stuck/" + key)).body());
+		assertThat(names(completed)).isEqualTo(names(
+				documented("curl 'localhost:8080/actuator/idempotency/PaymentController.pay/k-1?scope=u%3Dalice'")));
+		JsonNode deleted = JSON.readTree(send(delete("/actuator/idempotency/OrderController.stuck/" + key)).body());
+		assertThat(names(deleted)).isEqualTo(
+				names(documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-1'")));
+	}
+
+	/**
+	 * The answer docs/operations.md shows after a command: the JSON lines that follow it.
+	 */
+	private static JsonNode documented(String command) throws Exception {
+		List<String> lines = Files.readAllLines(Path.of("../docs/operations.md"), StandardCharsets.UTF_8);
+		int at = lines.indexOf(command);
+		assertThat(at).as("docs/operations.md shows " + command).isNotNegative();
+		StringBuilder answer = new StringBuilder();
+		for (int i = at + 1; i < lines.size() && !lines.get(i).startsWith("```"); i++) {
+			answer.append(lines.get(i).trim());
+		}
+		return JSON.readTree(answer.toString());
+	}
+
+	private static Set<String> names(JsonNode object) {
+		assertThat(object.isObject()).as(object + " is an object").isTrue();
+		return new TreeSet<>(object.propertyNames());
 	}
 
 	@Test
