@@ -82,6 +82,11 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 	}
 
 	@Override
+	public boolean isCallerless() {
+		return CURRENT.get() != null;
+	}
+
+	@Override
 	public boolean appliesToCurrentCall() {
 		return CURRENT.get() != null;
 	}
