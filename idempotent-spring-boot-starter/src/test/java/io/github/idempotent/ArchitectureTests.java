@@ -127,7 +127,8 @@ class ArchitectureTests {
 	 * Reactor is optional: an application without it uses {@code @Idempotent} and
 	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
 	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of
-	 * its {@code executeMono} methods, which nothing calls without Reactor).
+	 * its {@code executeMono} methods, which nothing calls without Reactor, and the scope
+	 * resolver in its reactive side, which only reactive calls ask).
 	 */
 	@Test
 	void coreRefersToReactorOnlyInItsMonoPaths() {
@@ -141,6 +142,8 @@ class ArchitectureTests {
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$OperationSpec")
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$Spec")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyScopeResolver")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("reactor..")

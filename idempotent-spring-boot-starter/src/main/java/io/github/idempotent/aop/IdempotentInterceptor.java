@@ -83,6 +83,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
 			return this.reactive.invoke(operation, call, invocation, targetClass);
 		}
+		if (this.reactive != null) {
+			Object result = this.reactive.invokeForRequest(operation, call, invocation, targetClass);
+			if (result != MonoInvocations.NO_REQUEST) {
+				return result;
+			}
+		}
 		String clientKey = call.key();
 		if (clientKey == null) {
 			if (operation.required()) {

@@ -11,6 +11,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
@@ -58,7 +59,16 @@ final class InvocationArguments {
 	String scope() {
 		Expression expression = this.operation.scope();
 		if (expression == null) {
-			return this.scopeResolver.resolveScope();
+			try {
+				return this.scopeResolver.resolveScope();
+			}
+			catch (IdempotencyScopeException ex) {
+				// A listener's call is no one's: its key is the message's id.
+				if (this.keyResolver.isCallerless()) {
+					return IdempotencyScopeResolver.GLOBAL;
+				}
+				throw ex;
+			}
 		}
 		Object value = evaluate(expression, "scope");
 		if (value == null || !StringUtils.hasText(value.toString())) {

@@ -1,11 +1,15 @@
 package io.github.idempotent.aop;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -15,6 +19,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.core.OutcomeRecorder;
@@ -42,6 +47,11 @@ import io.github.idempotent.store.RecordKey;
  */
 final class MonoInvocations {
 
+	/**
+	 * What {@link #invokeForRequest} answers when the thread works for no request.
+	 */
+	static final Object NO_REQUEST = new Object();
+
 	private final IdempotentCalls calls;
 
 	private final IdempotencyKeyResolver keyResolver;
@@ -62,6 +72,39 @@ final class MonoInvocations {
 
 	Object invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			@Nullable Class<?> targetClass) {
+		return invoke(operation, call, invocation, targetClass, this::toMono);
+	}
+
+	/**
+	 * A call of a method that returns a future or a plain value, made for a request whose
+	 * Reactor context the thread knows (a WebFlux handler, whose thread carries neither
+	 * the key nor the caller): the {@code Mono} path with that context, handed back as
+	 * the method's own kind of result; a plain value is waited for, as the blocking path
+	 * would. {@link #NO_REQUEST} when the thread works for no request.
+	 */
+	@Nullable Object invokeForRequest(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
+			@Nullable Class<?> targetClass) throws Throwable {
+		ReactiveIdempotencyContext context = this.context;
+		ContextView contextView = (context != null) ? context.currentContext() : null;
+		if (contextView == null) {
+			return NO_REQUEST;
+		}
+		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
+			return invoke(operation, call, invocation, targetClass, this::toMono).contextWrite(contextView).toFuture();
+		}
+		CompletableFuture<?> result = invoke(operation, call, invocation, targetClass, Mono::justOrEmpty)
+			.contextWrite(contextView)
+			.toFuture();
+		try {
+			return result.join();
+		}
+		catch (CompletionException ex) {
+			throw Exceptions.unwrap((ex.getCause() != null) ? ex.getCause() : ex);
+		}
+	}
+
+	private Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
+			@Nullable Class<?> targetClass, Function<@Nullable Object, Mono<?>> adapter) {
 		return Mono.deferContextual((contextView) -> {
 			ReactiveIdempotencyContext context = this.context;
 			String key;
@@ -77,21 +120,37 @@ final class MonoInvocations {
 					return Mono.error(IdempotentInterceptor.missingKey(operation,
 							(context != null) ? context.describeSource() : this.keyResolver.describeSource()));
 				}
-				return toMono(proceed(invocation));
+				return adapter.apply(proceed(invocation));
 			}
 			IdempotentInterceptor.checkKey(this.calls, operation, key);
 			String clientKey = key;
-			Mono<String> scope = (operation.scope() != null || context == null) ? Mono.fromSupplier(call::scope)
-					: context.resolveScope(contextView, this.scopeResolver);
+			Mono<String> scope = scope(operation, call, context, contextView);
 			IdempotencyObserver observer = (context != null) ? context.observer(contextView) : IdempotencyObserver.NONE;
 			OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
 			return scope.flatMap((resolvedScope) -> {
 				RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
 				Fingerprint fingerprint = IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
 				return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), clientKey, recordKey,
-						fingerprint, () -> toMono(proceed(invocation)), contextView, observer, recorder);
+						fingerprint, () -> adapter.apply(proceed(invocation)), contextView, observer, recorder);
 			});
 		});
+	}
+
+	/**
+	 * The scope a call names, else the resolver's for the subscriber's context; a
+	 * listener's call that the resolver finds no caller for is no one's (see
+	 * {@link InvocationArguments#scope()}).
+	 */
+	private Mono<String> scope(IdempotentOperation operation, InvocationArguments call,
+			@Nullable ReactiveIdempotencyContext context, ContextView contextView) {
+		if (operation.scope() != null) {
+			return Mono.fromSupplier(call::scope);
+		}
+		Mono<String> resolved = (context != null) ? context.resolveScope(contextView, this.scopeResolver)
+				: this.scopeResolver.resolveScope(contextView);
+		boolean callerless = this.keyResolver.isCallerless();
+		return resolved.onErrorResume(IdempotencyScopeException.class,
+				(ex) -> callerless ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}
 
 	/**
@@ -99,8 +158,8 @@ final class MonoInvocations {
 	 * else from the request bound to the subscribing thread (Spring MVC subscribes on the
 	 * request's thread).
 	 */
-	private @Nullable OutcomeRecorder recorder(@Nullable ReactiveIdempotencyContext context,
-			reactor.util.context.ContextView contextView, MethodInvocation invocation, @Nullable Class<?> targetClass) {
+	private @Nullable OutcomeRecorder recorder(@Nullable ReactiveIdempotencyContext context, ContextView contextView,
+			MethodInvocation invocation, @Nullable Class<?> targetClass) {
 		if (context != null) {
 			return context.recorder(contextView, invocation.getMethod(), targetClass);
 		}

@@ -11,11 +11,11 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
 
 /**
- * What a {@code Mono} (or Kotlin {@code suspend}) call takes from its subscriber's
- * Reactor context instead of the calling thread, which on an event loop belongs to no
- * request: the key and scope of a call whose annotation names none, and the observer that
- * marks its response. WebFlux's implementation reads the {@code ServerWebExchange} and
- * the reactive security context.
+ * What a {@code Mono} (or Kotlin {@code suspend}) call, and any call that handles a
+ * WebFlux request, takes from its subscriber's Reactor context instead of the calling
+ * thread, which on an event loop belongs to no request: the key and scope of a call whose
+ * annotation names none, and the observer that marks its response. WebFlux's
+ * implementation reads the {@code ServerWebExchange} and the reactive security context.
  */
 public interface ReactiveIdempotencyContext {
 
@@ -27,9 +27,11 @@ public interface ReactiveIdempotencyContext {
 	@Nullable String resolveKey(ContextView context);
 
 	/**
-	 * The scope of the call; {@code fallback} is the application's thread-bound resolver.
+	 * The scope of the call; {@code resolver} is the application's, whose
+	 * {@link IdempotencyScopeResolver#resolveScope(ContextView) reactive side} an
+	 * implementation asks unless it knows better.
 	 */
-	Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver fallback);
+	Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver resolver);
 
 	/**
 	 * The observer told about this call's outcome (the response to mark), in addition to
@@ -45,6 +47,17 @@ public interface ReactiveIdempotencyContext {
 	 * of the request in {@code context}.
 	 */
 	default @Nullable OutcomeRecorder recorder(ContextView context, Method method, @Nullable Class<?> targetClass) {
+		return null;
+	}
+
+	/**
+	 * The Reactor context of the request that the current thread works for, for a call of
+	 * a method that returns no {@code Mono} (a WebFlux handler that returns a
+	 * {@code CompletableFuture} or a plain value), or {@code null} when none is known:
+	 * such a call then takes its key, scope and marking from it as a {@code Mono} call
+	 * does.
+	 */
+	default @Nullable ContextView currentContext() {
 		return null;
 	}
 

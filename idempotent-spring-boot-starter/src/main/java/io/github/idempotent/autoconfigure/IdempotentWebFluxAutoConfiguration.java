@@ -14,6 +14,7 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.ReactiveIdempotencyContext;
+import io.github.idempotent.web.HandlerThreadContextWebFilter;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseEntityResultConverter;
@@ -23,10 +24,11 @@ import io.github.idempotent.web.WebFluxIdempotencyContext;
 /**
  * The HTTP contract of {@code @Idempotent} on Spring WebFlux: the key from the
  * {@code Idempotency-Key} header of the exchange (put in the Reactor context by
- * {@link ServerWebExchangeContextFilter}), responses recorded as written and replayed
- * byte for byte, replay headers, and the same problem responses as on MVC (the handler is
- * an {@code @RestControllerAdvice}, which WebFlux applies too). Backs off without WebFlux
- * or Reactor, and in servlet applications.
+ * {@link ServerWebExchangeContextFilter}, and bound to the thread of a handler that
+ * returns no {@code Mono} by {@link HandlerThreadContextWebFilter}), responses recorded
+ * as written and replayed byte for byte, replay headers, and the same problem responses
+ * as on MVC (the handler is an {@code @RestControllerAdvice}, which WebFlux applies too).
+ * Backs off without WebFlux or Reactor, and in servlet applications.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
 		afterName = "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration")
@@ -47,6 +49,12 @@ public final class IdempotentWebFluxAutoConfiguration {
 	WebFluxIdempotencyContext webFluxIdempotencyContext(IdempotentProperties properties) {
 		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName(),
 				properties.getWeb().getReplayedHeader());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	HandlerThreadContextWebFilter idempotentHandlerThreadContextWebFilter() {
+		return new HandlerThreadContextWebFilter();
 	}
 
 	@Bean

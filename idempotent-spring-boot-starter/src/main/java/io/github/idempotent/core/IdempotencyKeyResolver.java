@@ -35,6 +35,17 @@ public interface IdempotencyKeyResolver {
 	}
 
 	/**
+	 * Whether the current call, in this resolver's context, has no caller to scope its
+	 * key by: a message, whose key (its id) is the same whoever sent it. Such a call
+	 * takes the {@link IdempotencyScopeResolver#GLOBAL global} scope when the scope
+	 * resolver finds no caller, where any other call fails with
+	 * {@link IdempotencyScopeException}.
+	 */
+	default boolean isCallerless() {
+		return false;
+	}
+
+	/**
 	 * A SpEL variable the context offers to key, scope and payload expressions
 	 * ({@code #headers} of the current message), or {@code null} if it has none of that
 	 * name. Arguments of the method take precedence.
@@ -93,6 +104,16 @@ public interface IdempotencyKeyResolver {
 			@Override
 			public boolean appliesToCurrentCall() {
 				return all.stream().anyMatch(IdempotencyKeyResolver::appliesToCurrentCall);
+			}
+
+			@Override
+			public boolean isCallerless() {
+				for (IdempotencyKeyResolver resolver : all) {
+					if (resolver.appliesToCurrentCall()) {
+						return resolver.isCallerless();
+					}
+				}
+				return false;
 			}
 
 			@Override

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
@@ -377,7 +378,7 @@ public class IdempotencyTemplate {
 		@SuppressWarnings("unchecked")
 		private <T> @Nullable T call(Type resultType, Supplier<? extends @Nullable T> callback) {
 			Assert.notNull(callback, "callback must not be null");
-			Prepared call = prepare(resultType);
+			Prepared call = prepare(resultType, null);
 			int[] depth = IdempotentCalls.enter();
 			try {
 				return (T) IdempotencyTemplate.this.calls.execute(call.policy(), call.key(), call.recordKey(),
@@ -416,9 +417,9 @@ public class IdempotencyTemplate {
 			Assert.notNull(callback, "callback must not be null");
 			Prepared call;
 			try {
-				call = prepare(resultType);
+				call = prepare(resultType, null);
 			}
-			catch (IdempotencyException ex) {
+			catch (IdempotencyException | IdempotencyScopeException ex) {
 				return CompletableFuture.failedFuture(ex);
 			}
 			int[] depth = IdempotentCalls.enter();
@@ -450,14 +451,21 @@ public class IdempotencyTemplate {
 			Assert.notNull(callback, "callback must not be null");
 			// Reactor is touched only from here on: the template itself loads without
 			// it.
-			return MonoCalls.execute(IdempotencyTemplate.this.calls, () -> prepare(resultType), callback);
+			// The caller of a Mono lives in its Reactor context, not on the subscribing
+			// thread: the resolver is asked with that context.
+			IdempotencyScopeResolver scopes = (this.scope != null) ? null : IdempotencyTemplate.this.scopeResolver;
+			return MonoCalls.execute(IdempotencyTemplate.this.calls, scopes, (scope) -> prepare(resultType, scope),
+					callback);
 		}
 
 		/**
 		 * The operation's settings, key and fingerprint of this call, or an
 		 * {@link IdempotencyKeyException} that says what is wrong with the key.
+		 * @param resolvedScope the scope the resolver gave a reactive call, or
+		 * {@code null} to take the one passed to {@code scope(...)}, else to ask the
+		 * resolver on this thread
 		 */
-		private Prepared prepare(Type resultType) {
+		private Prepared prepare(Type resultType, @Nullable String resolvedScope) {
 			String key = this.key;
 			if (!StringUtils.hasText(key)) {
 				throw new IdempotencyKeyException("Idempotency key is required",
@@ -467,7 +475,8 @@ public class IdempotencyTemplate {
 			}
 			IdempotentCalls calls = IdempotencyTemplate.this.calls;
 			calls.checkApplicationKey(this.name, key, "the application (IdempotencyTemplate key(...))");
-			String scope = (this.scope != null) ? this.scope : IdempotencyTemplate.this.scopeResolver.resolveScope();
+			String scope = (this.scope != null) ? this.scope
+					: (resolvedScope != null) ? resolvedScope : IdempotencyTemplate.this.scopeResolver.resolveScope();
 			if (!StringUtils.hasText(scope)) {
 				throw new IdempotencyKeyException("The request has no scope for its idempotency key",
 						"Scope of operation '" + this.name + "' is blank; pass a scope (a tenant, a user) to "
@@ -510,16 +519,25 @@ public class IdempotencyTemplate {
 	 */
 	private static final class MonoCalls {
 
+		/**
+		 * @param scopes resolver asked for the scope with the subscriber's context, or
+		 * {@code null} when the call names its scope
+		 */
 		@SuppressWarnings("unchecked")
-		static <T> Mono<T> execute(IdempotentCalls calls, Supplier<Prepared> prepare,
-				Supplier<? extends Mono<? extends T>> callback) {
+		static <T> Mono<T> execute(IdempotentCalls calls, @Nullable IdempotencyScopeResolver scopes,
+				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {
 			return (Mono<T>) Mono.deferContextual((contextView) -> {
-				Prepared call = prepare.get();
-				return ReactiveIdempotentCalls.execute(calls, call.policy(), call.key(), call.recordKey(),
-						call.fingerprint(), () -> {
-							Mono<? extends T> mono = callback.get();
-							return (mono != null) ? mono : Mono.empty();
-						}, contextView, IdempotencyObserver.NONE, null);
+				// An empty answer is a blank scope, which prepare refuses.
+				Mono<String> scope = (scopes != null) ? scopes.resolveScope(contextView).defaultIfEmpty("")
+						: Mono.just("");
+				return scope.flatMap((resolved) -> {
+					Prepared call = prepare.apply((scopes != null) ? resolved : null);
+					return ReactiveIdempotentCalls.execute(calls, call.policy(), call.key(), call.recordKey(),
+							call.fingerprint(), () -> {
+								Mono<? extends T> mono = callback.get();
+								return (mono != null) ? mono : Mono.empty();
+							}, contextView, IdempotencyObserver.NONE, null);
+				});
 			});
 		}
 

@@ -7,6 +7,7 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 
 import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
 
 import io.github.idempotent.core.IdempotentCallObservations.ObservedCall;
 import io.github.idempotent.store.Fingerprint;
@@ -116,8 +117,16 @@ public final class IdempotentCalls {
 	 * The record key of a call: {@code {prefix}:{scope}:{name}:{key}}, hashed when longer
 	 * than the store keeps. Checks the scope; the key must have passed {@link #checkKey}.
 	 * @throws IdempotencyKeyException if the scope is too long or malformed
+	 * @throws IdempotencyScopeException if the scope is blank
 	 */
 	public RecordKey recordKey(String operation, String scope, String key) {
+		if (!StringUtils.hasText(scope)) {
+			// Every caller the resolver does not know would share this one scope.
+			throw new IdempotencyScopeException("The scope of " + operation + " is blank: the "
+					+ "IdempotencyScopeResolver answered \"" + scope + "\". Return a scope for every caller, or throw "
+					+ "IdempotencyScopeException for a caller it cannot tell; return IdempotencyScopeResolver.GLOBAL "
+					+ "where callers are meant to share their keys");
+		}
 		validate(operation, "scope", scope, MAX_SCOPE_LENGTH, "its scope resolver or scope expression");
 		return RecordKey.of(this.keyPrefix, scope, operation, key, this.executor.getStore().maxKeyLength());
 	}

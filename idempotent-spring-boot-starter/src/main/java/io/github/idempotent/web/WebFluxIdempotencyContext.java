@@ -8,12 +8,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
 import org.springframework.http.server.reactive.ServerHttpResponse;
-import org.springframework.security.authentication.AnonymousAuthenticationToken;
-import org.springframework.security.core.Authentication;
-import org.springframework.security.core.context.ReactiveSecurityContextHolder;
-import org.springframework.security.core.context.SecurityContext;
 import org.springframework.util.Assert;
-import org.springframework.util.ClassUtils;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -28,15 +23,12 @@ import io.github.idempotent.core.OutcomeRecorder;
  * The HTTP contract of {@code @Idempotent} on WebFlux: the key from the
  * {@code Idempotency-Key} header of the {@link ServerWebExchange} that
  * {@link ServerWebExchangeContextFilter} puts in the Reactor context (an event loop
- * thread carries no request), the principal scope from the reactive security context, and
- * the {@code Idempotency-Key} echo and {@code Idempotent-Replayed} headers set on the
+ * thread carries no request), the scope from the application's resolver asked with that
+ * Reactor context (the reactive security context for the principal scope), and the
+ * {@code Idempotency-Key} echo and {@code Idempotent-Replayed} headers set on the
  * exchange's response before its body is written.
  */
 public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
-
-	private static final boolean reactiveSecurityPresent = ClassUtils.isPresent(
-			"org.springframework.security.core.context.ReactiveSecurityContextHolder",
-			WebFluxIdempotencyContext.class.getClassLoader());
 
 	private final String headerName;
 
@@ -75,11 +67,8 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 	}
 
 	@Override
-	public Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver fallback) {
-		if (reactiveSecurityPresent && fallback instanceof PrincipalScopeResolver) {
-			return Security.scope();
-		}
-		return Mono.fromSupplier(fallback::resolveScope);
+	public Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver resolver) {
+		return resolver.resolveScope(context);
 	}
 
 	@Override
@@ -124,30 +113,13 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 	}
 
 	@Override
-	public String describeSource() {
-		return "the " + this.headerName + " header";
+	public @Nullable ContextView currentContext() {
+		return HandlerThreadContextWebFilter.current();
 	}
 
-	/**
-	 * The reactive twin of {@link PrincipalScopeResolver}, loaded only with Spring
-	 * Security.
-	 */
-	private static final class Security {
-
-		static Mono<String> scope() {
-			return ReactiveSecurityContextHolder.getContext()
-				.mapNotNull(SecurityContext::getAuthentication)
-				.map(Security::scopeOf)
-				.defaultIfEmpty(IdempotencyScopeResolver.GLOBAL);
-		}
-
-		private static String scopeOf(Authentication authentication) {
-			if (!authentication.isAuthenticated() || authentication instanceof AnonymousAuthenticationToken) {
-				return IdempotencyScopeResolver.GLOBAL;
-			}
-			return "u=" + authentication.getName();
-		}
-
+	@Override
+	public String describeSource() {
+		return "the " + this.headerName + " header";
 	}
 
 }

@@ -48,7 +48,8 @@ class DuplicateHandlingTests {
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 				IdempotentAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
-				"idempotent.store.type=redis", "idempotent.key-prefix=duplicates-" + UUID.randomUUID())
+				"idempotent.default-scope=global", "idempotent.store.type=redis",
+				"idempotent.key-prefix=duplicates-" + UUID.randomUUID())
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withBean(Payments.class);
 

@@ -70,7 +70,8 @@ class IdempotencyContextTests {
 	void redisTellsATakeoverOnEveryKindOfMethod() {
 		this.runner
 			.withPropertyValues("spring.data.redis.host=" + TestRedis.host(),
-					"spring.data.redis.port=" + TestRedis.port(), "idempotent.store.type=redis")
+					"spring.data.redis.port=" + TestRedis.port(), "idempotent.default-scope=global",
+					"idempotent.store.type=redis")
 			.run(IdempotencyContextTests::assertTakeoversAreTold);
 	}
 
@@ -81,7 +82,8 @@ class IdempotencyContextTests {
 		try (var postgresql = TestDatabases.postgresql()) {
 			try {
 				this.runner.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
-					.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table,
+					.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=jdbc",
+							"idempotent.store.jdbc.table-name=" + table,
 							"idempotent.store.jdbc.initialize-schema=always")
 					.run(IdempotencyContextTests::assertTakeoversAreTold);
 			}

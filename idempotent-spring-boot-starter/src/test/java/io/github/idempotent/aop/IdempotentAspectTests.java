@@ -50,7 +50,7 @@ class IdempotentAspectTests {
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 				IdempotentAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
-				"idempotent.store.type=redis", "payments.ttl=1h")
+				"idempotent.default-scope=global", "idempotent.store.type=redis", "payments.ttl=1h")
 		.withUserConfiguration(PaymentServiceConfiguration.class);
 
 	@Test

@@ -49,7 +49,7 @@ class InProcessDuplicateTests {
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 				IdempotentAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
-				"idempotent.store.type=redis")
+				"idempotent.default-scope=global", "idempotent.store.type=redis")
 		.withUserConfiguration(ShippingConfiguration.class);
 
 	@Test

@@ -29,7 +29,8 @@ class MonoIdempotencyTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
-		.withPropertyValues("idempotent.store.type=memory", "idempotent.retry-after=1s")
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory",
+				"idempotent.retry-after=1s")
 		.withBean(Payments.class);
 
 	@Test

@@ -35,7 +35,8 @@ class StoreFailureModeTests {
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 					IdempotentAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.port(),
-					"spring.data.redis.timeout=500ms", "spring.data.redis.connect-timeout=500ms")
+					"spring.data.redis.timeout=500ms", "spring.data.redis.connect-timeout=500ms",
+					"idempotent.default-scope=global")
 			.withUserConfiguration(ServiceConfiguration.class);
 	}
 

@@ -52,7 +52,7 @@ class UntypedNumberReplayTests {
 
 	private final ApplicationContextRunner redis = this.runner.withPropertyValues(
 			"spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
-			"idempotent.store.type=redis");
+			"idempotent.default-scope=global", "idempotent.store.type=redis");
 
 	@Test
 	void redisStoreReplaysUntypedNumbersExactly() {
@@ -69,7 +69,8 @@ class UntypedNumberReplayTests {
 		try (var postgresql = TestDatabases.postgresql()) {
 			try {
 				this.runner.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
-					.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table,
+					.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=jdbc",
+							"idempotent.store.jdbc.table-name=" + table,
 							"idempotent.store.jdbc.initialize-schema=always")
 					.run((context) -> {
 						assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(JdbcIdempotencyStore.class);

@@ -30,7 +30,7 @@ class IdempotentAotProcessingTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
-		.withPropertyValues("idempotent.store.type=memory")
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(Orders.class);
 
 	@Test

@@ -16,6 +16,7 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.store.IdempotencyStore;
@@ -32,7 +33,8 @@ class IdempotentAutoConfigurationTests {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 				IdempotentAutoConfiguration.class))
-		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
+		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
+				"idempotent.default-scope=global");
 
 	@Test
 	void redisStoreWhenARedisConnectionFactoryExists() {
@@ -133,10 +135,11 @@ class IdempotentAutoConfigurationTests {
 
 	@Test
 	void scopeIsThePrincipalWhenSpringSecurityIsPresent() {
-		this.runner.run((context) -> {
+		this.runner.withPropertyValues("idempotent.default-scope=principal").run((context) -> {
 			IdempotencyScopeResolver resolver = context.getBean(IdempotencyScopeResolver.class);
 			assertThat(resolver).isInstanceOf(PrincipalScopeResolver.class);
-			assertThat(resolver.resolveScope()).isEqualTo(IdempotencyScopeResolver.GLOBAL);
+			// No caller on this thread, and no request: never the global scope.
+			assertThatExceptionOfType(IdempotencyScopeException.class).isThrownBy(resolver::resolveScope);
 			SecurityContextHolder.getContext()
 				.setAuthentication(new TestingAuthenticationToken("alice", "secret", "ROLE_USER"));
 			try {
@@ -151,6 +154,7 @@ class IdempotentAutoConfigurationTests {
 	@Test
 	void scopeIsGlobalWithoutSpringSecurityOrWhenConfigured() {
 		this.runner.withClassLoader(new FilteredClassLoader(SecurityContextHolder.class))
+			.withPropertyValues("idempotent.default-scope=principal")
 			.run((context) -> assertThat(context.getBean(IdempotencyScopeResolver.class).resolveScope())
 				.isEqualTo(IdempotencyScopeResolver.GLOBAL));
 		this.runner.withPropertyValues("idempotent.default-scope=global")

@@ -25,7 +25,7 @@ class IdempotentObservationAutoConfigurationTests {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
 				IdempotentObservationAutoConfiguration.class))
-		.withPropertyValues("idempotent.store.type=memory")
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(Counter.class);
 
 	@Test

@@ -55,7 +55,7 @@ class IdempotencyObservationTests {
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 				IdempotentAutoConfiguration.class, IdempotentObservationAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
-				"idempotent.key-prefix=" + this.prefix)
+				"idempotent.key-prefix=" + this.prefix, "idempotent.default-scope=global")
 		.withBean(ObservationRegistry.class, () -> this.registry)
 		.withBean(Orders.class);
 

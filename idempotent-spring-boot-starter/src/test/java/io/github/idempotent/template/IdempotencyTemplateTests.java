@@ -47,7 +47,7 @@ class IdempotencyTemplateTests {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
 				IdempotentObservationAutoConfiguration.class))
-		.withPropertyValues("idempotent.store.type=memory")
+		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(PolicyLog.class);
 
 	@Test

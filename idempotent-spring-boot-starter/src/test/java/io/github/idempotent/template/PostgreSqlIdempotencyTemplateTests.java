@@ -49,8 +49,8 @@ class PostgreSqlIdempotencyTemplateTests extends AbstractIdempotencyTemplateTest
 					IdempotentAutoConfiguration.class))
 			// Not closed with each context: the tests share one pool.
 			.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
-			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + TABLE,
-					"idempotent.store.jdbc.initialize-schema=always");
+			.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=jdbc",
+					"idempotent.store.jdbc.table-name=" + TABLE, "idempotent.store.jdbc.initialize-schema=always");
 	}
 
 	@Override

@@ -21,7 +21,8 @@ class RedisIdempotencyTemplateTests extends AbstractIdempotencyTemplateTests {
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
 					IdempotentAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + TestRedis.host(),
-					"spring.data.redis.port=" + TestRedis.port(), "idempotent.store.type=redis");
+					"spring.data.redis.port=" + TestRedis.port(), "idempotent.default-scope=global",
+					"idempotent.store.type=redis");
 	}
 
 	@Override

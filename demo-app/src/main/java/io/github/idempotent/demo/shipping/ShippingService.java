@@ -43,9 +43,12 @@ public class ShippingService {
 	 * ships waits for its shipment ({@code demo.shipping.wait-for}) and gets it back: the
 	 * in-process listener that calls this has nobody to retry it, and the starter cannot
 	 * tell from here who the caller is (an {@code @Idempotent} method that is itself the
-	 * {@code @Async} listener would wait by default).
+	 * {@code @Async} listener would wait by default). Its scope is named: an event
+	 * carries no caller, and with Spring Security present a call on the {@code @Async}
+	 * thread without one would fail rather than share the global scope.
 	 */
-	@Idempotent(name = "shipping", key = "#event.paymentId", waitFor = "${demo.shipping.wait-for}")
+	@Idempotent(name = "shipping", key = "#event.paymentId", scope = "'shipping'",
+			waitFor = "${demo.shipping.wait-for}")
 	@Transactional
 	public Shipment ship(PaymentCaptured event) {
 		return this.shipments.create(event);

@@ -59,6 +59,11 @@ public class RabbitMessageKeyResolver implements IdempotencyKeyResolver {
 	}
 
 	@Override
+	public boolean isCallerless() {
+		return CURRENT.get() != null;
+	}
+
+	@Override
 	public boolean appliesToCurrentCall() {
 		return CURRENT.get() != null;
 	}

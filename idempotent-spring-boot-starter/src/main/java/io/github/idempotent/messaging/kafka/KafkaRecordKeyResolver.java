@@ -124,6 +124,11 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 	}
 
 	@Override
+	public boolean isCallerless() {
+		return CURRENT.get() != null;
+	}
+
+	@Override
 	public boolean appliesToCurrentCall() {
 		return CURRENT.get() != null;
 	}

@@ -135,8 +135,12 @@ class SpringCloudStreamConsumerTests {
 			return (message) -> {
 				String id = message.getHeaders().get(AmqpHeaders.MESSAGE_ID, String.class);
 				try {
+					// No caller to scope by on a consumer's thread: the message id is
+					// the key, the same whoever sent it, in a scope of the consumer's
+					// own.
 					idempotency.operation("ship-order")
 						.key(id)
+						.scope("shipping")
 						.payload(message.getPayload())
 						.waitFor(Duration.ofSeconds(5))
 						.run(() -> ship(id, message.getPayload()));
