@@ -8,8 +8,6 @@ import java.lang.annotation.Target;
 
 import org.springframework.aot.hint.annotation.Reflective;
 
-import io.github.idempotent.core.DuplicateHandling;
-
 /**
  * Makes a method safe to call again with the same idempotency key: the first call claims
  * the key atomically and runs the method, every later call with the same key gets the

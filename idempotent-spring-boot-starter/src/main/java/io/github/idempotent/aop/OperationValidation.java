@@ -9,7 +9,7 @@ import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**

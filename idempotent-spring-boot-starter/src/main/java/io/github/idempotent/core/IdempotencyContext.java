@@ -7,6 +7,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
+import io.github.idempotent.annotation.DuplicateHandling;
+
 /**
  * What an idempotent method can learn about the call it is running in: which attempt at
  * its key this is, when the attempt before it started, and whether it runs for a

@@ -2,6 +2,8 @@ package io.github.idempotent.core;
 
 import java.util.List;
 
+import io.github.idempotent.annotation.DuplicateHandling;
+
 /**
  * Callbacks on the outcomes of the protocol, for metrics, logs and the HTTP layer (which
  * marks replays). Called on the caller's thread; implementations must be fast and must

@@ -5,6 +5,8 @@ import java.util.List;
 
 import org.springframework.util.Assert;
 
+import io.github.idempotent.annotation.DuplicateHandling;
+
 /**
  * Settings of one idempotent operation, resolved once (from the annotation and the
  * properties) and reused on every call.

@@ -27,7 +27,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyResultException;

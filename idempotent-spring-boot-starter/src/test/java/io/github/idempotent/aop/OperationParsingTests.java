@@ -48,7 +48,7 @@ class OperationParsingTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
-		.withPropertyValues("idempotent.store.type=memory");
+		.withPropertyValues("idempotent.store.type=memory", "idempotent.default-scope=global");
 
 	@Test
 	void futureAndMonoReturnTypesAreAccepted() {

@@ -55,6 +55,12 @@ public final class ReaderTypes {
 	public record InvoiceRequest(String amount) {
 	}
 
+	public interface Tenants {
+
+		String current();
+
+	}
+
 	public interface Payments {
 
 		Receipt charge(PaymentRequest request);

@@ -29,7 +29,7 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;

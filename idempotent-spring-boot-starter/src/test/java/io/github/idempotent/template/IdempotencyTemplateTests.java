@@ -21,7 +21,7 @@ import org.springframework.util.ReflectionUtils;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;

@@ -32,7 +32,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.messaging.handler.annotation.Header;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.IdempotencyRecord;

@@ -37,7 +37,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.DuplicateHandling;
+import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.IdempotencyRecord;

@@ -1,4 +1,4 @@
-package io.github.idempotent.core;
+package io.github.idempotent.annotation;
 
 /**
  * What a call does when its key has already completed.
@@ -21,9 +21,9 @@ public enum DuplicateHandling {
 
 	/**
 	 * Run the method again, flagged as a duplicate
-	 * ({@link IdempotencyContext#isDuplicate()}), and return what it returns; its outcome
-	 * is not stored and the stored one stays. For a consumer that decides itself what a
-	 * duplicate means (log it, compare it, answer it).
+	 * ({@link io.github.idempotent.core.IdempotencyContext#isDuplicate()}), and return
+	 * what it returns; its outcome is not stored and the stored one stays. For a consumer
+	 * that decides itself what a duplicate means (log it, compare it, answer it).
 	 */
 	FLAG
 
