@@ -82,7 +82,7 @@ class JdbcSchemaQualifiedTableTests {
 			// dropped.
 			.withBean(DataSource.class, () -> new DelegatingDataSource(database))
 			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table,
-					"idempotent.store.jdbc.initialize-schema=always")
+					"idempotent.store.jdbc.initialize-schema=always", "idempotent.default-scope=global")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);

@@ -38,7 +38,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class JdbcStoreConfigurationTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class));
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		// Calls on the test thread have no caller: Spring Security is on the class path.
+		.withPropertyValues("idempotent.default-scope=global");
 
 	@Test
 	void jdbcTypeWithADataSourceUsesTheJdbcStoreAndCreatesTheTableOfAnEmbeddedDatabase() {

@@ -282,7 +282,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				continue; // released or purged since the insert: insert again
 			}
 			if (!row.expired() && !row.tombstone()) {
-				Fingerprint stored = new Fingerprint(row.fingerprint());
+				Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
+				if (stored == null) {
+					// Not a row this store writes: refused as damaged, never re-run.
+					return new ClaimResult.Damaged("the row's fingerprint is blank");
+				}
 				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
 						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 			}

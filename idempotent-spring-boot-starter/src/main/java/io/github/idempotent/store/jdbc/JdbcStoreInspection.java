@@ -25,6 +25,8 @@ import io.github.idempotent.store.StoredResult;
  */
 final class JdbcStoreInspection {
 
+	private static final String BLANK_FINGERPRINT = "the row's fingerprint is blank";
+
 	private final JdbcOperations jdbc;
 
 	private final JdbcStatements sql;
@@ -43,9 +45,14 @@ final class JdbcStoreInspection {
 			// A tombstone of a forced delete shows nothing: no call holds the key.
 			return Optional.empty();
 		}
+		Fingerprint fingerprint = RecordRow.fingerprintOf(row.fingerprint());
+		if (fingerprint == null) {
+			return Optional.of(IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT,
+					Duration.ofMillis(Math.max(0, row.millisLeft()))));
+		}
 		return Optional.of(new IdempotencyRecord(key,
-				row.completed() ? IdempotencyRecord.State.COMPLETED : IdempotencyRecord.State.IN_PROGRESS,
-				new Fingerprint(row.fingerprint()), row.completed() ? null : ClaimToken.claimedAt(row.token()),
+				row.completed() ? IdempotencyRecord.State.COMPLETED : IdempotencyRecord.State.IN_PROGRESS, fingerprint,
+				row.completed() ? null : ClaimToken.claimedAt(row.token()),
 				Duration.ofMillis(Math.max(0, row.millisLeft())),
 				row.completed() ? new StoredResult(row.result()) : null));
 	}
@@ -67,9 +74,12 @@ final class JdbcStoreInspection {
 			if (!key.startsWith(prefix)) {
 				return;
 			}
-			IdempotencyRecord record = new IdempotencyRecord(new RecordKey(key), IdempotencyRecord.State.IN_PROGRESS,
-					new Fingerprint(rs.getString(3)), ClaimToken.claimedAt(rs.getString(2)),
-					Duration.ofMillis(Math.max(0, rs.getLong(4))), null);
+			Fingerprint fingerprint = RecordRow.fingerprintOf(rs.getString(3));
+			Duration expiresIn = Duration.ofMillis(Math.max(0, rs.getLong(4)));
+			IdempotencyRecord record = (fingerprint != null)
+					? new IdempotencyRecord(new RecordKey(key), IdempotencyRecord.State.IN_PROGRESS, fingerprint,
+							ClaimToken.claimedAt(rs.getString(2)), expiresIn, null)
+					: IdempotencyRecord.unreadable(new RecordKey(key), BLANK_FINGERPRINT, expiresIn);
 			Duration age = record.age(now);
 			if (age == null || age.compareTo(olderThan) >= 0) {
 				records.add(record);

@@ -7,6 +7,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.StringUtils;
+
+import io.github.idempotent.store.Fingerprint;
 
 /**
  * A row of a {@link JdbcIdempotencyStore}'s table as {@link JdbcStatements#select} reads
@@ -27,6 +30,14 @@ record RecordRow(boolean completed, boolean tombstone, String token, String fing
 		String state = rs.getString(first);
 		return new RecordRow("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
 				rs.getBytes(first + 3), rs.getLong(first + 4), rs.getInt(first + 5) == 1);
+	}
+
+	/**
+	 * The fingerprint a row holds, {@code null} for a blank one, which this store never
+	 * writes (a row written by hand, or by a broken migration).
+	 */
+	static @Nullable Fingerprint fingerprintOf(@Nullable String text) {
+		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
 	}
 
 	@Override

@@ -107,6 +107,18 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 	}
 
 	@Test
+	void aRowWhoseFingerprintIsBlankIsDamagedNotAFailedClaim() {
+		RecordKey key = new RecordKey(newPrefix() + ":_:op:blank");
+		store().claim(key, FP, LEASE);
+		// A row written by hand or by a broken migration: a blank fingerprint is none.
+		this.jdbc.update("UPDATE " + this.tableName + " SET fingerprint = ' ' WHERE idempotency_key = ?", key.value());
+		assertThat(store().claim(key, FP, LEASE)).isInstanceOf(ClaimResult.Damaged.class);
+		assertThat(inspectable().inspect(key)).get()
+			.extracting(IdempotencyRecord::state)
+			.isEqualTo(IdempotencyRecord.State.UNREADABLE);
+	}
+
+	@Test
 	void detectsTheDialectFromTheDatabase() {
 		assertThat(jdbcStore().getDialect()).isEqualTo(expectedDialect());
 		assertThat(jdbcStore().maxKeyLength()).isEqualTo(512);
