@@ -1,5 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
+import java.time.Duration;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -17,9 +19,14 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryStoreFullException;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.PrincipalScopeResolver;
@@ -60,21 +67,20 @@ class IdempotentAutoConfigurationTests {
 	}
 
 	@Test
-	void fullMemoryStoreRefusesNewKeysAsAStoreThatIsDown() {
+	void fullMemoryStoreRefusesNewKeys() {
 		this.runner.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1")
 			.withUserConfiguration(AnnotatedServiceConfiguration.class)
 			.run((context) -> {
 				AnnotatedService service = context.getBean(AnnotatedService.class);
 				assertThat(service.next("a")).isEqualTo(1);
-				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
-					.isThrownBy(() -> service.next("b"))
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"))
 					.withMessageContaining("idempotent.store.memory.maximum-records");
 				assertThat(service.next("a")).isEqualTo(1);
 			});
 	}
 
 	@Test
-	void fullMemoryStoreRunsNewKeysUnprotectedWhenFailingOpen() {
+	void fullMemoryStoreRefusesNewKeysEvenWhenFailingOpen() {
 		this.runner
 			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
 					"idempotent.failure-mode=open")
@@ -82,9 +88,30 @@ class IdempotentAutoConfigurationTests {
 			.run((context) -> {
 				AnnotatedService service = context.getBean(AnnotatedService.class);
 				assertThat(service.next("a")).isEqualTo(1);
-				assertThat(service.next("b")).isEqualTo(2);
-				assertThat(service.next("b")).isEqualTo(3);
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"));
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"));
 				assertThat(service.next("a")).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void memoryStoreIsBoundedInBytesAndPerScope() {
+		this.runner
+			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-size=2KB",
+					"idempotent.store.memory.maximum-size-per-scope=1KB")
+			.run((context) -> {
+				InMemoryIdempotencyStore store = context.getBean(InMemoryIdempotencyStore.class);
+				Fingerprint fp = new Fingerprint("fp");
+				StoredResult result = new StoredResult(new byte[700]);
+				String token = ((ClaimResult.Acquired) store.claim(new RecordKey("p:u=a:op:1"), fp,
+						Duration.ofMinutes(1)))
+					.token();
+				store.complete(new RecordKey("p:u=a:op:1"), token, fp, result, Duration.ofMinutes(1));
+				assertThatExceptionOfType(InMemoryStoreFullException.class)
+					.isThrownBy(() -> store.claim(new RecordKey("p:u=a:op:2"), fp, Duration.ofMinutes(1)))
+					.withMessageContaining("scope 'u=a'");
+				assertThat(store.claim(new RecordKey("p:u=b:op:1"), fp, Duration.ofMinutes(1)))
+					.isInstanceOf(ClaimResult.Acquired.class);
 			});
 	}
 
