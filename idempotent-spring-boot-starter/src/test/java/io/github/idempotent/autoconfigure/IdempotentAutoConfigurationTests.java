@@ -1,6 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -17,6 +18,7 @@ import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyStoreFullException;
@@ -77,6 +79,26 @@ class IdempotentAutoConfigurationTests {
 					.withMessageContaining("idempotent.store.memory.maximum-records");
 				assertThat(service.next("a")).isEqualTo(1);
 			});
+	}
+
+	@Test
+	void fingerprintsAreKeyedWithTheConfiguredSecretAndEqualAcrossInstances() {
+		Map<String, Object> payment = Map.of("orderNo", "A-1", "cardNumber", "4111111111111111");
+		Fingerprint[] unkeyed = new Fingerprint[1];
+		this.runner.run((context) -> unkeyed[0] = context.getBean(Fingerprinter.class).fingerprint(payment));
+		Fingerprint[] keyed = new Fingerprint[2];
+		for (int instance = 0; instance < 2; instance++) {
+			int i = instance;
+			this.runner.withPropertyValues("idempotent.fingerprint-secret=s3cr3t-shared-by-every-instance")
+				.run((context) -> {
+					assertThat(context.getBean(Fingerprinter.class).isKeyed()).isTrue();
+					keyed[i] = context.getBean(Fingerprinter.class).fingerprint(payment);
+				});
+		}
+		assertThat(keyed[0]).isEqualTo(keyed[1]).isNotEqualTo(unkeyed[0]);
+		this.runner.withPropertyValues("idempotent.fingerprint-secret=another-secret")
+			.run((context) -> assertThat(context.getBean(Fingerprinter.class).fingerprint(payment))
+				.isNotEqualTo(keyed[0]));
 	}
 
 	@Test
