@@ -26,7 +26,8 @@ import io.github.idempotent.store.RecordKey;
 
 /**
  * How the endpoint shows a record: its key split into its parts, its times as ISO-8601,
- * its fingerprint hashed, and its result as text where it is text.
+ * its fingerprint hashed, and its result as text where it is text (fingerprint and result
+ * only as {@code show-values} allows).
  */
 final class RecordDescriptions {
 
@@ -81,13 +82,15 @@ final class RecordDescriptions {
 				(age != null) ? age.withNanos(0).toString() : null,
 				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize, result,
-				resultBase64, response, reason);
+				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize,
+				result, resultBase64, response, reason);
 	}
 
 	/**
 	 * The fingerprint hashed again: two records can be compared, while a fingerprint that
-	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing.
+	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing. Shown only
+	 * as {@code show-values} allows, like the result: an unkeyed fingerprint hashed again
+	 * still lets whoever reads it test guesses of a low-entropy field of the payload.
 	 */
 	private static String hash(String fingerprint) {
 		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));

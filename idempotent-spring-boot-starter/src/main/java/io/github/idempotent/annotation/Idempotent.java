@@ -101,7 +101,10 @@ public @interface Idempotent {
 	 * Exception types that are outcomes rather than failures: when the method throws one
 	 * of them, the error is stored like a result and retries get the same exception
 	 * instead of running the method again. The type needs a constructor taking a
-	 * {@code String} message, or a no-argument one. Any other exception releases the key.
+	 * {@code String} message, or a no-argument one. Only the listed classes themselves
+	 * are stored, not their subclasses (a replay recreates the exception by the class
+	 * name in the record, so a record must not name a class of its choosing). Any other
+	 * exception releases the key.
 	 */
 	Class<? extends Throwable>[] cacheFor() default {};
 

@@ -10,6 +10,7 @@ import org.springframework.beans.factory.ObjectProvider;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
@@ -18,10 +19,12 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * tagged with the operation and the outcome: {@code executed}, {@code replayed},
  * {@code skipped} and {@code flagged} (a duplicate of a completed call skipped or run
  * again flagged, as {@code @Idempotent(onDuplicate)} says), {@code in_progress},
- * {@code key_reused}, {@code bypassed} (store down, fail open), {@code lease_lost} and
- * {@code max_duration_exceeded} (a call that held its key past {@code maxDuration}, whose
- * key was freed and whose result is not stored). The registry is looked up on first use,
- * so the order of auto-configurations does not matter; without one nothing is counted.
+ * {@code key_reused}, {@code store_full} (refused, in every failure mode, because the
+ * store had no room for the key), {@code bypassed} (store down, fail open),
+ * {@code lease_lost} and {@code max_duration_exceeded} (a call that held its key past
+ * {@code maxDuration}, whose key was freed and whose result is not stored). The registry
+ * is looked up on first use, so the order of auto-configurations does not matter; without
+ * one nothing is counted.
  */
 public class IdempotencyMetrics implements IdempotencyObserver {
 
@@ -59,7 +62,8 @@ public class IdempotencyMetrics implements IdempotencyObserver {
 
 	@Override
 	public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
-		count(policy, (reason instanceof IdempotencyInProgressException) ? "in_progress" : "key_reused");
+		count(policy, (reason instanceof IdempotencyInProgressException) ? "in_progress"
+				: (reason instanceof IdempotencyStoreFullException) ? "store_full" : "key_reused");
 	}
 
 	@Override

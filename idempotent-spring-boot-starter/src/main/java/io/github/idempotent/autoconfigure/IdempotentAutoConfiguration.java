@@ -2,6 +2,9 @@ package io.github.idempotent.autoconfigure;
 
 import java.util.List;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -16,6 +19,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
 
 import java.util.concurrent.Executor;
 
@@ -56,6 +60,8 @@ import io.github.idempotent.web.PrincipalScopeResolver;
 @Import({ RedisStoreConfiguration.class, RedisMemoryPolicyConfiguration.class, JdbcStoreConfiguration.class,
 		MemoryStoreConfiguration.class, LocalCacheConfiguration.class })
 public final class IdempotentAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
 
 	/**
 	 * Outside a web application there is no context to take a key from: the annotation
@@ -109,8 +115,15 @@ public final class IdempotentAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Fingerprinter idempotentFingerprinter(ObjectProvider<JsonMapper> jsonMapper) {
-		return new Fingerprinter(jsonMapper.getIfAvailable(JsonMapper::new));
+	Fingerprinter idempotentFingerprinter(ObjectProvider<JsonMapper> jsonMapper, IdempotentProperties properties) {
+		String secret = properties.getFingerprintSecret();
+		if (!StringUtils.hasText(secret)) {
+			logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses of a "
+					+ "low-entropy field of its payload (a card number) against it. Set idempotent.fingerprint-secret, "
+					+ "the same on every instance, to key them");
+			secret = null;
+		}
+		return new Fingerprinter(jsonMapper.getIfAvailable(JsonMapper::new), secret);
 	}
 
 	@Bean

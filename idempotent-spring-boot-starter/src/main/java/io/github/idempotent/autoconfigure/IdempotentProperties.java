@@ -29,6 +29,14 @@ public class IdempotentProperties {
 	private String keyPrefix = "idempotent";
 
 	/**
+	 * Secret under which payload fingerprints are keyed (HMAC-SHA256), so that a record's
+	 * fingerprint does not let whoever reads it guess a low-entropy field of the payload
+	 * (a card number). The same on every instance and across restarts. Unset: unkeyed
+	 * SHA-256.
+	 */
+	private @Nullable String fingerprintSecret;
+
+	/**
 	 * Time to keep and replay completed results.
 	 */
 	private Duration ttl = Duration.ofHours(24);
@@ -117,6 +125,14 @@ public class IdempotentProperties {
 
 	public void setKeyPrefix(String keyPrefix) {
 		this.keyPrefix = keyPrefix;
+	}
+
+	public @Nullable String getFingerprintSecret() {
+		return this.fingerprintSecret;
+	}
+
+	public void setFingerprintSecret(@Nullable String fingerprintSecret) {
+		this.fingerprintSecret = fingerprintSecret;
 	}
 
 	public Duration getTtl() {

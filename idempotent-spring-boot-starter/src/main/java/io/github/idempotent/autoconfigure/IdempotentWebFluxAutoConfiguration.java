@@ -63,14 +63,15 @@ public final class IdempotentWebFluxAutoConfiguration {
 	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses(),
-				replayCustomizers.orderedStream().toList());
+				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
+				properties.getWeb().isRecordResponses(), replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders());
+		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
+				properties.getWeb().getReplayedResponseHeaders());
 	}
 
 	@Bean

@@ -41,7 +41,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders());
+		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
+				properties.getWeb().getReplayedResponseHeaders());
 	}
 
 	@Bean
@@ -50,8 +51,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getMaxResultSize().toBytes(), properties.getWeb().isRecordResponses(),
-				replayCustomizers.orderedStream().toList());
+				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
+				properties.getWeb().isRecordResponses(), replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean

@@ -28,9 +28,19 @@ public class IdempotentWebProperties {
 	/**
 	 * Response headers never stored with a ResponseEntity result nor replayed, besides
 	 * the credential headers that are never stored (Set-Cookie, Authorization,
-	 * WWW-Authenticate and their proxy counterparts) and hop-by-hop headers.
+	 * WWW-Authenticate and their proxy counterparts, X-Auth-Token, X-API-Key,
+	 * X-Access-Token, X-Refresh-Token, X-ID-Token, X-CSRF-TOKEN, X-XSRF-TOKEN) and
+	 * hop-by-hop headers.
 	 */
 	private List<String> excludedResponseHeaders = new ArrayList<>();
+
+	/**
+	 * Response headers stored with a response and replayed, when not empty: an
+	 * allow-list, for APIs whose handlers may set headers that must not reach whoever
+	 * sends the key again. Credential, hop-by-hop and excluded headers are never stored
+	 * even when listed; Content-Type is always kept.
+	 */
+	private List<String> replayedResponseHeaders = new ArrayList<>();
 
 	/**
 	 * Whether the response of an idempotent handler method is stored as it was written
@@ -58,6 +68,14 @@ public class IdempotentWebProperties {
 		excluded.add(this.replayedHeader);
 		excluded.add(this.headerName);
 		return excluded;
+	}
+
+	public List<String> getReplayedResponseHeaders() {
+		return this.replayedResponseHeaders;
+	}
+
+	public void setReplayedResponseHeaders(List<String> replayedResponseHeaders) {
+		this.replayedResponseHeaders = replayedResponseHeaders;
 	}
 
 	public List<String> getExcludedResponseHeaders() {

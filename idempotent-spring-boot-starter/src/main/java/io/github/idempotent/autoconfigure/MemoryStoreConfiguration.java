@@ -9,6 +9,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.autoconfigure.IdempotentProperties.StoreType;
 import io.github.idempotent.store.IdempotencyStore;
@@ -39,7 +40,12 @@ class MemoryStoreConfiguration {
 			case JDBC -> throw new IllegalStateException("idempotent.store.type=jdbc but there is no single "
 					+ "DataSource: add spring-boot-starter-jdbc and configure spring.datasource.*");
 		}
-		return new InMemoryIdempotencyStore(properties.getStore().getMemory().getMaximumRecords());
+		IdempotentMemoryProperties memory = properties.getStore().getMemory();
+		long maximumSize = memory.getMaximumSize().toBytes();
+		DataSize perScope = memory.getMaximumSizePerScope();
+		return new InMemoryIdempotencyStore(memory.getMaximumRecords(), maximumSize,
+				(perScope != null) ? perScope.toBytes() : maximumSize,
+				InMemoryIdempotencyStore.DEFAULT_TAKEOVER_MEMORY);
 	}
 
 	/**

@@ -1,7 +1,9 @@
 package io.github.idempotent.core;
 
 /**
- * What to do when the store cannot be reached.
+ * What to do when the store cannot be reached. A store that answers but has no room for a
+ * key is not unreachable: its call is refused in both modes
+ * ({@link IdempotencyStoreFullException}).
  */
 public enum FailureMode {
 

@@ -3,12 +3,18 @@ package io.github.idempotent.core;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Base64;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import org.jspecify.annotations.Nullable;
+import org.springframework.util.Assert;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.cfg.MapperConfig;
@@ -26,6 +32,13 @@ import tools.jackson.databind.json.JsonMapper;
  * it: properties marked {@code @JsonIgnore}, {@code @JsonIgnoreProperties},
  * {@code WRITE_ONLY} (a card number, a password) or in a {@code @JsonView} are part of
  * the payload a key was first used with, so a retry that changes them is refused.
+ * <p>
+ * With a secret, the fingerprint is the HMAC-SHA256 of that JSON under it instead: such
+ * payloads may hold low-entropy secrets (a card number), and an unkeyed digest of them,
+ * read from a record, lets whoever reads it guess them offline. The secret must be the
+ * same on every instance and across restarts, or a retry that reaches another instance
+ * would be refused as a reuse of its key; a secret made up at start-up cannot be, which
+ * is why there is none by default.
  */
 public final class Fingerprinter {
 
@@ -41,7 +54,23 @@ public final class Fingerprinter {
 
 	private final boolean cloneable;
 
+	private final @Nullable Mac macPrototype;
+
+	private final @Nullable SecretKeySpec macKey;
+
+	/**
+	 * Fingerprints as the unkeyed SHA-256 of the payload's canonical JSON.
+	 */
 	public Fingerprinter(JsonMapper mapper) {
+		this(mapper, null);
+	}
+
+	/**
+	 * Fingerprints as the HMAC-SHA256 of the payload's canonical JSON under
+	 * {@code secret}, or, when it is {@code null}, as its unkeyed SHA-256.
+	 * @param secret the same on every instance and across restarts
+	 */
+	public Fingerprinter(JsonMapper mapper, @Nullable String secret) {
 		this.canonicalMapper = mapper.rebuild()
 			.annotationIntrospector(new NothingHidden())
 			.enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
@@ -49,6 +78,42 @@ public final class Fingerprinter {
 			.disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
 			.build();
 		this.cloneable = isCloneable(this.prototype);
+		if (secret != null) {
+			Assert.hasText(secret, "secret must not be empty: set idempotent.fingerprint-secret, or leave it unset");
+			this.macKey = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+			this.macPrototype = newMac(this.macKey);
+		}
+		else {
+			this.macKey = null;
+			this.macPrototype = null;
+		}
+	}
+
+	/**
+	 * Whether fingerprints are keyed.
+	 */
+	public boolean isKeyed() {
+		return this.macPrototype != null;
+	}
+
+	private static Mac newMac(SecretKeySpec key) {
+		try {
+			Mac mac = Mac.getInstance("HmacSHA256");
+			mac.init(key);
+			return mac;
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("HmacSHA256 is required by every Java platform", ex);
+		}
+	}
+
+	private Mac mac(Mac prototype, SecretKeySpec key) {
+		try {
+			return (Mac) prototype.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newMac(key);
+		}
 	}
 
 	private static boolean isCloneable(MessageDigest digest) {
@@ -74,9 +139,15 @@ public final class Fingerprinter {
 	}
 
 	public Fingerprint fingerprint(Object payload) {
+		Mac macPrototype = this.macPrototype;
+		if (macPrototype != null && this.macKey != null) {
+			Mac mac = mac(macPrototype, this.macKey);
+			this.canonicalMapper.writeValue(new DigestStream(null, mac), payload);
+			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
+		}
 		MessageDigest digest = newDigest();
 		// The JSON is streamed into the digest: never materialised as a String or array.
-		this.canonicalMapper.writeValue(new DigestStream(digest), payload);
+		this.canonicalMapper.writeValue(new DigestStream(digest, null), payload);
 		return new Fingerprint(BASE64.encodeToString(digest.digest()));
 	}
 
@@ -110,20 +181,33 @@ public final class Fingerprinter {
 
 	private static final class DigestStream extends OutputStream {
 
-		private final MessageDigest digest;
+		private final @Nullable MessageDigest digest;
 
-		DigestStream(MessageDigest digest) {
+		private final @Nullable Mac mac;
+
+		DigestStream(@Nullable MessageDigest digest, @Nullable Mac mac) {
 			this.digest = digest;
+			this.mac = mac;
 		}
 
 		@Override
 		public void write(int b) {
-			this.digest.update((byte) b);
+			if (this.mac != null) {
+				this.mac.update((byte) b);
+			}
+			else if (this.digest != null) {
+				this.digest.update((byte) b);
+			}
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) {
-			this.digest.update(b, off, len);
+			if (this.mac != null) {
+				this.mac.update(b, off, len);
+			}
+			else if (this.digest != null) {
+				this.digest.update(b, off, len);
+			}
 		}
 
 	}

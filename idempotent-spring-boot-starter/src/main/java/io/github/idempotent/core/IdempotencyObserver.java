@@ -136,7 +136,8 @@ public interface IdempotencyObserver {
 	}
 
 	/**
-	 * A duplicate was refused: in progress or the key reused with another payload.
+	 * A call was refused: a duplicate in progress, the key reused with another payload,
+	 * or a store with no room for the key ({@link IdempotencyStoreFullException}).
 	 */
 	default void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 	}

@@ -73,7 +73,20 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 				this.codec, this.maxDuration, duplicates);
 	}
 
+	/**
+	 * Whether {@code ex} is of a type {@code cacheFor} lists, exactly: a replay rebuilds
+	 * a stored exception by its class name, and only the listed classes may be named (see
+	 * {@link StoredOutcome#replay}).
+	 */
 	boolean isCached(Throwable ex) {
+		return this.cacheFor.contains(ex.getClass());
+	}
+
+	/**
+	 * Whether {@code ex} is of a subtype of a type {@code cacheFor} lists, not of a
+	 * listed type itself.
+	 */
+	boolean isSubtypeOfCached(Throwable ex) {
 		for (Class<? extends Throwable> type : this.cacheFor) {
 			if (type.isInstance(ex)) {
 				return true;

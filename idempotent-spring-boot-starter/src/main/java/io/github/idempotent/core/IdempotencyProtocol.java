@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,6 +25,10 @@ final class IdempotencyProtocol {
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
 	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10));
+
+	private static final long FULL_WARNING_INTERVAL_NANOS = Duration.ofMinutes(1).toNanos();
+
+	private final AtomicLong lastFullWarning = new AtomicLong(System.nanoTime() - FULL_WARNING_INTERVAL_NANOS);
 
 	private final StoreAccess store;
 
@@ -83,9 +88,13 @@ final class IdempotencyProtocol {
 	/**
 	 * What a failed first claim means for {@code call}: the failure to give its caller
 	 * (see {@link #claimFailed}), or {@code null} when the method is to run unprotected:
-	 * the store cannot be reached, under {@code failure-mode=open}.
+	 * the store cannot be reached, under {@code failure-mode=open}. A store that is full
+	 * refuses in every failure mode: filling it must not turn the protection off.
 	 */
 	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
+		if (StoreFailureClassifier.isFull(failure)) {
+			return full(call, failure);
+		}
 		if (!StoreFailureClassifier.isUnavailable(failure)) {
 			return failure;
 		}
@@ -105,7 +114,31 @@ final class IdempotencyProtocol {
 	 * unprotected: the duplicate may be running.
 	 */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
+		if (StoreFailureClassifier.isFull(failure)) {
+			return full(call, failure);
+		}
 		return StoreFailureClassifier.isUnavailable(failure) ? unavailable(call, failure) : failure;
+	}
+
+	private IdempotencyStoreFullException full(ProtocolCall call, Throwable failure) {
+		// A full store refuses every new key until records expire: one warning per
+		// interval, each refusal at debug.
+		long now = System.nanoTime();
+		long last = this.lastFullWarning.get();
+		if (now - last >= FULL_WARNING_INTERVAL_NANOS && this.lastFullWarning.compareAndSet(last, now)) {
+			logger.warn("Idempotency store full: refused " + call.policy.name() + " for key '" + call.clientKey
+					+ "' without running it, in every failure mode (HTTP callers get 503, listeners their message "
+					+ "again later). Give the store more room, shorten the ttl, or limit what one client may store. "
+					+ "Reported at most once a minute, each refusal at debug; cause: " + failure);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Idempotency store full: refused " + call.policy.name() + " for key '" + call.clientKey + "'",
+					failure);
+		}
+		IdempotencyStoreFullException ex = new IdempotencyStoreFullException(call.policy.name(),
+				call.policy.retryAfter(), failure);
+		call.observer.rejected(call.policy, call.clientKey, ex);
+		return ex;
 	}
 
 	private IdempotencyStoreUnavailableException unavailable(ProtocolCall call, Throwable failure) {

@@ -7,6 +7,8 @@ import java.util.concurrent.TimeoutException;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.idempotent.store.StoreFullException;
+
 /**
  * Tells a store that cannot be reached from a store that answered with a failure: the one
  * decision behind a 503, an unprotected run under {@code failure-mode=open}, and the
@@ -27,6 +29,9 @@ final class StoreFailureClassifier {
 	 * store client.
 	 */
 	static boolean isUnavailable(Throwable failure) {
+		if (isFull(failure)) {
+			return true;
+		}
 		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
 			if (ex instanceof IOException || ex instanceof TimeoutException
 					|| ex instanceof IdempotencyStoreUnavailableException) {
@@ -53,6 +58,30 @@ final class StoreFailureClassifier {
 			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
 	/**
+	 * Whether a store failure means the store has no room for a new record: a
+	 * {@link StoreFullException}, or Redis's {@code OOM} under
+	 * {@code maxmemory-policy noeviction}. A passing refusal like an outage for the
+	 * retries of a completion, but never a reason to run a call unprotected: whoever can
+	 * fill the store could otherwise turn the protection off.
+	 */
+	static boolean isFull(Throwable failure) {
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
+			if (ex instanceof StoreFullException) {
+				return true;
+			}
+			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
+				if (REDIS_ERROR_REPLIES.contains(type.getName()) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)) {
+					return true;
+				}
+			}
+			if (ex.getCause() == ex) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Error replies of a Redis server that refuses writes for a while, not for what was
 	 * sent: its memory is full under {@code noeviction} ({@code OOM}), it is a replica or
 	 * lost its primary during a failover ({@code READONLY}, {@code MASTERDOWN},
@@ -65,16 +94,19 @@ final class StoreFailureClassifier {
 	private static final List<String> PASSING_REFUSALS = List.of("OOM ", "READONLY ", "MASTERDOWN ", "NOREPLICAS ",
 			"TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "BUSY ");
 
+	private static final String OUT_OF_MEMORY = "OOM ";
+
 	private static boolean isPassingRefusal(@Nullable String message) {
-		if (message == null) {
-			return false;
-		}
 		for (String refusal : PASSING_REFUSALS) {
-			if (message.startsWith(refusal) || message.contains("-" + refusal)) {
+			if (isRefusal(message, refusal)) {
 				return true;
 			}
 		}
 		return false;
+	}
+
+	private static boolean isRefusal(@Nullable String message, String refusal) {
+		return message != null && (message.startsWith(refusal) || message.contains("-" + refusal));
 	}
 
 	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.TransientDataAccessException",
@@ -83,6 +115,6 @@ final class StoreFailureClassifier {
 			"org.springframework.transaction.CannotCreateTransactionException", "java.sql.SQLTransientException",
 			"java.sql.SQLRecoverableException", "io.lettuce.core.RedisConnectionException",
 			"io.lettuce.core.RedisCommandTimeoutException", "io.lettuce.core.RedisLoadingException",
-			"io.lettuce.core.RedisBusyException", "io.github.idempotent.store.memory.InMemoryStoreFullException");
+			"io.lettuce.core.RedisBusyException");
 
 }

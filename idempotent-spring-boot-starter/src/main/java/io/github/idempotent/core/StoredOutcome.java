@@ -11,7 +11,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.idempotent.store.StoredResult;
@@ -108,15 +107,22 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * Whether {@code ex} is stored rather than released: its type is listed in
-	 * {@code cacheFor} and a replay would throw the same exception, the same class with
-	 * the same message, recreated as {@link #replay} will recreate it. An exception that
-	 * cannot be (a {@code ResponseStatusException} under {@code cacheFor =
+	 * Whether {@code ex} is stored rather than released: its class is listed in
+	 * {@code cacheFor} (itself, not a superclass) and a replay would throw the same
+	 * exception, the same class with the same message, recreated as {@link #replay} will
+	 * recreate it. An exception that cannot be (a {@code ResponseStatusException} under
+	 * {@code cacheFor =
 	 * RuntimeException.class}, whose status would be lost) is not stored: its key is
 	 * released, so a retry runs the method and gets the real outcome again.
 	 */
 	static boolean isStored(IdempotencyPolicy policy, String clientKey, Throwable ex) {
 		if (!policy.isCached(ex)) {
+			if (policy.isSubtypeOfCached(ex)) {
+				logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
+						+ "' is a subclass of a type listed in cacheFor, but only the listed types themselves are "
+						+ "stored (a replay recreates its exception by class name); the key was released, so a "
+						+ "retry runs the method again. List the class in cacheFor to store it");
+			}
 			return false;
 		}
 		Throwable recreated;
@@ -195,17 +201,17 @@ final class StoredOutcome {
 		int newline = text.indexOf('\n');
 		String typeName = text.substring(0, newline);
 		String message = text.substring(newline + 1);
-		// Only types the annotation lists are instantiated: the stored name picks among
-		// them, it never loads an arbitrary class.
+		// Only the types the annotation lists are instantiated, by their exact name: the
+		// stored name picks among them, and never loads a class, not even a subclass of
+		// one, whose constructor a record written by someone else could run.
 		for (Class<? extends Throwable> allowed : policy.cacheFor()) {
-			try {
-				Class<?> type = ClassUtils.forName(typeName, allowed.getClassLoader());
-				if (allowed.isAssignableFrom(type)) {
-					return instantiate(type, message);
+			if (allowed.getName().equals(typeName)) {
+				try {
+					return instantiate(allowed, message);
 				}
-			}
-			catch (ReflectiveOperationException | LinkageError ex) {
-				// try the next allowed type
+				catch (ReflectiveOperationException | LinkageError ex) {
+					break;
+				}
 			}
 		}
 		return new IdempotencyResultException("Stored error " + typeName + " of " + policy.name() + " for key '"

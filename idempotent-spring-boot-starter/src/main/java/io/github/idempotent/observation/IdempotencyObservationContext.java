@@ -102,6 +102,11 @@ public class IdempotencyObservationContext extends Observation.Context {
 		STORE_UNAVAILABLE("store-unavailable"),
 
 		/**
+		 * Refused in every failure mode: the store had no room for the key.
+		 */
+		STORE_FULL("store-full"),
+
+		/**
 		 * The store could not be reached and the method ran unprotected
 		 * ({@code failure-mode=open}).
 		 */

@@ -12,6 +12,7 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.observation.IdempotencyObservationContext.Outcome;
@@ -144,7 +145,8 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 
 		@Override
 		public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
-			outcome((reason instanceof IdempotencyInProgressException) ? Outcome.IN_PROGRESS : Outcome.KEY_REUSED);
+			outcome((reason instanceof IdempotencyInProgressException) ? Outcome.IN_PROGRESS
+					: (reason instanceof IdempotencyStoreFullException) ? Outcome.STORE_FULL : Outcome.KEY_REUSED);
 		}
 
 		@Override

@@ -21,14 +21,16 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyRecordDamagedException;
 import io.github.idempotent.core.IdempotencyResultException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
  * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
  * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
- * reused with another payload, 503 with {@code Retry-After} when the store is down.
- * Problems carry the exceptions' {@linkplain IdempotencyException#getDetail() details},
- * never their messages, which name methods, expressions and stores.
+ * reused with another payload, 503 with {@code Retry-After} when the store is down or has
+ * no room for the key (two problem types). Problems carry the exceptions'
+ * {@linkplain IdempotencyException#getDetail() details}, never their messages, which name
+ * methods, expressions and stores.
  * <p>
  * Ordered at {@link #ORDER}, ahead of advice with the default order: Spring picks the
  * first advice bean that has any matching handler, so an application's catch-all
@@ -81,6 +83,13 @@ public class IdempotencyProblemHandler {
 		// logs the outage).
 		return withRetryAfter(problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable",
 				"Idempotency store unavailable", ex.getDetail()), ex.getRetryAfter());
+	}
+
+	@ExceptionHandler
+	public ResponseEntity<ProblemDetail> storeFull(IdempotencyStoreFullException ex) {
+		return withRetryAfter(
+				problem(HttpStatus.SERVICE_UNAVAILABLE, "store-full", "Idempotency store full", ex.getDetail()),
+				ex.getRetryAfter());
 	}
 
 	@ExceptionHandler

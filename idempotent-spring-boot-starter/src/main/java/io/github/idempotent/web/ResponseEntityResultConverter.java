@@ -33,7 +33,16 @@ public class ResponseEntityResultConverter implements ResultConverter {
 	 * @param excludedHeaders further response headers never stored, case-insensitive
 	 */
 	public ResponseEntityResultConverter(Collection<String> excludedHeaders) {
-		this.replayed = new ReplayedHeaders(excludedHeaders);
+		this(excludedHeaders, List.of());
+	}
+
+	/**
+	 * @param excludedHeaders further response headers never stored, case-insensitive
+	 * @param replayedOnlyHeaders when not empty, the only response headers stored,
+	 * case-insensitive, still less the excluded ones and credentials
+	 */
+	public ResponseEntityResultConverter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
+		this.replayed = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
 	}
 
 	@Override

@@ -58,9 +58,25 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	 */
 	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, long maxResultSize, boolean record,
 			List<IdempotentReplayCustomizer> customizers) {
+		this(excludedHeaders, List.of(), maxResultSize, record, customizers);
+	}
+
+	/**
+	 * @param excludedHeaders response headers never stored, case-insensitive, besides
+	 * credentials and hop-by-hop headers
+	 * @param replayedOnlyHeaders when not empty, the only response headers stored,
+	 * case-insensitive, still less the excluded ones, credentials and hop-by-hop headers
+	 * @param maxResultSize largest body recorded, in bytes: a larger one stores the
+	 * method's return value, as before
+	 * @param record whether responses are recorded; when not, recorded responses are
+	 * still replayed, and return values stored through the codec
+	 * @param customizers shown each replay before it is written, in this order
+	 */
+	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
+			long maxResultSize, boolean record, List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		Assert.notNull(customizers, "customizers must not be null");
-		this.replayedHeaders = new ReplayedHeaders(excludedHeaders);
+		this.replayedHeaders = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
 		this.customizers = new ReplayCustomizers(customizers, this.replayedHeaders);
 		this.maxResultSize = maxResultSize;
 		this.record = record;

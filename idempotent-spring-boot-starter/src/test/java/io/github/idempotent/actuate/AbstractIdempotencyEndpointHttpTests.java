@@ -75,7 +75,10 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 		assertThat(listed.path("state").asString()).isEqualTo("IN_PROGRESS");
 		assertThat(Duration.parse(listed.path("age").asString())).isLessThan(Duration.ofMinutes(1));
 		assertThat(listed.path("leaseRemaining").asString()).startsWith("PT");
-		assertThat(listed.path("fingerprint").asString()).startsWith("sha256:");
+		// Hidden as the stored result is (show-values default): an unkeyed fingerprint,
+		// even
+		// hashed again, lets a reader test guesses of a card number in the payload.
+		assertThat(listed.path("fingerprint").isMissingNode() || listed.path("fingerprint").isNull()).isTrue();
 		HttpResponse<String> older = send(get("/actuator/idempotency?olderThan=1h"));
 		assertThat(older.statusCode()).isEqualTo(200);
 		assertThat(older.body()).doesNotContain(key);

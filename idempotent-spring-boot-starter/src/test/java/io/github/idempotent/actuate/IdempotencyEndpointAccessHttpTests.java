@@ -67,7 +67,9 @@ class IdempotencyEndpointAccessHttpTests {
 		this.client.send(this.client.post("/orders", key, null));
 		HttpResponse<String> read = this.client.send(this.client.get("/actuator/idempotency/orders/" + key));
 		assertThat(read.statusCode()).isEqualTo(200);
-		JsonNode response = JsonMapper.builder().build().readTree(read.body()).path("response");
+		JsonNode record = JsonMapper.builder().build().readTree(read.body());
+		assertThat(record.path("fingerprint").asString()).startsWith("sha256:");
+		JsonNode response = record.path("response");
 		// The response as its caller got it: status, type and body as text.
 		assertThat(response.path("status").asInt()).isEqualTo(200);
 		assertThat(response.path("headers").path("Content-Type").path(0).asString()).startsWith("application/json");
@@ -81,7 +83,9 @@ class IdempotencyEndpointAccessHttpTests {
 		HttpResponse<byte[]> receipt = this.client.http()
 			.send(this.client.post("/receipts", key, null), HttpResponse.BodyHandlers.ofByteArray());
 		HttpResponse<String> read = this.client.send(this.client.get("/actuator/idempotency/receipts/" + key));
-		JsonNode response = JsonMapper.builder().build().readTree(read.body()).path("response");
+		JsonNode record = JsonMapper.builder().build().readTree(read.body());
+		assertThat(record.path("fingerprint").asString()).startsWith("sha256:");
+		JsonNode response = record.path("response");
 		assertThat(response.path("headers").path("Content-Type").path(0).asString()).isEqualTo("application/pdf");
 		assertThat(response.path("body").isMissingNode() || response.path("body").isNull()).isTrue();
 		assertThat(Base64.getDecoder().decode(response.path("bodyBase64").asString())).isEqualTo(receipt.body());

@@ -1,5 +1,6 @@
 package io.github.idempotent.aop;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,8 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
@@ -113,6 +116,43 @@ class IdempotentAspectTests {
 					.withMessage("balance 10 is below 250");
 			}
 			assertThat(service.count()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aStoredErrorNamingASubclassOfACacheForTypeIsNeverInstantiated() {
+		this.runner.run((context) -> {
+			PaymentService service = context.getBean(PaymentService.class);
+			IdempotencyStore store = context.getBean(IdempotencyStore.class);
+			String key = newKey();
+			// A record written by someone else than this application (a shared store, a
+			// restored backup): its error names a subclass of the listed type.
+			RecordKey storeKey = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "declined-exact", key,
+					store.maxKeyLength());
+			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.Fingerprinter.class)
+				.fingerprint(new Object[] { key });
+			String token = ((ClaimResult.Acquired) store.claim(storeKey, fingerprint, Duration.ofMinutes(1))).token();
+			store.complete(storeKey, token, fingerprint,
+					new StoredResult(
+							("E" + ForgedFundsException.class.getName() + "\nforged").getBytes(StandardCharsets.UTF_8)),
+					Duration.ofMinutes(1));
+			int created = ForgedFundsException.created.get();
+
+			assertThatExceptionOfType(IdempotencyResultException.class).isThrownBy(() -> service.declinedExact(key));
+			assertThat(ForgedFundsException.created).hasValue(created);
+			assertThat(service.count()).isZero();
+		});
+	}
+
+	@Test
+	void aSubclassOfACacheForTypeIsNotStoredAndTheRetryRunsAgain() {
+		this.runner.run((context) -> {
+			PaymentService service = context.getBean(PaymentService.class);
+			String key = newKey();
+			for (int i = 0; i < 2; i++) {
+				assertThatExceptionOfType(ForgedFundsException.class).isThrownBy(() -> service.declinedBySubclass(key));
+			}
+			assertThat(service.count()).isEqualTo(2);
 		});
 	}
 
@@ -289,6 +329,17 @@ class IdempotentAspectTests {
 
 	}
 
+	public static class ForgedFundsException extends InsufficientFundsException {
+
+		static final AtomicInteger created = new AtomicInteger();
+
+		public ForgedFundsException(String message) {
+			super(message);
+			created.incrementAndGet();
+		}
+
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class PaymentServiceConfiguration {
 
@@ -349,6 +400,18 @@ class IdempotentAspectTests {
 		public String declined(String key) {
 			this.executions.incrementAndGet();
 			throw new InsufficientFundsException("balance 10 is below 250");
+		}
+
+		@Idempotent(key = "#a0", name = "declined-exact", cacheFor = InsufficientFundsException.class)
+		public String declinedExact(String key) {
+			this.executions.incrementAndGet();
+			throw new InsufficientFundsException("balance 10 is below 250");
+		}
+
+		@Idempotent(key = "#a0", cacheFor = InsufficientFundsException.class)
+		public String declinedBySubclass(String key) {
+			this.executions.incrementAndGet();
+			throw new ForgedFundsException("card expired");
 		}
 
 		@Idempotent(key = "#key", name = "charge", lease = "500ms")

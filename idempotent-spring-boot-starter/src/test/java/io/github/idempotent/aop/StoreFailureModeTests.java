@@ -18,6 +18,7 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.testsupport.TestRedis.EmbeddedRedis;
 
@@ -73,6 +74,31 @@ class StoreFailureModeTests {
 					.count()).isEqualTo(2);
 			});
 		}
+	}
+
+	@Test
+	void aFullStoreIsRefusedFailingOpenAndCountedAsStoreFull() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
+					"idempotent.failure-mode=open")
+			.withUserConfiguration(ServiceConfiguration.class)
+			.run((context) -> {
+				Service service = context.getBean(Service.class);
+				assertThat(service.charge(UUID.randomUUID().toString())).isEqualTo(1);
+				String key = UUID.randomUUID().toString();
+				for (int i = 0; i < 2; i++) {
+					assertThatExceptionOfType(IdempotencyStoreFullException.class)
+						.isThrownBy(() -> service.charge(key));
+				}
+				assertThat(service.count()).isEqualTo(1);
+				assertThat(context.getBean(CountingObserver.class).bypassed.get()).isZero();
+				assertThat(context.getBean(MeterRegistry.class)
+					.get("idempotent.calls")
+					.tag("outcome", "store_full")
+					.counter()
+					.count()).isEqualTo(2);
+			});
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,5 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
+import java.time.Duration;
+import java.util.Map;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -15,12 +18,18 @@ import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.store.memory.InMemoryStoreFullException;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.PrincipalScopeResolver;
@@ -62,21 +71,40 @@ class IdempotentAutoConfigurationTests {
 	}
 
 	@Test
-	void fullMemoryStoreRefusesNewKeysAsAStoreThatIsDown() {
+	void fullMemoryStoreRefusesNewKeys() {
 		this.runner.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1")
 			.withUserConfiguration(AnnotatedServiceConfiguration.class)
 			.run((context) -> {
 				AnnotatedService service = context.getBean(AnnotatedService.class);
 				assertThat(service.next("a")).isEqualTo(1);
-				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
-					.isThrownBy(() -> service.next("b"))
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"))
 					.withMessageContaining("idempotent.store.memory.maximum-records");
 				assertThat(service.next("a")).isEqualTo(1);
 			});
 	}
 
 	@Test
-	void fullMemoryStoreRunsNewKeysUnprotectedWhenFailingOpen() {
+	void fingerprintsAreKeyedWithTheConfiguredSecretAndEqualAcrossInstances() {
+		Map<String, Object> payment = Map.of("orderNo", "A-1", "cardNumber", "4111111111111111");
+		Fingerprint[] unkeyed = new Fingerprint[1];
+		this.runner.run((context) -> unkeyed[0] = context.getBean(Fingerprinter.class).fingerprint(payment));
+		Fingerprint[] keyed = new Fingerprint[2];
+		for (int instance = 0; instance < 2; instance++) {
+			int i = instance;
+			this.runner.withPropertyValues("idempotent.fingerprint-secret=s3cr3t-shared-by-every-instance")
+				.run((context) -> {
+					assertThat(context.getBean(Fingerprinter.class).isKeyed()).isTrue();
+					keyed[i] = context.getBean(Fingerprinter.class).fingerprint(payment);
+				});
+		}
+		assertThat(keyed[0]).isEqualTo(keyed[1]).isNotEqualTo(unkeyed[0]);
+		this.runner.withPropertyValues("idempotent.fingerprint-secret=another-secret")
+			.run((context) -> assertThat(context.getBean(Fingerprinter.class).fingerprint(payment))
+				.isNotEqualTo(keyed[0]));
+	}
+
+	@Test
+	void fullMemoryStoreRefusesNewKeysEvenWhenFailingOpen() {
 		this.runner
 			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
 					"idempotent.failure-mode=open")
@@ -84,9 +112,30 @@ class IdempotentAutoConfigurationTests {
 			.run((context) -> {
 				AnnotatedService service = context.getBean(AnnotatedService.class);
 				assertThat(service.next("a")).isEqualTo(1);
-				assertThat(service.next("b")).isEqualTo(2);
-				assertThat(service.next("b")).isEqualTo(3);
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"));
+				assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> service.next("b"));
 				assertThat(service.next("a")).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void memoryStoreIsBoundedInBytesAndPerScope() {
+		this.runner
+			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-size=2KB",
+					"idempotent.store.memory.maximum-size-per-scope=1KB")
+			.run((context) -> {
+				InMemoryIdempotencyStore store = context.getBean(InMemoryIdempotencyStore.class);
+				Fingerprint fp = new Fingerprint("fp");
+				StoredResult result = new StoredResult(new byte[700]);
+				String token = ((ClaimResult.Acquired) store.claim(new RecordKey("p:u=a:op:1"), fp,
+						Duration.ofMinutes(1)))
+					.token();
+				store.complete(new RecordKey("p:u=a:op:1"), token, fp, result, Duration.ofMinutes(1));
+				assertThatExceptionOfType(InMemoryStoreFullException.class)
+					.isThrownBy(() -> store.claim(new RecordKey("p:u=a:op:2"), fp, Duration.ofMinutes(1)))
+					.withMessageContaining("scope 'u=a'");
+				assertThat(store.claim(new RecordKey("p:u=b:op:1"), fp, Duration.ofMinutes(1)))
+					.isInstanceOf(ClaimResult.Acquired.class);
 			});
 	}
 

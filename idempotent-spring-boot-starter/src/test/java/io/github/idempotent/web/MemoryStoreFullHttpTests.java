@@ -18,9 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The in-memory store holds at most {@code idempotent.store.memory.maximum-records}
- * records. Full of live ones, it refuses a new key as a store that is down (503, the
- * method does not run) rather than evict a result a retry would then run again for, and
- * keeps answering the keys it holds.
+ * records. Full of live ones, it refuses a new key (503, a problem of its own, the method
+ * does not run) rather than evict a result a retry would then run again for, and keeps
+ * answering the keys it holds.
  */
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
 		"idempotent.store.type=memory", "idempotent.store.memory.maximum-records=2", "idempotent.retry-after=3s" })
@@ -44,6 +44,7 @@ class MemoryStoreFullHttpTests {
 		assertThat(refused.statusCode()).isEqualTo(503);
 		assertThat(refused.headers().firstValue("Retry-After")).hasValue("3");
 		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(refused.body()).contains("\"type\":\"urn:idempotent:store-full\"");
 		assertThat(this.executions.count("payments")).isEqualTo(2);
 
 		HttpResponse<String> replay = send("full-1");

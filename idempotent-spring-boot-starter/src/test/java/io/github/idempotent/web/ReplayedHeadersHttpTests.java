@@ -5,6 +5,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -66,6 +67,12 @@ class ReplayedHeadersHttpTests {
 		assertThat(replay.headers().allValues("Set-Cookie")).isEmpty();
 		assertThat(replay.headers().allValues("WWW-Authenticate")).isEmpty();
 		assertThat(replay.headers().allValues("X-Session-Token")).isEmpty();
+		// A handler's own credential headers: the first caller's token, never a
+		// retrier's.
+		for (String credential : List.of("X-Auth-Token", "X-API-Key", "X-CSRF-TOKEN")) {
+			assertThat(first.headers().firstValue(credential)).isPresent();
+			assertThat(replay.headers().allValues(credential)).as(credential).isEmpty();
+		}
 		assertThat(this.executions.count("logins")).isEqualTo(1);
 	}
 

@@ -356,6 +356,9 @@ public class WebTestApplication {
 				.header("Set-Cookie", "SESSION=secret-" + n + "; HttpOnly")
 				.header("WWW-Authenticate", "Bearer realm=\"demo\"")
 				.header("X-Session-Token", "token-" + n)
+				.header("X-Auth-Token", "auth-" + n)
+				.header("X-API-Key", "key-" + n)
+				.header("X-CSRF-TOKEN", "csrf-" + n)
 				.header("X-Payment-Id", "login-" + n)
 				.body(new Payment("login-" + n, request.orderNo(), request.amount(), "anonymous"));
 		}

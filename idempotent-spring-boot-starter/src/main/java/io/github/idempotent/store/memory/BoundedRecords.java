@@ -12,13 +12,21 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * The records of an {@link InMemoryIdempotencyStore}, at most {@code maximumRecords} of
- * them, and the sweeps that drop the expired ones: every so many claims (see the store),
- * and when a claim of a new key finds the store full.
+ * them and about {@code maximumBytes} of heap, at most {@code maximumBytesPerScope} of it
+ * for the records of one scope, and the sweeps that drop the expired ones: every so many
+ * claims (see the store), and when a claim of a new key finds the store full.
  * <p>
  * Whoever adds a record to {@link #entries} or removes one tells this class, inside the
- * same {@code compute}: {@link #reserve()} for a new key (which fails when full),
- * {@link #added()} for a record that goes in regardless, {@link #removed()}; and, after
- * the {@code compute}, {@link #written(long)} with its expiry.
+ * same {@code compute}: {@link #reserve} for a new key (which fails when full),
+ * {@link #added} for a record that goes in regardless, {@link #replaced},
+ * {@link #removed}; and, after the {@code compute}, {@link #written(long)} with its
+ * expiry.
+ * <p>
+ * Sizes are estimates ({@link #sizeOf}): the characters of the record's strings at two
+ * bytes each, the result's bytes, and a fixed overhead for the objects around them. Only
+ * a claim of a new key is refused for lack of room; a result stored by a call that ran
+ * goes in regardless (refusing it would let a retry run the call again), so the store can
+ * exceed its bound by the results of the calls running at once.
  */
 final class BoundedRecords {
 
@@ -35,13 +43,29 @@ final class BoundedRecords {
 
 	final ConcurrentHashMap<String, MemoryEntry> entries = new ConcurrentHashMap<>();
 
+	/**
+	 * Estimated heap of a record besides its strings and its result: the map's node, the
+	 * record, its fingerprint, the headers of its three strings and of the result's
+	 * array, and the claim's {@code Instant}.
+	 */
+	static final int ENTRY_OVERHEAD = 200;
+
 	private final int maximumRecords;
+
+	private final long maximumBytes;
+
+	private final long maximumBytesPerScope;
 
 	private final long takeoverMemoryNanos;
 
+	private final AtomicLong usedBytes = new AtomicLong();
+
+	// Only with a quota: estimated bytes by scope, a scope gone once its records are.
+	private final ConcurrentHashMap<String, Long> scopeBytes = new ConcurrentHashMap<>();
+
 	// Counted apart from the map so that a claim can reserve a place atomically:
 	// entries.size() read before an insert lets concurrent claims overshoot the bound.
-	private final AtomicInteger recordCount = new AtomicInteger();
+	private final AtomicLong recordCount = new AtomicLong();
 
 	// No record expires before this System.nanoTime(). A lower bound, lowered by every
 	// write and made exact by every sweep: while it lies ahead, a full store has nothing
@@ -58,8 +82,10 @@ final class BoundedRecords {
 
 	private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
-	BoundedRecords(int maximumRecords, Duration takeoverMemory) {
+	BoundedRecords(int maximumRecords, long maximumBytes, long maximumBytesPerScope, Duration takeoverMemory) {
 		this.maximumRecords = maximumRecords;
+		this.maximumBytes = maximumBytes;
+		this.maximumBytesPerScope = maximumBytesPerScope;
 		// Bounded so that expiresAt + memory cannot overflow past NEVER's margin.
 		this.takeoverMemoryNanos = Math.min(takeoverMemory.toNanos(), NEVER / 4);
 	}
@@ -79,15 +105,42 @@ final class BoundedRecords {
 	}
 
 	/**
-	 * Takes a place for a new key, unless the store is full.
+	 * Takes a place for {@code entry}, the record of a new key, unless the store or the
+	 * key's scope is full.
+	 * @return {@link Room#FITS}, or what is full
 	 */
-	boolean reserve() {
+	Room reserve(String key, MemoryEntry entry) {
+		long size = sizeOf(key, entry);
+		if (!take(this.recordCount, 1, this.maximumRecords)) {
+			return Room.STORE_FULL;
+		}
+		if (!take(this.usedBytes, size, this.maximumBytes)) {
+			this.recordCount.decrementAndGet();
+			return Room.STORE_FULL;
+		}
+		if (hasQuota()) {
+			boolean[] fits = new boolean[1];
+			this.scopeBytes.compute(scopeOf(key), (scope, used) -> {
+				long current = (used != null) ? used : 0;
+				fits[0] = current + size <= this.maximumBytesPerScope;
+				return fits[0] ? Long.valueOf(current + size) : used;
+			});
+			if (!fits[0]) {
+				this.recordCount.decrementAndGet();
+				this.usedBytes.addAndGet(-size);
+				return Room.SCOPE_FULL;
+			}
+		}
+		return Room.FITS;
+	}
+
+	private static boolean take(AtomicLong used, long amount, long maximum) {
 		while (true) {
-			int count = this.recordCount.get();
-			if (count >= this.maximumRecords) {
+			long current = used.get();
+			if (current + amount > maximum) {
 				return false;
 			}
-			if (this.recordCount.compareAndSet(count, count + 1)) {
+			if (used.compareAndSet(current, current + amount)) {
 				return true;
 			}
 		}
@@ -96,12 +149,75 @@ final class BoundedRecords {
 	/**
 	 * Counts a record that goes in whether or not the store is full.
 	 */
-	void added() {
+	void added(String key, MemoryEntry entry) {
 		this.recordCount.incrementAndGet();
+		grow(key, sizeOf(key, entry));
 	}
 
-	void removed() {
+	/**
+	 * Counts the change of a record replaced in place, whether or not the store is full.
+	 */
+	void replaced(String key, MemoryEntry previous, MemoryEntry next) {
+		grow(key, sizeOf(key, next) - sizeOf(key, previous));
+	}
+
+	void removed(String key, MemoryEntry entry) {
 		this.recordCount.decrementAndGet();
+		grow(key, -sizeOf(key, entry));
+	}
+
+	private void grow(String key, long bytes) {
+		if (bytes == 0) {
+			return;
+		}
+		this.usedBytes.addAndGet(bytes);
+		if (hasQuota()) {
+			this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+		}
+	}
+
+	private boolean hasQuota() {
+		return this.maximumBytesPerScope < this.maximumBytes;
+	}
+
+	/**
+	 * Estimated bytes of heap the record of {@code key} takes.
+	 */
+	static long sizeOf(String key, MemoryEntry entry) {
+		long chars = key.length() + entry.token().length() + entry.fingerprint().value().length();
+		return ENTRY_OVERHEAD + 2 * chars + ((entry.result() != null) ? entry.result().size() : 0);
+	}
+
+	/**
+	 * The scope part of a record key ({@code {prefix}:{scope}:{name}:{key}}, the last
+	 * three escaped so that none holds a colon), whatever the prefix; {@code "#"} for a
+	 * key too long for the store, replaced by its hash ({@code {prefix}:#:{sha256}}),
+	 * whose scope is unknown: such keys share one quota.
+	 */
+	static String scopeOf(String key) {
+		int keyStart = key.lastIndexOf(':');
+		int nameStart = (keyStart > 0) ? key.lastIndexOf(':', keyStart - 1) : -1;
+		if (nameStart < 0 || key.startsWith("#", nameStart + 1) && nameStart + 2 == keyStart) {
+			return "#";
+		}
+		int scopeStart = key.lastIndexOf(':', nameStart - 1);
+		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
+	}
+
+	/**
+	 * Estimated bytes of heap the records take.
+	 */
+	long usedBytes() {
+		return this.usedBytes.get();
+	}
+
+	/**
+	 * Whether a record fits, and if not, what is full.
+	 */
+	enum Room {
+
+		FITS, STORE_FULL, SCOPE_FULL
+
 	}
 
 	// Called after the record is in the map, never inside compute: a sweep that starts
@@ -168,7 +284,7 @@ final class BoundedRecords {
 		this.earliestExpiry.set(now + NEVER);
 		this.entries.forEach((key, entry) -> {
 			if (entry.isExpired(now) && (full || isForgotten(entry, now)) && this.entries.remove(key, entry)) {
-				this.recordCount.decrementAndGet();
+				removed(key, entry);
 			}
 			else {
 				written(entry.expiresAt());
@@ -177,10 +293,13 @@ final class BoundedRecords {
 	}
 
 	/**
-	 * The failure of a claim of a new key that found the store full, even after a sweep.
+	 * The failure of a claim of a new key that found the store, or its scope, full even
+	 * after a sweep.
 	 */
-	InMemoryStoreFullException refuse() {
-		InMemoryStoreFullException ex = new InMemoryStoreFullException(this.maximumRecords);
+	InMemoryStoreFullException refuse(Room room, String key) {
+		InMemoryStoreFullException ex = (room == Room.SCOPE_FULL)
+				? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
+				: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
 		// A full store refuses every new key until records expire: one warning a minute,
 		// with the count, rather than one per call.
 		this.refusedSinceWarning.incrementAndGet();

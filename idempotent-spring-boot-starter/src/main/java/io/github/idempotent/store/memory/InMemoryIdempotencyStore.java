@@ -27,11 +27,18 @@ import io.github.idempotent.store.StoredResult;
  * {@value BoundedRecords#SWEEP_EVERY}), so sweeping costs a constant amount per claim
  * however many records are held.
  * <p>
- * The store holds at most {@code maximumRecords} records. A claim of a new key when it is
- * full sweeps every expired record first; if every record is still live, the claim fails
- * with {@link InMemoryStoreFullException}. It never evicts a live record to make room: a
- * completed result evicted early would let a retry of its key run the method again, and
- * an evicted placeholder would let a duplicate run alongside its owner.
+ * The store holds at most {@code maximumRecords} records and about {@code maximumBytes}
+ * of heap (estimated from the sizes of each record's key, fingerprint and result, plus a
+ * fixed overhead), and, with a quota, about {@code maximumBytesPerScope} for the records
+ * of one scope (the scope part of the record key: one user's, under the principal scope),
+ * so that one client cannot fill it for everyone. A claim of a new key when it, or the
+ * key's scope, is full sweeps every expired record first; if every record is still live,
+ * the claim fails with {@link InMemoryStoreFullException}, which the executor refuses in
+ * every failure mode. It never evicts a live record to make room: a completed result
+ * evicted early would let a retry of its key run the method again, and an evicted
+ * placeholder would let a duplicate run alongside its owner. For the same reason a result
+ * is stored even when it takes the store past its size: the bound can be exceeded by the
+ * results of the calls running at once.
  * <p>
  * A placeholder whose lease ran out (its call hung past its lease, or never came back),
  * and the tombstone of one an operator deleted with force, stay for the
@@ -49,6 +56,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	public static final int DEFAULT_MAXIMUM_RECORDS = 100_000;
 
 	/**
+	 * Estimated bytes of heap held by default.
+	 */
+	public static final long DEFAULT_MAXIMUM_BYTES = 100L * 1024 * 1024;
+
+	/**
 	 * How long after its lease ran out a call that never finished is remembered by
 	 * default: as long as results are kept by default.
 	 */
@@ -59,14 +71,16 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	private final InMemoryStoreInspection inspection;
 
 	/**
-	 * Store of at most {@value #DEFAULT_MAXIMUM_RECORDS} records.
+	 * Store of at most {@value #DEFAULT_MAXIMUM_RECORDS} records and
+	 * {@value #DEFAULT_MAXIMUM_BYTES} bytes, without a quota per scope.
 	 */
 	public InMemoryIdempotencyStore() {
 		this(DEFAULT_MAXIMUM_RECORDS);
 	}
 
 	/**
-	 * Store of at most {@code maximumRecords} records.
+	 * Store of at most {@code maximumRecords} records and {@value #DEFAULT_MAXIMUM_BYTES}
+	 * bytes, without a quota per scope.
 	 * @param maximumRecords records held at most, live and expired ones not yet swept
 	 */
 	public InMemoryIdempotencyStore(int maximumRecords) {
@@ -74,38 +88,63 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Store of at most {@code maximumRecords} records that remembers a call that never
-	 * finished for {@code takeoverMemory} after its lease ran out.
+	 * Store of at most {@code maximumRecords} records and {@value #DEFAULT_MAXIMUM_BYTES}
+	 * bytes, without a quota per scope, that remembers a call that never finished for
+	 * {@code takeoverMemory} after its lease ran out.
 	 * @param maximumRecords records held at most, live and expired ones not yet swept
 	 * @param takeoverMemory how long a placeholder whose lease ran out is kept, so that a
 	 * claim of its key knows it takes that call over
 	 */
 	public InMemoryIdempotencyStore(int maximumRecords, Duration takeoverMemory) {
+		this(maximumRecords, DEFAULT_MAXIMUM_BYTES, DEFAULT_MAXIMUM_BYTES, takeoverMemory);
+	}
+
+	/**
+	 * Store of at most {@code maximumRecords} records and about {@code maximumBytes} of
+	 * heap, about {@code maximumBytesPerScope} of it for the records of one scope, that
+	 * remembers a call that never finished for {@code takeoverMemory} after its lease ran
+	 * out.
+	 * @param maximumRecords records held at most, live and expired ones not yet swept
+	 * @param maximumBytes estimated bytes held at most
+	 * @param maximumBytesPerScope estimated bytes held at most for the records of one
+	 * scope; {@code maximumBytes} or more for no quota
+	 * @param takeoverMemory how long a placeholder whose lease ran out is kept, so that a
+	 * claim of its key knows it takes that call over
+	 */
+	public InMemoryIdempotencyStore(int maximumRecords, long maximumBytes, long maximumBytesPerScope,
+			Duration takeoverMemory) {
 		Assert.isTrue(maximumRecords > 0, () -> "maximumRecords must be positive, not " + maximumRecords
 				+ ": set idempotent.store.memory.maximum-records to the number of results to keep");
+		Assert.isTrue(maximumBytes > 0, () -> "maximumBytes must be positive, not " + maximumBytes
+				+ ": set idempotent.store.memory.maximum-size to the heap the records may take");
+		Assert.isTrue(maximumBytesPerScope > 0, () -> "maximumBytesPerScope must be positive, not "
+				+ maximumBytesPerScope + ": set idempotent.store.memory.maximum-size-per-scope, or leave it unset");
 		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
-		this.records = new BoundedRecords(maximumRecords, takeoverMemory);
+		this.records = new BoundedRecords(maximumRecords, maximumBytes, maximumBytesPerScope, takeoverMemory);
 		this.inspection = new InMemoryStoreInspection(this.records);
 	}
 
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		this.records.claiming();
-		ClaimResult result = tryClaim(key, fingerprint, lease);
+		BoundedRecords.Room[] room = { BoundedRecords.Room.FITS };
+		ClaimResult result = tryClaim(key, fingerprint, lease, room);
 		if (result == null) {
 			this.records.sweepWhenFull();
-			result = tryClaim(key, fingerprint, lease);
+			result = tryClaim(key, fingerprint, lease, room);
 			if (result == null) {
-				throw this.records.refuse();
+				throw this.records.refuse(room[0], key.value());
 			}
 		}
 		return result;
 	}
 
 	/**
-	 * Claims the key, or returns {@code null} if it is absent and the store is full.
+	 * Claims the key, or returns {@code null} if it is absent and the store or its scope
+	 * is full (then saying which in {@code room}).
 	 */
-	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease,
+			BoundedRecords.Room[] room) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
 		MemoryEntry written = this.records.entries.compute(key.value(), (k, entry) -> {
@@ -113,10 +152,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				result[0] = (entry.result() != null) ? new ClaimResult.Completed(entry.fingerprint(), entry.result())
 						: new ClaimResult.InProgress(entry.fingerprint(), Duration.ofNanos(entry.expiresAt() - now));
 				return entry;
-			}
-			// An expired record is replaced in place; only an absent key needs room.
-			if (entry == null && !this.records.reserve()) {
-				return null;
 			}
 			String token = OwnerToken.generate();
 			// A placeholder past its lease, or a tombstone, is a call that never
@@ -128,10 +163,25 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				int attempt = (entry.attempt() < Integer.MAX_VALUE) ? entry.attempt() + 1 : entry.attempt();
 				result[0] = new ClaimResult.Acquired(token, attempt,
 						(entry.claimedAt() != null) ? entry.claimedAt().truncatedTo(ChronoUnit.SECONDS) : null);
-				return new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), attempt, false);
+				MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(),
+						attempt, false);
+				this.records.replaced(k, entry, next);
+				return next;
+			}
+			MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1,
+					false);
+			// An expired record is replaced in place; only an absent key needs room.
+			if (entry == null) {
+				room[0] = this.records.reserve(k, next);
+				if (room[0] != BoundedRecords.Room.FITS) {
+					return null;
+				}
+			}
+			else {
+				this.records.replaced(k, entry, next);
 			}
 			result[0] = new ClaimResult.Acquired(token);
-			return new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1, false);
+			return next;
 		});
 		if (result[0] instanceof ClaimResult.Acquired && written != null) {
 			this.records.written(written.expiresAt());
@@ -214,6 +264,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
+	 * Estimated bytes of heap the records take, expired ones included until they are
+	 * swept.
+	 */
+	public long sizeInBytes() {
+		return this.records.usedBytes();
+	}
+
+	/**
 	 * Applies {@code transition} if the record is in progress under {@code token}, even
 	 * past its lease (only a take-over changes the token), or if it has vanished (then
 	 * with {@code entry} {@code null}).
@@ -230,15 +288,20 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 					// refusing would drop the result of a call that ran, and a retry
 					// would run it again. Such records number at most the calls running
 					// at once.
-					this.records.added();
+					this.records.added(k, next);
 				}
 				else if (entry != null && next == null) {
-					this.records.removed();
+					this.records.removed(k, entry);
+				}
+				else if (entry != null) {
+					// A result goes in even when it takes the store past its size, for
+					// the same reason.
+					this.records.replaced(k, entry, next);
 				}
 				return next;
 			}
 			if (this.records.isForgotten(entry, now)) {
-				this.records.removed();
+				this.records.removed(k, entry);
 				return null;
 			}
 			return entry;

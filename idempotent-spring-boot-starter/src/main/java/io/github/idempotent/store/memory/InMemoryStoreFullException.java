@@ -1,23 +1,48 @@
 package io.github.idempotent.store.memory;
 
+import org.springframework.util.unit.DataSize;
+
+import io.github.idempotent.store.StoreFullException;
+
 /**
- * The {@link InMemoryIdempotencyStore} holds its maximum number of records, all of them
- * live, and refuses to claim a new key. Like any exception from a store, the executor
- * treats it as the store being unavailable, so {@code idempotent.failure-mode} decides:
- * refuse the call (503) or run it unprotected.
+ * The {@link InMemoryIdempotencyStore} holds its maximum of records or bytes, or the
+ * records of the key's scope their quota, all of them live, and refuses to claim a new
+ * key. A full store is not an outage: the executor refuses the call (503) in every
+ * {@code idempotent.failure-mode}, never runs it unprotected.
  */
-public class InMemoryStoreFullException extends RuntimeException {
+public class InMemoryStoreFullException extends StoreFullException {
 
 	private final int maximumRecords;
 
-	public InMemoryStoreFullException(int maximumRecords) {
-		super("In-memory idempotency store is full: it holds its maximum of " + maximumRecords
-				+ " records, all in progress or within their ttl, and evicting one would let a retry of its key "
-				+ "run again. Raise idempotent.store.memory.maximum-records, shorten the ttl, "
-				+ "or use the Redis or JDBC store");
+	/**
+	 * The whole store is full.
+	 * @param maximumRecords records held at most
+	 * @param maximumBytes estimated bytes held at most
+	 */
+	public InMemoryStoreFullException(int maximumRecords, long maximumBytes) {
+		super("In-memory idempotency store is full: it holds its maximum of " + maximumRecords + " records or "
+				+ DataSize.ofBytes(maximumBytes).toKilobytes() + " KB, all in progress or within their ttl, and "
+				+ "evicting one would let a retry of its key run again. Raise idempotent.store.memory.maximum-size "
+				+ "or idempotent.store.memory.maximum-records, shorten the ttl, or use the Redis or JDBC store");
 		this.maximumRecords = maximumRecords;
 	}
 
+	/**
+	 * The records of one scope hold their quota.
+	 * @param scope the scope, as it appears in record keys
+	 * @param maximumBytesPerScope estimated bytes held at most for one scope
+	 */
+	public InMemoryStoreFullException(String scope, long maximumBytesPerScope) {
+		super("In-memory idempotency store is full for scope '" + scope + "': its records hold the quota of "
+				+ DataSize.ofBytes(maximumBytesPerScope).toKilobytes() + " KB per scope "
+				+ "(idempotent.store.memory.maximum-size-per-scope), all in progress or within their ttl. "
+				+ "Other scopes are not refused");
+		this.maximumRecords = -1;
+	}
+
+	/**
+	 * Records held at most, or {@code -1} when the refusal is that of a scope's quota.
+	 */
 	public int getMaximumRecords() {
 		return this.maximumRecords;
 	}

@@ -68,7 +68,7 @@ final class InMemoryStoreInspection {
 		long now = System.nanoTime();
 		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
 			deleted[0] = !entry.isExpired(now);
-			this.records.removed();
+			this.records.removed(k, entry);
 			return null;
 		});
 		return deleted[0];
@@ -107,14 +107,16 @@ final class InMemoryStoreInspection {
 				}
 				deletion[0] = Deletion.DELETED;
 				if (!inProgress) {
-					return new MemoryEntry(entry.token(), entry.fingerprint(), null, entry.expiresAt(),
+					MemoryEntry tombstone = new MemoryEntry(entry.token(), entry.fingerprint(), null, entry.expiresAt(),
 							entry.claimedAt(), entry.attempt(), true);
+					this.records.replaced(k, entry, tombstone);
+					return tombstone;
 				}
 			}
 			else if (!inProgress && entry.result() == null && !this.records.isForgotten(entry, now)) {
 				return entry;
 			}
-			this.records.removed();
+			this.records.removed(k, entry);
 			return null;
 		});
 		return deletion[0];

@@ -25,7 +25,7 @@ import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -99,11 +99,11 @@ class RedisMemoryPressureTests {
 	}
 
 	@Test
-	void aClaimRefusedForWantOfMemoryIsTheStoreUnavailableNotAnError() throws Exception {
+	void aClaimRefusedForWantOfMemoryIsTheStoreFullNotAnError() throws Exception {
 		IdempotencyPolicy policy = policy(Duration.ofSeconds(1));
 		setMaxMemory("1");
 		try {
-			assertThatExceptionOfType(IdempotencyStoreUnavailableException.class).isThrownBy(() -> call(policy,
+			assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> call(policy,
 					"idempotent-test:oom:" + UUID.randomUUID(), () -> "ran " + this.runs.incrementAndGet()));
 			assertThat(this.runs).hasValue(0);
 		}
