@@ -94,6 +94,7 @@ final class MonoInvocations {
 		}
 		CompletableFuture<?> result = invoke(operation, call, invocation, targetClass, Mono::justOrEmpty)
 			.contextWrite(contextView)
+			.contextWrite((waiting) -> waiting.put(ReactiveIdempotentCalls.CALLER_WAITS, true))
 			.toFuture();
 		try {
 			return result.join();

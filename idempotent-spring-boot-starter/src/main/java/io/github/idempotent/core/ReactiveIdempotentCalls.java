@@ -43,6 +43,12 @@ import io.github.idempotent.store.RecordKey;
  */
 public final class ReactiveIdempotentCalls {
 
+	/**
+	 * Key of the Reactor context of a subscriber that blocks its own thread until the
+	 * call's result arrives: the call continues on a thread that may block instead.
+	 */
+	public static final String CALLER_WAITS = ReactiveIdempotentCalls.class.getName() + ".CALLER_WAITS";
+
 	private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",
 			ReactiveIdempotentCalls.class.getClassLoader());
 
@@ -59,7 +65,10 @@ public final class ReactiveIdempotentCalls {
 			Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 			IdempotencyObserver responseObserver, @Nullable OutcomeRecorder recorder) {
 		IdempotencyExecutor executor = calls.getExecutor();
-		Executor subscriberThread = subscriberThread();
+		// A subscriber that waits for the result on its own thread (a plain value of a
+		// WebFlux handler) must not be handed its continuation: it would wait for itself.
+		Executor subscriberThread = contextView.hasKey(CALLER_WAITS) ? on(Schedulers.boundedElastic())
+				: subscriberThread();
 		IdempotentCallObservations observations = calls.getCallObservations();
 		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey,
 				contextView.getOrDefault(IdempotentCallObservations.REACTOR_CONTEXT_KEY, null)) : null;
@@ -126,8 +135,6 @@ public final class ReactiveIdempotentCalls {
 	 * (see above).
 	 */
 	private static Executor subscriberThread() {
-		System.err.println("DEBUGTHREADS " + Thread.currentThread() + " " + Thread.currentThread().getClass() + " "
-				+ ThreadExecutorMap.currentExecutor());
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current(on(Schedulers.boundedElastic())) : null;
 		if (eventLoop != null) {
 			return eventLoop;
