@@ -81,7 +81,7 @@ class StoreFailureModeTests {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
 			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
-					"idempotent.failure-mode=open")
+					"idempotent.failure-mode=open", "idempotent.default-scope=global")
 			.withUserConfiguration(ServiceConfiguration.class)
 			.run((context) -> {
 				Service service = context.getBean(Service.class);
