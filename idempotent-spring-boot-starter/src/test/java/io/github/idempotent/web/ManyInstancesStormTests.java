@@ -18,15 +18,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.redisson.spring.data.connection.RedissonConnectionFactory;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
@@ -73,6 +79,12 @@ class ManyInstancesStormTests {
 	void oneExecutionAcrossTwoInstancesOnJedis() throws Exception {
 		runStorm(RedisIdempotencyStore.class, "idempotent.store.type=redis", "spring.data.redis.client-type=jedis",
 				"spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port());
+	}
+
+	@Test
+	@WithoutLettuce
+	void oneExecutionAcrossTwoInstancesOnRedisson() throws Exception {
+		runStorm(RedisIdempotencyStore.class, "idempotent.store.type=redis", "storm.redisson=true");
 	}
 
 	@Test
@@ -188,7 +200,7 @@ class ManyInstancesStormTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
-	@Import(TransferController.class)
+	@Import({ TransferController.class, RedissonFactory.class })
 	static class TransferApplication {
 
 		@Bean
@@ -196,6 +208,28 @@ class ManyInstancesStormTests {
 			return http.csrf((csrf) -> csrf.disable())
 				.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
 				.build();
+		}
+
+	}
+
+	/**
+	 * Redisson's connection factory, as an application on {@code redisson-spring-data}
+	 * declares it: Boot's Redis auto-configuration backs off.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty("storm.redisson")
+	static class RedissonFactory {
+
+		@Bean(destroyMethod = "shutdown")
+		RedissonClient redisson() {
+			Config config = new Config();
+			config.useSingleServer().setAddress("redis://" + TestRedis.host() + ":" + TestRedis.port());
+			return Redisson.create(config);
+		}
+
+		@Bean
+		RedissonConnectionFactory redissonConnectionFactory(RedissonClient redisson) {
+			return new RedissonConnectionFactory(redisson);
 		}
 
 	}

@@ -64,6 +64,30 @@ public class WebFluxBenchmarkApplication {
 			return Mono.fromSupplier(() -> receipt(request));
 		}
 
+		// A body that holds its thread for 250 ms (a blocking call of the application's
+		// own): eight at once show which threads the bodies share
+		// (benchmarks/run-webflux-threads.sh).
+		@PostMapping("/bare/slow-payments")
+		Mono<ResponseEntity<Receipt>> bareSlow(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> slowReceipt(request));
+		}
+
+		@PostMapping("/first/slow-payments")
+		@Idempotent
+		Mono<ResponseEntity<Receipt>> firstSlow(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> slowReceipt(request));
+		}
+
+		private static ResponseEntity<Receipt> slowReceipt(PaymentRequest request) {
+			try {
+				Thread.sleep(250);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return receipt(request);
+		}
+
 		private static ResponseEntity<Receipt> receipt(PaymentRequest request) {
 			Receipt receipt = Receipt.of(request);
 			return ResponseEntity.status(HttpStatus.CREATED)
