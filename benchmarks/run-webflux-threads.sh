@@ -36,7 +36,7 @@ java -Xms256m -Xmx256m -cp "$here/target/classes:$(cat "$here/target/classpath.t
 pids+=($!)
 app_pid=$!
 body='{"orderNo":"o","customerId":"c","amountCents":1,"currency":"EUR"}'
-post() { curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'Content-Type: application/json' -H "Idempotency-Key: $2" -d "$body" "http://127.0.0.1:$app_port/$1/slow-payments"; }
+post() { curl -s -m 30 -o /dev/null -w '%{http_code}\n' -X POST -H 'Content-Type: application/json' -H "Idempotency-Key: $2" -d "$body" "http://127.0.0.1:$app_port/$1/slow-payments"; }
 for _ in $(seq 120); do
 	[[ "$(post bare warm 2>/dev/null)" == "201" ]] && break
 	kill -0 "$app_pid" 2>/dev/null || { cat "$out/app.log" >&2; exit 1; }
@@ -53,19 +53,23 @@ wave() {
 	done
 	wait "${requests[@]}"
 	end=$(date +%s.%N)
-	grep -qv 201 "$out/$endpoint".* && { log "a request of $endpoint did not answer 201"; exit 1; }
+	if grep -qv '^201$' "$out/$endpoint".*; then
+		log "a request of $endpoint did not answer 201: $(cat "$out/$endpoint".* | tr '\n' ' ')"
+		tail -20 "$out/app.log" >&2
+		exit 1
+	fi
 	echo "$end - $start" | bc
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 wave bare >/dev/null; wave first >/dev/null # warm-up
-: >"$out/bare.times"; : >"$out/first.times"
+: >"$out/times-bare"; : >"$out/times-first"
 for round in $(seq "$ROUNDS"); do
 	b=$(wave bare); f=$(wave first)
-	echo "$b" >>"$out/bare.times"; echo "$f" >>"$out/first.times"
+	echo "$b" >>"$out/times-bare"; echo "$f" >>"$out/times-first"
 	log "round $round: without @Idempotent ${b}s, with ${f}s"
 done
-mb=$(median <"$out/bare.times"); mf=$(median <"$out/first.times")
+mb=$(median <"$out/times-bare"); mf=$(median <"$out/times-first")
 echo "| $CONCURRENCY x 250 ms, WebFlux | without @Idempotent | with @Idempotent | ratio |"
 echo "|---|---|---|---|"
 printf '| median of %s rounds | %.2f s | %.2f s | %.2f |\n' "$ROUNDS" "$mb" "$mf" "$(echo "$mf / $mb" | bc -l)"
