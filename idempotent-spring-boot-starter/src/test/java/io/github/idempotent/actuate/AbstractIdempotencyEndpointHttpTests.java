@@ -126,21 +126,21 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 			.sendAsync(post("/stuck", key, null), HttpResponse.BodyHandlers.ofString());
 		assertThat(this.controller.awaitStuck()).isTrue();
 		JsonNode listed = findListed(key);
-		assertThat(names(listed)).isEqualTo(
-				names(documented("curl 'localhost:8080/actuator/idempotency?olderThan=5m'").path("records").path(0)));
+		assertThat(names(listed)).isEqualTo(documentedNames(
+				documented("curl 'localhost:8080/actuator/idempotency?olderThan=5m'").path("records").path(0)));
 		assertThat(Duration.parse(listed.path("age").asString()).getNano()).isZero();
 		JsonNode refusal = JSON.readTree(send(delete("/actuator/idempotency/OrderController.stuck/" + key)).body());
-		assertThat(names(refusal)).isEqualTo(
-				names(documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-2'")));
+		assertThat(names(refusal)).isEqualTo(documentedNames(
+				documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-2'")));
 		this.controller.release();
 		assertThat(first.get().statusCode()).isEqualTo(200);
 
 		JsonNode completed = JSON.readTree(send(get("/actuator/idempotency/OrderController.stuck/" + key)).body());
-		assertThat(names(completed)).isEqualTo(names(
+		assertThat(names(completed)).isEqualTo(documentedNames(
 				documented("curl 'localhost:8080/actuator/idempotency/PaymentController.pay/k-1?scope=u%3Dalice'")));
 		JsonNode deleted = JSON.readTree(send(delete("/actuator/idempotency/OrderController.stuck/" + key)).body());
-		assertThat(names(deleted)).isEqualTo(
-				names(documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-1'")));
+		assertThat(names(deleted)).isEqualTo(documentedNames(
+				documented("curl -X DELETE 'localhost:8080/actuator/idempotency/PaymentController.pay/k-1'")));
 	}
 
 	/**
@@ -155,6 +155,16 @@ abstract class AbstractIdempotencyEndpointHttpTests {
 			answer.append(lines.get(i).trim());
 		}
 		return JSON.readTree(answer.toString());
+	}
+
+	/**
+	 * The fields of a documented answer as the endpoint sends them by default: the doc
+	 * shows {@code fingerprint}, which only {@code show-values} adds.
+	 */
+	private static Set<String> documentedNames(JsonNode object) {
+		Set<String> names = names(object);
+		names.remove("fingerprint");
+		return names;
 	}
 
 	private static Set<String> names(JsonNode object) {

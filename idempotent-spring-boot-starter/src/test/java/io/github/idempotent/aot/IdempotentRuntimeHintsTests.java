@@ -42,7 +42,7 @@ class IdempotentRuntimeHintsTests {
 		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
 		Resource[] scripts = new PathMatchingResourcePatternResolver()
 			.getResources("classpath*:io/github/idempotent/store/redis/*.lua");
-		assertThat(scripts).hasSize(6);
+		assertThat(scripts).hasSize(7);
 		for (Resource script : scripts) {
 			String path = "io/github/idempotent/store/redis/" + script.getFilename();
 			assertThat(resource().forResource(path)).as(path).accepts(hints);
