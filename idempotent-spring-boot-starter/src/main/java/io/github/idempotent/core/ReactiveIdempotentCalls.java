@@ -131,10 +131,22 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	/**
-	 * Where the call subscribed on the current thread continues after a store's reply
-	 * (see above).
+	 * {@code reply}, signalled on {@code resume} unless it is already there: what follows
+	 * a store's reply (the rest of a response's writing, its commit actions) must not run
+	 * on the client's I/O thread that delivered it (see above).
+	 * @param resume from {@link #subscriberThread()}, taken where the work began
 	 */
-	private static Executor subscriberThread() {
+	public static <T> CompletableFuture<T> resumeOn(CompletableFuture<T> reply, Executor resume) {
+		return reply.isDone() ? reply : reply.whenCompleteAsync((value, failure) -> {
+		}, resume);
+	}
+
+	/**
+	 * Where work begun on the current thread continues after a store's reply: this event
+	 * loop if it is a Netty one, else a Reactor scheduler whose threads may block as much
+	 * as the current one may.
+	 */
+	public static Executor subscriberThread() {
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current(on(Schedulers.boundedElastic())) : null;
 		if (eventLoop != null) {
 			return eventLoop;

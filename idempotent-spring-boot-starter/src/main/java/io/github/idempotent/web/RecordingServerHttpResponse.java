@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -27,6 +29,7 @@ import org.springframework.web.method.HandlerMethod;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.OwnerHandle;
+import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
@@ -56,6 +59,12 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
 	private final ReplayCustomizers customizers;
+
+	/**
+	 * Where the response goes on after the store has taken it: the thread that created
+	 * this response (the request's event loop), not the store client's.
+	 */
+	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
 
 	/** The handler whose call is recorded, for the status of a replayed plain value. */
 	private volatile @Nullable HandlerMethod handler;
@@ -143,7 +152,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				return Mono.empty();
 			}
 			Flux<DataBuffer> spilled = held.spill(buffer);
-			return Mono.fromFuture(recording.endWithValue()).thenMany(spilled);
+			return stored(recording.endWithValue()).thenMany(spilled);
 		}, 0)
 			.concatWith(Mono.defer(() -> held.isOverflowed() ? Mono.empty() : recordAndSend(recording, held.bytes())))
 			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
@@ -177,7 +186,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
 				// A stream is sent as it comes: the return value is stored instead.
-				return Mono.fromFuture(recording.endWithValue()).then(Mono.defer(() -> super.writeAndFlushWith(body)));
+				return stored(recording.endWithValue()).then(Mono.defer(() -> super.writeAndFlushWith(body)));
 			}
 			return super.writeAndFlushWith(body);
 		});
@@ -236,10 +245,19 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		HttpStatusCode status = getStatusCode();
 		int code = (status != null) ? status.value() : HttpStatus.OK.value();
 		if (code >= 400 || body.length > this.limit) {
-			return Mono.fromFuture(recording.endWithValue());
+			return stored(recording.endWithValue());
 		}
 		RecordedResponse response = new RecordedResponse(code, recordedHeaders(recording.before), body);
-		return Mono.fromFuture(recording.end(response));
+		return stored(recording.end(response));
+	}
+
+	/**
+	 * The end of a recording, once the store has answered, signalled on {@link #resume}:
+	 * the response is committed and written after it, and what runs on its commit (the
+	 * application's own actions) must not run on the thread that read the store's reply.
+	 */
+	private Mono<Void> stored(CompletableFuture<Void> ended) {
+		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
 	}
 
 	private Map<String, List<String>> recordedHeaders(Map<String, List<String>> before) {
@@ -365,14 +383,14 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			this(owner, value, before, new AtomicBoolean());
 		}
 
-		java.util.concurrent.CompletableFuture<Void> end(RecordedResponse response) {
+		CompletableFuture<Void> end(RecordedResponse response) {
 			return this.ended.compareAndSet(false, true) ? this.owner.completeRecordedAsync(response)
-					: java.util.concurrent.CompletableFuture.completedFuture(null);
+					: CompletableFuture.completedFuture(null);
 		}
 
-		java.util.concurrent.CompletableFuture<Void> endWithValue() {
+		CompletableFuture<Void> endWithValue() {
 			return this.ended.compareAndSet(false, true) ? this.owner.completeAsync(this.value)
-					: java.util.concurrent.CompletableFuture.completedFuture(null);
+					: CompletableFuture.completedFuture(null);
 		}
 
 	}

@@ -25,6 +25,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.server.WebFilter;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.store.IdempotencyStore;
@@ -42,6 +43,26 @@ public class ThreadsTestApplication {
 		return http.csrf(ServerHttpSecurity.CsrfSpec::disable)
 			.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
 			.build();
+	}
+
+	/**
+	 * What applications do before a response is sent (security headers, an audit
+	 * counter): an action on the response's commit that calls Redis, blocking, and says
+	 * in a header which thread it ran on.
+	 */
+	@Bean
+	WebFilter commitAction(StringRedisTemplate redis) {
+		return (exchange, chain) -> {
+			if (!exchange.getRequest().getPath().value().equals("/threads/mono")) {
+				return chain.filter(exchange);
+			}
+			exchange.getResponse().beforeCommit(() -> {
+				exchange.getResponse().getHeaders().set("X-Committed-On", Thread.currentThread().getName());
+				redis.opsForValue().increment("threads-test:commits");
+				return Mono.empty();
+			});
+			return chain.filter(exchange);
+		};
 	}
 
 	@Bean

@@ -74,6 +74,20 @@ class WebFluxThreadsTests {
 	}
 
 	@Test
+	void recordedResponseIsCommittedOffTheStoreThread() {
+		String key = "threads-commit-" + UUID.randomUUID();
+		// The response of a first call is sent once the store has taken it: what runs
+		// on its commit (here a blocking Redis call) must not run where that reply
+		// arrived.
+		ResponseEntity<Map<String, Object>> first = post("/threads/mono", key).block(Duration.ofSeconds(30));
+		assertThat(first.getStatusCode().value()).isEqualTo(200);
+		assertThat(first.getHeaders().getFirst("X-Committed-On")).doesNotStartWith("lettuce");
+		ResponseEntity<Map<String, Object>> replay = post("/threads/mono", key).block(Duration.ofSeconds(30));
+		assertThat(replay.getHeaders().getFirst("Idempotent-Replayed")).isEqualTo("true");
+		assertThat(replay.getHeaders().getFirst("X-Committed-On")).doesNotStartWith("lettuce");
+	}
+
+	@Test
 	void futureThatWinsTheReclaimRunsOffTheStoreThreadAndMayCallRedis() {
 		String key = "threads-future-" + UUID.randomUUID();
 		Mono<ResponseEntity<Map<String, Object>>> first = post("/threads/future/" + key + "/fail", null).cache();
