@@ -26,6 +26,13 @@ import io.github.idempotent.store.StoredResult;
  * big-endian), the number of headers, each header's name and its values, and the body.
  * Counts and lengths are unsigned varints; texts are UTF-8. With flag bit 0 set,
  * everything after the flags byte is deflated, preceded by its inflated length.
+ * <p>
+ * The common response of a {@code @RestController}, {@code 200} or {@code 201} with
+ * {@code Content-Type: application/json} (or {@code application/json;charset=UTF-8}, as
+ * Spring writes it when a charset is asked for) and no other header, is stored in as few
+ * bytes as its typed value was: one marker byte that says all of that, {@code J} plus the
+ * sum of 1 for {@code 201}, 2 for the charset and 4 for a deflated body ({@code J} to
+ * {@code Q}), then the body; a deflated one is preceded by its inflated length.
  *
  * @param status the HTTP status code
  * @param headers the replayed headers, names as written, in the order they were set
@@ -37,6 +44,24 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	static final byte MARKER = 'H';
 
 	private static final int DEFLATED = 1;
+
+	/** The first marker of the compact JSON layout, {@code 200 application/json}. */
+	static final byte JSON = 'J';
+
+	/** Added to {@link #JSON}: status {@code 201}. */
+	private static final int JSON_CREATED = 1;
+
+	/** Added to {@link #JSON}: {@code ;charset=UTF-8}. */
+	private static final int JSON_CHARSET = 2;
+
+	/** Added to {@link #JSON}: the body is deflated. */
+	private static final int JSON_DEFLATED = 4;
+
+	private static final String CONTENT_TYPE = "Content-Type";
+
+	private static final String JSON_TYPE = "application/json";
+
+	private static final String JSON_TYPE_UTF8 = "application/json;charset=UTF-8";
 
 	private static final int MAX_HEAD_SIZE = 64 * 1024;
 
@@ -77,6 +102,10 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	 * {@code Location}).
 	 */
 	byte[] encode(ResultCompression compression) {
+		int json = jsonLayout();
+		if (json >= 0) {
+			return encodeJson(json, compression);
+		}
 		ByteArrayOutputStream head = new ByteArrayOutputStream(64);
 		head.write(this.status >>> 8);
 		head.write(this.status);
@@ -109,6 +138,56 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
+	 * The compact layout's marker offset for this response (status and charset), or -1
+	 * when it needs the general layout: another status, another header, another spelling
+	 * of the type. Names and values are compared exactly, so a replay sends what was
+	 * recorded.
+	 */
+	private int jsonLayout() {
+		if ((this.status != 200 && this.status != 201) || this.headers.size() != 1) {
+			return -1;
+		}
+		List<String> values = this.headers.get(CONTENT_TYPE);
+		if (values == null || values.size() != 1) {
+			return -1;
+		}
+		int created = (this.status == 201) ? JSON_CREATED : 0;
+		return switch (values.get(0)) {
+			case JSON_TYPE -> created;
+			case JSON_TYPE_UTF8 -> created + JSON_CHARSET;
+			default -> -1;
+		};
+	}
+
+	/**
+	 * Writes this response in the compact layout: its marker, then the body, or the
+	 * body's length and the body deflated when that is smaller.
+	 */
+	private byte[] encodeJson(int layout, ResultCompression compression) {
+		byte[] deflated = compression.deflate(this.body);
+		if (deflated != null) {
+			ByteArrayOutputStream record = new ByteArrayOutputStream(6 + deflated.length);
+			record.write(JSON + layout + JSON_DEFLATED);
+			writeVarint(record, this.body.length);
+			if (record.size() + deflated.length < 1 + this.body.length) {
+				record.write(deflated, 0, deflated.length);
+				return record.toByteArray();
+			}
+		}
+		byte[] record = new byte[1 + this.body.length];
+		record[0] = (byte) (JSON + layout);
+		System.arraycopy(this.body, 0, record, 1, this.body.length);
+		return record;
+	}
+
+	/**
+	 * Whether {@code marker} is one of the compact JSON layout's.
+	 */
+	static boolean isJson(byte marker) {
+		return marker >= JSON && marker <= JSON + JSON_CREATED + JSON_CHARSET + JSON_DEFLATED;
+	}
+
+	/**
 	 * The response a stored outcome recorded, or {@code null} when it holds something
 	 * else (a return value, an error): for tools that show stored records, such as the
 	 * Actuator endpoint.
@@ -118,11 +197,11 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	 */
 	public static @Nullable RecordedResponse read(StoredResult result, long maxBodySize) {
 		byte[] bytes = result.bytes();
-		if (bytes.length == 0 || bytes[0] != MARKER) {
+		if (bytes.length == 0 || (bytes[0] != MARKER && !isJson(bytes[0]))) {
 			return null;
 		}
 		try {
-			return decode(bytes, 1, maxBodySize);
+			return (bytes[0] == MARKER) ? decode(bytes, 1, maxBodySize) : decodeJson(bytes, maxBodySize);
 		}
 		catch (ResultCompression.CorruptResultException ex) {
 			throw new IllegalArgumentException(ex.getMessage(), ex);
@@ -175,6 +254,27 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			headers.put(name, values);
 		}
 		return new RecordedResponse(status, headers, java.util.Arrays.copyOfRange(rest, in.position, rest.length));
+	}
+
+	/**
+	 * Reads a response written in the compact layout, marker first; a deflated body is
+	 * inflated to at most {@code maxBodySize} bytes.
+	 */
+	private static RecordedResponse decodeJson(byte[] bytes, long maxBodySize) {
+		int layout = bytes[0] - JSON;
+		int status = ((layout & JSON_CREATED) != 0) ? 201 : 200;
+		String type = ((layout & JSON_CHARSET) != 0) ? JSON_TYPE_UTF8 : JSON_TYPE;
+		byte[] body;
+		if ((layout & JSON_DEFLATED) != 0) {
+			Reader length = new Reader(bytes, 1);
+			int declared = length.readVarint();
+			body = ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared,
+					maxBodySize);
+		}
+		else {
+			body = java.util.Arrays.copyOfRange(bytes, 1, bytes.length);
+		}
+		return new RecordedResponse(status, Map.of(CONTENT_TYPE, List.of(type)), body);
 	}
 
 	private static void writeText(ByteArrayOutputStream out, String text) {

@@ -20,10 +20,12 @@ import io.github.idempotent.store.StoredResult;
  * that returns, a future that completes, a {@code Mono} that signals): one marker byte,
  * then {@code V} a return value (the codec's bytes follow), {@code Z} a return value
  * compressed by {@link ResultCompression}, {@code H} an HTTP response as its first caller
- * was sent it (a {@link RecordedResponse} follows), {@code E} an exception listed in
- * {@code cacheFor} (its class name and message follow), or {@code X} a result that could
- * not be stored (the reason follows). Any other first byte, or none, is a damaged record.
- * Kept apart from the executor so that the protocol and the format change independently.
+ * was sent it (a {@link RecordedResponse} follows), {@code J} to {@code Q} a JSON
+ * {@code 200} or {@code 201} with no other header (its body follows, see
+ * {@link RecordedResponse}), {@code E} an exception listed in {@code cacheFor} (its class
+ * name and message follow), or {@code X} a result that could not be stored (the reason
+ * follows). Any other first byte, or none, is a damaged record. Kept apart from the
+ * executor so that the protocol and the format change independently.
  */
 final class StoredOutcome {
 
@@ -180,7 +182,7 @@ final class StoredOutcome {
 		if (bytes[0] != UNSTORABLE) {
 			throw new DamagedOutcomeException(String
 				.format("its result starts with 0x%02x, none of the outcome markers this version writes or reads "
-						+ "('V', 'Z', 'H', 'E', 'X')", bytes[0] & 0xFF));
+						+ "('V', 'Z', 'H', 'J' to 'Q', 'E', 'X')", bytes[0] & 0xFF));
 		}
 		throw new IdempotencyResultException(text);
 	}

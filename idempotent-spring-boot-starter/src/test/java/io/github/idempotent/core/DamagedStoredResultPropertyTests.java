@@ -35,12 +35,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * What a damaged or crafted store can hand a replay: any bytes as the result of a
  * completed record, read through {@link IdempotencyExecutor} as a duplicate reads them.
  * The outcomes are the ones this version writes (a value, a compressed value, a recorded
- * response plain and deflated, a stored error, an unstorable result), cut, flipped, grown
- * and given lengths at the edges (0, 2^31 - 1, 2^31, 2^32 - 1), and bytes at random.
- * Whatever the bytes, the duplicate is answered with the replay or refused with
- * {@link IdempotencyRecordDamagedException} or {@link IdempotencyResultException}; the
- * method never runs, no length read from the record is allocated beyond
- * {@code maxResultSize}, and nothing hangs.
+ * response plain and deflated, in the general layout and the compact JSON one, a stored
+ * error, an unstorable result), cut, flipped, grown and given lengths at the edges (0,
+ * 2^31 - 1, 2^31, 2^32 - 1), and bytes at random. Whatever the bytes, the duplicate is
+ * answered with the replay or refused with {@link IdempotencyRecordDamagedException} or
+ * {@link IdempotencyResultException}; the method never runs, no length read from the
+ * record is allocated beyond {@code maxResultSize}, and nothing hangs.
  * <p>
  * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
  * {@code -Djqwik.tries.default=200000} for a long run.
@@ -100,7 +100,9 @@ class DamagedStoredResultPropertyTests {
 		return Arbitraries.oneOf(written().flatMap(DamagedStoredResultPropertyTests::damaged), written(),
 				Arbitraries.bytes().array(byte[].class).ofMaxSize(64),
 				Combinators
-					.combine(Arbitraries.of((byte) 'V', (byte) 'Z', (byte) 'H', (byte) 'E', (byte) 'X'),
+					.combine(
+							Arbitraries.of((byte) 'V', (byte) 'Z', (byte) 'H', (byte) 'J', (byte) 'K', (byte) 'L',
+									(byte) 'M', (byte) 'N', (byte) 'O', (byte) 'P', (byte) 'Q', (byte) 'E', (byte) 'X'),
 							Arbitraries.bytes().array(byte[].class).ofMaxSize(64))
 					.as(DamagedStoredResultPropertyTests::prefixed));
 	}
@@ -129,14 +131,25 @@ class DamagedStoredResultPropertyTests {
 								body.getBytes(StandardCharsets.UTF_8)),
 						MAX_RESULT_SIZE, compression)
 				.bytes());
+		// The compact layout's: 200 or 201, a JSON type, no other header.
+		Arbitrary<byte[]> jsonResponses = Combinators
+			.combine(Arbitraries.of(200, 201), Arbitraries.of("application/json", "application/json;charset=UTF-8"),
+					texts, compressions)
+			.as((status, type, body, compression) -> StoredOutcome
+				.recorded(POLICY, "k",
+						new RecordedResponse(status, Map.of("Content-Type", List.of(type)),
+								body.getBytes(StandardCharsets.UTF_8)),
+						MAX_RESULT_SIZE, compression)
+				.bytes());
 		Arbitrary<byte[]> errors = texts
 			.map((message) -> StoredOutcome.error(new IllegalStateException(message)).bytes());
-		return Arbitraries.oneOf(values, responses, errors);
+		return Arbitraries.oneOf(values, responses, jsonResponses, errors);
 	}
 
 	/**
 	 * {@code written} damaged as {@link DamagedBytes} does, or with a length field (a
-	 * compressed value's 4 bytes, a recorded response's first varint) set to an edge.
+	 * compressed value's 4 bytes, a recorded response's first varint, a deflated JSON
+	 * body's length) set to an edge.
 	 */
 	private static Arbitrary<byte[]> damaged(byte[] written) {
 		Arbitrary<byte[]> lengthAtAnEdge = Arbitraries.of(0, Integer.MAX_VALUE, Integer.MIN_VALUE, -1).map((length) -> {
@@ -149,6 +162,14 @@ class DamagedStoredResultPropertyTests {
 				// A varint of five bytes: 2^31 - 1, 2^31, 2^32 - 1 and 0 all fit.
 				return concat(Arrays.copyOf(copy, 2),
 						concat(varint5(length), Arrays.copyOfRange(copy, 3, copy.length)));
+			}
+			if (copy.length >= 2 && copy[0] >= RecordedResponse.JSON + 4 && copy[0] <= RecordedResponse.JSON + 7) {
+				int end = 1;
+				while (end < copy.length && (copy[end] & 0x80) != 0) {
+					end++;
+				}
+				return concat(Arrays.copyOf(copy, 1),
+						concat(varint5(length), Arrays.copyOfRange(copy, Math.min(end + 1, copy.length), copy.length)));
 			}
 			return copy;
 		});

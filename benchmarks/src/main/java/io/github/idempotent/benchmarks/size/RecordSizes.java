@@ -40,7 +40,10 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * stores it by default (the same {@link ResultCompression} the executor applies); and the
  * response of an HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the
  * 20-byte and the 2 KB body) as the web layer records it ({@code H}) and as the executor
- * stored a typed {@code ResponseEntity} before ({@code V}). Keys have the default shape:
+ * stored a typed {@code ResponseEntity} before ({@code V}); and the response of a
+ * {@code @RestController} method returning a record ({@code 200}, JSON, no other header;
+ * a 108-byte and a 2 KB body), recorded in the compact layout ({@code J}) and as its
+ * typed value was stored before ({@code V}, {@code Z}). Keys have the default shape:
  * prefix, global scope, the default operation name of a controller method and a UUID.
  * <p>
  * Writes through the stores' own primitives (claim, complete), so a change of the record
@@ -94,6 +97,14 @@ public final class RecordSizes {
 		StoredResult typedReceipt = result(typedResponseJson("pay_5b1d0c8e2f4a7b31", receipt));
 		RecordedResponse recordedReceipt = recordedResponse("pay_5b1d0c8e2f4a7b31", receipt);
 		StoredResult recordedTwoKbEncoded = recordedTwoKb.toStoredResult(ResultCompression.none());
+		// A @RestController method returning a record: 200, application/json, no other
+		// header; typed, the value alone was stored (V, deflated above the threshold as
+		// Z).
+		String record = "{\"paymentId\":\"pay_5b1d0c8e2f4a7b31\",\"orderNo\":\"A-10420\",\"amountCents\":1999,"
+				+ "\"currency\":\"EUR\",\"status\":\"PAID\"}";
+		StoredResult typedRecord = result(record);
+		RecordedResponse recordedRecord = jsonResponse(record);
+		RecordedResponse recordedTwoKbRecord = jsonResponse(twoKbJson);
 		List<Shape> shapes = List.of(new Shape("in progress", null, 0),
 				new Shape("completed, 20-byte result", result(small), 0),
 				new Shape("completed, 2 KB JSON result, uncompressed", twoKb, 0),
@@ -111,7 +122,16 @@ public final class RecordSizes {
 						deflate.compress(typedTwoKb), typedTwoKb.size()),
 				new Shape("HTTP 201, 2 KB body, recorded response (H), uncompressed", recordedTwoKbEncoded, 0),
 				new Shape("HTTP 201, 2 KB body, recorded response (H), deflated", recordedTwoKb.toStoredResult(deflate),
-						recordedTwoKbEncoded.size()));
+						recordedTwoKbEncoded.size()),
+				new Shape("HTTP 200, " + record.length() + "-byte JSON record, typed value (V, before)",
+						deflate.compress(typedRecord), 0),
+				new Shape("HTTP 200, " + record.length() + "-byte JSON record, recorded response (J, compact)",
+						recordedRecord.toStoredResult(deflate), 0),
+				new Shape("HTTP 200, 2 KB JSON record, typed value (V, before), deflated", deflate.compress(twoKb),
+						twoKb.size()),
+				new Shape("HTTP 200, 2 KB JSON record, recorded response (J, compact), deflated",
+						recordedTwoKbRecord.toStoredResult(deflate),
+						recordedTwoKbRecord.toStoredResult(ResultCompression.none()).size()));
 		System.out.println("| store | record | bytes per record | of which stored result (encoded) | records |");
 		System.out.println("|---|---|---:|---:|---:|");
 		if (redis != null) {
@@ -265,6 +285,16 @@ public final class RecordSizes {
 		headers.put("Content-Type", List.of("application/json"));
 		headers.put("Location", List.of("/payments/" + paymentId));
 		return new RecordedResponse(201, headers, body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * What the web layer records for a {@code @RestController} method that returns a
+	 * record: {@code 200 OK}, the {@code Content-Type} Spring's JSON converter writes,
+	 * and the body.
+	 */
+	private static RecordedResponse jsonResponse(String body) {
+		return new RecordedResponse(200, Map.of("Content-Type", List.of("application/json")),
+				body.getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**
