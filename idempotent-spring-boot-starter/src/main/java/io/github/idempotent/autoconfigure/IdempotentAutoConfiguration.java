@@ -143,6 +143,11 @@ public final class IdempotentAutoConfiguration {
 		return executor;
 	}
 
+	@Bean
+	static StopWaitingOnClose idempotencyStopWaitingOnClose(ObjectProvider<IdempotencyExecutor> executor) {
+		return new StopWaitingOnClose(executor);
+	}
+
 	/**
 	 * Runs blocking store calls of asynchronous callers on Reactor's bounded elastic
 	 * scheduler, the place Reactor gives blocking work; loaded only when Reactor is

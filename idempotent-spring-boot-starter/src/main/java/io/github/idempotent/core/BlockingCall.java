@@ -47,6 +47,9 @@ final class BlockingCall {
 			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
 			}
+			if (protocol.threads().isStopping()) {
+				throw protocol.shuttingDown(call);
+			}
 			try {
 				// Claim, not just read: if the first call failed and released the key,
 				// this caller becomes the owner and runs the method itself.

@@ -4,6 +4,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
@@ -123,11 +124,7 @@ final class CompletionStageCall {
 				pipe(stage);
 			}
 			else {
-				// Scheduled on the timer, which only starts the next claim: no thread
-				// waits for the first call.
-				this.protocol.threads()
-					.timer()
-					.schedule(this::reclaim, ((ClaimDecision.Wait) decision).millis(), TimeUnit.MILLISECONDS);
+				waitAndReclaim(((ClaimDecision.Wait) decision).millis());
 			}
 		}
 		catch (Throwable ex) {
@@ -135,8 +132,37 @@ final class CompletionStageCall {
 		}
 	}
 
+	/**
+	 * Claims again after {@code millis}, scheduled on the timer, which only starts the
+	 * next claim: no thread waits for the first call.
+	 */
+	private void waitAndReclaim(long millis) {
+		if (this.protocol.threads().isStopping()) {
+			shuttingDown();
+			return;
+		}
+		try {
+			this.protocol.threads().timer().schedule(this::reclaim, millis, TimeUnit.MILLISECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			shuttingDown();
+		}
+	}
+
+	/**
+	 * Ends a waiting duplicate whose next claim the closed threads will not make: as when
+	 * the store cannot be reached (503, or the message again later), never left waiting.
+	 */
+	private void shuttingDown() {
+		this.result.completeExceptionally(this.protocol.shuttingDown(this.call));
+	}
+
 	private void reclaim() {
 		if (this.result.isDone()) {
+			return;
+		}
+		if (this.protocol.threads().isStopping()) {
+			shuttingDown();
 			return;
 		}
 		// Never inline: this is the timer's thread.

@@ -69,6 +69,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
+	 * Ends every duplicate that waits for a call in progress, at its next claim, with
+	 * {@link IdempotencyStoreUnavailableException} (503 and {@code Retry-After}, or the
+	 * message again later), instead of letting it wait while the application shuts down:
+	 * its retry finds the outcome, here or on another instance. Calls that run go on, and
+	 * are stored, until {@link #close()}.
+	 */
+	public void stopWaiting() {
+		this.threads.stopWaiting();
+	}
+
+	/**
 	 * Stops the renewal threads, and the lease watchdog if this executor created it.
 	 */
 	@Override

@@ -141,6 +141,15 @@ final class IdempotencyProtocol {
 		return ex;
 	}
 
+	/**
+	 * The failure to give a call that would wait for the store again while the
+	 * application shuts down: retry later, as when the store cannot be reached.
+	 */
+	IdempotencyStoreUnavailableException shuttingDown(ProtocolCall call) {
+		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(),
+				new IllegalStateException("the application is shutting down"));
+	}
+
 	private IdempotencyStoreUnavailableException unavailable(ProtocolCall call, Throwable failure) {
 		this.outageLog.refused(call.policy, call.clientKey, asRuntime(failure));
 		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);

@@ -38,6 +38,8 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	private volatile @Nullable Executor blockingStoreExecutor;
 
+	private volatile boolean stopping;
+
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/**
@@ -78,6 +80,22 @@ final class IdempotencyThreads implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
+	}
+
+	/**
+	 * From now on a call that would wait for the store again ends instead: the
+	 * application is shutting down. Calls that run go on, and their leases are renewed,
+	 * until {@link #close()}.
+	 */
+	void stopWaiting() {
+		this.stopping = true;
+	}
+
+	/**
+	 * Whether {@link #stopWaiting()} or {@link #close()} has been called.
+	 */
+	boolean isStopping() {
+		return this.stopping;
 	}
 
 	/**
@@ -150,9 +168,15 @@ final class IdempotencyThreads implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		this.stopping = true;
 		this.renewals.shutdownNow();
 		if (this.ownsTimer) {
-			this.timer.shutdownNow();
+			// Not shutdownNow: a task it dropped would never run, and a duplicate waiting
+			// for its next claim, or a step waiting to be confirmed, would wait for ever
+			// (a WebFlux handler returning a plain value holds its event loop while it
+			// waits). Each task still runs when it is due, finds the threads closed and
+			// ends its call; a new one is refused.
+			this.timer.shutdown();
 		}
 		synchronized (this) {
 			if (this.ownedBlockingStoreExecutor != null) {

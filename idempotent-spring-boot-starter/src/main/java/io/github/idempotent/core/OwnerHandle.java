@@ -4,6 +4,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -348,20 +349,33 @@ public final class OwnerHandle {
 
 	/**
 	 * Runs {@code retry} after {@code delayMillis} on the blocking-store threads (a store
-	 * without asynchronous calls is called there), never the lease watchdog's timer.
+	 * without asynchronous calls is called there): the timer only hands it over. Once the
+	 * application shuts down nothing retries, and {@code done} completes instead of
+	 * never: a caller may be waiting for it (a WebFlux response is sent after the store
+	 * has answered).
 	 */
 	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
+		IdempotencyThreads threads = this.protocol.threads();
 		try {
-			CompletableFuture.runAsync(retry, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS,
-					this.protocol.threads().blockingStoreExecutor()));
+			threads.timer().schedule(() -> {
+				try {
+					threads.blockingStoreExecutor().execute(retry);
+				}
+				catch (RejectedExecutionException ex) {
+					gaveUp(ex, done);
+				}
+			}, delayMillis, TimeUnit.MILLISECONDS);
 		}
-		catch (RuntimeException ex) {
-			// Shut down with the application: nothing will retry.
-			this.protocol.leases().unwatchAsync(this.lease);
-			logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
-					+ ": the application is shutting down", ex);
-			done.complete(null);
+		catch (RejectedExecutionException ex) {
+			gaveUp(ex, done);
 		}
+	}
+
+	private void gaveUp(RejectedExecutionException ex, CompletableFuture<Void> done) {
+		this.protocol.leases().unwatchAsync(this.lease);
+		logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
+				+ ": the application is shutting down (" + ex.getMessage() + ")");
+		done.complete(null);
 	}
 
 	StoredResult encode(@Nullable Object result) {

@@ -50,8 +50,8 @@ final class StoreAccess {
 		if (async != null) {
 			return Futures.call(() -> async.claimAsync(key, fingerprint, lease));
 		}
-		return CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease),
-				this.threads.blockingStoreExecutor());
+		return Futures.call(() -> CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease),
+				this.threads.blockingStoreExecutor()));
 	}
 
 	CompletableFuture<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
@@ -60,8 +60,9 @@ final class StoreAccess {
 		if (async != null) {
 			return Futures.call(() -> async.completeAsync(key, token, fingerprint, result, ttl));
 		}
-		return CompletableFuture.supplyAsync(() -> this.store.complete(key, token, fingerprint, result, ttl),
-				this.threads.blockingStoreExecutor());
+		return Futures
+			.call(() -> CompletableFuture.supplyAsync(() -> this.store.complete(key, token, fingerprint, result, ttl),
+					this.threads.blockingStoreExecutor()));
 	}
 
 	CompletableFuture<Boolean> releaseAsync(RecordKey key, String token) {
@@ -69,8 +70,8 @@ final class StoreAccess {
 		if (async != null) {
 			return Futures.call(() -> async.releaseAsync(key, token));
 		}
-		return CompletableFuture.supplyAsync(() -> this.store.release(key, token),
-				this.threads.blockingStoreExecutor());
+		return Futures.call(() -> CompletableFuture.supplyAsync(() -> this.store.release(key, token),
+				this.threads.blockingStoreExecutor()));
 	}
 
 	private @Nullable AsyncIdempotencyStore asyncStore() {

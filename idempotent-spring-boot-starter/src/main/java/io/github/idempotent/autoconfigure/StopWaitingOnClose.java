@@ -1,0 +1,40 @@
+package io.github.idempotent.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
+
+import io.github.idempotent.core.IdempotencyExecutor;
+
+/**
+ * Tells the executor, as soon as its application starts to shut down (before the web
+ * server's graceful shutdown and before the store's connections stop), that duplicates
+ * waiting for a call in progress end now with 503 and {@code Retry-After}: a waiting
+ * duplicate would otherwise hold the graceful shutdown, then meet a stopped store.
+ */
+class StopWaitingOnClose implements ApplicationListener<ContextClosedEvent>, ApplicationContextAware {
+
+	private final ObjectProvider<IdempotencyExecutor> executor;
+
+	private ApplicationContext context;
+
+	StopWaitingOnClose(ObjectProvider<IdempotencyExecutor> executor) {
+		this.executor = executor;
+	}
+
+	@Override
+	public void setApplicationContext(ApplicationContext context) {
+		this.context = context;
+	}
+
+	@Override
+	public void onApplicationEvent(ContextClosedEvent event) {
+		// A child context (the management server's) closing is not this application's.
+		if (event.getApplicationContext() == this.context) {
+			this.executor.ifAvailable(IdempotencyExecutor::stopWaiting);
+		}
+	}
+
+}
