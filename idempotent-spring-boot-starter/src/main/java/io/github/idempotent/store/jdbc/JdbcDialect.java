@@ -46,7 +46,7 @@ public enum JdbcDialect {
 	 * those that are locked, then deletes them by key, at READ COMMITTED: a plain
 	 * {@code DELETE ... LIMIT} locks index ranges (gaps included) in an order opposite to
 	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims. A claim
-	 * reads the row before it inserts ({@link #claimReadsFirst}).
+	 * reads the row before it inserts, so that a replay is one read without a lock.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",

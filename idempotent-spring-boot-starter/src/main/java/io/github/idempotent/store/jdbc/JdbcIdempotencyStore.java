@@ -35,14 +35,14 @@ import io.github.idempotent.store.StoredResult;
  * next to this class): the primary key is the scoped key, so the database's unique
  * constraint decides which of many concurrent claims wins.
  * <p>
- * A claim is an INSERT (on MySQL and MariaDB, after a {@code SELECT} that found no row:
- * see {@link JdbcDialect#claimReadsFirst}); when the row exists and has expired (a lease
- * not renewed, or a result past its TTL) it is taken over by an UPDATE conditional on the
- * owner token that was read, never by delete-then-insert, so two claimers can never both
- * win. Complete, release and renew are UPDATE or DELETE statements conditional on the
- * token and the in-progress state. Every time is the database's clock. An operator's
- * forced delete leaves a tombstone (state {@code D}) in place of the row in progress,
- * which fences its owner and which a claim takes over.
+ * A claim is an INSERT (on MySQL and MariaDB, after a {@code SELECT} that found no row,
+ * so that a replay is a read that neither writes nor waits for a lock); when the row
+ * exists and has expired (a lease not renewed, or a result past its TTL) it is taken over
+ * by an UPDATE conditional on the owner token that was read, never by delete-then-insert,
+ * so two claimers can never both win. Complete, release and renew are UPDATE or DELETE
+ * statements conditional on the token and the in-progress state. Every time is the
+ * database's clock. An operator's forced delete leaves a tombstone (state {@code D}) in
+ * place of the row in progress, which fences its owner and which a claim takes over.
  * <p>
  * A claim that takes over a row in progress or a tombstone (a call that never finished)
  * reports the attempt after it and when that one started; both travel in the owner token
