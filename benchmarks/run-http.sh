@@ -11,11 +11,14 @@
 # STORE=jdbc measures the JDBC store on PostgreSQL instead, with no redis-server: its references are
 # bare plus a first call's two statements (INSERT of a row in progress, UPDATE to completed) and bare
 # plus a replay's one (SELECT of a completed row), on a table of the run's own, dropped at the end.
+# STORE=jdbc DATABASE=mariadb does the same on MariaDB (or MySQL) instead of PostgreSQL.
 #
 # Usage: benchmarks/run-http.sh            (about 6 minutes; every phase is bounded by -d and timeout)
 #        STORE=jdbc benchmarks/run-http.sh (about 5 minutes; POSTGRESQL_URL, a JDBC URL whose
 #   parameters psql accepts too, default jdbc:postgresql://127.0.0.1:5432/test?user=postgres; the local
 #   cache is off, as it is by default for every store but Redis)
+#        STORE=jdbc DATABASE=mariadb benchmarks/run-http.sh (MARIADB_URL, default
+#   jdbc:mariadb://127.0.0.1:3306/test?user=root, host, port, database and user read by the mariadb client)
 # Settings (environment): DURATION=15 WARMUP=10 LATENCY_DURATION=10 ROUNDS=2 CONNECTIONS=16 THREADS=1
 #   HEAP=512m SKIP_BUILD=1 APP_ARGS="--idempotent.local-cache.enabled=false"
 #   (APP_ARGS is empty by default: replays then come from the Redis store's tracked local cache,
@@ -50,6 +53,15 @@ ENDPOINTS=${ENDPOINTS:-$all_endpoints}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
 APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication}
 POSTGRESQL_URL=${POSTGRESQL_URL:-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}
+MARIADB_URL=${MARIADB_URL:-jdbc:mariadb://127.0.0.1:3306/test?user=root}
+DATABASE=${DATABASE:-postgresql}
+case "$DATABASE" in
+postgresql | mariadb) ;;
+*)
+	log "DATABASE must be postgresql or mariadb, not '$DATABASE'"
+	exit 2
+	;;
+esac
 
 for endpoint in $ENDPOINTS; do
 	if [[ " $all_endpoints " != *" $endpoint "* ]]; then
@@ -76,8 +88,10 @@ command -v wrk >/dev/null || { log "installing wrk"; install_package wrk; }
 if [[ "$STORE" == "redis" ]]; then
 	command -v redis-server >/dev/null || { log "installing redis-server"; install_package redis-server; }
 	command -v redis-cli >/dev/null || { log "installing redis-tools"; install_package redis-tools; }
-else
+elif [[ "$DATABASE" == "postgresql" ]]; then
 	command -v psql >/dev/null || { log "installing postgresql-client"; install_package postgresql-client; }
+else
+	command -v mariadb >/dev/null || { log "installing mariadb-client"; install_package mariadb-client; }
 fi
 command -v curl >/dev/null || { log "installing curl"; install_package curl; }
 
@@ -102,7 +116,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null || true
 	done
 	if [[ -n "$table" ]]; then
-		pg -c "DROP TABLE IF EXISTS $table" || log "could not drop the table $table"
+		db_sql "DROP TABLE IF EXISTS $table" || log "could not drop the table $table"
 	fi
 }
 trap cleanup EXIT
@@ -126,9 +140,9 @@ if [[ "$STORE" == "redis" ]]; then
 	store_description="Redis: a private redis-server on 127.0.0.1:$redis_port"
 	# The processes whose CPU time is the store's.
 	store_pids() { echo "$redis_pid"; }
-else
-	pg() { psql "${POSTGRESQL_URL#jdbc:}" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-	pg -c "SELECT 1" >/dev/null || { log "cannot reach PostgreSQL at $POSTGRESQL_URL"; exit 1; }
+elif [[ "$DATABASE" == "postgresql" ]]; then
+	db_sql() { psql "${POSTGRESQL_URL#jdbc:}" -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
+	db_sql "SELECT 1" >/dev/null || { log "cannot reach PostgreSQL at $POSTGRESQL_URL"; exit 1; }
 	# A table of the run's own (the store creates it, cleanup drops it), and a name for the
 	# app's connections, by which their server processes are found.
 	table="idempotent_http_$(date +%Y%m%d_%H%M%S)_$$"
@@ -142,7 +156,36 @@ else
 	# The server processes of the app's pooled connections (found only when the server runs
 	# on this machine); not the server's background processes (WAL writer, checkpointer,
 	# autovacuum).
-	store_pids() { pg -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app_name'" | tr '\n' ' '; }
+	store_pids() { db_sql "SELECT pid FROM pg_stat_activity WHERE application_name = '$app_name'" | tr '\n' ' '; }
+else
+	# jdbc:mariadb://HOST[:PORT]/DATABASE?user=USER[&...]
+	mariadb_address=${MARIADB_URL#jdbc:*://}
+	mariadb_host=${mariadb_address%%/*}
+	mariadb_port=3306
+	if [[ "$mariadb_host" == *:* ]]; then
+		mariadb_port=${mariadb_host##*:}
+		mariadb_host=${mariadb_host%:*}
+	fi
+	mariadb_database=${mariadb_address#*/}
+	mariadb_database=${mariadb_database%%\?*}
+	mariadb_user=root
+	if [[ "$MARIADB_URL" =~ [?\&]user=([^\&]*) ]]; then mariadb_user=${BASH_REMATCH[1]}; fi
+	db_sql() { mariadb -h "$mariadb_host" -P "$mariadb_port" -u "$mariadb_user" -N -B "$mariadb_database" -e "$1"; }
+	db_sql "SELECT 1" >/dev/null || { log "cannot reach MariaDB at $MARIADB_URL"; exit 1; }
+	table="idempotent_http_$(date +%Y%m%d_%H%M%S)_$$"
+	store_args=(--idempotent.store.type=jdbc --spring.datasource.url="$MARIADB_URL" --idempotent.store.jdbc.table-name="$table")
+	store_name="mariadbd"
+	store_description="JDBC on MariaDB ($MARIADB_URL, table $table, Boot's Hikari pool); local cache off (the app's default with the JDBC store, unless APP_ARGS sets idempotent.local-cache.enabled)"
+	# The server threads of the app's pooled connections (one thread per connection, the
+	# server's default; found only when the server runs on this machine), by the client
+	# ports of the app's sockets; not the server's background threads (purge, page cleaner).
+	store_pids() {
+		local ports
+		ports=$(ss -Htnp "dport = :$mariadb_port" | awk -v pid="pid=$app_pid," 'index($0, pid) { n = split($4, a, ":"); print "'"'"'" a[n] "'"'"'" }' |
+			paste -sd, -)
+		[[ -n "$ports" ]] || return 0
+		db_sql "SELECT TID FROM information_schema.PROCESSLIST WHERE SUBSTRING_INDEX(HOST, ':', -1) IN ($ports)" | tr '\n' ' '
+	}
 fi
 
 jvm_args=(-Xms"$HEAP" -Xmx"$HEAP" -XX:+AlwaysPreTouch)
@@ -219,7 +262,7 @@ done
 if [[ "$STORE" == "jdbc" ]]; then
 	read -ra backends <<<"$(store_pids)"
 	if [[ ${#backends[@]} -eq 0 || ! -e "/proc/${backends[0]}" ]]; then
-		log "the pool's server processes are not on this machine: the postgres CPU column will read 0"
+		log "the pool's server processes are not on this machine: the $store_name CPU column will read 0"
 	else
 		log "${#backends[@]} pooled connections, server processes ${backends[*]}"
 	fi
@@ -286,7 +329,7 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 		echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request (µs executing them) | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
 		echo "|---|---|---:|---:|---:|---:|---:|---:|"
 	else
-		echo "| round | endpoint | requests/s | p50 ms | p99 ms | CPU µs / request: app (of which kernel) / postgres (the pool's server processes) / wrk | errors |"
+		echo "| round | endpoint | requests/s | p50 ms | p99 ms | CPU µs / request: app (of which kernel) / $store_name (the pool's server processes or threads) / wrk | errors |"
 		echo "|---|---|---:|---:|---:|---:|---:|"
 	fi
 	for round in $(seq "$ROUNDS"); do

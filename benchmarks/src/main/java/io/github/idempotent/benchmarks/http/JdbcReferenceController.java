@@ -20,32 +20,49 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import static io.github.idempotent.benchmarks.http.PaymentController.receipt;
 
 /**
- * The references of the JDBC store on PostgreSQL, without the library: the bare work plus
- * the statements a first call or a replay needs, written as the store writes them, on the
- * store's own table and through the same {@code DataSource} (Boot's {@code JdbcTemplate}
- * on the application's one {@code DataSource}, which the store uses too), in autocommit,
- * one round trip per statement. The rows have the sizes of the ones {@code /first} writes
- * for this receipt.
+ * The references of the JDBC store on PostgreSQL, MySQL or MariaDB, without the library:
+ * the bare work plus the statements a first call or a replay needs, written as the store
+ * writes them, on the store's own table and through the same {@code DataSource} (Boot's
+ * {@code JdbcTemplate} on the application's one {@code DataSource}, which the store uses
+ * too), in autocommit, one round trip per statement. The rows have the sizes of the ones
+ * {@code /first} writes for this receipt.
  */
 @RestController
 @ConditionalOnProperty(name = "idempotent.store.type", havingValue = "jdbc")
 public class JdbcReferenceController implements InitializingBean {
 
 	// The store's claim, completion and read (JdbcIdempotencyStore, PostgreSQL dialect).
-	private static final String INSERT = """
+	private static final String POSTGRESQL_INSERT = """
 			INSERT INTO %s (idempotency_key, state, owner_token, fingerprint, expires_at)
 			VALUES (?, 'P', ?, ?, statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond')
 			ON CONFLICT (idempotency_key) DO NOTHING""";
 
-	private static final String UPDATE = """
+	private static final String POSTGRESQL_UPDATE = """
 			UPDATE %s SET state = 'C', result = ?,
 			expires_at = statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
-	private static final String SELECT = """
+	private static final String POSTGRESQL_SELECT = """
 			SELECT state, owner_token, fingerprint, result,
 			CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT) AS millis_left,
 			CASE WHEN expires_at <= statement_timestamp() THEN 1 ELSE 0 END AS expired
+			FROM %s WHERE idempotency_key = ?""";
+
+	// The same on MySQL and MariaDB (MYSQL dialect): a plain INSERT, whose duplicate is
+	// an error.
+	private static final String MYSQL_INSERT = """
+			INSERT INTO %s (idempotency_key, state, owner_token, fingerprint, expires_at)
+			VALUES (?, 'P', ?, ?, TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6)))""";
+
+	private static final String MYSQL_UPDATE = """
+			UPDATE %s SET state = 'C', result = ?,
+			expires_at = TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))
+			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
+
+	private static final String MYSQL_SELECT = """
+			SELECT state, owner_token, fingerprint, result,
+			(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000) AS millis_left,
+			CASE WHEN expires_at <= UTC_TIMESTAMP(6) THEN 1 ELSE 0 END AS expired
 			FROM %s WHERE idempotency_key = ?""";
 
 	private static final RowMapper<byte[]> RESULT_MAPPER = (rs, rowNum) -> {
@@ -102,9 +119,15 @@ public class JdbcReferenceController implements InitializingBean {
 
 	public JdbcReferenceController(JdbcTemplate jdbc, JdbcIdempotencyStore store, IdempotentProperties properties) {
 		this.jdbc = jdbc;
-		this.insertSql = INSERT.formatted(store.getTableName());
-		this.updateSql = UPDATE.formatted(store.getTableName());
-		this.selectSql = SELECT.formatted(store.getTableName());
+		boolean postgresql = switch (store.getDialect()) {
+			case POSTGRESQL -> true;
+			case MYSQL -> false;
+			default -> throw new IllegalStateException(
+					"The JDBC references run on PostgreSQL, MySQL or MariaDB, not " + store.getDialect());
+		};
+		this.insertSql = (postgresql ? POSTGRESQL_INSERT : MYSQL_INSERT).formatted(store.getTableName());
+		this.updateSql = (postgresql ? POSTGRESQL_UPDATE : MYSQL_UPDATE).formatted(store.getTableName());
+		this.selectSql = (postgresql ? POSTGRESQL_SELECT : MYSQL_SELECT).formatted(store.getTableName());
 		this.leaseMillis = properties.getLease().toMillis();
 		this.ttlMillis = properties.getTtl().toMillis();
 	}

@@ -45,7 +45,8 @@ public enum JdbcDialect {
 	 * different time zones agree. The purge first locks a batch of expired rows, skipping
 	 * those that are locked, then deletes them by key, at READ COMMITTED: a plain
 	 * {@code DELETE ... LIMIT} locks index ranges (gaps included) in an order opposite to
-	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims.
+	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims. A claim
+	 * reads the row before it inserts, so that a replay is one read without a lock.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
@@ -54,7 +55,8 @@ public enum JdbcDialect {
 			// and wait on rows another purge locked.
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
-					+ " LIMIT ? FOR UPDATE SKIP LOCKED");
+					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
+			null, true);
 
 	/**
 	 * PostgreSQL's claim in one round trip: the placeholder inserted (a row with
@@ -111,6 +113,8 @@ public enum JdbcDialect {
 
 	private final String claim;
 
+	private final boolean claimReadsFirst;
+
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
 			String purge) {
 		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, null);
@@ -123,6 +127,11 @@ public enum JdbcDialect {
 
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
 			String purgeLock, String claim) {
+		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, claim, false);
+	}
+
+	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
+			String purgeLock, String claim, boolean claimReadsFirst) {
 		this.platform = platform;
 		this.now = now;
 		this.nowPlusMillis = nowPlusMillis;
@@ -131,6 +140,7 @@ public enum JdbcDialect {
 		this.purge = purge;
 		this.purgeLock = purgeLock;
 		this.claim = claim;
+		this.claimReadsFirst = claimReadsFirst;
 	}
 
 	/**
@@ -220,13 +230,29 @@ public enum JdbcDialect {
 
 	/**
 	 * The claim as one query that inserts the placeholder or returns the row there was,
-	 * or {@code null} where the claim is an INSERT followed, on a duplicate, by
-	 * {@link JdbcStatements#select}. MySQL and MariaDB have no such form: an INSERT
-	 * returns no row it did not insert, and several statements in one round trip need a
-	 * connection setting ({@code allowMultiQueries}) that is off by default.
+	 * or {@code null} where the claim is an INSERT and a {@link JdbcStatements#select}
+	 * (in the order of {@link #claimReadsFirst}). MySQL and MariaDB have no such form: an
+	 * INSERT returns no row it did not insert (MariaDB's {@code RETURNING} included),
+	 * {@code ON DUPLICATE KEY UPDATE} locks the row it finds, and several statements in
+	 * one round trip need a connection setting ({@code allowMultiQueries}) that is off by
+	 * default.
 	 */
 	String claimSql(String tableName) {
 		return (this.claim != null) ? sql(this.claim, tableName) : null;
+	}
+
+	/**
+	 * Whether a claim without {@link #claimSql one statement} reads the row before it
+	 * inserts the placeholder (MySQL and MariaDB), rather than after its INSERT found a
+	 * duplicate (H2). On InnoDB the read is a consistent read, which locks nothing and
+	 * waits for nobody, where an INSERT that finds a duplicate takes a shared lock on it
+	 * and so waits for any transaction that has written or locked the row (a completion
+	 * joined to its caller's transaction). A replay, and the claim of a call in progress,
+	 * are then that one {@code SELECT}; a first claim is the {@code SELECT} that finds
+	 * nothing and the INSERT.
+	 */
+	boolean claimReadsFirst() {
+		return this.claimReadsFirst;
 	}
 
 	/**

@@ -35,13 +35,14 @@ import io.github.idempotent.store.StoredResult;
  * next to this class): the primary key is the scoped key, so the database's unique
  * constraint decides which of many concurrent claims wins.
  * <p>
- * A claim is an INSERT; when the row exists and has expired (a lease not renewed, or a
- * result past its TTL) it is taken over by an UPDATE conditional on the owner token that
- * was read, never by delete-then-insert, so two claimers can never both win. Complete,
- * release and renew are UPDATE or DELETE statements conditional on the token and the
- * in-progress state. Every time is the database's clock. An operator's forced delete
- * leaves a tombstone (state {@code D}) in place of the row in progress, which fences its
- * owner and which a claim takes over.
+ * A claim is an INSERT (on MySQL and MariaDB, after a {@code SELECT} that found no row,
+ * so that a replay is a read that neither writes nor waits for a lock); when the row
+ * exists and has expired (a lease not renewed, or a result past its TTL) it is taken over
+ * by an UPDATE conditional on the owner token that was read, never by delete-then-insert,
+ * so two claimers can never both win. Complete, release and renew are UPDATE or DELETE
+ * statements conditional on the token and the in-progress state. Every time is the
+ * database's clock. An operator's forced delete leaves a tombstone (state {@code D}) in
+ * place of the row in progress, which fences its owner and which a claim takes over.
  * <p>
  * A claim that takes over a row in progress or a tombstone (a call that never finished)
  * reports the attempt after it and when that one started; both travel in the owner token
@@ -271,6 +272,20 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				// the statement's snapshot, and a statement of its own sees it.
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
 						: claimed.get(0).row();
+			}
+			else if (this.dialect.claimReadsFirst()) {
+				// The row as last committed, without a lock: a transaction that has
+				// written it and is still open (a joined completion) is not waited for,
+				// and its row reads as it was before. A row the read misses because its
+				// INSERT is not committed yet is found by the INSERT, which waits for
+				// that transaction and fails if it commits; a new read then sees it.
+				row = RecordRow.select(this.jdbc, this.sql, key);
+				if (row == null) {
+					if (insert(key, first, fingerprint, leaseMillis)) {
+						return new ClaimResult.Acquired(first);
+					}
+					row = RecordRow.select(this.jdbc, this.sql, key);
+				}
 			}
 			else {
 				if (insert(key, first, fingerprint, leaseMillis)) {

@@ -1,25 +1,15 @@
 package io.github.idempotent.store.jdbc;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-import javax.sql.DataSource;
-
 import com.zaxxer.hikari.HikariDataSource;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,7 +17,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 
 import io.github.idempotent.store.ClaimResult;
@@ -142,63 +131,6 @@ class PostgreSqlClaimStatementsTests {
 		return new JdbcTemplate(postgresql).queryForObject(
 				"SELECT COUNT(*) FROM pg_stat_activity " + "WHERE wait_event_type = 'Lock' AND query LIKE ?",
 				Integer.class, "%INSERT INTO " + TABLE + "%");
-	}
-
-	/**
-	 * The statements executed on the connections of a data source, by their SQL.
-	 */
-	static final class StatementLog extends DelegatingDataSource {
-
-		final List<String> executed = new CopyOnWriteArrayList<>();
-
-		StatementLog(DataSource target) {
-			super(target);
-		}
-
-		@Override
-		public Connection getConnection() throws SQLException {
-			Connection connection = super.getConnection();
-			return proxy(Connection.class, connection, (method, args) -> {
-				Object result = invoke(connection, method, args);
-				if (result instanceof PreparedStatement statement && method.getName().equals("prepareStatement")) {
-					return logged(PreparedStatement.class, statement, (String) args[0]);
-				}
-				if (result instanceof Statement statement && method.getName().equals("createStatement")) {
-					return logged(Statement.class, statement, null);
-				}
-				return result;
-			});
-		}
-
-		private <S extends Statement> S logged(Class<S> type, S statement, @Nullable String prepared) {
-			return proxy(type, statement, (method, args) -> {
-				if (method.getName().startsWith("execute")) {
-					this.executed.add((prepared != null) ? prepared : String.valueOf(args[0]));
-				}
-				return invoke(statement, method, args);
-			});
-		}
-
-		private static <T> T proxy(Class<T> type, T target, Invocation invocation) {
-			return type.cast(Proxy.newProxyInstance(StatementLog.class.getClassLoader(), new Class<?>[] { type },
-					(proxy, method, args) -> invocation.invoke(method, args)));
-		}
-
-		private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-			try {
-				return method.invoke(target, args);
-			}
-			catch (InvocationTargetException ex) {
-				throw ex.getTargetException();
-			}
-		}
-
-		interface Invocation {
-
-			Object invoke(Method method, Object[] args) throws Throwable;
-
-		}
-
 	}
 
 }
