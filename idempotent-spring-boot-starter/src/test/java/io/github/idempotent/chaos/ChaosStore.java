@@ -56,14 +56,15 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 	}
 
-	static ChaosStore start(String kind, long seed, int waitReplicas) {
+	static ChaosStore start(String kind, long seed, int waitReplicas, boolean partition) {
 		return switch (kind) {
 			case "redis" -> new Redis();
 			case "sentinel" -> new Sentinel(waitReplicas);
-			case "cluster" -> new Cluster(seed, waitReplicas);
+			case "cluster" -> new Cluster(seed, waitReplicas, partition);
 			case "postgres" -> new Postgres(seed);
-			default ->
-				throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel, cluster or postgres)");
+			case "mariadb" -> new MariaDb(seed);
+			default -> throw new IllegalArgumentException(
+					"Unknown store " + kind + " (redis, sentinel, cluster, postgres or mariadb)");
 		};
 	}
 
@@ -423,18 +424,34 @@ abstract class ChaosStore implements AutoCloseable {
 		private final int waitReplicas;
 
 		/**
+		 * Whether each instance reaches one node (the first primary) through its proxy: a
+		 * partition between one instance and one node, the rest of the cluster reached
+		 * directly.
+		 */
+		private final boolean partition;
+
+		private final int partitioned;
+
+		/**
 		 * How long the killed primary's replica is cut off before the kill (stopped, its
 		 * replication link dropped): 0 for none, else the writes of that time are lost.
 		 */
 		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
 
-		Cluster(long seed, int waitReplicas) {
+		Cluster(long seed, int waitReplicas, boolean partition) {
 			super("cluster");
+			this.partition = partition;
 			// Passed on as it is: the store refuses wait-replicas on Cluster at start-up
 			// (DedicatedConnections), and the campaign reports the instance's failure.
 			this.waitReplicas = waitReplicas;
 			this.random = new Random(seed ^ 0x5eedc1L);
 			this.setup = LocalRedisCluster.startWithReplicas(1000);
+			this.partitioned = this.setup.primaries()
+				.stream()
+				.mapToInt(LocalRedisCluster.Node::port)
+				.sorted()
+				.findFirst()
+				.getAsInt();
 		}
 
 		@Override
@@ -444,7 +461,7 @@ abstract class ChaosStore implements AutoCloseable {
 
 		@Override
 		int proxyTarget() {
-			return this.setup.primaries().get(0).port();
+			return this.partitioned;
 		}
 
 		@Override
@@ -454,18 +471,24 @@ abstract class ChaosStore implements AutoCloseable {
 
 		@Override
 		boolean proxyCarriesData() {
-			return false;
+			return this.partition;
 		}
 
 		@Override
 		List<String> applicationProperties(int proxyPort) {
 			// Lettuce's topology refresh is off unless asked for: without it an instance
 			// would go on sending a dead primary's slots to its address.
-			return List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
-					"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
-					"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
-					"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
-					"spring.data.redis.connect-timeout=2s");
+			List<String> properties = new ArrayList<>(
+					List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
+							"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
+							"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
+							"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
+							"spring.data.redis.connect-timeout=2s"));
+			if (this.partition) {
+				// ChaosApp maps this node's address to the proxy in Lettuce's resolver.
+				properties.add("chaos.node-map=" + this.partitioned + ":" + proxyPort);
+			}
+			return properties;
 		}
 
 		@Override
@@ -670,26 +693,154 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		private void asPostgres(String... command) {
-			List<String> full = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
-			full.addAll(List.of(command));
-			run(full.toArray(String[]::new));
+			asPostgresUser(command);
 		}
 
 		private static void run(String... command) {
+			runCommand(command);
+		}
+
+	}
+
+	static void asPostgresUser(String... command) {
+		List<String> full = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+		full.addAll(List.of(command));
+		runCommand(full.toArray(String[]::new));
+	}
+
+	static void runCommand(String... command) {
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+				throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * A MariaDB server of the campaign's own ({@code mariadb-install-db} in a temporary
+	 * directory, {@code mariadbd} on a free port, InnoDB's defaults: the redo log flushed
+	 * at every commit), never the shared one: a restart is a crash ({@code kill -9}) and
+	 * a start, recovering from the redo log.
+	 */
+	static final class MariaDb extends ChaosStore {
+
+		private final String table;
+
+		private Process process;
+
+		MariaDb(long seed) {
+			super("mariadb");
+			this.table = "chaos_" + Long.toUnsignedString(seed, 36);
+			runCommand("mariadb-install-db", "--no-defaults", "--datadir=" + data(), "--user=root",
+					"--auth-root-authentication-method=normal", "--skip-test-db");
+			launch();
+			try (Connection connection = DriverManager.getConnection(url(this.port, ""), "root", "");
+					Statement statement = connection.createStatement()) {
+				statement.execute("CREATE DATABASE IF NOT EXISTS chaos");
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not create the database", ex);
+			}
+		}
+
+		private String data() {
+			return this.directory.resolve("data").toString();
+		}
+
+		private static String url(int port, String database) {
+			return "jdbc:mariadb://127.0.0.1:" + port + "/" + database;
+		}
+
+		private void launch() {
 			try {
-				Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-				String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-				if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-					throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
-				}
+				this.process = new ProcessBuilder("mariadbd", "--no-defaults", "--datadir=" + data(),
+						"--port=" + this.port, "--bind-address=127.0.0.1",
+						"--socket=" + this.directory.resolve("mariadb.sock"), "--user=root", "--max-connections=60",
+						"--skip-name-resolve")
+					.redirectErrorStream(true)
+					.redirectOutput(ProcessBuilder.Redirect.appendTo(this.directory.resolve("mariadb.log").toFile()))
+					.start();
 			}
 			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
+				throw new UncheckedIOException("mariadbd must be on the PATH", ex);
+			}
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (true) {
+				try (Connection connection = DriverManager.getConnection(url(this.port, ""), "root", "")) {
+					return;
+				}
+				catch (SQLException ex) {
+					if (!this.process.isAlive() || System.nanoTime() > deadline) {
+						throw new IllegalStateException("mariadbd on port " + this.port + " did not start", ex);
+					}
+					sleep(100);
+				}
+			}
+		}
+
+		@Override
+		String name() {
+			return "MariaDB " + this.port + " (private)";
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=always",
+					"idempotent.store.jdbc.table-name=" + this.table,
+					"spring.datasource.url=" + url(proxyPort, "chaos") + "?connectTimeout=3000&socketTimeout=15000",
+					"spring.datasource.username=root", "spring.datasource.password=",
+					"spring.datasource.hikari.connection-timeout=3000", "spring.datasource.hikari.maximum-pool-size=8");
+		}
+
+		@Override
+		String restart() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				throw new IllegalStateException(ex);
 			}
+			launch();
+			return "kill -9 and start again (InnoDB crash recovery)";
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			try (Connection connection = DriverManager.getConnection(url(this.port, "chaos"), "root", "");
+					Statement statement = connection.createStatement();
+					ResultSet rows = statement.executeQuery(
+							"SELECT CAST(idempotency_key AS CHAR) FROM " + this.table + " WHERE state = 'P'")) {
+				while (rows.next()) {
+					found.add(rows.getString(1));
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not read " + this.table, ex);
+			}
+			return found;
+		}
+
+		@Override
+		public void close() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			delete(this.directory);
 		}
 
 	}
