@@ -170,6 +170,7 @@ public final class ChaosCampaign {
 		try {
 			for (int i = 0; i < this.config.instances(); i++) {
 				FaultProxy proxy = FaultProxy.start("127.0.0.1", this.store.proxyTarget());
+				this.store.attach(proxy);
 				List<String> properties = new ArrayList<>(this.store.applicationProperties(proxy.port()));
 				if (!this.config.redisClient().equals("lettuce")) {
 					properties.add("spring.data.redis.client-type=" + this.config.redisClient());
@@ -221,8 +222,8 @@ public final class ChaosCampaign {
 		ChaosStore.sleep(500);
 		List<Execution> executions = ChaosChecker
 			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
-		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas(),
-				this.store::failoverReaches)
+		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(),
+				this.store.waitReplicas(this.config.waitReplicas()), this.store::failoverReaches)
 			.check(executions, this.faults, this.answers, probes, inProgress);
 		String markdown = report(verdict);
 		Files.createDirectories(this.config.reportDirectory());
@@ -618,8 +619,8 @@ public final class ChaosCampaign {
 			.append(statusSummary())
 			.append(" |\n\n");
 		if (verdict.faults().containsKey(Kind.FAILOVER) || verdict.faults().containsKey(Kind.CLUSTER_FAILOVER)) {
-			md.append("Failover loss window (wait-replicas=")
-				.append(this.config.waitReplicas())
+			md.append("Failover loss window (")
+				.append(this.store.lossSetting(this.config.waitReplicas()))
 				.append("): ")
 				.append((verdict.failoverLossMillis() < 0) ? "no write lost"
 						: "the latest lost write ended " + verdict.failoverLossMillis()

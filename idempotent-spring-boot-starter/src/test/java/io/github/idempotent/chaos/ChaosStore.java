@@ -63,8 +63,9 @@ abstract class ChaosStore implements AutoCloseable {
 			case "cluster" -> new Cluster(seed, waitReplicas, partition);
 			case "postgres" -> new Postgres(seed);
 			case "mariadb" -> new MariaDb(seed);
+			case "postgres-failover" -> new PostgresFailover(seed);
 			default -> throw new IllegalArgumentException(
-					"Unknown store " + kind + " (redis, sentinel, cluster, postgres or mariadb)");
+					"Unknown store " + kind + " (redis, sentinel, cluster, postgres, postgres-failover or mariadb)");
 		};
 	}
 
@@ -121,6 +122,23 @@ abstract class ChaosStore implements AutoCloseable {
 	 */
 	boolean failoverReaches(ChaosChecker.Fault failover, String key) {
 		return true;
+	}
+
+	/** Takes note of an instance's proxy (the PostgreSQL failover moves it). */
+	void attach(io.github.idempotent.testsupport.FaultProxy proxy) {
+	}
+
+	/**
+	 * The replication that the checker holds a failover to: 0 when a failover may lose
+	 * the writes of its last moments, else none may be lost.
+	 */
+	int waitReplicas(int configured) {
+		return configured;
+	}
+
+	/** The setting the failover loss window is measured for, as the report names it. */
+	String lossSetting(int configured) {
+		return "wait-replicas=" + configured;
 	}
 
 	/** Whether {@link #memoryPressure} does something. */
@@ -698,6 +716,234 @@ abstract class ChaosStore implements AutoCloseable {
 
 		private static void run(String... command) {
 			runCommand(command);
+		}
+
+	}
+
+	/**
+	 * A PostgreSQL primary and a streaming replica of the campaign's own (both
+	 * {@code initdb}'ed or {@code pg_basebackup}'ed as the {@code postgres} user in a
+	 * temporary directory, on free ports). The instances reach the primary through their
+	 * proxies; the store's restart is a failover: the primary is crashed
+	 * ({@code pg_ctl stop -m immediate}), the replica promoted ({@code pg_ctl promote}),
+	 * and the proxies sent to it, as a virtual IP moves. Then a fresh replica is made of
+	 * the new primary with {@code pg_basebackup -R} on the dead one's port, so a run can
+	 * fail over again and again. {@code chaos.synchronous-commit=on}: the primary waits
+	 * for the replica ({@code synchronous_standby_names = '*'},
+	 * {@code synchronous_commit = on}; the checker then excuses no loss; while the fresh
+	 * replica is made the new primary runs alone, its {@code synchronous_standby_names}
+	 * emptied); {@code off}: {@code synchronous_commit = off}, the replica is
+	 * asynchronous and a commit returns before its WAL is even written. With
+	 * {@code chaos.replica-lag-ms}, the replica's WAL receiver is stopped and its
+	 * connection ended that long before the crash.
+	 */
+	static final class PostgresFailover extends ChaosStore {
+
+		private final String bin = Postgres.postgresBin();
+
+		private final String table;
+
+		private final boolean synchronous = "on".equals(System.getProperty("chaos.synchronous-commit", "off"));
+
+		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
+
+		private final List<io.github.idempotent.testsupport.FaultProxy> proxies = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		private int primaryPort;
+
+		private int replicaPort = freePort();
+
+		private String primaryData;
+
+		private String replicaData;
+
+		private long stoppedReceiver;
+
+		private int generation;
+
+		PostgresFailover(long seed) {
+			super("postgres-failover");
+			this.table = "chaos_" + Long.toUnsignedString(seed, 36);
+			this.primaryPort = this.port;
+			runCommand("chown", "postgres", this.directory.toString());
+			this.primaryData = this.directory.resolve("data-" + (this.generation++)).toString();
+			asPostgresUser(this.bin + "/initdb", "-D", this.primaryData, "-A", "trust", "-U", "postgres", "--no-sync");
+			List<String> settings = new ArrayList<>(
+					List.of("wal_level = replica", "hot_standby = on", "wal_keep_size = 256MB", "max_connections = 60",
+							"listen_addresses = '127.0.0.1'", "unix_socket_directories = '" + this.directory + "'"));
+			settings.addAll(this.synchronous ? List.of("synchronous_standby_names = '*'", "synchronous_commit = on")
+					: List.of("synchronous_commit = off"));
+			asPostgresUser("sh", "-c", "printf '%s\\n' \"$@\" >> " + this.primaryData + "/postgresql.conf", "sh",
+					String.join("\n", settings));
+			start(this.primaryData, this.primaryPort);
+			this.replicaData = makeReplica(this.primaryPort, this.replicaPort);
+		}
+
+		private String makeReplica(int of, int port) {
+			String data = this.directory.resolve("data-" + (this.generation++)).toString();
+			asPostgresUser(this.bin + "/pg_basebackup", "-D", data, "-R", "-X", "stream", "-h", "127.0.0.1", "-p",
+					Integer.toString(of), "-U", "postgres", "--no-sync");
+			start(data, port);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (!"streaming".equals(query(of, "SELECT state FROM pg_stat_replication LIMIT 1"))) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("The replica on port " + port + " does not stream");
+				}
+				sleep(100);
+			}
+			return data;
+		}
+
+		private void start(String data, int port) {
+			asPostgresUser(this.bin + "/pg_ctl", "-D", data, "-l", data + ".log", "-w", "-t", "60", "-o", "-p " + port,
+					"start");
+		}
+
+		private static String query(int port, String sql) {
+			try (Connection connection = DriverManager
+				.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres?connectTimeout=5", "postgres", "");
+					Statement statement = connection.createStatement()) {
+				if (!statement.execute(sql)) {
+					return null;
+				}
+				try (ResultSet rows = statement.getResultSet()) {
+					return rows.next() ? rows.getString(1) : null;
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException(sql + " on port " + port, ex);
+			}
+		}
+
+		@Override
+		String name() {
+			return "PostgreSQL primary and streaming replica (private), synchronous_commit="
+					+ (this.synchronous ? "on" : "off");
+		}
+
+		@Override
+		int proxyTarget() {
+			return this.primaryPort;
+		}
+
+		@Override
+		void attach(io.github.idempotent.testsupport.FaultProxy proxy) {
+			this.proxies.add(proxy);
+		}
+
+		@Override
+		ChaosChecker.Kind restartKind() {
+			return ChaosChecker.Kind.FAILOVER;
+		}
+
+		@Override
+		int waitReplicas(int configured) {
+			return this.synchronous ? 1 : 0;
+		}
+
+		@Override
+		String lossSetting(int configured) {
+			return "synchronous_commit=" + (this.synchronous ? "on, synchronous_standby_names='*'" : "off");
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=always",
+					"idempotent.store.jdbc.table-name=" + this.table,
+					"spring.datasource.url=jdbc:postgresql://127.0.0.1:" + proxyPort
+							+ "/postgres?connectTimeout=3&socketTimeout=15",
+					"spring.datasource.username=postgres", "spring.datasource.password=",
+					"spring.datasource.hikari.connection-timeout=3000", "spring.datasource.hikari.maximum-pool-size=8");
+		}
+
+		@Override
+		String beforeRestart() {
+			if (this.replicaLagMillis <= 0) {
+				return null;
+			}
+			String receiver = query(this.replicaPort, "SELECT pid FROM pg_stat_wal_receiver");
+			if (receiver == null) {
+				return null;
+			}
+			this.stoppedReceiver = Long.parseLong(receiver);
+			runCommand("kill", "-STOP", receiver);
+			query(this.primaryPort, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_replication");
+			sleep(this.replicaLagMillis);
+			return "replica's WAL receiver stopped and cut off " + this.replicaLagMillis + " ms before the kill";
+		}
+
+		@Override
+		String restart() {
+			long start = System.nanoTime();
+			asPostgresUser(this.bin + "/pg_ctl", "-D", this.primaryData, "-m", "immediate", "-w", "stop");
+			if (this.stoppedReceiver != 0) {
+				runCommand("kill", "-CONT", Long.toString(this.stoppedReceiver));
+				this.stoppedReceiver = 0;
+			}
+			asPostgresUser(this.bin + "/pg_ctl", "-D", this.replicaData, "-w", "-t", "60", "promote");
+			if (this.synchronous) {
+				// Alone until its new replica streams: a synchronous primary without one
+				// would hold every commit.
+				query(this.replicaPort, "ALTER SYSTEM SET synchronous_standby_names = ''");
+				query(this.replicaPort, "SELECT pg_reload_conf()");
+			}
+			int killed = this.primaryPort;
+			this.primaryPort = this.replicaPort;
+			this.replicaPort = killed;
+			String dead = this.primaryData;
+			this.primaryData = this.replicaData;
+			this.replicaData = dead;
+			for (io.github.idempotent.testsupport.FaultProxy proxy : this.proxies) {
+				proxy.retarget(this.primaryPort);
+				proxy.cut();
+			}
+			return "primary " + killed + " killed, replica " + this.primaryPort
+					+ " promoted and the proxies moved after "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
+		}
+
+		@Override
+		String afterRestart() {
+			long start = System.nanoTime();
+			delete(Path.of(this.replicaData));
+			this.replicaData = makeReplica(this.primaryPort, this.replicaPort);
+			if (this.synchronous) {
+				query(this.primaryPort, "ALTER SYSTEM SET synchronous_standby_names = '*'");
+				query(this.primaryPort, "SELECT pg_reload_conf()");
+			}
+			return "fresh replica of " + this.primaryPort + " on " + this.replicaPort + " streaming after "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			try (Connection connection = DriverManager
+				.getConnection("jdbc:postgresql://127.0.0.1:" + this.primaryPort + "/postgres", "postgres", "");
+					Statement statement = connection.createStatement();
+					ResultSet rows = statement
+						.executeQuery("SELECT idempotency_key FROM " + this.table + " WHERE state = 'P'")) {
+				while (rows.next()) {
+					found.add(rows.getString(1));
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not read " + this.table, ex);
+			}
+			return found;
+		}
+
+		@Override
+		public void close() {
+			for (String data : List.of(this.primaryData, this.replicaData)) {
+				try {
+					asPostgresUser(this.bin + "/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop");
+				}
+				catch (IllegalStateException ex) {
+					// not running
+				}
+			}
+			delete(this.directory);
 		}
 
 	}
