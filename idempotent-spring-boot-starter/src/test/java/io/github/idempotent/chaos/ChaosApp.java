@@ -11,9 +11,16 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
+import io.lettuce.core.internal.HostAndPort;
+import io.lettuce.core.resource.DnsResolvers;
+import io.lettuce.core.resource.MappingSocketAddressResolver;
+import reactor.core.publisher.Mono;
+
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -40,6 +47,9 @@ import io.github.idempotent.core.IdempotencyContext;
 		"org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration",
 		"org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration",
 		"org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
 		"org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
 		"org.springframework.boot.kafka.autoconfigure.metrics.KafkaMetricsAutoConfiguration",
 		"org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration",
@@ -47,9 +57,7 @@ import io.github.idempotent.core.IdempotencyContext;
 		"org.springframework.boot.amqp.autoconfigure.metrics.RabbitMetricsAutoConfiguration",
 		"org.springdoc.core.configuration.SpringDocConfiguration",
 		"org.springdoc.webmvc.core.configuration.SpringDocWebMvcConfiguration",
-		"org.springdoc.webmvc.core.configuration.MultipleOpenApiSupportConfiguration",
-		"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
-		"org.springframework.boot.webflux.autoconfigure.HttpHandlerAutoConfiguration" })
+		"org.springdoc.webmvc.core.configuration.MultipleOpenApiSupportConfiguration" })
 public class ChaosApp {
 
 	public static void main(String[] args) {
@@ -61,7 +69,24 @@ public class ChaosApp {
 		return new Ledger(Path.of(file), instance);
 	}
 
+	/**
+	 * With {@code chaos.node-map=<port>:<proxy port>} (the Cluster partition form), this
+	 * instance's Lettuce connections to the node on {@code port} go through its proxy: a
+	 * cluster names its nodes' own addresses, so the mapping is the only way to stand a
+	 * proxy between one instance and one node.
+	 */
+	@Bean
+	@ConditionalOnProperty("chaos.node-map")
+	ClientResourcesBuilderCustomizer chaosNodeMap(@Value("${chaos.node-map}") String map) {
+		int node = Integer.parseInt(map.substring(0, map.indexOf(':')));
+		int proxy = Integer.parseInt(map.substring(map.indexOf(':') + 1));
+		return (builder) -> builder.socketAddressResolver(MappingSocketAddressResolver.create(DnsResolvers.UNRESOLVED,
+				(hostAndPort) -> (hostAndPort.getPort() == node) ? HostAndPort.of("127.0.0.1", proxy) : hostAndPort));
+	}
+
+	/** The blocking endpoint, on Spring MVC (the default). */
 	@RestController
+	@ConditionalOnProperty(name = "chaos.web", havingValue = "servlet", matchIfMissing = true)
 	static class WorkController {
 
 		private final Ledger ledger;
@@ -87,6 +112,45 @@ public class ChaosApp {
 			Thread.sleep(work);
 			this.ledger.end(key, execution);
 			return Map.of("key", key, "execution", execution, "instance", this.ledger.instance);
+		}
+
+	}
+
+	/**
+	 * The same endpoint as a {@code Mono} handler on WebFlux
+	 * ({@code chaos.web=reactive}): the ledger line is written when the starter
+	 * subscribes (which is when the method's work runs), the work is a
+	 * {@code Mono.delay}, and the attempt comes from the Reactor context.
+	 */
+	@RestController
+	@ConditionalOnProperty(name = "chaos.web", havingValue = "reactive")
+	static class ReactiveWorkController {
+
+		private final Ledger ledger;
+
+		private final long longWorkMillis;
+
+		ReactiveWorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork) {
+			this.ledger = ledger;
+			this.longWorkMillis = longWork.toMillis();
+		}
+
+		@PostMapping("/work")
+		@Idempotent(name = "chaos")
+		public Mono<Map<String, Object>> work(@RequestHeader("Idempotency-Key") String key,
+				@RequestBody Map<String, String> body) {
+			return Mono.deferContextual((context) -> {
+				int attempt = context.<IdempotencyContext>getOrEmpty(IdempotencyContext.REACTOR_CONTEXT_KEY)
+					.map(IdempotencyContext::getAttempt)
+					.orElse(0);
+				String execution = this.ledger.start(key, attempt);
+				ThreadLocalRandom random = ThreadLocalRandom.current();
+				long work = (random.nextInt(20) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
+				return Mono.delay(java.time.Duration.ofMillis(work)).map((tick) -> {
+					this.ledger.end(key, execution);
+					return Map.<String, Object>of("key", key, "execution", execution, "instance", this.ledger.instance);
+				});
+			});
 		}
 
 	}

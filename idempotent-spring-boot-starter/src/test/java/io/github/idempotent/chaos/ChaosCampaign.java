@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,12 +25,20 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.springframework.http.MediaType;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.http.client.support.HttpRequestWrapper;
+import org.springframework.web.client.RestClient;
+
 import io.github.idempotent.chaos.ChaosChecker.Answer;
 import io.github.idempotent.chaos.ChaosChecker.Execution;
 import io.github.idempotent.chaos.ChaosChecker.Fault;
 import io.github.idempotent.chaos.ChaosChecker.Kind;
 import io.github.idempotent.chaos.ChaosChecker.Probe;
 import io.github.idempotent.chaos.ChaosChecker.Verdict;
+import io.github.idempotent.client.IdempotentRetryInterceptor;
 import io.github.idempotent.testsupport.FaultProxy;
 
 /**
@@ -51,7 +60,8 @@ public final class ChaosCampaign {
 	 * {@link #fromSystemProperties}.
 	 */
 	public record Config(String store, int instances, int keys, int clients, Duration duration, long seed,
-			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas) {
+			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas, String web, String redisClient,
+			String client, boolean partition) {
 
 		public static Config fromSystemProperties(String defaultStore, Duration defaultDuration,
 				Set<Kind> defaultFaults) {
@@ -77,7 +87,34 @@ public final class ChaosCampaign {
 					seed.isBlank() ? new Random().nextLong() & 0xffffffffL : Long.parseLong(seed), kinds,
 					Duration.ofMillis(Long.getLong("chaos.lease-ms", 2000)),
 					Path.of(System.getProperty("chaos.report-dir", "target/chaos")),
-					Integer.getInteger("chaos.wait-replicas", 0));
+					Integer.getInteger("chaos.wait-replicas", 0), System.getProperty("chaos.web", "servlet"),
+					System.getProperty("chaos.redis-client", "lettuce"), System.getProperty("chaos.client", "loop"),
+					Boolean.getBoolean("chaos.partition"));
+		}
+
+		/**
+		 * What the run varies besides the store, for the report's title and file name:
+		 * empty for the default (Spring MVC, Lettuce, the campaign's own retry loop).
+		 */
+		String variant() {
+			List<String> parts = new ArrayList<>();
+			if (!this.web.equals("servlet")) {
+				parts.add("webflux");
+			}
+			if (!this.redisClient.equals("lettuce")) {
+				parts.add(this.redisClient);
+			}
+			if (!this.client.equals("loop")) {
+				parts.add(this.client);
+			}
+			if (this.partition) {
+				parts.add("partition");
+			}
+			return String.join("-", parts);
+		}
+
+		String fileName() {
+			return "chaos-" + this.store + (variant().isEmpty() ? "" : "-" + variant()) + "-" + this.seed;
 		}
 
 	}
@@ -123,15 +160,23 @@ public final class ChaosCampaign {
 	public Result run() throws Exception {
 		log("chaos campaign: store=" + this.config.store() + " instances=" + this.config.instances() + " keys="
 				+ this.config.keys() + " clients=" + this.config.clients() + " duration=" + this.config.duration()
-				+ " lease=" + this.config.lease() + " faults=" + this.config.faults() + " seed=" + this.config.seed()
-				+ " (replay with -Dchaos.seed=" + this.config.seed() + ")");
+				+ " lease=" + this.config.lease() + " faults=" + this.config.faults() + " web=" + this.config.web()
+				+ " redis-client=" + this.config.redisClient() + " client=" + this.config.client() + " partition="
+				+ this.config.partition() + " seed=" + this.config.seed() + " (replay with -Dchaos.seed="
+				+ this.config.seed() + ")");
 		Path directory = Files.createTempDirectory("idempotent-chaos-run-");
-		this.store = ChaosStore.start(this.config.store(), this.config.seed(), this.config.waitReplicas());
+		this.store = ChaosStore.start(this.config.store(), this.config.seed(), this.config.waitReplicas(),
+				this.config.partition());
 		try {
 			for (int i = 0; i < this.config.instances(); i++) {
 				FaultProxy proxy = FaultProxy.start("127.0.0.1", this.store.proxyTarget());
-				this.instances.add(new ChaosInstance(i, proxy, this.store.applicationProperties(proxy.port()),
-						this.config.lease(), directory));
+				this.store.attach(proxy);
+				List<String> properties = new ArrayList<>(this.store.applicationProperties(proxy.port()));
+				if (!this.config.redisClient().equals("lettuce")) {
+					properties.add("spring.data.redis.client-type=" + this.config.redisClient());
+				}
+				this.instances
+					.add(new ChaosInstance(i, proxy, properties, this.config.web(), this.config.lease(), directory));
 			}
 			this.instances.forEach(ChaosInstance::start);
 			for (ChaosInstance instance : this.instances) {
@@ -177,17 +222,14 @@ public final class ChaosCampaign {
 		ChaosStore.sleep(500);
 		List<Execution> executions = ChaosChecker
 			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
-		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(), this.config.waitReplicas(),
-				this.store::failoverReaches)
+		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(),
+				this.store.waitReplicas(this.config.waitReplicas()), this.store::failoverReaches)
 			.check(executions, this.faults, this.answers, probes, inProgress);
 		String markdown = report(verdict);
 		Files.createDirectories(this.config.reportDirectory());
-		Path report = this.config.reportDirectory()
-			.resolve("chaos-" + this.config.store() + "-" + this.config.seed() + ".md");
+		Path report = this.config.reportDirectory().resolve(this.config.fileName() + ".md");
 		Files.writeString(report, markdown);
-		Files.writeString(
-				this.config.reportDirectory()
-					.resolve("chaos-" + this.config.store() + "-" + this.config.seed() + "-timeline.log"),
+		Files.writeString(this.config.reportDirectory().resolve(this.config.fileName() + "-timeline.log"),
 				String.join("\n", this.timeline) + "\n");
 		log("report: " + report.toAbsolutePath() + " (ledgers and instance logs in " + directory + ")");
 		System.out.println(markdown);
@@ -195,6 +237,7 @@ public final class ChaosCampaign {
 	}
 
 	private void client(Random random, long end) {
+		RetryingClient retrying = this.config.client().equals("interceptor") ? new RetryingClient(random) : null;
 		while (System.currentTimeMillis() < end) {
 			// A window of keys that moves on: each key is asked by several clients at
 			// once
@@ -205,6 +248,12 @@ public final class ChaosCampaign {
 			this.inFlight.add(key);
 			this.asked.add(key);
 			try {
+				if (retrying != null) {
+					if (!retrying.call(key)) {
+						this.gaveUp.incrementAndGet();
+					}
+					continue;
+				}
 				boolean done = false;
 				long deadline = System.currentTimeMillis() + 30_000;
 				for (int attempt = 0; attempt < 200 && !done && System.currentTimeMillis() < deadline; attempt++) {
@@ -260,11 +309,102 @@ public final class ChaosCampaign {
 			Thread.currentThread().interrupt();
 			status = 0;
 		}
-		this.statuses.computeIfAbsent(Integer.toString(status), (s) -> new AtomicInteger()).incrementAndGet();
+		count(status);
 		return status;
 	}
 
 	private final Map<String, String> lastExecution = new ConcurrentHashMap<>();
+
+	/**
+	 * A client as an application's service-to-service call would be: one
+	 * {@code RestClient} call per key through the starter's
+	 * {@link IdempotentRetryInterceptor} (10 retries, otherwise its defaults: 100 ms
+	 * doubling to 2 s, {@code Retry-After} honoured), in front of a load balancer
+	 * interceptor that sends each attempt to an instance that is up. The campaign's own
+	 * loop is not used: what the interceptor gives up on stays given up (until the probe
+	 * at the end).
+	 */
+	private final class RetryingClient {
+
+		private final Random random;
+
+		private final RestClient restClient;
+
+		private final ThreadLocal<ChaosInstance> answered = new ThreadLocal<>();
+
+		RetryingClient(Random random) {
+			this.random = random;
+			JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(HttpClient.newBuilder()
+				.version(HttpClient.Version.HTTP_1_1)
+				.connectTimeout(Duration.ofSeconds(2))
+				.build());
+			factory.setReadTimeout(Duration.ofSeconds(8));
+			this.restClient = RestClient.builder()
+				.baseUrl("http://chaos")
+				.requestFactory(factory)
+				.requestInterceptor(IdempotentRetryInterceptor.builder().maxRetries(10).build())
+				.requestInterceptor(this::balance)
+				.build();
+		}
+
+		/**
+		 * The load balancer: each attempt to an instance that is up, its status counted.
+		 */
+		private ClientHttpResponse balance(org.springframework.http.HttpRequest request, byte[] body,
+				ClientHttpRequestExecution execution) throws IOException {
+			ChaosInstance instance = pick(this.random);
+			this.answered.set(instance);
+			URI uri = URI.create(instance.baseUrl() + request.getURI().getRawPath());
+			try {
+				ClientHttpResponse response = execution.execute(new HttpRequestWrapper(request) {
+					@Override
+					public URI getURI() {
+						return uri;
+					}
+				}, body);
+				count(response.getStatusCode().value());
+				return response;
+			}
+			catch (IOException | RuntimeException ex) {
+				count(0);
+				throw ex;
+			}
+		}
+
+		/**
+		 * @return whether the call ended with a 200
+		 */
+		boolean call(String key) {
+			try {
+				return this.restClient.post()
+					.uri("/work")
+					.header("Idempotency-Key", key)
+					.contentType(MediaType.APPLICATION_JSON)
+					.body("{\"key\":\"" + key + "\"}")
+					.exchange((request, response) -> {
+						if (response.getStatusCode().value() != 200) {
+							return false;
+						}
+						String text = new String(response.getBody().readAllBytes(), StandardCharsets.UTF_8);
+						Matcher matcher = EXECUTION.matcher(text);
+						String execution = matcher.find() ? matcher.group(1) : "(no execution in " + text + ")";
+						boolean replayed = response.getHeaders().getFirst("Idempotent-Replayed") != null;
+						ChaosCampaign.this.answers.add(new Answer(key, execution, this.answered.get().index,
+								System.currentTimeMillis(), replayed));
+						return true;
+					});
+			}
+			catch (RuntimeException ex) {
+				// The last I/O error once the retries ran out.
+				return false;
+			}
+		}
+
+	}
+
+	private void count(int status) {
+		this.statuses.computeIfAbsent(Integer.toString(status), (s) -> new AtomicInteger()).incrementAndGet();
+	}
 
 	/** The fault kinds the scheduler draws from, those this store can take. */
 	private volatile List<Kind> drawn = List.of();
@@ -435,6 +575,7 @@ public final class ChaosCampaign {
 		StringBuilder md = new StringBuilder();
 		md.append("### ")
 			.append(this.store.name().replaceAll(" \\d+", ""))
+			.append(variantTitle())
 			.append(": ")
 			.append(this.config.duration().toSeconds())
 			.append(" s, seed ")
@@ -478,8 +619,8 @@ public final class ChaosCampaign {
 			.append(statusSummary())
 			.append(" |\n\n");
 		if (verdict.faults().containsKey(Kind.FAILOVER) || verdict.faults().containsKey(Kind.CLUSTER_FAILOVER)) {
-			md.append("Failover loss window (wait-replicas=")
-				.append(this.config.waitReplicas())
+			md.append("Failover loss window (")
+				.append(this.store.lossSetting(this.config.waitReplicas()))
 				.append("): ")
 				.append((verdict.failoverLossMillis() < 0) ? "no write lost"
 						: "the latest lost write ended " + verdict.failoverLossMillis()
@@ -501,6 +642,23 @@ public final class ChaosCampaign {
 			md.append('\n');
 		}
 		return md.toString();
+	}
+
+	private String variantTitle() {
+		List<String> parts = new ArrayList<>();
+		if (this.config.web().equals("reactive")) {
+			parts.add("WebFlux instances (`Mono` handlers)");
+		}
+		if (!this.config.redisClient().equals("lettuce")) {
+			parts.add(this.config.redisClient() + " client");
+		}
+		if (this.config.client().equals("interceptor")) {
+			parts.add("clients retrying through `IdempotentRetryInterceptor`");
+		}
+		if (this.config.partition()) {
+			parts.add("proxy faults between each instance and one node");
+		}
+		return parts.isEmpty() ? "" : ", " + String.join(", ", parts);
 	}
 
 	private String statusSummary() {

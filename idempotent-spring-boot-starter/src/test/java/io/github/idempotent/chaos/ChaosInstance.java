@@ -37,17 +37,18 @@ final class ChaosInstance {
 
 	private volatile boolean up;
 
-	ChaosInstance(int index, FaultProxy proxy, List<String> storeProperties, Duration lease, Path directory) {
+	ChaosInstance(int index, FaultProxy proxy, List<String> storeProperties, String web, Duration lease,
+			Path directory) {
 		this.index = index;
 		this.httpPort = ChaosStore.freePort();
 		this.proxy = proxy;
 		this.ledger = directory.resolve("ledger-" + index + ".log");
 		this.log = directory.resolve("instance-" + index + ".log");
 		List<String> all = new ArrayList<>(storeProperties);
-		all.addAll(List.of("server.port=" + this.httpPort, "spring.main.web-application-type=servlet",
-				"spring.main.banner-mode=off", "idempotent.lease=" + lease.toMillis() + "ms", "idempotent.ttl=1h",
-				"idempotent.retry-after=1s", "chaos.instance=" + index, "chaos.ledger=" + this.ledger,
-				"chaos.long-work=" + (lease.toMillis() * 3 / 2) + "ms",
+		all.addAll(List.of("server.port=" + this.httpPort, "spring.main.web-application-type=" + web,
+				"chaos.web=" + web, "spring.main.banner-mode=off", "idempotent.lease=" + lease.toMillis() + "ms",
+				"idempotent.ttl=1h", "idempotent.retry-after=1s", "chaos.instance=" + index,
+				"chaos.ledger=" + this.ledger, "chaos.long-work=" + (lease.toMillis() * 3 / 2) + "ms",
 				"management.endpoints.web.exposure.include=idempotency",
 				"management.endpoint.idempotency.access=unrestricted",
 				"spring.rabbitmq.listener.simple.auto-startup=false", "logging.level.root=warn",

@@ -56,14 +56,16 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 	}
 
-	static ChaosStore start(String kind, long seed, int waitReplicas) {
+	static ChaosStore start(String kind, long seed, int waitReplicas, boolean partition) {
 		return switch (kind) {
 			case "redis" -> new Redis();
 			case "sentinel" -> new Sentinel(waitReplicas);
-			case "cluster" -> new Cluster(seed, waitReplicas);
+			case "cluster" -> new Cluster(seed, waitReplicas, partition);
 			case "postgres" -> new Postgres(seed);
-			default ->
-				throw new IllegalArgumentException("Unknown store " + kind + " (redis, sentinel, cluster or postgres)");
+			case "mariadb" -> new MariaDb(seed);
+			case "postgres-failover" -> new PostgresFailover(seed);
+			default -> throw new IllegalArgumentException(
+					"Unknown store " + kind + " (redis, sentinel, cluster, postgres, postgres-failover or mariadb)");
 		};
 	}
 
@@ -120,6 +122,23 @@ abstract class ChaosStore implements AutoCloseable {
 	 */
 	boolean failoverReaches(ChaosChecker.Fault failover, String key) {
 		return true;
+	}
+
+	/** Takes note of an instance's proxy (the PostgreSQL failover moves it). */
+	void attach(io.github.idempotent.testsupport.FaultProxy proxy) {
+	}
+
+	/**
+	 * The replication that the checker holds a failover to: 0 when a failover may lose
+	 * the writes of its last moments, else none may be lost.
+	 */
+	int waitReplicas(int configured) {
+		return configured;
+	}
+
+	/** The setting the failover loss window is measured for, as the report names it. */
+	String lossSetting(int configured) {
+		return "wait-replicas=" + configured;
 	}
 
 	/** Whether {@link #memoryPressure} does something. */
@@ -423,18 +442,34 @@ abstract class ChaosStore implements AutoCloseable {
 		private final int waitReplicas;
 
 		/**
+		 * Whether each instance reaches one node (the first primary) through its proxy: a
+		 * partition between one instance and one node, the rest of the cluster reached
+		 * directly.
+		 */
+		private final boolean partition;
+
+		private final int partitioned;
+
+		/**
 		 * How long the killed primary's replica is cut off before the kill (stopped, its
 		 * replication link dropped): 0 for none, else the writes of that time are lost.
 		 */
 		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
 
-		Cluster(long seed, int waitReplicas) {
+		Cluster(long seed, int waitReplicas, boolean partition) {
 			super("cluster");
+			this.partition = partition;
 			// Passed on as it is: the store refuses wait-replicas on Cluster at start-up
 			// (DedicatedConnections), and the campaign reports the instance's failure.
 			this.waitReplicas = waitReplicas;
 			this.random = new Random(seed ^ 0x5eedc1L);
 			this.setup = LocalRedisCluster.startWithReplicas(1000);
+			this.partitioned = this.setup.primaries()
+				.stream()
+				.mapToInt(LocalRedisCluster.Node::port)
+				.sorted()
+				.findFirst()
+				.getAsInt();
 		}
 
 		@Override
@@ -444,7 +479,7 @@ abstract class ChaosStore implements AutoCloseable {
 
 		@Override
 		int proxyTarget() {
-			return this.setup.primaries().get(0).port();
+			return this.partitioned;
 		}
 
 		@Override
@@ -454,18 +489,24 @@ abstract class ChaosStore implements AutoCloseable {
 
 		@Override
 		boolean proxyCarriesData() {
-			return false;
+			return this.partition;
 		}
 
 		@Override
 		List<String> applicationProperties(int proxyPort) {
 			// Lettuce's topology refresh is off unless asked for: without it an instance
 			// would go on sending a dead primary's slots to its address.
-			return List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
-					"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
-					"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
-					"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
-					"spring.data.redis.connect-timeout=2s");
+			List<String> properties = new ArrayList<>(
+					List.of("idempotent.store.type=redis", "spring.data.redis.cluster.nodes=" + this.setup.nodes(),
+							"idempotent.store.redis.wait-replicas=" + this.waitReplicas,
+							"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
+							"spring.data.redis.lettuce.cluster.refresh.period=2s", "spring.data.redis.timeout=3s",
+							"spring.data.redis.connect-timeout=2s"));
+			if (this.partition) {
+				// ChaosApp maps this node's address to the proxy in Lettuce's resolver.
+				properties.add("chaos.node-map=" + this.partitioned + ":" + proxyPort);
+			}
+			return properties;
 		}
 
 		@Override
@@ -670,26 +711,382 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		private void asPostgres(String... command) {
-			List<String> full = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
-			full.addAll(List.of(command));
-			run(full.toArray(String[]::new));
+			asPostgresUser(command);
 		}
 
 		private static void run(String... command) {
-			try {
-				Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-				String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-				if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-					throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+			runCommand(command);
+		}
+
+	}
+
+	/**
+	 * A PostgreSQL primary and a streaming replica of the campaign's own (both
+	 * {@code initdb}'ed or {@code pg_basebackup}'ed as the {@code postgres} user in a
+	 * temporary directory, on free ports). The instances reach the primary through their
+	 * proxies; the store's restart is a failover: the primary is crashed
+	 * ({@code pg_ctl stop -m immediate}), the replica promoted ({@code pg_ctl promote}),
+	 * and the proxies sent to it, as a virtual IP moves. Then a fresh replica is made of
+	 * the new primary with {@code pg_basebackup -R} on the dead one's port, so a run can
+	 * fail over again and again. {@code chaos.synchronous-commit=on}: the primary waits
+	 * for the replica ({@code synchronous_standby_names = '*'},
+	 * {@code synchronous_commit = on}; the checker then excuses no loss; while the fresh
+	 * replica is made the new primary runs alone, its {@code synchronous_standby_names}
+	 * emptied); {@code off}: {@code synchronous_commit = off}, the replica is
+	 * asynchronous and a commit returns before its WAL is even written. With
+	 * {@code chaos.replica-lag-ms}, the replica's WAL receiver is stopped and its
+	 * connection ended that long before the crash.
+	 */
+	static final class PostgresFailover extends ChaosStore {
+
+		private final String bin = Postgres.postgresBin();
+
+		private final String table;
+
+		private final boolean synchronous = "on".equals(System.getProperty("chaos.synchronous-commit", "off"));
+
+		private final long replicaLagMillis = Long.getLong("chaos.replica-lag-ms", 0);
+
+		private final List<io.github.idempotent.testsupport.FaultProxy> proxies = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		private int primaryPort;
+
+		private int replicaPort = freePort();
+
+		private String primaryData;
+
+		private String replicaData;
+
+		private long stoppedReceiver;
+
+		private int generation;
+
+		PostgresFailover(long seed) {
+			super("postgres-failover");
+			this.table = "chaos_" + Long.toUnsignedString(seed, 36);
+			this.primaryPort = this.port;
+			runCommand("chown", "postgres", this.directory.toString());
+			this.primaryData = this.directory.resolve("data-" + (this.generation++)).toString();
+			asPostgresUser(this.bin + "/initdb", "-D", this.primaryData, "-A", "trust", "-U", "postgres", "--no-sync");
+			List<String> settings = new ArrayList<>(
+					List.of("wal_level = replica", "hot_standby = on", "wal_keep_size = 256MB", "max_connections = 60",
+							"listen_addresses = '127.0.0.1'", "unix_socket_directories = '" + this.directory + "'"));
+			settings.addAll(this.synchronous ? List.of("synchronous_standby_names = '*'", "synchronous_commit = on")
+					: List.of("synchronous_commit = off"));
+			asPostgresUser("sh", "-c", "printf '%s\\n' \"$@\" >> " + this.primaryData + "/postgresql.conf", "sh",
+					String.join("\n", settings));
+			start(this.primaryData, this.primaryPort);
+			this.replicaData = makeReplica(this.primaryPort, this.replicaPort);
+		}
+
+		private String makeReplica(int of, int port) {
+			String data = this.directory.resolve("data-" + (this.generation++)).toString();
+			asPostgresUser(this.bin + "/pg_basebackup", "-D", data, "-R", "-X", "stream", "-h", "127.0.0.1", "-p",
+					Integer.toString(of), "-U", "postgres", "--no-sync");
+			start(data, port);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (!"streaming".equals(query(of, "SELECT state FROM pg_stat_replication LIMIT 1"))) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("The replica on port " + port + " does not stream");
+				}
+				sleep(100);
+			}
+			return data;
+		}
+
+		private void start(String data, int port) {
+			asPostgresUser(this.bin + "/pg_ctl", "-D", data, "-l", data + ".log", "-w", "-t", "60", "-o", "-p " + port,
+					"start");
+		}
+
+		private static String query(int port, String sql) {
+			try (Connection connection = DriverManager
+				.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres?connectTimeout=5", "postgres", "");
+					Statement statement = connection.createStatement()) {
+				if (!statement.execute(sql)) {
+					return null;
+				}
+				try (ResultSet rows = statement.getResultSet()) {
+					return rows.next() ? rows.getString(1) : null;
 				}
 			}
+			catch (SQLException ex) {
+				throw new IllegalStateException(sql + " on port " + port, ex);
+			}
+		}
+
+		@Override
+		String name() {
+			return "PostgreSQL primary and streaming replica (private), synchronous_commit="
+					+ (this.synchronous ? "on" : "off");
+		}
+
+		@Override
+		int proxyTarget() {
+			return this.primaryPort;
+		}
+
+		@Override
+		void attach(io.github.idempotent.testsupport.FaultProxy proxy) {
+			this.proxies.add(proxy);
+		}
+
+		@Override
+		ChaosChecker.Kind restartKind() {
+			return ChaosChecker.Kind.FAILOVER;
+		}
+
+		@Override
+		int waitReplicas(int configured) {
+			return this.synchronous ? 1 : 0;
+		}
+
+		@Override
+		String lossSetting(int configured) {
+			return "synchronous_commit=" + (this.synchronous ? "on, synchronous_standby_names='*'" : "off");
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=always",
+					"idempotent.store.jdbc.table-name=" + this.table,
+					"spring.datasource.url=jdbc:postgresql://127.0.0.1:" + proxyPort
+							+ "/postgres?connectTimeout=3&socketTimeout=15",
+					"spring.datasource.username=postgres", "spring.datasource.password=",
+					"spring.datasource.hikari.connection-timeout=3000", "spring.datasource.hikari.maximum-pool-size=8");
+		}
+
+		@Override
+		String beforeRestart() {
+			if (this.replicaLagMillis <= 0) {
+				return null;
+			}
+			String receiver = query(this.replicaPort, "SELECT pid FROM pg_stat_wal_receiver");
+			if (receiver == null) {
+				return null;
+			}
+			this.stoppedReceiver = Long.parseLong(receiver);
+			runCommand("kill", "-STOP", receiver);
+			query(this.primaryPort, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_replication");
+			sleep(this.replicaLagMillis);
+			return "replica's WAL receiver stopped and cut off " + this.replicaLagMillis + " ms before the kill";
+		}
+
+		@Override
+		String restart() {
+			long start = System.nanoTime();
+			asPostgresUser(this.bin + "/pg_ctl", "-D", this.primaryData, "-m", "immediate", "-w", "stop");
+			if (this.stoppedReceiver != 0) {
+				runCommand("kill", "-CONT", Long.toString(this.stoppedReceiver));
+				this.stoppedReceiver = 0;
+			}
+			asPostgresUser(this.bin + "/pg_ctl", "-D", this.replicaData, "-w", "-t", "60", "promote");
+			if (this.synchronous) {
+				// Alone until its new replica streams: a synchronous primary without one
+				// would hold every commit.
+				query(this.replicaPort, "ALTER SYSTEM SET synchronous_standby_names = ''");
+				query(this.replicaPort, "SELECT pg_reload_conf()");
+			}
+			int killed = this.primaryPort;
+			this.primaryPort = this.replicaPort;
+			this.replicaPort = killed;
+			String dead = this.primaryData;
+			this.primaryData = this.replicaData;
+			this.replicaData = dead;
+			for (io.github.idempotent.testsupport.FaultProxy proxy : this.proxies) {
+				proxy.retarget(this.primaryPort);
+				proxy.cut();
+			}
+			return "primary " + killed + " killed, replica " + this.primaryPort
+					+ " promoted and the proxies moved after "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
+		}
+
+		@Override
+		String afterRestart() {
+			long start = System.nanoTime();
+			delete(Path.of(this.replicaData));
+			this.replicaData = makeReplica(this.primaryPort, this.replicaPort);
+			if (this.synchronous) {
+				query(this.primaryPort, "ALTER SYSTEM SET synchronous_standby_names = '*'");
+				query(this.primaryPort, "SELECT pg_reload_conf()");
+			}
+			return "fresh replica of " + this.primaryPort + " on " + this.replicaPort + " streaming after "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			try (Connection connection = DriverManager
+				.getConnection("jdbc:postgresql://127.0.0.1:" + this.primaryPort + "/postgres", "postgres", "");
+					Statement statement = connection.createStatement();
+					ResultSet rows = statement
+						.executeQuery("SELECT idempotency_key FROM " + this.table + " WHERE state = 'P'")) {
+				while (rows.next()) {
+					found.add(rows.getString(1));
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not read " + this.table, ex);
+			}
+			return found;
+		}
+
+		@Override
+		public void close() {
+			for (String data : List.of(this.primaryData, this.replicaData)) {
+				try {
+					asPostgresUser(this.bin + "/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop");
+				}
+				catch (IllegalStateException ex) {
+					// not running
+				}
+			}
+			delete(this.directory);
+		}
+
+	}
+
+	static void asPostgresUser(String... command) {
+		List<String> full = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+		full.addAll(List.of(command));
+		runCommand(full.toArray(String[]::new));
+	}
+
+	static void runCommand(String... command) {
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+				throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * A MariaDB server of the campaign's own ({@code mariadb-install-db} in a temporary
+	 * directory, {@code mariadbd} on a free port, InnoDB's defaults: the redo log flushed
+	 * at every commit), never the shared one: a restart is a crash ({@code kill -9}) and
+	 * a start, recovering from the redo log.
+	 */
+	static final class MariaDb extends ChaosStore {
+
+		private final String table;
+
+		private Process process;
+
+		MariaDb(long seed) {
+			super("mariadb");
+			this.table = "chaos_" + Long.toUnsignedString(seed, 36);
+			runCommand("mariadb-install-db", "--no-defaults", "--datadir=" + data(), "--user=root",
+					"--auth-root-authentication-method=normal", "--skip-test-db");
+			launch();
+			try (Connection connection = DriverManager.getConnection(url(this.port, ""), "root", "");
+					Statement statement = connection.createStatement()) {
+				statement.execute("CREATE DATABASE IF NOT EXISTS chaos");
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not create the database", ex);
+			}
+		}
+
+		private String data() {
+			return this.directory.resolve("data").toString();
+		}
+
+		private static String url(int port, String database) {
+			return "jdbc:mariadb://127.0.0.1:" + port + "/" + database;
+		}
+
+		private void launch() {
+			try {
+				this.process = new ProcessBuilder("mariadbd", "--no-defaults", "--datadir=" + data(),
+						"--port=" + this.port, "--bind-address=127.0.0.1",
+						"--socket=" + this.directory.resolve("mariadb.sock"), "--user=root", "--max-connections=60",
+						"--skip-name-resolve")
+					.redirectErrorStream(true)
+					.redirectOutput(ProcessBuilder.Redirect.appendTo(this.directory.resolve("mariadb.log").toFile()))
+					.start();
+			}
 			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
+				throw new UncheckedIOException("mariadbd must be on the PATH", ex);
+			}
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (true) {
+				try (Connection connection = DriverManager.getConnection(url(this.port, ""), "root", "")) {
+					return;
+				}
+				catch (SQLException ex) {
+					if (!this.process.isAlive() || System.nanoTime() > deadline) {
+						throw new IllegalStateException("mariadbd on port " + this.port + " did not start", ex);
+					}
+					sleep(100);
+				}
+			}
+		}
+
+		@Override
+		String name() {
+			return "MariaDB " + this.port + " (private)";
+		}
+
+		@Override
+		List<String> applicationProperties(int proxyPort) {
+			return List.of("idempotent.store.type=jdbc", "idempotent.store.jdbc.initialize-schema=always",
+					"idempotent.store.jdbc.table-name=" + this.table,
+					"spring.datasource.url=" + url(proxyPort, "chaos") + "?connectTimeout=3000&socketTimeout=15000",
+					"spring.datasource.username=root", "spring.datasource.password=",
+					"spring.datasource.hikari.connection-timeout=3000", "spring.datasource.hikari.maximum-pool-size=8");
+		}
+
+		@Override
+		String restart() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				throw new IllegalStateException(ex);
 			}
+			launch();
+			return "kill -9 and start again (InnoDB crash recovery)";
+		}
+
+		@Override
+		List<String> inProgress() {
+			List<String> found = new ArrayList<>();
+			try (Connection connection = DriverManager.getConnection(url(this.port, "chaos"), "root", "");
+					Statement statement = connection.createStatement();
+					ResultSet rows = statement.executeQuery(
+							"SELECT CAST(idempotency_key AS CHAR) FROM " + this.table + " WHERE state = 'P'")) {
+				while (rows.next()) {
+					found.add(rows.getString(1));
+				}
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Could not read " + this.table, ex);
+			}
+			return found;
+		}
+
+		@Override
+		public void close() {
+			this.process.destroyForcibly();
+			try {
+				this.process.waitFor(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			delete(this.directory);
 		}
 
 	}

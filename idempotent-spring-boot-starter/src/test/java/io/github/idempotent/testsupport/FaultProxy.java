@@ -31,7 +31,7 @@ public final class FaultProxy implements AutoCloseable {
 
 	private final String targetHost;
 
-	private final int targetPort;
+	private volatile int targetPort;
 
 	private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
 
@@ -143,6 +143,15 @@ public final class FaultProxy implements AutoCloseable {
 			closeQuietly(socket);
 		}
 		this.sockets.clear();
+	}
+
+	/**
+	 * Sends new connections to {@code port} on the same host from now on, as a virtual IP
+	 * or a DNS name that moves to a promoted replica; open connections are left as they
+	 * are.
+	 */
+	public void retarget(int port) {
+		this.targetPort = port;
 	}
 
 	/**
