@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -126,10 +127,9 @@ public class IdempotencyEndpoint {
 	 * the rest of the path, slashes included ({@code /orders/ORD/2026/0042}).
 	 */
 	@ReadOperation
-	public @Nullable RecordDescriptor record(@Selector String operation,
-			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String scope,
-			SecurityContext securityContext) {
-		RecordKey recordKey = recordKey(operation, joined(key), scope);
+	public @Nullable RecordDescriptor record(@Selector(match = Match.ALL_REMAINING) String[] path,
+			@Nullable String scope, SecurityContext securityContext) {
+		RecordKey recordKey = recordKey(path, scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(recordKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
 		return record.map((found) -> this.descriptions.describe(found, Instant.now(), showResult)).orElse(null);
@@ -146,9 +146,9 @@ public class IdempotencyEndpoint {
 	 * nothing was deleted, with the reason.
 	 */
 	@DeleteOperation
-	public Map<String, Object> delete(@Selector String operation, @Selector(match = Match.ALL_REMAINING) String[] key,
-			@Nullable String scope, @Nullable Boolean force, SecurityContext securityContext) {
-		RecordKey recordKey = recordKey(operation, joined(key), scope);
+	public Map<String, Object> delete(@Selector(match = Match.ALL_REMAINING) String[] path, @Nullable String scope,
+			@Nullable Boolean force, SecurityContext securityContext) {
+		RecordKey recordKey = recordKey(path, scope);
 		boolean forced = Boolean.TRUE.equals(force);
 		// Read for the answer and the log only: the deletion decides by itself.
 		Optional<IdempotencyRecord> seen = this.store.inspect(recordKey);
@@ -214,10 +214,17 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * A client key from the path segments it was split into.
+	 * The record key that a path names: its first segment is the operation, the rest the
+	 * client key, slashes included. One selector for both, not two: WebFlux's endpoint
+	 * mapping hands a remaining-segments selector that follows another the whole path,
+	 * the operation's segment included, and the key then named no record.
 	 */
-	private static String joined(String[] segments) {
-		return String.join("/", segments);
+	private RecordKey recordKey(String[] path, @Nullable String scope) {
+		if (path.length < 2) {
+			throw new InvalidEndpointRequestException("Missing key in /" + String.join("/", path),
+					"name a record as /{operation}/{key}");
+		}
+		return recordKey(path[0], String.join("/", Arrays.copyOfRange(path, 1, path.length)), scope);
 	}
 
 	/**

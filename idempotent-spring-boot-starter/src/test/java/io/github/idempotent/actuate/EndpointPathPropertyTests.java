@@ -2,6 +2,7 @@ package io.github.idempotent.actuate;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -52,12 +53,14 @@ class EndpointPathPropertyTests {
 		IdempotencyEndpoint endpoint = new IdempotencyEndpoint(store, () -> OPERATIONS, PREFIX, Show.ALWAYS, Set.of(),
 				() -> {
 				});
-		String[] segments = key.toArray(String[]::new);
-		answeredOrRefused(() -> endpoint.record(operation, segments, scope, SecurityContext.NONE));
+		List<String> path = new ArrayList<>(key);
+		path.add(0, operation);
+		String[] segments = path.toArray(String[]::new);
+		answeredOrRefused(() -> endpoint.record(segments, scope, SecurityContext.NONE));
 		answeredOrRefused(() -> endpoint.inProgress(olderThan, cursor, limit));
-		answeredOrRefused(() -> endpoint.delete(operation, segments, scope, Boolean.TRUE, SecurityContext.NONE));
-		answeredOrRefused(() -> endpoint.delete(operation, segments, scope, null, SecurityContext.NONE));
-		answeredOrRefused(() -> endpoint.record(operation, segments, scope, SecurityContext.NONE));
+		answeredOrRefused(() -> endpoint.delete(segments, scope, Boolean.TRUE, SecurityContext.NONE));
+		answeredOrRefused(() -> endpoint.delete(segments, scope, null, SecurityContext.NONE));
+		answeredOrRefused(() -> endpoint.record(segments, scope, SecurityContext.NONE));
 	}
 
 	@Property

@@ -84,7 +84,7 @@ class IdempotentActuatorAutoConfigurationTests {
 				String token = ((ClaimResult.Acquired) store.claim(key, fp, Duration.ofSeconds(30))).token();
 				store.complete(key, token, fp, new StoredResult(new byte[] { 1 }), Duration.ofMinutes(1));
 				assertThat(context.getBean(IdempotencyEndpoint.class)
-					.delete("orders", new String[] { "k-1" }, null, null,
+					.delete(new String[] { "orders", "k-1" }, null, null,
 							org.springframework.boot.actuate.endpoint.SecurityContext.NONE))
 					.containsEntry("deleted", true);
 				assertThat(store.claim(key, fp, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.Acquired.class);

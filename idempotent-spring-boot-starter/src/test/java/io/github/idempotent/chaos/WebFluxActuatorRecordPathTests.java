@@ -7,7 +7,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
@@ -42,7 +41,6 @@ class WebFluxActuatorRecordPathTests {
 	private int port;
 
 	@Test
-	@Disabled("Fails on WebFlux: the key selector holds the operation's segment too (docs/reliability.md)")
 	void theRecordOfAKeyIsReadAndDeletedThroughItsPath() throws Exception {
 		HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 		String key = "actuator-path-" + UUID.randomUUID();
