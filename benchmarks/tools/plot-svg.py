@@ -68,7 +68,8 @@ def read_percentiles(path):
 
 
 def latency(args):
-    width, height = 900, 560
+    # Wide enough for the longest caption line (about 7 px a character at 11 px).
+    width, height = max(900, 40 + 7 * max([len(line) for line in args.caption] + [0])), 560
     body, top = header(args.title, args.caption, width)
     left, right, top, bottom = 70, width - 200, top + 15, height - 50
     series = []
@@ -80,24 +81,33 @@ def latency(args):
     def px(p):
         return math.log10(1 / (1 - min(p, 99.999) / 100))
     x_max = px(99.999)
-    y_max = max(ms for _, _, points in series for p, ms in points if p <= 99.99) * 1.1
-    step = nice_step(y_max)
-    y_max = math.ceil(y_max / step) * step
+    # y: milliseconds on a log scale, whole decades, so that the median and the tail both show.
+    values = [ms for _, _, points in series for _, ms in points if ms > 0]
+    y_lo = 10 ** math.floor(math.log10(min(values)))
+    y_hi = 10 ** math.ceil(math.log10(max(values)))
 
     def sx(p):
         return left + (right - left) * px(p) / x_max
 
     def sy(ms):
-        return bottom - (bottom - top) * min(ms, y_max) / y_max
+        v = math.log10(max(ms, y_lo))
+        return bottom - (bottom - top) * (v - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
 
     body.append(f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#999"/>')
-    for p, label in ((0, "0%"), (90, "90%"), (99, "99%"), (99.9, "99.9%"), (99.99, "99.99%"), (99.999, "max")):
+    for p, label in ((0, "0%"), (50, "50%"), (90, "90%"), (99, "99%"), (99.9, "99.9%"), (99.99, "99.99%"), (99.999, "max")):
         x = sx(p)
         body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="#ddd"/>')
         body.append(text(x, bottom + 16, label, 11, "middle"))
-    body += y_ticks(left, right, y_max, step, sy)
+    decade = y_lo
+    while decade <= y_hi * 1.001:
+        for m in (1, 2, 5):
+            if decade * m <= y_hi * 1.001:
+                y = sy(decade * m)
+                body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{"#ddd" if m == 1 else "#f2f2f2"}"/>')
+                body.append(text(left - 6, y + 4, f"{decade * m:g}", 11 if m == 1 else 9, "end"))
+        decade *= 10
     body.append(text(left + (right - left) / 2, height - 12, "percentile (log scale of 1 / (1 - p))", 12, "middle"))
-    body.append(text(18, top + (bottom - top) / 2, "latency (ms)", 12, "middle",
+    body.append(text(18, top + (bottom - top) / 2, "latency (ms, log scale)", 12, "middle",
                      f'transform="rotate(-90 18 {top + (bottom - top) / 2:.1f})"'))
     colours = {}
     for i, (label, dashed, points) in enumerate(series):
@@ -128,7 +138,7 @@ def timeline(args):
     kinds = sorted({row["kind"] for row in faults})
     seconds = [int(row["second"]) for row in answers]
     span = max(seconds + [int(float(row["end_ms"]) / 1000) for row in faults] + [1]) + 1
-    width = 1000
+    width = max(1000, 40 + 7 * max([len(line) for line in args.caption] + [0]))
     band = 18
     body, top = header(args.title, args.caption, width)
     left, right = 110, width - 130
