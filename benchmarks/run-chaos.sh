@@ -22,6 +22,9 @@
 # crashed, the replica promoted, the instances' proxies moved to it, a fresh replica made); or a MariaDB made with
 # mariadb-install-db, mariadbd on the PATH, whose restart is a kill -9. Writes the Markdown report
 # and the fault timeline to idempotent-spring-boot-starter/target/chaos/ and prints the report.
+# SVG=docs/images/chaos-timeline-redis.svg draws the run's timeline (fault windows by kind over the
+# answers clients got per second, from the campaign's -faults.csv and -answers.csv) with
+# benchmarks/tools/plot-svg.py, the command, date, machine and load average in its caption.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store="${1:-redis}"
@@ -49,4 +52,15 @@ status=0
 grep -h '^\[chaos ' "$output" || true
 latest=$(find idempotent-spring-boot-starter/target/chaos -name "chaos-$store-*[0-9].md" -newer "$marker" 2>/dev/null | head -1)
 [[ -n "$latest" ]] && cat "$latest"
+if [[ -n "${SVG:-}" && -n "$latest" ]]; then
+	title=$(head -1 "$latest" | sed 's/^### //')
+	command="${FAULTS:+FAULTS=$FAULTS }SVG=$SVG benchmarks/run-chaos.sh $store $duration $(sed -n 's/.*, seed \([0-9]*\),.*/\1/p' <<<"$title")"
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	python3 benchmarks/tools/plot-svg.py timeline -o "$SVG" --title "Chaos campaign, $title" \
+		--caption "$command" \
+		--caption "$(sed -n 3p "$latest")" \
+		--caption "$(nproc) cores ($cpu), shared machine: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
+		--faults "${latest%.md}-faults.csv" --answers "${latest%.md}-answers.csv"
+	echo "[run-chaos] timeline picture in $SVG" >&2
+fi
 exit "$status"

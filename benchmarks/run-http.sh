@@ -27,6 +27,9 @@
 #   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
 #   APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication ENDPOINTS="bare first replay"
 #   measures the WebFlux (Netty, Mono) endpoints instead (Redis only)
+#   SVG=docs/images/latency-redis.svg draws the latency distributions of bare, first and replay (one
+#   connection, solid; the last round's CONNECTIONS, dashed) with benchmarks/tools/plot-svg.py, the
+#   command, date, machine and load average in its caption; every wrk output keeps its PERCENTILES line
 set -euo pipefail
 
 log() { echo "[run-http] $*" >&2; }
@@ -378,4 +381,23 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 		echo "| $endpoint | ${lat50[$endpoint]} | ${lat99[$endpoint]} | $(minus "${lat50[$endpoint]}" "${lat50[bare]}") |"
 	done
 } | tee "$out/results.md"
+# latest_wrk ENDPOINT SECONDS CONNECTIONS: the newest wrk output of that endpoint and shape
+latest_wrk() { find "$out" -name "wrk-$1-$2s-c$3-*.txt" -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2; }
+if [[ -n "${SVG:-}" ]]; then
+	series=()
+	for endpoint in bare first replay; do
+		[[ " $ENDPOINTS " == *" $endpoint "* ]] || continue
+		series+=("$endpoint, 1 connection=$(latest_wrk "$endpoint" "$LATENCY_DURATION" 1)")
+		series+=("$endpoint, $CONNECTIONS connections=$(latest_wrk "$endpoint" "$DURATION" "$CONNECTIONS"):dashed")
+	done
+	command="STORE=$STORE DURATION=$DURATION WARMUP=$WARMUP LATENCY_DURATION=$LATENCY_DURATION ROUNDS=$ROUNDS CONNECTIONS=$CONNECTIONS${APP_ARGS:+ APP_ARGS=\"$APP_ARGS\"} SVG=$SVG benchmarks/run-http.sh"
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	python3 "$here/tools/plot-svg.py" latency -o "$SVG" \
+		--title "@Idempotent over HTTP, $([[ "$STORE" == redis ]] && echo Redis || echo "JDBC on PostgreSQL"): latency of bare, first call and replay" \
+		--caption "$command" \
+		--caption "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), shared machine: load average $load before, $load_after after" \
+		--caption "solid: one connection, one request at a time (${LATENCY_DURATION}s); dashed: $CONNECTIONS connections (${DURATION}s, last round)" \
+		"${series[@]}"
+	log "latency picture in $SVG"
+fi
 log "wrk outputs, app log and results.md in $out"

@@ -1,4 +1,6 @@
--- wrk script of benchmarks/run-http.sh: POST a small JSON payment; print one RESULT line.
+-- wrk script of benchmarks/run-http.sh: POST a small JSON payment; print one RESULT line and one
+-- PERCENTILES line (percentile=microseconds, min and max as 0 and 100), the latency distribution
+-- that benchmarks/tools/plot-svg.py draws.
 -- Usage: wrk ... -s payments.lua http://127.0.0.1:PORT/<bare|first|replay>/payments -- <fresh|fixed>
 -- fresh: a new Idempotency-Key per request (the first-call path); fixed: one key for the whole run
 -- (the replay path). Every mode builds each request the same way, so the load generator does the
@@ -37,4 +39,10 @@ function done(summary, latency, requests)
   io.write(string.format("RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d non2xx=%d\n",
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
     e.connect + e.read + e.write + e.timeout, e.status))
+  local parts = { string.format("0=%d", latency.min) }
+  for _, p in ipairs({ 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99 }) do
+    table.insert(parts, string.format("%s=%d", p, latency:percentile(p)))
+  end
+  table.insert(parts, string.format("100=%d", latency.max))
+  io.write("PERCENTILES " .. table.concat(parts, " ") .. "\n")
 end

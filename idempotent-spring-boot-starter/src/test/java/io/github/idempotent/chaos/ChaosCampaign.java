@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -141,6 +142,12 @@ public final class ChaosCampaign {
 
 	private final AtomicInteger gaveUp = new AtomicInteger();
 
+	/**
+	 * Answers per second since the clients started, by class (200, 409, 5xx, other, no
+	 * answer): the timeline picture's data, see {@link #writeTimeline}.
+	 */
+	private final Map<Long, AtomicIntegerArray> perSecond = new ConcurrentHashMap<>();
+
 	private final List<String> timeline = Collections.synchronizedList(new ArrayList<>());
 
 	private final long origin = System.currentTimeMillis();
@@ -231,6 +238,7 @@ public final class ChaosCampaign {
 		Files.writeString(report, markdown);
 		Files.writeString(this.config.reportDirectory().resolve(this.config.fileName() + "-timeline.log"),
 				String.join("\n", this.timeline) + "\n");
+		writeTimeline(this.config.reportDirectory().resolve("chaos-" + this.config.store() + "-" + this.config.seed()));
 		log("report: " + report.toAbsolutePath() + " (ledgers and instance logs in " + directory + ")");
 		System.out.println(markdown);
 		return new Result(this.config, verdict, markdown, report);
@@ -311,6 +319,39 @@ public final class ChaosCampaign {
 		}
 		count(status);
 		return status;
+	}
+
+	/**
+	 * Writes PREFIX-answers.csv (the client answers per second, by class) and
+	 * PREFIX-faults.csv (each fault's kind, target and window), both in milliseconds or
+	 * seconds since the clients started, which benchmarks/tools/plot-svg.py draws.
+	 */
+	private void writeTimeline(Path prefix) throws IOException {
+		StringBuilder answers = new StringBuilder("second,200,409,5xx,other 4xx,no answer\n");
+		new java.util.TreeMap<>(this.perSecond).forEach((second, counts) -> {
+			answers.append(second);
+			for (int i = 0; i < counts.length(); i++) {
+				answers.append(',').append(counts.get(i));
+			}
+			answers.append('\n');
+		});
+		Files.writeString(Path.of(prefix + "-answers.csv"), answers);
+		StringBuilder faults = new StringBuilder("kind,target,start_ms,end_ms,effective\n");
+		for (Fault fault : this.faults) {
+			String target = (fault.instance() >= 0) ? "instance " + fault.instance()
+					: (fault.key() != null) ? "key" : "store";
+			faults.append(fault.kind().name().toLowerCase().replace('_', ' '))
+				.append(',')
+				.append(target)
+				.append(',')
+				.append(fault.start() - this.started)
+				.append(',')
+				.append(fault.end() - this.started)
+				.append(',')
+				.append(fault.effective())
+				.append('\n');
+		}
+		Files.writeString(Path.of(prefix + "-faults.csv"), faults);
 	}
 
 	private final Map<String, String> lastExecution = new ConcurrentHashMap<>();
@@ -404,6 +445,10 @@ public final class ChaosCampaign {
 
 	private void count(int status) {
 		this.statuses.computeIfAbsent(Integer.toString(status), (s) -> new AtomicInteger()).incrementAndGet();
+		int answerClass = (status == 200) ? 0 : (status == 409) ? 1 : (status >= 500) ? 2 : (status == 0) ? 4 : 3;
+		this.perSecond
+			.computeIfAbsent((System.currentTimeMillis() - this.started) / 1000, (second) -> new AtomicIntegerArray(5))
+			.incrementAndGet(answerClass);
 	}
 
 	/** The fault kinds the scheduler draws from, those this store can take. */
