@@ -191,14 +191,7 @@ public final class RecordSizes {
 			// A table of its own per shape: an index never shrinks, so a table reused
 			// would count the pages of the shape before.
 			String table = "idem_sizes_" + UUID.randomUUID().toString().substring(0, 8);
-			for (String statement : dialect.schema(table).split(";")) {
-				String sql = statement.lines()
-					.filter((line) -> !line.startsWith("--"))
-					.reduce("", (a, b) -> a + "\n" + b);
-				if (!sql.isBlank()) {
-					jdbc.execute(sql);
-				}
-			}
+			createTable(jdbc, dialect, table);
 			try {
 				write(new JdbcIdempotencyStore(dataSource, table, dialect), shape, records);
 				double bytes = (dialect == JdbcDialect.POSTGRESQL) ? postgresqlBytesPerRow(jdbc, table)
@@ -207,6 +200,18 @@ public final class RecordSizes {
 			}
 			finally {
 				jdbc.execute("DROP TABLE " + table);
+			}
+		}
+	}
+
+	/**
+	 * Creates {@code table} by the store's own schema script.
+	 */
+	static void createTable(JdbcTemplate jdbc, JdbcDialect dialect, String table) {
+		for (String statement : dialect.schema(table).split(";")) {
+			String sql = statement.lines().filter((line) -> !line.startsWith("--")).reduce("", (a, b) -> a + "\n" + b);
+			if (!sql.isBlank()) {
+				jdbc.execute(sql);
 			}
 		}
 	}
@@ -292,7 +297,7 @@ public final class RecordSizes {
 	 * record: {@code 200 OK}, the {@code Content-Type} Spring's JSON converter writes,
 	 * and the body.
 	 */
-	private static RecordedResponse jsonResponse(String body) {
+	static RecordedResponse jsonResponse(String body) {
 		return new RecordedResponse(200, Map.of("Content-Type", List.of("application/json")),
 				body.getBytes(StandardCharsets.UTF_8));
 	}
