@@ -25,11 +25,15 @@
 #   on by default, after each key's first replay; set enabled=false to measure the network path)
 #   PROFILE=1 records the app with JFR (JFR_SETTINGS=profile, or a .jfc file) into the output folder;
 #   ENDPOINTS="first" measures only some endpoints (the ratio table needs bare, first and replay)
-#   APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication ENDPOINTS="bare first replay"
-#   measures the WebFlux (Netty, Mono) endpoints instead (Redis only)
+#   WEB=reactive measures the WebFlux (Netty, Mono) endpoints instead, the same six with the PING and
+#   plain-write references through the reactive connection (Redis only; it sets APP_CLASS to
+#   io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication)
 #   SVG=docs/images/latency-redis.svg draws the latency distributions of bare, first and replay (one
 #   connection, solid; the last round's CONNECTIONS, dashed) with benchmarks/tools/plot-svg.py, the
 #   command, date, machine and load average in its caption; every wrk output keeps its PERCENTILES line
+# With Redis, a second table gives redis-server's own accounting of each phase (INFO commandstats,
+# reset before it): every command's calls per request and usec_per_call, the claim (SET), the
+# completion (EVALSHA, and the GET and SET it runs inside), the PINGs and the plain writes alike.
 set -euo pipefail
 
 log() { echo "[run-http] $*" >&2; }
@@ -54,7 +58,15 @@ HEAP=${HEAP:-512m}
 APP_ARGS=${APP_ARGS:-}
 ENDPOINTS=${ENDPOINTS:-$all_endpoints}
 JFR_SETTINGS=${JFR_SETTINGS:-profile}
-APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication}
+WEB=${WEB:-servlet}
+case "$WEB" in
+servlet) APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.http.BenchmarkApplication} ;;
+reactive) APP_CLASS=${APP_CLASS:-io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication} ;;
+*)
+	log "WEB must be servlet or reactive, not '$WEB'"
+	exit 2
+	;;
+esac
 POSTGRESQL_URL=${POSTGRESQL_URL:-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}
 MARIADB_URL=${MARIADB_URL:-jdbc:mariadb://127.0.0.1:3306/test?user=root}
 DATABASE=${DATABASE:-postgresql}
@@ -258,6 +270,17 @@ redis_counts() {
 		}'
 }
 
+# Each command of the phase: "name calls-per-request x usec_per_call µs", separated by "; ".
+redis_commands() {
+	redis INFO commandstats | tr -d '\r' | awk -F'[:=,]' -v requests="$1" '
+		/^cmdstat_/ {
+			name = substr($1, 9)
+			if (name ~ /^(config|info|hello|client|select|auth)/) next
+			printf "%s%s %.2f x %.2f µs", separator, name, $3 / requests, $7
+			separator = "; "
+		}'
+}
+
 log "warm-up: ${WARMUP}s per endpoint"
 for endpoint in $ENDPOINTS; do
 	run_wrk "$endpoint" "$WARMUP" "$THREADS" "$CONNECTIONS" >/dev/null
@@ -272,7 +295,7 @@ if [[ "$STORE" == "jdbc" ]]; then
 fi
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -A rps p50 p99 trips errors cpu cpu_total
+declare -A rps p50 p99 trips errors cpu cpu_total commands
 per_request_us() { awk -v t="$1" -v r="$2" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", t * 1e6 / hz / r }'; }
 for round in $(seq "$ROUNDS"); do
 	for endpoint in $ENDPOINTS; do
@@ -292,6 +315,7 @@ for round in $(seq "$ROUNDS"); do
 		# counted by no server statistic of this run's own).
 		if [[ "$STORE" == "redis" ]]; then
 			read -r round_trips other executing_us <<<"$(redis_counts)"
+			commands[$key]=$(redis_commands "$requests")
 			trips[$key]="$(awk -v t="$round_trips" -v r="$requests" -v u="$executing_us" 'BEGIN { printf "%.2f (%.1f µs)", t / r, u / r }') | "
 			errors[$key]=$((errors[$key] + other))
 		fi
@@ -303,6 +327,18 @@ for round in $(seq "$ROUNDS"); do
 	done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+record_sizes=""
+if [[ "$STORE" == "redis" && " $ENDPOINTS " == *" first "* ]]; then
+	# The length of one record /first completed, beside the value writes2 writes in its place.
+	for _ in $(seq 50); do
+		sample=$(redis RANDOMKEY)
+		if [[ -n "$sample" && "$sample" != writes2:* && "$(redis GETRANGE "$sample" 0 0)" == [Cc] ]]; then
+			record_sizes="A record /first completed: $(redis STRLEN "$sample") bytes (writes2 writes $(redis STRLEN \
+				"$(redis --scan --pattern 'writes2:*' | head -1 || true)") in its place)."
+			break
+		fi
+	done
+fi
 
 declare -A lat50 lat99
 for endpoint in $ENDPOINTS; do
@@ -326,7 +362,7 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 {
 	echo "Throughput: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, after ${WARMUP}s of warm-up per endpoint;"
 	echo "load average $load before the rounds, $load_after after. APP_ARGS: ${APP_ARGS:-none}."
-	echo "Store: $store_description."
+	echo "Store: $store_description. ${record_sizes}"
 	echo
 	if [[ "$STORE" == "redis" ]]; then
 		echo "| round | endpoint | requests/s | p50 ms | p99 ms | Redis round trips / request (µs executing them) | CPU µs / request: app (of which kernel) / redis / wrk | errors |"
@@ -341,6 +377,20 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f", a - b }'; }
 			echo "| $round | $endpoint | ${rps[$key]} | ${p50[$key]} | ${p99[$key]} | ${trips[$key]:-}${cpu[$key]} | ${errors[$key]} |"
 		done
 	done
+	if [[ "$STORE" == "redis" ]]; then
+		echo
+		echo "Inside redis-server (INFO commandstats, reset before each phase): each command's calls per request"
+		echo "x its usec_per_call. A script's GET and SET are counted under their own names too, their time"
+		echo "inside the script's."
+		echo
+		echo "| round | endpoint | commands per request x µs per call |"
+		echo "|---|---|---|"
+		for round in $(seq "$ROUNDS"); do
+			for endpoint in $ENDPOINTS; do
+				echo "| $round | $endpoint | ${commands[$round,$endpoint]:-} |"
+			done
+		done
+	fi
 	if [[ " $ENDPOINTS " != *" bare "* || " $ENDPOINTS " != *" first "* || " $ENDPOINTS " != *" replay "* ]]; then
 		exit 0
 	fi

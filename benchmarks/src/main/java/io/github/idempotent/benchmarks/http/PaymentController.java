@@ -42,7 +42,7 @@ public class PaymentController {
 	/**
 	 * The work every endpoint does: a receipt, {@code 201 Created} with its location.
 	 */
-	static ResponseEntity<Receipt> receipt(PaymentRequest request) {
+	public static ResponseEntity<Receipt> receipt(PaymentRequest request) {
 		Receipt receipt = Receipt.of(request);
 		return ResponseEntity.status(HttpStatus.CREATED)
 			.location(URI.create("/payments/" + receipt.paymentId()))

@@ -27,20 +27,21 @@ import static io.github.idempotent.benchmarks.http.PaymentController.receipt;
 public class RedisReferenceController {
 
 	/**
-	 * As long as the in-progress record of {@code /first}: state, token, fingerprint and
-	 * claim time.
+	 * As long as the in-progress record of {@code /first} (48 bytes): state, token,
+	 * fingerprint, claim time and attempt.
 	 */
-	private static final byte[] PLACEHOLDER = filled(44, 'P');
+	public static final byte[] PLACEHOLDER = filled(48, 'P');
 
 	/**
-	 * As long as the completed record {@code /first} stores for this receipt (235 bytes:
-	 * the record's header and the deflated response).
+	 * As long as the completed record {@code /first} stores for this receipt (250 bytes:
+	 * the record's header and the response as written, status, {@code Location} and body;
+	 * {@code run-http.sh} prints both lengths).
 	 */
-	private static final byte[] RESULT = filled(235, 'C');
+	public static final byte[] RESULT = filled(250, 'C');
 
-	private static final Expiration LEASE = Expiration.from(Duration.ofSeconds(30));
+	public static final Expiration LEASE = Expiration.from(Duration.ofSeconds(30));
 
-	private static final Expiration TTL = Expiration.from(Duration.ofHours(24));
+	public static final Expiration TTL = Expiration.from(Duration.ofHours(24));
 
 	private final RedisConnectionFactory redis;
 

@@ -1,6 +1,5 @@
 package io.github.idempotent.benchmarks.webflux;
 
-import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -9,7 +8,6 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -19,11 +17,13 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.benchmarks.http.PaymentRequest;
 import io.github.idempotent.benchmarks.http.Receipt;
 
+import static io.github.idempotent.benchmarks.http.PaymentController.receipt;
+
 /**
  * The WebFlux counterpart of {@code BenchmarkApplication}, on Netty: the same work behind
- * {@code /bare}, {@code /first} and {@code /replay}, as {@code Mono} endpoints. Run with
- * {@code APP_CLASS=io.github.idempotent.benchmarks.webflux.WebFluxBenchmarkApplication
- * ENDPOINTS="bare first replay" benchmarks/run-http.sh}.
+ * {@code /bare}, {@code /first} and {@code /replay}, as {@code Mono} endpoints, and the
+ * Redis references ({@link ReactiveRedisReferenceController}). Run with
+ * {@code WEB=reactive benchmarks/run-http.sh}.
  */
 // The module has JDBC drivers for the record-size benchmark; these apps have no database.
 @SpringBootApplication(excludeName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
@@ -86,13 +86,6 @@ public class WebFluxBenchmarkApplication {
 				Thread.currentThread().interrupt();
 			}
 			return receipt(request);
-		}
-
-		private static ResponseEntity<Receipt> receipt(PaymentRequest request) {
-			Receipt receipt = Receipt.of(request);
-			return ResponseEntity.status(HttpStatus.CREATED)
-				.location(URI.create("/payments/" + receipt.paymentId()))
-				.body(receipt);
 		}
 
 	}
