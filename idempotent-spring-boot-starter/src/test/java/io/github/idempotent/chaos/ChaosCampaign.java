@@ -281,6 +281,9 @@ public final class ChaosCampaign {
 		Files.writeString(report, markdown);
 		Files.writeString(this.config.reportDirectory().resolve(this.config.fileName() + "-timeline.log"),
 				String.join("\n", this.timeline) + "\n");
+		if (load != null) {
+			load.writeSamples(this.config.reportDirectory().resolve(this.config.fileName() + "-load.csv"));
+		}
 		log("report: " + report.toAbsolutePath() + " (ledgers and instance logs in " + directory + ")");
 		System.out.println(markdown);
 		return new Result(this.config, verdict, markdown, report);

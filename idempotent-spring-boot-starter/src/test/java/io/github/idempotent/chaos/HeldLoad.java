@@ -33,17 +33,23 @@ import io.github.idempotent.chaos.ChaosChecker.Kind;
  * Keys: every other request a new key, the others a key first sent in the last 5 s (a
  * replay, a 409 while it runs, a take-over after a crash), drawn from the seed.
  * <p>
- * The report cuts the samples, by due time, into windows around each fault: the 5 s
- * before it, the fault itself (at least 1 s), and the 5 s after it; the recovery is the
- * time from the fault's end to the first 3 s window whose throughput of 200s is at least
- * the before window's divided by 1.5 and whose p99 is at most 1.5 times the before
- * window's.
+ * The report cuts the samples, by due time, into windows around each fault: 5 s before it
+ * (ending 1 s before it), the fault itself (at least 1 s), and the 5 s after it; the
+ * recovery is the time from the fault's end to the first 3 s window whose throughput of
+ * 200s is at least the before window's divided by 1.5 and whose p99 is at most 1.5 times
+ * the before window's.
  */
 final class HeldLoad {
 
 	static final int SKIPPED = -1;
 
 	static final long BEFORE_MILLIS = 5000;
+
+	/**
+	 * The before window ends this long before the fault: a request still running when the
+	 * fault lands is the fault's, not the quiet time's.
+	 */
+	static final long SETTLE_MILLIS = 1000;
 
 	static final long AFTER_MILLIS = 5000;
 
@@ -156,6 +162,15 @@ final class HeldLoad {
 
 	int outstanding() {
 		return this.outstanding.get();
+	}
+
+	/** Every request as {@code due,latency_us,status,outstanding}, for a closer look. */
+	void writeSamples(Path file) throws IOException {
+		List<String> lines = new ArrayList<>();
+		lines.add("due,latency_us,status,outstanding");
+		samples().forEach((sample) -> lines
+			.add(sample.due() + "," + sample.latencyMicros() + "," + sample.status() + "," + sample.outstanding()));
+		Files.write(file, lines);
 	}
 
 	List<Sample> samples() {
@@ -331,10 +346,11 @@ final class HeldLoad {
 			.append(" outstanding after the drain; answers by status ")
 			.append(statuses(whole))
 			.append(".\n\n");
-		md.append("Windows by due time: the 5 s before a fault, the fault itself (at least 1 s; a SIGKILL until the "
-				+ "instance is up again), the 5 s after it. Recovery: from the fault's end to the first 3 s whose "
-				+ "200s per second are at least the before window's / 1.5 and whose p99 is at most 1.5 x the before "
-				+ "window's (median / max over the faults of the kind).\n\n");
+		md.append(
+				"Windows by due time: 5 s before a fault (ending 1 s before it), the fault itself (at least 1 s; a SIGKILL until the "
+						+ "instance is up again), the 5 s after it. Recovery: from the fault's end to the first 3 s whose "
+						+ "200s per second are at least the before window's / 1.5 and whose p99 is at most 1.5 x the before "
+						+ "window's (median / max over the faults of the kind).\n\n");
 		md.append("| fault | n | before | during | after | recovery | max outstanding before / during and after |"
 				+ " skipped |\n|---|---|---|---|---|---|---|---|\n");
 		Map<Kind, List<Around>> byKind = new EnumMap<>(Kind.class);
@@ -412,7 +428,7 @@ final class HeldLoad {
 	}
 
 	private static long[] before(Disruption fault) {
-		return new long[] { fault.start() - BEFORE_MILLIS, fault.start() };
+		return new long[] { fault.start() - SETTLE_MILLIS - BEFORE_MILLIS, fault.start() - SETTLE_MILLIS };
 	}
 
 	private static long[] during(Disruption fault) {
