@@ -93,9 +93,13 @@ public class ChaosApp {
 
 		private final long longWorkMillis;
 
-		WorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork) {
+		private final int longWorkOneIn;
+
+		WorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork,
+				@Value("${chaos.long-work-one-in:20}") int longWorkOneIn) {
 			this.ledger = ledger;
 			this.longWorkMillis = longWork.toMillis();
+			this.longWorkOneIn = longWorkOneIn;
 		}
 
 		@PostMapping("/work")
@@ -107,8 +111,9 @@ public class ChaosApp {
 			String execution = this.ledger.start(key,
 					IdempotencyContext.current().map(IdempotencyContext::getAttempt).orElse(0));
 			ThreadLocalRandom random = ThreadLocalRandom.current();
-			// Mostly short, one in twenty longer than the lease: renewals must keep it.
-			long work = (random.nextInt(20) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
+			// Mostly short, one in twenty (chaos.long-work-one-in) longer than the lease:
+			// renewals must keep it.
+			long work = (random.nextInt(this.longWorkOneIn) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
 			Thread.sleep(work);
 			this.ledger.end(key, execution);
 			return Map.of("key", key, "execution", execution, "instance", this.ledger.instance);
@@ -130,9 +135,13 @@ public class ChaosApp {
 
 		private final long longWorkMillis;
 
-		ReactiveWorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork) {
+		private final int longWorkOneIn;
+
+		ReactiveWorkController(Ledger ledger, @Value("${chaos.long-work:3s}") java.time.Duration longWork,
+				@Value("${chaos.long-work-one-in:20}") int longWorkOneIn) {
 			this.ledger = ledger;
 			this.longWorkMillis = longWork.toMillis();
+			this.longWorkOneIn = longWorkOneIn;
 		}
 
 		@PostMapping("/work")
@@ -145,7 +154,7 @@ public class ChaosApp {
 					.orElse(0);
 				String execution = this.ledger.start(key, attempt);
 				ThreadLocalRandom random = ThreadLocalRandom.current();
-				long work = (random.nextInt(20) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
+				long work = (random.nextInt(this.longWorkOneIn) == 0) ? this.longWorkMillis : random.nextLong(20, 400);
 				return Mono.delay(java.time.Duration.ofMillis(work)).map((tick) -> {
 					this.ledger.end(key, execution);
 					return Map.<String, Object>of("key", key, "execution", execution, "instance", this.ledger.instance);

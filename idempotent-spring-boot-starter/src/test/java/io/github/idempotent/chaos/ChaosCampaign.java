@@ -19,8 +19,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.regex.Matcher;
@@ -62,7 +68,7 @@ public final class ChaosCampaign {
 	 */
 	public record Config(String store, int instances, int keys, int clients, Duration duration, long seed,
 			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas, String web, String redisClient,
-			String client, boolean partition) {
+			String client, boolean partition, int loadRps, int loadMaxOutstanding, Duration loadGap) {
 
 		public static Config fromSystemProperties(String defaultStore, Duration defaultDuration,
 				Set<Kind> defaultFaults) {
@@ -90,7 +96,17 @@ public final class ChaosCampaign {
 					Path.of(System.getProperty("chaos.report-dir", "target/chaos")),
 					Integer.getInteger("chaos.wait-replicas", 0), System.getProperty("chaos.web", "servlet"),
 					System.getProperty("chaos.redis-client", "lettuce"), System.getProperty("chaos.client", "loop"),
-					Boolean.getBoolean("chaos.partition"));
+					Boolean.getBoolean("chaos.partition"), Integer.getInteger("chaos.load-rps", 0),
+					Integer.getInteger("chaos.load-max-outstanding", 500),
+					Duration.ofSeconds(Long.getLong("chaos.load-gap", 12)));
+		}
+
+		/**
+		 * Whether the clients are a fixed offered load ({@link HeldLoad}) instead of
+		 * retry loops.
+		 */
+		boolean heldLoad() {
+			return this.loadRps > 0;
 		}
 
 		/**
@@ -110,6 +126,9 @@ public final class ChaosCampaign {
 			}
 			if (this.partition) {
 				parts.add("partition");
+			}
+			if (heldLoad()) {
+				parts.add("load" + this.loadRps);
 			}
 			return String.join("-", parts);
 		}
@@ -132,7 +151,12 @@ public final class ChaosCampaign {
 
 	private final List<Fault> faults = new CopyOnWriteArrayList<>();
 
-	private final List<Answer> answers = new CopyOnWriteArrayList<>();
+	/** The faults as the held load saw them, in order. */
+	private final List<HeldLoad.Disruption> disruptions = new CopyOnWriteArrayList<>();
+
+	// Not copy-on-write: a held load adds tens of thousands; read only after the clients
+	// end.
+	private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
 
 	private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
 
@@ -182,6 +206,13 @@ public final class ChaosCampaign {
 				if (!this.config.redisClient().equals("lettuce")) {
 					properties.add("spring.data.redis.client-type=" + this.config.redisClient());
 				}
+				if (this.config.heldLoad()) {
+					// One call in 200 past the lease instead of one in 20: renewals are
+					// still
+					// exercised, and the p99 shows what the faults add, not the long
+					// work.
+					properties.add("chaos.long-work-one-in=200");
+				}
 				this.instances
 					.add(new ChaosInstance(i, proxy, properties, this.config.web(), this.config.lease(), directory));
 			}
@@ -206,12 +237,26 @@ public final class ChaosCampaign {
 		this.started = System.currentTimeMillis();
 		long end = this.started + this.config.duration().toMillis();
 		List<Thread> clients = new ArrayList<>();
-		for (int c = 0; c < this.config.clients(); c++) {
-			Random random = new Random(this.config.seed() * 31 + c);
-			Thread client = new Thread(() -> client(random, end), "chaos-client-" + c);
-			client.setDaemon(true);
-			clients.add(client);
-			client.start();
+		HeldLoad load = null;
+		if (this.config.heldLoad()) {
+			// The load balancer draws from the seed too; only the load's thread uses it.
+			Random balancer = new Random(this.config.seed() * 31 + 1);
+			HeldLoad held = new HeldLoad(this.config.loadRps(), this.config.loadMaxOutstanding(),
+					"chaos-" + this.config.seed() + "-", this.config.seed(), (key) -> callAsync(pick(balancer), key));
+			Thread generator = new Thread(() -> held.run(end), "chaos-load");
+			generator.setDaemon(true);
+			clients.add(generator);
+			generator.start();
+			load = held;
+		}
+		else {
+			for (int c = 0; c < this.config.clients(); c++) {
+				Random random = new Random(this.config.seed() * 31 + c);
+				Thread client = new Thread(() -> client(random, end), "chaos-client-" + c);
+				client.setDaemon(true);
+				clients.add(client);
+				client.start();
+			}
 		}
 		Thread scheduler = new Thread(() -> schedule(new Random(this.config.seed()), end), "chaos-faults");
 		scheduler.setDaemon(true);
@@ -219,6 +264,11 @@ public final class ChaosCampaign {
 		scheduler.join(this.config.duration().toMillis() + 180_000);
 		for (Thread client : clients) {
 			client.join(90_000);
+		}
+		if (load != null) {
+			// Each request times out after 8 s: nothing may still be outstanding then.
+			boolean drained = load.drain(30_000);
+			log("load stopped, " + (drained ? "all answered" : load.outstanding() + " still outstanding"));
 		}
 		heal();
 		// Bounds: the longest call (1.5 leases) and a lease, so that a stalled owner's
@@ -231,14 +281,17 @@ public final class ChaosCampaign {
 			.readLedgers(this.instances.stream().map(ChaosInstance::ledger).toList());
 		Verdict verdict = new ChaosChecker(this.config.lease().toMillis(),
 				this.store.waitReplicas(this.config.waitReplicas()), this.store::failoverReaches)
-			.check(executions, this.faults, this.answers, probes, inProgress);
-		String markdown = report(verdict);
+			.check(executions, this.faults, new ArrayList<>(this.answers), probes, inProgress);
+		String markdown = report(verdict) + ((load != null) ? load.markdown(this.disruptions, this.started, end) : "");
 		Files.createDirectories(this.config.reportDirectory());
 		Path report = this.config.reportDirectory().resolve(this.config.fileName() + ".md");
 		Files.writeString(report, markdown);
 		Files.writeString(this.config.reportDirectory().resolve(this.config.fileName() + "-timeline.log"),
 				String.join("\n", this.timeline) + "\n");
 		writeTimeline(this.config.reportDirectory().resolve("chaos-" + this.config.store() + "-" + this.config.seed()));
+		if (load != null) {
+			load.writeSamples(this.config.reportDirectory().resolve(this.config.fileName() + "-load.csv"));
+		}
 		log("report: " + report.toAbsolutePath() + " (ledgers and instance logs in " + directory + ")");
 		System.out.println(markdown);
 		return new Result(this.config, verdict, markdown, report);
@@ -290,32 +343,58 @@ public final class ChaosCampaign {
 
 	/** One POST; a 200 goes to the history. @return the status, 0 for no answer */
 	private int call(ChaosInstance instance, String key, boolean record) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create(instance.baseUrl() + "/work"))
+		try {
+			return answered(instance, key, record,
+					this.http.send(workRequest(instance, key), HttpResponse.BodyHandlers.ofString()));
+		}
+		catch (IOException ex) {
+			count(0);
+			return 0;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			count(0);
+			return 0;
+		}
+	}
+
+	/**
+	 * One POST of the held load: sent without waiting, a 200 goes to the history.
+	 * @return the status, 0 for no answer
+	 */
+	private CompletableFuture<Integer> callAsync(ChaosInstance instance, String key) {
+		this.asked.add(key);
+		this.inFlight.add(key);
+		return this.http.sendAsync(workRequest(instance, key), HttpResponse.BodyHandlers.ofString())
+			.handle((response, ex) -> {
+				this.inFlight.remove(key);
+				if (ex != null) {
+					count(0);
+					return 0;
+				}
+				return answered(instance, key, true, response);
+			});
+	}
+
+	private HttpRequest workRequest(ChaosInstance instance, String key) {
+		return HttpRequest.newBuilder(URI.create(instance.baseUrl() + "/work"))
 			.timeout(Duration.ofSeconds(8))
 			.header("Idempotency-Key", key)
 			.header("Content-Type", "application/json")
 			.POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\"}"))
 			.build();
-		int status;
-		try {
-			HttpResponse<String> response = this.http.send(request, HttpResponse.BodyHandlers.ofString());
-			status = response.statusCode();
-			if (status == 200) {
-				Matcher matcher = EXECUTION.matcher(response.body());
-				String execution = matcher.find() ? matcher.group(1) : "(no execution in " + response.body() + ")";
-				boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
-				if (record) {
-					this.answers.add(new Answer(key, execution, instance.index, System.currentTimeMillis(), replayed));
-				}
-				this.lastExecution.put(key, execution);
+	}
+
+	private int answered(ChaosInstance instance, String key, boolean record, HttpResponse<String> response) {
+		int status = response.statusCode();
+		if (status == 200) {
+			Matcher matcher = EXECUTION.matcher(response.body());
+			String execution = matcher.find() ? matcher.group(1) : "(no execution in " + response.body() + ")";
+			boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
+			if (record) {
+				this.answers.add(new Answer(key, execution, instance.index, System.currentTimeMillis(), replayed));
 			}
-		}
-		catch (IOException ex) {
-			status = 0;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			status = 0;
+			this.lastExecution.put(key, execution);
 		}
 		count(status);
 		return status;
@@ -472,6 +551,10 @@ public final class ChaosCampaign {
 			return;
 		}
 		long lease = this.config.lease().toMillis();
+		if (this.config.heldLoad()) {
+			scheduleSpaced(kinds, random, end, lease);
+			return;
+		}
 		ChaosStore.sleep(1000 + random.nextInt(1000));
 		for (int round = 0; round < 10_000 && System.currentTimeMillis() < end - 2000; round++) {
 			Kind kind = kinds.get(random.nextInt(kinds.size()));
@@ -484,6 +567,38 @@ public final class ChaosCampaign {
 			finally {
 				ChaosStore.sleep(500 + random.nextInt(2000));
 			}
+		}
+	}
+
+	/**
+	 * The held load's faults: one kind at a time in rounds of every kind (shuffled from
+	 * the seed), each fault alone between quiet gaps ({@code chaos.load-gap}), so that
+	 * the load before, during and after it is this fault's.
+	 */
+	private void scheduleSpaced(List<Kind> kinds, Random random, long end, long lease) {
+		long gap = this.config.loadGap().toMillis();
+		// Twice the gap first: the instances' first requests are slow (classes loaded,
+		// code compiled), not a fault's before window.
+		ChaosStore.sleep(2 * gap);
+		List<Kind> round = new ArrayList<>();
+		while (System.currentTimeMillis() < end - gap) {
+			if (round.isEmpty()) {
+				round.addAll(kinds);
+				Collections.shuffle(round, random);
+			}
+			Kind kind = round.remove(0);
+			ChaosInstance instance = this.instances.get(random.nextInt(this.instances.size()));
+			long length = random.nextInt(1000);
+			int recorded = this.faults.size();
+			inject(kind, instance, length, lease, random, System.currentTimeMillis());
+			if (this.faults.size() > recorded) {
+				Fault fault = this.faults.get(recorded);
+				// A killed instance is down until it is up again, which inject waited
+				// for.
+				long over = (kind == Kind.KILL) ? System.currentTimeMillis() : fault.end();
+				this.disruptions.add(new HeldLoad.Disruption(fault.kind(), fault.start(), over));
+			}
+			ChaosStore.sleep(gap);
 		}
 	}
 
@@ -600,17 +715,34 @@ public final class ChaosCampaign {
 		log("healed");
 	}
 
-	private List<Probe> probe() {
-		List<Probe> probes = new ArrayList<>();
+	private List<Probe> probe() throws InterruptedException {
 		List<String> keys = new ArrayList<>(this.asked);
 		Collections.sort(keys);
 		Random random = new Random(this.config.seed());
+		List<Callable<Probe>> questions = new ArrayList<>();
 		for (String key : keys) {
-			long time = System.currentTimeMillis();
 			ChaosInstance instance = this.instances.get(random.nextInt(this.instances.size()));
-			this.lastExecution.remove(key);
-			int status = call(instance, key, true);
-			probes.add(new Probe(key, status, this.lastExecution.get(key), time));
+			questions.add(() -> {
+				long time = System.currentTimeMillis();
+				this.lastExecution.remove(key);
+				int status = call(instance, key, true);
+				return new Probe(key, status, this.lastExecution.get(key), time);
+			});
+		}
+		// A held load asks tens of thousands of keys: four at a time (distinct keys, so
+		// the answers are the same as one at a time).
+		ExecutorService asking = Executors.newFixedThreadPool(this.config.heldLoad() ? 4 : 1);
+		List<Probe> probes = new ArrayList<>();
+		try {
+			for (Future<Probe> probe : asking.invokeAll(questions)) {
+				probes.add(probe.get());
+			}
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException(ex.getCause());
+		}
+		finally {
+			asking.shutdownNow();
 		}
 		log("probed " + probes.size() + " keys");
 		return probes;
@@ -630,8 +762,12 @@ public final class ChaosCampaign {
 			.append("\n\n");
 		md.append(this.config.instances())
 			.append(" instances, ")
-			.append(this.config.clients())
-			.append(" clients, lease ")
+			.append(this.config.heldLoad()
+					? "a held load of " + this.config.loadRps()
+							+ " requests/s (no retries: later requests and the last question ask each key again), "
+							+ "faults one at a time " + this.config.loadGap().toSeconds() + " s apart"
+					: this.config.clients() + " clients")
+			.append(", lease ")
 			.append(this.config.lease().toMillis())
 			.append(" ms, fault kinds: ")
 			.append(this.drawn.stream().map((kind) -> kind.name().toLowerCase()).toList())
@@ -702,6 +838,9 @@ public final class ChaosCampaign {
 		}
 		if (this.config.partition()) {
 			parts.add("proxy faults between each instance and one node");
+		}
+		if (this.config.heldLoad()) {
+			parts.add("held load of " + this.config.loadRps() + " requests/s");
 		}
 		return parts.isEmpty() ? "" : ", " + String.join(", ", parts);
 	}
