@@ -194,12 +194,19 @@ else
 	# The server threads of the app's pooled connections (one thread per connection, the
 	# server's default; found only when the server runs on this machine), by the client
 	# ports of the app's sockets; not the server's background threads (purge, page cleaner).
+	# Each as PID/task/TID: /proc/TID/stat of a thread that does not lead its process reads
+	# the whole process's CPU time, which summed over the pool counted mariadbd once per
+	# connection.
 	store_pids() {
-		local ports
+		local ports tid path
 		ports=$(ss -Htnp "dport = :$mariadb_port" | awk -v pid="pid=$app_pid," 'index($0, pid) { n = split($4, a, ":"); print "'"'"'" a[n] "'"'"'" }' |
 			paste -sd, -)
 		[[ -n "$ports" ]] || return 0
-		db_sql "SELECT TID FROM information_schema.PROCESSLIST WHERE SUBSTRING_INDEX(HOST, ':', -1) IN ($ports)" | tr '\n' ' '
+		for tid in $(db_sql "SELECT TID FROM information_schema.PROCESSLIST WHERE SUBSTRING_INDEX(HOST, ':', -1) IN ($ports)"); do
+			for path in /proc/[0-9]*/task/"$tid"; do
+				if [[ -e "$path" ]]; then printf '%s ' "${path#/proc/}"; fi
+			done
+		done
 	}
 fi
 
