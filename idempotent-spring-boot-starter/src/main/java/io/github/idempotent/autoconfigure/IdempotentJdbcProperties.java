@@ -2,6 +2,8 @@ package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
 
@@ -39,6 +41,14 @@ public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
 	 * Largest number of expired records deleted by one purge statement.
 	 */
 	private int purgeBatchSize = 1000;
+
+	/**
+	 * Whether a claim reads the row before it inserts its placeholder, on databases whose
+	 * claim is two statements: on by default on MySQL and MariaDB (a replay is one SELECT
+	 * that never waits for an open transaction; a first call sends one statement more),
+	 * off on H2. PostgreSQL's claim is one statement either way.
+	 */
+	private @Nullable Boolean claimReadsFirst;
 
 	public IdempotentJdbcProperties() {
 		// A table that could not be created must stop the start-up, not surface as a
@@ -81,6 +91,14 @@ public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
 
 	public void setPurgeBatchSize(int purgeBatchSize) {
 		this.purgeBatchSize = purgeBatchSize;
+	}
+
+	public @Nullable Boolean getClaimReadsFirst() {
+		return this.claimReadsFirst;
+	}
+
+	public void setClaimReadsFirst(@Nullable Boolean claimReadsFirst) {
+		this.claimReadsFirst = claimReadsFirst;
 	}
 
 }

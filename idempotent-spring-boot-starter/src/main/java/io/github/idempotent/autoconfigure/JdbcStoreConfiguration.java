@@ -52,6 +52,9 @@ class JdbcStoreConfiguration {
 				transactionManager(transactionManager, dataSource), jdbc.getTableName(),
 				JdbcIdempotencyStore.detectDialect(dataSource));
 		store.setJoinTransaction(jdbc.isJoinTransaction());
+		if (jdbc.getClaimReadsFirst() != null) {
+			store.setClaimReadsFirst(jdbc.getClaimReadsFirst());
+		}
 		store.checkTable();
 		return store;
 	}

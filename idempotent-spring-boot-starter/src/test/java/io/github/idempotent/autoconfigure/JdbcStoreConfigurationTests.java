@@ -129,6 +129,44 @@ class JdbcStoreConfigurationTests {
 	}
 
 	@Test
+	@RequiresDatabase(Database.MARIADB)
+	void onMariaDbTheClaimReadsFirstUnlessConfiguredToInsertFirst() {
+		String table = TestDatabases.uniqueTableName("idem_order");
+		try (var mariadb = TestDatabases.mariadb()) {
+			ApplicationContextRunner runner = this.contextRunner
+				.withBean(DataSource.class, () -> new DelegatingDataSource(mariadb))
+				.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + table,
+						"idempotent.store.jdbc.initialize-schema=always");
+			try {
+				runner.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).isClaimReadsFirst())
+					.isTrue());
+				runner.withPropertyValues("idempotent.store.jdbc.claim-reads-first=false").run((context) -> {
+					JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+					assertThat(store.isClaimReadsFirst()).isFalse();
+					RecordKey key = new RecordKey("order:" + UUID.randomUUID());
+					Fingerprint fingerprint = new Fingerprint("fp");
+					assertThat(store.claim(key, fingerprint, Duration.ofSeconds(30)))
+						.isInstanceOf(ClaimResult.Acquired.class);
+					assertThat(store.claim(key, fingerprint, Duration.ofSeconds(30)))
+						.isInstanceOf(ClaimResult.InProgress.class);
+				});
+			}
+			finally {
+				new JdbcTemplate(mariadb).execute("DROP TABLE IF EXISTS " + table);
+			}
+		}
+	}
+
+	@Test
+	void claimReadsFirstIsOffOnH2UnlessConfigured() {
+		this.contextRunner.withPropertyValues("idempotent.store.type=jdbc")
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).isClaimReadsFirst()).isFalse());
+		this.contextRunner
+			.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.claim-reads-first=true")
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).isClaimReadsFirst()).isTrue());
+	}
+
+	@Test
 	void initializeSchemaNeverLeavesTheDatabaseAloneAndTheMissingTableFailsTheStartUp() {
 		try (var h2 = TestDatabases.h2()) {
 			this.contextRunner.withBean(DataSource.class, () -> new DelegatingDataSource(h2))

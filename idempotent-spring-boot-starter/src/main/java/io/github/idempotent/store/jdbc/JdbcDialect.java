@@ -244,12 +244,13 @@ public enum JdbcDialect {
 	/**
 	 * Whether a claim without {@link #claimSql one statement} reads the row before it
 	 * inserts the placeholder (MySQL and MariaDB), rather than after its INSERT found a
-	 * duplicate (H2). On InnoDB the read is a consistent read, which locks nothing and
-	 * waits for nobody, where an INSERT that finds a duplicate takes a shared lock on it
-	 * and so waits for any transaction that has written or locked the row (a completion
-	 * joined to its caller's transaction). A replay, and the claim of a call in progress,
-	 * are then that one {@code SELECT}; a first claim is the {@code SELECT} that finds
-	 * nothing and the INSERT.
+	 * duplicate (H2): the store's default, which
+	 * {@link JdbcIdempotencyStore#setClaimReadsFirst} changes. On InnoDB the read is a
+	 * consistent read, which locks nothing and waits for nobody, where an INSERT that
+	 * finds a duplicate takes a shared lock on it and so waits for any transaction that
+	 * has written or locked the row (a completion joined to its caller's transaction). A
+	 * replay, and the claim of a call in progress, are then that one {@code SELECT}; a
+	 * first claim is the {@code SELECT} that finds nothing and the INSERT.
 	 */
 	boolean claimReadsFirst() {
 		return this.claimReadsFirst;

@@ -35,14 +35,15 @@ import io.github.idempotent.store.StoredResult;
  * next to this class): the primary key is the scoped key, so the database's unique
  * constraint decides which of many concurrent claims wins.
  * <p>
- * A claim is an INSERT (on MySQL and MariaDB, after a {@code SELECT} that found no row,
- * so that a replay is a read that neither writes nor waits for a lock); when the row
- * exists and has expired (a lease not renewed, or a result past its TTL) it is taken over
- * by an UPDATE conditional on the owner token that was read, never by delete-then-insert,
- * so two claimers can never both win. Complete, release and renew are UPDATE or DELETE
- * statements conditional on the token and the in-progress state. Every time is the
- * database's clock. An operator's forced delete leaves a tombstone (state {@code D}) in
- * place of the row in progress, which fences its owner and which a claim takes over.
+ * A claim is an INSERT (on MySQL and MariaDB by default, after a {@code SELECT} that
+ * found no row, so that a replay is a read that neither writes nor waits for a lock: see
+ * {@link #setClaimReadsFirst}); when the row exists and has expired (a lease not renewed,
+ * or a result past its TTL) it is taken over by an UPDATE conditional on the owner token
+ * that was read, never by delete-then-insert, so two claimers can never both win.
+ * Complete, release and renew are UPDATE or DELETE statements conditional on the token
+ * and the in-progress state. Every time is the database's clock. An operator's forced
+ * delete leaves a tombstone (state {@code D}) in place of the row in progress, which
+ * fences its owner and which a claim takes over.
  * <p>
  * A claim that takes over a row in progress or a tombstone (a call that never finished)
  * reports the attempt after it and when that one started; both travel in the owner token
@@ -110,6 +111,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	private volatile Duration takeoverMemory = DEFAULT_TAKEOVER_MEMORY;
 
+	private volatile boolean claimReadsFirst;
+
 	/**
 	 * Creates a store on {@code tableName}, with the dialect of the database behind
 	 * {@code dataSource} (read from its metadata once, here).
@@ -157,6 +160,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				this.ownTransaction);
 		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(this.jdbc, this.sql, this.ownTransaction,
 				() -> this.takeoverMemory);
+		this.claimReadsFirst = dialect.claimReadsFirst();
 	}
 
 	private static DataSource requireDataSource(DataSource dataSource) {
@@ -222,6 +226,29 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return this.takeoverMemory;
 	}
 
+	/**
+	 * Sets whether a claim reads the row before it inserts the placeholder, where the
+	 * claim is two statements (every database but PostgreSQL, whose claim is one either
+	 * way). On by default on MySQL and MariaDB, off on H2.
+	 * <p>
+	 * Reading first, a replay and a claim of a call in progress are one {@code SELECT}
+	 * that locks nothing and never waits for a transaction that has written the row (a
+	 * completion joined to its caller's transaction reads as in progress until it
+	 * commits); a first claim is that {@code SELECT} and the INSERT. Inserting first, a
+	 * first claim is the INSERT alone, one round trip fewer; a replay is the INSERT that
+	 * finds the row (on InnoDB it takes a shared lock on it, and so waits for a
+	 * transaction that has written it) and a {@code SELECT}. Either way the primary key
+	 * decides between concurrent claims. Turn it off where replays are rare and the
+	 * database is a round trip away.
+	 */
+	public void setClaimReadsFirst(boolean claimReadsFirst) {
+		this.claimReadsFirst = claimReadsFirst;
+	}
+
+	public boolean isClaimReadsFirst() {
+		return this.claimReadsFirst;
+	}
+
 	public JdbcDialect getDialect() {
 		return this.dialect;
 	}
@@ -273,7 +300,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
 						: claimed.get(0).row();
 			}
-			else if (this.dialect.claimReadsFirst()) {
+			else if (this.claimReadsFirst) {
 				// The row as last committed, without a lock: a transaction that has
 				// written it and is still open (a joined completion) is not waited for,
 				// and its row reads as it was before. A row the read misses because its

@@ -103,6 +103,26 @@ class MariaDbClaimStatementsTests {
 	}
 
 	@Test
+	void insertingFirstAFirstClaimIsTheInsertAloneAndAReplayTheInsertThenASelect() {
+		this.store.setClaimReadsFirst(false);
+		RecordKey key = newKey();
+		ClaimResult first = this.store.claim(key, FINGERPRINT, LEASE);
+		assertThat(first).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(this.log.executed).as("first claim: the insert alone")
+			.singleElement()
+			.satisfies((sql) -> assertThat(sql).startsWith("INSERT"));
+		complete(key, first);
+		Map<String, Object> row = row(key);
+		this.log.executed.clear();
+
+		assertThat(this.store.claim(key, FINGERPRINT, LEASE)).isEqualTo(new ClaimResult.Completed(FINGERPRINT, RESULT));
+		assertThat(this.log.executed).as("replay: the insert that finds the row, then the read")
+			.satisfiesExactly((sql) -> assertThat(sql).startsWith("INSERT"),
+					(sql) -> assertThat(sql).startsWith("SELECT"));
+		assertThat(row(key)).as("row after the replay").isEqualTo(row);
+	}
+
+	@Test
 	void aReplayDoesNotWaitForATransactionThatLockedTheRow() throws Exception {
 		RecordKey key = newKey();
 		complete(key, this.store.claim(key, FINGERPRINT, LEASE));
