@@ -16,7 +16,8 @@
 # only), LOAD_RPS (0, or a rate: the clients are one open-loop load of that many requests/s, one attempt each,
 # and the faults come one at a time LOAD_GAP_S (12) apart; the report adds throughput, p99, recovery and
 # outstanding requests before, during and after each fault kind), LOAD_MAX_OUTSTANDING (500: more are
-# skipped and counted, not queued). The store is a server of the campaign's own on free loopback ports: a
+# skipped and counted, not queued), APP_PROPERTIES (a comma list of settings every instance gets, e.g.
+# idempotent.store.jdbc.claim-reads-first=false; named in the report's title). The store is a server of the campaign's own on free loopback ports: a
 # redis-server 7 (on the PATH); a primary, a replica and a sentinel, whose store restart is a
 # failover; a Redis Cluster of three primaries with one replica each, whose store restart is a
 # primary failover (no cuts or stalls unless PARTITION=1: the instances reach the nodes directly); or a PostgreSQL
@@ -42,7 +43,7 @@ args=(-ntp -q -pl idempotent-spring-boot-starter test -P '!java-25-row' -Dtest=C
 	-Dchaos.redis-client="${REDIS_CLIENT:-lettuce}" -Dchaos.client="${CLIENT:-loop}"
 	-Dchaos.synchronous-commit="${SYNCHRONOUS_COMMIT:-off}"
 	-Dchaos.load-rps="${LOAD_RPS:-0}" -Dchaos.load-gap="${LOAD_GAP_S:-12}"
-	-Dchaos.load-max-outstanding="${LOAD_MAX_OUTSTANDING:-500}"
+	-Dchaos.load-max-outstanding="${LOAD_MAX_OUTSTANDING:-500}" -Dchaos.app-properties="${APP_PROPERTIES:-}"
 	-Dchaos.partition="$([[ "${PARTITION:-0}" == 1 ]] && echo true || echo false)" -Dsurefire.timeout=0)
 [[ -n "$seed" ]] && args+=(-Dchaos.seed="$seed")
 # A violation fails the test, which is the finding: keep going to print the report.

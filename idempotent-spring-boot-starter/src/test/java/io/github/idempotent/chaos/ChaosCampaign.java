@@ -68,7 +68,8 @@ public final class ChaosCampaign {
 	 */
 	public record Config(String store, int instances, int keys, int clients, Duration duration, long seed,
 			Set<Kind> faults, Duration lease, Path reportDirectory, int waitReplicas, String web, String redisClient,
-			String client, boolean partition, int loadRps, int loadMaxOutstanding, Duration loadGap) {
+			String client, boolean partition, int loadRps, int loadMaxOutstanding, Duration loadGap,
+			List<String> appProperties) {
 
 		public static Config fromSystemProperties(String defaultStore, Duration defaultDuration,
 				Set<Kind> defaultFaults) {
@@ -98,7 +99,11 @@ public final class ChaosCampaign {
 					System.getProperty("chaos.redis-client", "lettuce"), System.getProperty("chaos.client", "loop"),
 					Boolean.getBoolean("chaos.partition"), Integer.getInteger("chaos.load-rps", 0),
 					Integer.getInteger("chaos.load-max-outstanding", 500),
-					Duration.ofSeconds(Long.getLong("chaos.load-gap", 12)));
+					Duration.ofSeconds(Long.getLong("chaos.load-gap", 12)),
+					Arrays.stream(System.getProperty("chaos.app-properties", "").split(","))
+						.map(String::trim)
+						.filter((property) -> !property.isEmpty())
+						.toList());
 		}
 
 		/**
@@ -129,6 +134,10 @@ public final class ChaosCampaign {
 			}
 			if (heldLoad()) {
 				parts.add("load" + this.loadRps);
+			}
+			for (String property : this.appProperties) {
+				// idempotent.store.jdbc.claim-reads-first=false: claim-reads-first-false
+				parts.add(property.substring(property.lastIndexOf('.') + 1).replaceAll("[^A-Za-z0-9]+", "-"));
 			}
 			return String.join("-", parts);
 		}
@@ -206,6 +215,8 @@ public final class ChaosCampaign {
 				if (!this.config.redisClient().equals("lettuce")) {
 					properties.add("spring.data.redis.client-type=" + this.config.redisClient());
 				}
+				// The run's own settings of the application (APP_PROPERTIES).
+				properties.addAll(this.config.appProperties());
 				if (this.config.heldLoad()) {
 					// One call in 200 past the lease instead of one in 20: renewals are
 					// still
@@ -288,7 +299,8 @@ public final class ChaosCampaign {
 		Files.writeString(report, markdown);
 		Files.writeString(this.config.reportDirectory().resolve(this.config.fileName() + "-timeline.log"),
 				String.join("\n", this.timeline) + "\n");
-		writeTimeline(this.config.reportDirectory().resolve("chaos-" + this.config.store() + "-" + this.config.seed()));
+		// Named as the report, variant included, so that run-chaos.sh's SVG= finds them.
+		writeTimeline(this.config.reportDirectory().resolve(this.config.fileName()));
 		if (load != null) {
 			load.writeSamples(this.config.reportDirectory().resolve(this.config.fileName() + "-load.csv"));
 		}
@@ -842,6 +854,7 @@ public final class ChaosCampaign {
 		if (this.config.heldLoad()) {
 			parts.add("held load of " + this.config.loadRps() + " requests/s");
 		}
+		this.config.appProperties().forEach((property) -> parts.add("`" + property + "`"));
 		return parts.isEmpty() ? "" : ", " + String.join(", ", parts);
 	}
 
