@@ -6,12 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -22,7 +18,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.Draw;
 import io.github.idempotent.testsupport.QuietLogs;
+import io.github.idempotent.testsupport.Tries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,40 +30,50 @@ import static org.assertj.core.api.Assertions.assertThat;
  * limit. Each call answers (a record, none, a page, a deletion's outcome) or refuses with
  * {@link InvalidEndpointRequestException} (400); nothing else escapes as a 500, and no
  * parameter reaches a record of another operation or scope. The store holds a completed
- * record, a placeholder, and a completed record whose result is damaged.
- * <p>
- * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
- * {@code -Djqwik.tries.default=200000} for a long run.
+ * record, a placeholder, and a completed record whose result is damaged. Seeds, tries and
+ * replays: {@link Tries}.
  */
-@AddLifecycleHook(QuietLogs.ForProperties.class)
 class EndpointPathPropertyTests {
 
 	private static final String PREFIX = "idempotent";
 
-	private static final Set<String> OPERATIONS = Set.of("com.example.OrderController#create(java.lang.String)",
+	// A list: a set's order changes from one JVM to the next, and a seed must replay.
+	private static final List<String> OPERATIONS = List.of("com.example.OrderController#create(java.lang.String)",
 			"payments", "a:b{c}~%d");
 
-	@Property
-	void anyPathIsAnsweredOrABadRequest(@ForAll("operations") String operation, @ForAll("segments") List<String> key,
-			@ForAll("texts") String scope, @ForAll("texts") String olderThan, @ForAll("texts") String cursor,
-			@ForAll("limits") Integer limit) {
+	@Test
+	void anyPathIsAnsweredOrABadRequest() {
+		try (QuietLogs quiet = QuietLogs.ofTheLibrary()) {
+			Tries.check((draw) -> new Request(operation(draw),
+					draw.list(0, 3,
+							() -> draw.oneOf(() -> draw.choice("done", "damaged", "running"), () -> text(draw))),
+					text(draw), text(draw), text(draw), limit(draw)), EndpointPathPropertyTests::isAnsweredOrRefused);
+		}
+	}
+
+	@Test
+	void aStoredKeyNamesItsPartsOrNone() {
+		Tries.check((draw) -> new StoredKey(text(draw), operation(draw), text(draw)),
+				(stored) -> namesItsPartsOrNone(stored.scope(), stored.operation(), stored.key()));
+	}
+
+	private static void isAnsweredOrRefused(Request request) {
 		InMemoryIdempotencyStore store = storeWithRecords();
-		IdempotencyEndpoint endpoint = new IdempotencyEndpoint(store, () -> OPERATIONS, PREFIX, Show.ALWAYS, Set.of(),
-				() -> {
+		IdempotencyEndpoint endpoint = new IdempotencyEndpoint(store, () -> Set.copyOf(OPERATIONS), PREFIX, Show.ALWAYS,
+				Set.of(), () -> {
 				});
-		List<String> path = new ArrayList<>(key);
-		path.add(0, operation);
+		List<String> path = new ArrayList<>(request.key());
+		path.add(0, request.operation());
 		String[] segments = path.toArray(String[]::new);
+		String scope = request.scope();
 		answeredOrRefused(() -> endpoint.record(segments, scope, SecurityContext.NONE));
-		answeredOrRefused(() -> endpoint.inProgress(olderThan, cursor, limit));
+		answeredOrRefused(() -> endpoint.inProgress(request.olderThan(), request.cursor(), request.limit()));
 		answeredOrRefused(() -> endpoint.delete(segments, scope, Boolean.TRUE, SecurityContext.NONE));
 		answeredOrRefused(() -> endpoint.delete(segments, scope, null, SecurityContext.NONE));
 		answeredOrRefused(() -> endpoint.record(segments, scope, SecurityContext.NONE));
 	}
 
-	@Property
-	void aStoredKeyNamesItsPartsOrNone(@ForAll("texts") String scope, @ForAll("operations") String operation,
-			@ForAll("texts") String key) {
+	private static void namesItsPartsOrNone(String scope, String operation, String key) {
 		if (scope.isEmpty() || operation.isEmpty() || key.isEmpty()) {
 			return;
 		}
@@ -108,29 +116,27 @@ class EndpointPathPropertyTests {
 		return store;
 	}
 
-	@Provide
-	Arbitrary<String> operations() {
-		return Arbitraries.oneOf(Arbitraries.of(OPERATIONS), Arbitraries.of("OrderController.create",
-				"OrderController#create", "payments~00000000", "", " ", "#", "#(", "a#b(", ".#(", ":", "%"), texts());
+	private static String operation(Draw draw) {
+		return draw.oneOf(() -> draw.choice(OPERATIONS), () -> draw.choice("OrderController.create",
+				"OrderController#create", "payments~00000000", "", " ", "#", "#(", "a#b(", ".#(", ":", "%"),
+				() -> text(draw));
 	}
 
-	@Provide
-	Arbitrary<List<String>> segments() {
-		return Arbitraries.oneOf(Arbitraries.of("done", "damaged", "running"), texts()).list().ofMaxSize(3);
+	private static String text(Draw draw) {
+		return draw.oneOf(() -> draw.string(":%{}~#(). _/-aZ09", 0, 12), () -> draw.string(0, 40),
+				() -> draw.string(600, 600));
 	}
 
-	@Provide
-	Arbitrary<String> texts() {
-		return Arbitraries.oneOf(Arbitraries.strings().withChars(":%{}~#(). _/-aZ09").ofMaxLength(12),
-				Arbitraries.strings().ofMaxLength(40), Arbitraries.strings().ofLength(600));
+	private static @Nullable Integer limit(Draw draw) {
+		return draw.oneIn(5) ? null : draw.oneOf(() -> draw.choice(Integer.MIN_VALUE, -1, 0, 1, Integer.MAX_VALUE),
+				() -> draw.between(-5, 2000));
 	}
 
-	@Provide
-	Arbitrary<Integer> limits() {
-		return Arbitraries
-			.oneOf(Arbitraries.of(Integer.MIN_VALUE, -1, 0, 1, Integer.MAX_VALUE),
-					Arbitraries.integers().between(-5, 2000))
-			.injectNull(0.2);
+	private record Request(String operation, List<String> key, String scope, String olderThan, String cursor,
+			@Nullable Integer limit) {
+	}
+
+	private record StoredKey(String scope, String operation, String key) {
 	}
 
 	@FunctionalInterface

@@ -6,14 +6,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
@@ -23,10 +18,10 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
-import io.github.idempotent.testsupport.DamagedBytes;
+import io.github.idempotent.testsupport.Draw;
 import io.github.idempotent.testsupport.QuietLogs;
+import io.github.idempotent.testsupport.Tries;
 
-import static io.github.idempotent.testsupport.DamagedBytes.concat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -40,15 +35,14 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * 2^31 - 1, 2^31, 2^32 - 1), and bytes at random. Whatever the bytes, the duplicate is
  * answered with the replay or refused with {@link IdempotencyRecordDamagedException} or
  * {@link IdempotencyResultException}; the method never runs, no length read from the
- * record is allocated beyond {@code maxResultSize}, and nothing hangs.
- * <p>
- * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
- * {@code -Djqwik.tries.default=200000} for a long run.
+ * record is allocated beyond {@code maxResultSize}, and nothing hangs. Seeds, tries and
+ * replays: {@link Tries}.
  */
-@AddLifecycleHook(QuietLogs.ForProperties.class)
 class DamagedStoredResultPropertyTests {
 
 	private static final long MAX_RESULT_SIZE = 64 * 1024;
+
+	private static final String ALPHA = Draw.range('a', 'z') + Draw.range('A', 'Z');
 
 	private static final Fingerprint PAYLOAD = new Fingerprint("payload");
 
@@ -56,8 +50,34 @@ class DamagedStoredResultPropertyTests {
 			Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(1), List.of(IllegalStateException.class),
 			new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
 
-	@Property
-	void aDuplicateOfADamagedRecordIsAnsweredOrRefusedNeverRun(@ForAll("storedResults") byte[] stored) {
+	/**
+	 * Markers of this version's layouts and of layouts it does not write.
+	 */
+	private static final String MARKERS = "VZHJKLMNOPQEX";
+
+	@Test
+	void aDuplicateOfADamagedRecordIsAnsweredOrRefusedNeverRun() {
+		try (QuietLogs quiet = QuietLogs.ofTheLibrary()) {
+			Tries.check(DamagedStoredResultPropertyTests::storedResult,
+					DamagedStoredResultPropertyTests::isAnsweredOrRefusedNeverRun);
+		}
+	}
+
+	@Test
+	void aCompressedBodyThatClaimsMoreThanTheLimitIsRefusedBeforeItIsInflated() {
+		Tries.check((draw) -> draw.oneOf(() -> draw.choice(0, 1, 100, 101, Integer.MAX_VALUE, Integer.MIN_VALUE, -1),
+				() -> draw.between(Integer.MIN_VALUE, Integer.MAX_VALUE)), (declared) -> {
+					byte[] stored = ResultCompression.deflate(0).compress(value("x".repeat(100))).bytes();
+					writeInt(stored, 1, declared);
+					if (Integer.toUnsignedLong(declared) > MAX_RESULT_SIZE) {
+						assertThatThrownBy(() -> ResultCompression.inflate(stored, MAX_RESULT_SIZE))
+							.isInstanceOf(ResultCompression.CorruptResultException.class)
+							.hasMessageContaining("declares");
+					}
+				});
+	}
+
+	private static void isAnsweredOrRefusedNeverRun(byte[] stored) {
 		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
 		RecordKey key = new RecordKey("idempotent:damaged:k");
 		ClaimResult.Acquired claim = (ClaimResult.Acquired) store.claim(key, PAYLOAD, Duration.ofSeconds(30));
@@ -84,104 +104,91 @@ class DamagedStoredResultPropertyTests {
 		assertThat(runs).hasValue(0);
 	}
 
-	@Property
-	void aCompressedBodyThatClaimsMoreThanTheLimitIsRefusedBeforeItIsInflated(@ForAll("edgeLengths") int declared) {
-		byte[] stored = ResultCompression.deflate(0).compress(value("x".repeat(100))).bytes();
-		writeInt(stored, 1, declared);
-		if (Integer.toUnsignedLong(declared) > MAX_RESULT_SIZE) {
-			assertThatThrownBy(() -> ResultCompression.inflate(stored, MAX_RESULT_SIZE))
-				.isInstanceOf(ResultCompression.CorruptResultException.class)
-				.hasMessageContaining("declares");
-		}
-	}
-
-	@Provide
-	Arbitrary<byte[]> storedResults() {
-		return Arbitraries.oneOf(written().flatMap(DamagedStoredResultPropertyTests::damaged), written(),
-				Arbitraries.bytes().array(byte[].class).ofMaxSize(64),
-				Combinators
-					.combine(
-							Arbitraries.of((byte) 'V', (byte) 'Z', (byte) 'H', (byte) 'J', (byte) 'K', (byte) 'L',
-									(byte) 'M', (byte) 'N', (byte) 'O', (byte) 'P', (byte) 'Q', (byte) 'E', (byte) 'X'),
-							Arbitraries.bytes().array(byte[].class).ofMaxSize(64))
-					.as(DamagedStoredResultPropertyTests::prefixed));
-	}
-
-	@Provide
-	Arbitrary<Integer> edgeLengths() {
-		return Arbitraries.oneOf(Arbitraries.of(0, 1, 100, 101, Integer.MAX_VALUE, Integer.MIN_VALUE, -1),
-				Arbitraries.integers());
-	}
-
 	/**
-	 * Outcomes as this version writes them.
+	 * Half the time an outcome as written then damaged, where a reader's bounds are
+	 * tested; else as written, random, or random after a marker.
 	 */
-	private static Arbitrary<byte[]> written() {
-		Arbitrary<String> texts = Arbitraries.strings().ofMaxLength(300);
-		Arbitrary<ResultCompression> compressions = Arbitraries.of(ResultCompression.none(),
-				ResultCompression.deflate(0));
-		Arbitrary<byte[]> values = Combinators.combine(texts, compressions)
-			.as((text, compression) -> StoredOutcome.value(POLICY, "k", text, MAX_RESULT_SIZE, compression).bytes());
-		Arbitrary<byte[]> responses = Combinators
-			.combine(Arbitraries.integers().between(100, 999), Arbitraries.strings().alpha().ofMaxLength(20),
-					Arbitraries.strings().ofMaxLength(40), texts, compressions)
-			.as((status, name, headerValue, body, compression) -> StoredOutcome
-				.recorded(POLICY, "k",
-						new RecordedResponse(status, name.isEmpty() ? Map.of() : Map.of(name, List.of(headerValue)),
-								body.getBytes(StandardCharsets.UTF_8)),
-						MAX_RESULT_SIZE, compression)
-				.bytes());
-		// The compact layout's: 200 or 201, a JSON type, no other header.
-		Arbitrary<byte[]> jsonResponses = Combinators
-			.combine(Arbitraries.of(200, 201), Arbitraries.of("application/json", "application/json;charset=UTF-8"),
-					texts, compressions)
-			.as((status, type, body, compression) -> StoredOutcome
-				.recorded(POLICY, "k",
-						new RecordedResponse(status, Map.of("Content-Type", List.of(type)),
-								body.getBytes(StandardCharsets.UTF_8)),
-						MAX_RESULT_SIZE, compression)
-				.bytes());
-		Arbitrary<byte[]> errors = texts
-			.map((message) -> StoredOutcome.error(new IllegalStateException(message)).bytes());
-		return Arbitraries.oneOf(values, responses, jsonResponses, errors);
+	private static byte[] storedResult(Draw draw) {
+		Supplier<byte[]> damaged = () -> damaged(draw, written(draw));
+		return draw.oneOf(damaged, damaged, damaged, () -> written(draw), () -> draw.bytes(0, 64),
+				() -> concat(new byte[] { (byte) MARKERS.charAt(draw.between(0, MARKERS.length() - 1)) },
+						draw.bytes(0, 64)));
 	}
 
 	/**
-	 * {@code written} damaged as {@link DamagedBytes} does, or with a length field (a
+	 * An outcome as this version writes it.
+	 */
+	private static byte[] written(Draw draw) {
+		ResultCompression compression = draw.choice(ResultCompression.none(), ResultCompression.deflate(0));
+		return draw.oneOf(() -> StoredOutcome.value(POLICY, "k", text(draw), MAX_RESULT_SIZE, compression).bytes(),
+				() -> {
+					String name = draw.string(ALPHA, 0, 20);
+					String headerValue = draw.string(0, 40);
+					return recorded(draw.between(100, 999),
+							name.isEmpty() ? Map.of() : Map.of(name, List.of(headerValue)), text(draw), compression);
+				},
+				// The compact layout's: 200 or 201, a JSON type, no other header.
+				() -> recorded(draw.choice(200, 201),
+						Map.of("Content-Type",
+								List.of(draw.choice("application/json", "application/json;charset=UTF-8"))),
+						text(draw), compression),
+				() -> StoredOutcome.error(new IllegalStateException(text(draw))).bytes());
+	}
+
+	/**
+	 * Any text of up to 300 units, or a short text repeated, which deflates as JSON does.
+	 */
+	private static String text(Draw draw) {
+		return draw.oneOf(() -> draw.string(0, 300), () -> draw.string(1, 8).repeat(draw.between(1, 40)));
+	}
+
+	private static byte[] recorded(int status, Map<String, List<String>> headers, String body,
+			ResultCompression compression) {
+		return StoredOutcome
+			.recorded(POLICY, "k", new RecordedResponse(status, headers, body.getBytes(StandardCharsets.UTF_8)),
+					MAX_RESULT_SIZE, compression)
+			.bytes();
+	}
+
+	/**
+	 * {@code written} damaged as {@link Draw#damaged} does, or with a length field (a
 	 * compressed value's 4 bytes, a recorded response's first varint, a deflated JSON
 	 * body's length) set to an edge.
 	 */
-	private static Arbitrary<byte[]> damaged(byte[] written) {
-		Arbitrary<byte[]> lengthAtAnEdge = Arbitraries.of(0, Integer.MAX_VALUE, Integer.MIN_VALUE, -1).map((length) -> {
-			byte[] copy = written.clone();
-			if (copy.length >= 5 && copy[0] == ResultCompression.DEFLATED) {
-				writeInt(copy, 1, length);
-				return copy;
-			}
-			if (copy.length >= 3 && copy[0] == RecordedResponse.MARKER) {
-				// A varint of five bytes: 2^31 - 1, 2^31, 2^32 - 1 and 0 all fit.
-				return concat(Arrays.copyOf(copy, 2),
-						concat(varint5(length), Arrays.copyOfRange(copy, 3, copy.length)));
-			}
-			if (copy.length >= 2 && copy[0] >= RecordedResponse.JSON + 4 && copy[0] <= RecordedResponse.JSON + 7) {
-				int end = 1;
-				while (end < copy.length && (copy[end] & 0x80) != 0) {
-					end++;
-				}
-				return concat(Arrays.copyOf(copy, 1),
-						concat(varint5(length), Arrays.copyOfRange(copy, Math.min(end + 1, copy.length), copy.length)));
-			}
+	private static byte[] damaged(Draw draw, byte[] written) {
+		return draw.oneOf(() -> draw.damaged(written),
+				() -> withLength(written, draw.choice(0, Integer.MAX_VALUE, Integer.MIN_VALUE, -1)));
+	}
+
+	private static byte[] withLength(byte[] written, int length) {
+		byte[] copy = written.clone();
+		if (copy.length >= 5 && copy[0] == ResultCompression.DEFLATED) {
+			writeInt(copy, 1, length);
 			return copy;
-		});
-		return Arbitraries.oneOf(DamagedBytes.of(written), lengthAtAnEdge);
+		}
+		if (copy.length >= 3 && copy[0] == RecordedResponse.MARKER) {
+			// A varint of five bytes: 2^31 - 1, 2^31, 2^32 - 1 and 0 all fit.
+			return concat(Arrays.copyOf(copy, 2), concat(varint5(length), Arrays.copyOfRange(copy, 3, copy.length)));
+		}
+		if (copy.length >= 2 && copy[0] >= RecordedResponse.JSON + 4 && copy[0] <= RecordedResponse.JSON + 7) {
+			int end = 1;
+			while (end < copy.length && (copy[end] & 0x80) != 0) {
+				end++;
+			}
+			return concat(Arrays.copyOf(copy, 1),
+					concat(varint5(length), Arrays.copyOfRange(copy, Math.min(end + 1, copy.length), copy.length)));
+		}
+		return copy;
 	}
 
 	private static StoredResult value(String text) {
 		return StoredOutcome.value(POLICY, "k", text, MAX_RESULT_SIZE, ResultCompression.none());
 	}
 
-	private static byte[] prefixed(byte marker, byte[] rest) {
-		return concat(new byte[] { marker }, rest);
+	private static byte[] concat(byte[] first, byte[] second) {
+		byte[] all = Arrays.copyOf(first, first.length + second.length);
+		System.arraycopy(second, 0, all, first.length, second.length);
+		return all;
 	}
 
 	private static byte[] varint5(int value) {

@@ -2,9 +2,6 @@ package io.github.idempotent.testsupport;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import net.jqwik.api.lifecycle.AroundContainerHook;
-import net.jqwik.api.lifecycle.ContainerLifecycleContext;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -31,28 +28,6 @@ public final class QuietLogs implements AutoCloseable {
 	@Override
 	public void close() {
 		this.logger.setLevel(this.previous);
-	}
-
-	/**
-	 * The log turned off for a class of property tests:
-	 * {@code @AddLifecycleHook(QuietLogs.ForProperties.class)}.
-	 */
-	public static final class ForProperties implements AroundContainerHook {
-
-		private @Nullable QuietLogs quiet;
-
-		@Override
-		public void beforeContainer(ContainerLifecycleContext context) {
-			this.quiet = ofTheLibrary();
-		}
-
-		@Override
-		public void afterContainer(ContainerLifecycleContext context) {
-			if (this.quiet != null) {
-				this.quiet.close();
-			}
-		}
-
 	}
 
 }

@@ -2,17 +2,15 @@ package io.github.idempotent.web;
 
 import java.util.List;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.testsupport.Draw;
+import io.github.idempotent.testsupport.Tries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,17 +19,28 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link HeaderIdempotencyKeyResolver}: any text (quotes, backslashes, control and
  * non-ASCII characters, one value or several) is either a key of printable ASCII or an
  * {@link IdempotencyKeyException} (400), and a key sent as an RFC 8941 string comes back
- * as it was.
- * <p>
- * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
- * {@code -Djqwik.tries.default=200000} for a long run.
+ * as it was. Seeds, tries and replays: {@link Tries}.
  */
 class IdempotencyKeyHeaderPropertyTests {
 
+	private static final String CRAFTED = "\"\\ \tabc-0\u0000\u001f\u007f\u00e9\u2028\ud83d\ude00";
+
 	private final HeaderIdempotencyKeyResolver resolver = new HeaderIdempotencyKeyResolver("Idempotency-Key");
 
-	@Property
-	void anyHeaderIsAPrintableKeyOrABadRequest(@ForAll("headerValues") List<String> values) {
+	@Test
+	void anyHeaderIsAPrintableKeyOrABadRequest() {
+		Tries.check(IdempotencyKeyHeaderPropertyTests::headerValues, this::isAPrintableKeyOrABadRequest);
+	}
+
+	@Test
+	void aQuotedKeyComesBackAsItWasSent() {
+		Tries.check((draw) -> draw.string(Draw.range(' ', '~'), 1, 64), (key) -> {
+			String quoted = "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+			assertThat(IdempotencyKeyHeader.parse("Idempotency-Key", quoted)).isEqualTo(key);
+		});
+	}
+
+	private void isAPrintableKeyOrABadRequest(List<String> values) {
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		values.forEach((value) -> request.addHeader("Idempotency-Key", value));
 		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request));
@@ -53,25 +62,9 @@ class IdempotencyKeyHeaderPropertyTests {
 		}
 	}
 
-	@Property
-	void aQuotedKeyComesBackAsItWasSent(@ForAll("printableKeys") String key) {
-		String quoted = "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-		assertThat(IdempotencyKeyHeader.parse("Idempotency-Key", quoted)).isEqualTo(key);
-	}
-
-	@Provide
-	Arbitrary<List<String>> headerValues() {
-		Arbitrary<String> crafted = Arbitraries.strings()
-			.withChars("\"\\ \tabc-0\u0000\u001f\u007f\u00e9\u2028\ud83d\ude00")
-			.ofMaxLength(24);
-		Arbitrary<String> quoted = crafted.map((text) -> "\"" + text + "\"");
-		Arbitrary<String> any = Arbitraries.strings().ofMaxLength(64);
-		return Arbitraries.oneOf(crafted, quoted, any).list().ofMaxSize(2);
-	}
-
-	@Provide
-	Arbitrary<String> printableKeys() {
-		return Arbitraries.strings().withCharRange(' ', '~').ofMinLength(1).ofMaxLength(64);
+	private static List<String> headerValues(Draw draw) {
+		return draw.list(0, 2, () -> draw.oneOf(() -> draw.string(CRAFTED, 0, 24),
+				() -> "\"" + draw.string(CRAFTED, 0, 24) + "\"", () -> draw.string(0, 64)));
 	}
 
 }

@@ -2,18 +2,13 @@ package io.github.idempotent.store.redis;
 
 import java.time.Instant;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.testsupport.DamagedBytes;
+import io.github.idempotent.testsupport.Draw;
+import io.github.idempotent.testsupport.Tries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,17 +18,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code Damaged}, the call is refused and the method does not run), or it is a
  * tombstone, or every reader the store and the Actuator use reads it without reading past
  * its end. Values are records, placeholders and tombstones as this layout writes them,
- * damaged, and bytes at random.
- * <p>
- * Tries: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties);
- * {@code -Djqwik.tries.default=200000} for a long run.
+ * damaged, and bytes at random. Seeds, tries and replays: {@link Tries}.
  */
 class RecordLayoutPropertyTests {
 
 	private static final Instant NOW = Instant.parse("2026-12-04T12:00:00Z");
 
-	@Property
-	void anyValueIsDamageATombstoneOrReadable(@ForAll("values") byte[] value, @ForAll("pttls") long pttlMillis) {
+	@Test
+	void anyValueIsDamageATombstoneOrReadable() {
+		Tries.check((draw) -> new StoredValue(value(draw), pttl(draw)),
+				(stored) -> isDamageATombstoneOrReadable(stored.value(), stored.pttlMillis()));
+	}
+
+	private static void isDamageATombstoneOrReadable(byte[] value, long pttlMillis) {
 		String damage = RecordLayout.damage(value);
 		if (RecordLayout.isTombstone(value)) {
 			RecordLayout.isTombstoneOfAnAttempt(value);
@@ -56,7 +53,7 @@ class RecordLayoutPropertyTests {
 		RecordLayout.isRemembered(value);
 	}
 
-	@Example
+	@Test
 	void aBlankFingerprintIsDamage() {
 		// Read as a record before b63ea2e: Fingerprint then refused the blank text.
 		byte[] record = new byte[12];
@@ -68,42 +65,40 @@ class RecordLayoutPropertyTests {
 		assertThat(RecordLayout.damage(record)).isEqualTo("its fingerprint is blank");
 	}
 
-	@Provide
-	Arbitrary<byte[]> values() {
-		Arbitrary<byte[]> tokens = Arbitraries.strings()
-			.withChars("0123456789abcdef")
-			.ofLength(16)
-			.map(RecordLayout::token);
-		Arbitrary<Fingerprint> fingerprints = Arbitraries.oneOf(
-				Arbitraries.strings().withCharRange('a', 'z').ofLength(43).map(Fingerprint::new),
-				Arbitraries.strings().ofMinLength(1).ofMaxLength(3).filter(StringUtils::hasText).map(Fingerprint::new),
-				Arbitraries.strings()
-					.ofMinLength(1)
-					.ofMaxLength(60)
-					.filter(StringUtils::hasText)
-					.map(Fingerprint::new));
-		Arbitrary<byte[]> completed = Combinators
-			.combine(tokens, fingerprints, Arbitraries.bytes().array(byte[].class).ofMaxSize(32))
-			.as((token, fingerprint, result) -> RecordLayout.record(RecordLayout.COMPLETED, token, fingerprint,
-					result));
-		Arbitrary<byte[]> placeholders = Combinators
-			.combine(tokens, fingerprints, Arbitraries.longs().between(0, NOW.getEpochSecond()),
-					Arbitraries.integers().between(1, RecordLayout.MAX_ATTEMPT))
-			.as((token, fingerprint, second, attempt) -> RecordLayout.inProgress(token, fingerprint, second, attempt,
-					second));
-		Arbitrary<byte[]> tombstones = Combinators
-			.combine(Arbitraries.longs().between(0, NOW.getEpochSecond()),
-					Arbitraries.integers().between(1, RecordLayout.MAX_ATTEMPT))
-			.as(RecordLayout::tombstone);
-		Arbitrary<byte[]> written = Arbitraries.oneOf(completed, placeholders, tombstones);
-		return Arbitraries.oneOf(written, written.flatMap(DamagedBytes::of),
-				Arbitraries.bytes().array(byte[].class).ofMaxSize(80));
+	private static byte[] value(Draw draw) {
+		byte[] written = draw.oneOf(
+				() -> RecordLayout.record(RecordLayout.COMPLETED, token(draw), fingerprint(draw), draw.bytes(0, 32)),
+				() -> {
+					byte[] token = token(draw);
+					Fingerprint fingerprint = fingerprint(draw);
+					long second = draw.between(0, NOW.getEpochSecond());
+					return RecordLayout.inProgress(token, fingerprint, second,
+							draw.between(1, RecordLayout.MAX_ATTEMPT), second);
+				}, () -> RecordLayout.tombstone(draw.between(0, NOW.getEpochSecond()),
+						draw.between(1, RecordLayout.MAX_ATTEMPT)));
+		return draw.oneOf(() -> written, () -> draw.damaged(written), () -> draw.bytes(0, 80));
 	}
 
-	@Provide
-	Arbitrary<Long> pttls() {
-		return Arbitraries.oneOf(Arbitraries.of(-2L, -1L, 0L, RecordLayout.REMEMBERED.toMillis()),
-				Arbitraries.longs().between(0, 3 * RecordLayout.REMEMBERED.toMillis()));
+	private static byte[] token(Draw draw) {
+		return RecordLayout.token(draw.string("0123456789abcdef", 16, 16));
+	}
+
+	private static Fingerprint fingerprint(Draw draw) {
+		return draw.oneOf(() -> new Fingerprint(draw.string(Draw.range('a', 'z'), 43, 43)),
+				() -> new Fingerprint(text(draw, 3)), () -> new Fingerprint(text(draw, 60)));
+	}
+
+	private static String text(Draw draw, int maxLength) {
+		String text = draw.string(1, maxLength);
+		return StringUtils.hasText(text) ? text : text(draw, maxLength);
+	}
+
+	private static long pttl(Draw draw) {
+		return draw.oneOf(() -> draw.choice(-2L, -1L, 0L, RecordLayout.REMEMBERED.toMillis()),
+				() -> draw.between(0, 3 * RecordLayout.REMEMBERED.toMillis()));
+	}
+
+	private record StoredValue(byte[] value, long pttlMillis) {
 	}
 
 }
