@@ -363,8 +363,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			return this.jdbc.update(this.sql.insert, key, token, fingerprint, leaseMillis) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// H2, MySQL and MariaDB: the statement failed, the transaction (if any) did
-			// not; PostgreSQL never gets here (ON CONFLICT DO NOTHING).
+			// H2: the statement failed, the transaction (if any) did not; PostgreSQL and
+			// MySQL never get here (ON CONFLICT DO NOTHING, INSERT IGNORE).
 			return false;
 		}
 	}
