@@ -17,7 +17,9 @@
 # and the faults come one at a time LOAD_GAP_S (12) apart; the report adds throughput, p99, recovery and
 # outstanding requests before, during and after each fault kind), LOAD_MAX_OUTSTANDING (500: more are
 # skipped and counted, not queued), APP_PROPERTIES (a comma list of settings every instance gets, e.g.
-# idempotent.store.jdbc.claim-reads-first=false; named in the report's title). The store is a server of the campaign's own on free loopback ports: a
+# idempotent.store.jdbc.claim-reads-first=false; named in the report's title), ISOLATION (postgres and mariadb:
+# read_committed, repeatable_read or serializable, the JDBC pool's default isolation, Hikari's
+# transaction-isolation; added to APP_PROPERTIES). The store is a server of the campaign's own on free loopback ports: a
 # redis-server 7 (on the PATH); a primary, a replica and a sentinel, whose store restart is a
 # failover; a Redis Cluster of three primaries with one replica each, whose store restart is a
 # primary failover (no cuts or stalls unless PARTITION=1: the instances reach the nodes directly); or a PostgreSQL
@@ -34,6 +36,10 @@ cd "$(dirname "$0")/.."
 store="${1:-redis}"
 duration="${2:-300}"
 seed="${3:-}"
+app_properties="${APP_PROPERTIES:-}"
+if [[ -n "${ISOLATION:-}" ]]; then
+	app_properties+="${app_properties:+,}spring.datasource.hikari.transaction-isolation=TRANSACTION_${ISOLATION^^}"
+fi
 # Without the Java 25 row's profile: -Dtest would run the campaign a second time on Java 25.
 args=(-ntp -q -pl idempotent-spring-boot-starter test -P '!java-25-row' -Dtest=ChaosCampaignTests
 	-Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store="$store" -Dchaos.duration="$duration"
@@ -43,7 +49,7 @@ args=(-ntp -q -pl idempotent-spring-boot-starter test -P '!java-25-row' -Dtest=C
 	-Dchaos.redis-client="${REDIS_CLIENT:-lettuce}" -Dchaos.client="${CLIENT:-loop}"
 	-Dchaos.synchronous-commit="${SYNCHRONOUS_COMMIT:-off}"
 	-Dchaos.load-rps="${LOAD_RPS:-0}" -Dchaos.load-gap="${LOAD_GAP_S:-12}"
-	-Dchaos.load-max-outstanding="${LOAD_MAX_OUTSTANDING:-500}" -Dchaos.app-properties="${APP_PROPERTIES:-}"
+	-Dchaos.load-max-outstanding="${LOAD_MAX_OUTSTANDING:-500}" -Dchaos.app-properties="$app_properties"
 	-Dchaos.partition="$([[ "${PARTITION:-0}" == 1 ]] && echo true || echo false)" -Dsurefire.timeout=0)
 [[ -n "$seed" ]] && args+=(-Dchaos.seed="$seed")
 # A violation fails the test, which is the finding: keep going to print the report.

@@ -109,12 +109,21 @@ final class StoreFailureClassifier {
 		return message != null && (message.startsWith(refusal) || message.contains("-" + refusal));
 	}
 
-	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.TransientDataAccessException",
+	/**
+	 * A store that cannot be reached or answer in time. Not contention (Spring's
+	 * {@code ConcurrencyFailureException}s, a {@code SQLTransactionRollbackException}): a
+	 * store that refused a step because another caller holds the record has been reached
+	 * and, by the SPI, answers it as in progress (the JDBC store does, see its
+	 * {@code JdbcRefusals}), so a contention that still reaches here is never a reason to
+	 * run a call unprotected.
+	 */
+	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.QueryTimeoutException",
+			"org.springframework.dao.TransientDataAccessResourceException",
 			"org.springframework.dao.DataAccessResourceFailureException",
 			"org.springframework.dao.RecoverableDataAccessException",
-			"org.springframework.transaction.CannotCreateTransactionException", "java.sql.SQLTransientException",
-			"java.sql.SQLRecoverableException", "io.lettuce.core.RedisConnectionException",
-			"io.lettuce.core.RedisCommandTimeoutException", "io.lettuce.core.RedisLoadingException",
-			"io.lettuce.core.RedisBusyException");
+			"org.springframework.transaction.CannotCreateTransactionException",
+			"java.sql.SQLTransientConnectionException", "java.sql.SQLRecoverableException",
+			"io.lettuce.core.RedisConnectionException", "io.lettuce.core.RedisCommandTimeoutException",
+			"io.lettuce.core.RedisLoadingException", "io.lettuce.core.RedisBusyException");
 
 }

@@ -2,6 +2,7 @@ package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
+import java.sql.SQLTransactionRollbackException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.List;
@@ -16,8 +17,10 @@ import org.redisson.client.RedisOutOfMemoryException;
 import org.redisson.client.RedisReadonlyException;
 import redis.clients.jedis.exceptions.JedisDataException;
 
+import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.RedisSystemException;
@@ -83,6 +86,19 @@ class StoreFailureClassificationTests {
 		String syntax = "ERR syntax error";
 		assertThatExceptionOfType(InvalidDataAccessApiUsageException.class).isThrownBy(() -> execute(FailureMode.OPEN,
 				new InvalidDataAccessApiUsageException(syntax, new JedisDataException(syntax))));
+		assertThat(this.runs).hasValue(0);
+	}
+
+	@Test
+	void contentionIsNoOutageAndNeverRunsTheMethodEvenWhenFailingOpen() {
+		// By the SPI contention is an answer (the JDBC store gives one): one that is
+		// thrown all the same is no sign that the store cannot be reached.
+		for (RuntimeException failure : List.of(new PessimisticLockingFailureException("could not serialize access"),
+				new CannotAcquireLockException("lock wait timeout",
+						new SQLTransactionRollbackException("Lock wait timeout exceeded", "40001", 1205)))) {
+			assertThatExceptionOfType(failure.getClass()).as(failure.toString())
+				.isThrownBy(() -> execute(FailureMode.OPEN, failure));
+		}
 		assertThat(this.runs).hasValue(0);
 	}
 

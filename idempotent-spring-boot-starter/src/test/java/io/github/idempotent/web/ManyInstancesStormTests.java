@@ -1,20 +1,11 @@
 package io.github.idempotent.web;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -65,8 +56,6 @@ class ManyInstancesStormTests {
 	private static final int REQUESTS = 48;
 
 	private static final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
-
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	@Test
 	void oneExecutionAcrossTwoInstancesOnRedis() throws Exception {
@@ -125,66 +114,15 @@ class ManyInstancesStormTests {
 	}
 
 	private void storm(int firstPort, int secondPort) throws Exception {
-		String key = UUID.randomUUID().toString();
-		String body = "{\"from\":\"acc-1\",\"to\":\"acc-2\",\"amount\":125}";
-		List<HttpResponse<String>> responses = new ArrayList<>();
-		ExecutorService pool = Executors.newFixedThreadPool(REQUESTS);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<HttpResponse<String>>> futures = new ArrayList<>();
-			for (int i = 0; i < REQUESTS; i++) {
-				int port = (i % 2 == 0) ? firstPort : secondPort;
-				futures.add(pool.submit(() -> {
-					start.await();
-					return post(port, key, body);
-				}));
-			}
-			start.countDown();
-			for (Future<HttpResponse<String>> future : futures) {
-				responses.add(future.get(30, TimeUnit.SECONDS));
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
 		// Once the first call has completed, both instances replay it.
-		for (int i = 0; i < 8; i++) {
-			responses.add(post((i % 2 == 0) ? firstPort : secondPort, key, body));
-		}
-
-		assertThat(executions.get(key)).as("executions across both instances").hasValue(1);
-		List<HttpResponse<String>> successes = responses.stream()
-			.filter((response) -> response.statusCode() / 100 == 2)
-			.toList();
-		assertThat(successes).as("the first answer and the replays").hasSizeGreaterThanOrEqualTo(9);
-		String original = successes.get(0).body();
-		assertThat(original).contains("\"amount\":125");
-		for (HttpResponse<String> response : responses) {
-			if (response.statusCode() / 100 == 2) {
-				assertThat(response.body()).isEqualTo(original);
-			}
-			else {
-				assertThat(response.statusCode()).as(response.body()).isEqualTo(409);
-				assertThat(response.headers().firstValue("Retry-After")).isPresent();
-			}
-		}
-		long replays = responses.stream()
-			.filter((response) -> response.headers().firstValue("Idempotent-Replayed").isPresent())
-			.count();
-		assertThat(replays).isEqualTo(successes.size() - 1);
-		System.out.println("Storm of " + REQUESTS + " on two instances: " + successes.size() + " 2xx ("
-				+ (successes.size() - replays) + " executed), "
-				+ responses.stream().filter((response) -> response.statusCode() == 409).count() + " 409");
-	}
-
-	private HttpResponse<String> post(int port, String key, String body) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/transfers"))
-			.timeout(Duration.ofSeconds(20))
-			.header("Content-Type", "application/json")
-			.header("Idempotency-Key", key)
-			.POST(HttpRequest.BodyPublishers.ofString(body))
-			.build();
-		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+		Map<String, List<HttpResponse<String>>> answers = new HttpStorm("/transfers", firstPort, secondPort).run(1,
+				REQUESTS, 8, "{\"from\":\"acc-1\",\"to\":\"acc-2\",\"amount\":125}");
+		HttpStorm.assertRanOnceAndReplayed(answers, (key) -> executions.getOrDefault(key, new AtomicInteger()).get(),
+				9);
+		List<HttpResponse<String>> responses = answers.values().iterator().next();
+		assertThat(responses.stream().filter((response) -> response.statusCode() / 100 == 2).findFirst())
+			.hasValueSatisfying((original) -> assertThat(original.body()).contains("\"amount\":125"));
+		System.out.println("Storm of " + REQUESTS + " on two instances: " + HttpStorm.statuses(answers));
 	}
 
 	private static ConfigurableApplicationContext start(String name, String... properties) {

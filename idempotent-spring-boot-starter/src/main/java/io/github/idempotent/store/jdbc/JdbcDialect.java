@@ -46,7 +46,13 @@ public enum JdbcDialect {
 	 * those that are locked, then deletes them by key, at READ COMMITTED: a plain
 	 * {@code DELETE ... LIMIT} locks index ranges (gaps included) in an order opposite to
 	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims. A claim
-	 * reads the row before it inserts, so that a replay is one read without a lock.
+	 * reads the row before it inserts, so that a replay is one read without a lock. Its
+	 * INSERT is an {@code INSERT IGNORE}: a duplicate is a row count of 0, as on
+	 * PostgreSQL, not an error, which MariaDB's driver would log at WARN with the key in
+	 * it; it takes the same shared lock on the row it finds. The values it ignores errors
+	 * of are the store's own, each within the shipped columns (a key of up to 512
+	 * characters in 2048 bytes), and a completion's INSERT, which writes the result,
+	 * stays a plain one.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
@@ -56,7 +62,7 @@ public enum JdbcDialect {
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
 					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
-			null, true);
+			null, true, "INSERT IGNORE");
 
 	/**
 	 * PostgreSQL's claim in one round trip: the placeholder inserted (a row with
@@ -115,6 +121,8 @@ public enum JdbcDialect {
 
 	private final boolean claimReadsFirst;
 
+	private final String claimInsert;
+
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
 			String purge) {
 		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, null);
@@ -127,11 +135,11 @@ public enum JdbcDialect {
 
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
 			String purgeLock, String claim) {
-		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, claim, false);
+		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, claim, false, "INSERT");
 	}
 
 	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
-			String purgeLock, String claim, boolean claimReadsFirst) {
+			String purgeLock, String claim, boolean claimReadsFirst, String claimInsert) {
 		this.platform = platform;
 		this.now = now;
 		this.nowPlusMillis = nowPlusMillis;
@@ -141,6 +149,7 @@ public enum JdbcDialect {
 		this.purgeLock = purgeLock;
 		this.claim = claim;
 		this.claimReadsFirst = claimReadsFirst;
+		this.claimInsert = claimInsert;
 	}
 
 	/**
@@ -212,7 +221,8 @@ public enum JdbcDialect {
 	}
 
 	String sql(String template, String tableName) {
-		return template.replace("%INSERT_SUFFIX%", this.insertSuffix)
+		return template.replace("%CLAIM_INSERT%", this.claimInsert)
+			.replace("%INSERT_SUFFIX%", this.insertSuffix)
 			.replace("%NOW_PLUS_MILLIS%", this.nowPlusMillis)
 			.replace("%MILLIS_LEFT%", this.millisLeft)
 			.replace("%NOW%", this.now)

@@ -10,6 +10,8 @@ import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
@@ -66,6 +68,8 @@ import io.github.idempotent.store.StoredResult;
  */
 public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
+	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
+
 	/**
 	 * Longest key, matching the key column of the shipped schemas.
 	 */
@@ -94,6 +98,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private final JdbcOperations jdbc;
 
 	private final OwnTransaction ownTransaction;
+
+	private final JdbcRefusals refusals;
 
 	private final JdbcDialect dialect;
 
@@ -151,7 +157,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
 		this.table = new JdbcTable(tableName, dialect);
 		this.jdbc = this.table.guard(jdbc);
-		this.ownTransaction = new OwnTransaction(dataSource, transactionManager);
+		this.refusals = new JdbcRefusals(dialect);
+		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, this.refusals);
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
@@ -271,7 +278,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				return pending;
 			}
 		}
-		ClaimResult claim = this.ownTransaction.run(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		ClaimResult claim;
+		try {
+			claim = this.ownTransaction.run(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
+		}
+		catch (RuntimeException ex) {
+			if (!this.refusals.isContention(ex)) {
+				throw ex;
+			}
+			claim = contended(key.value(), fingerprint, lease, ex);
+		}
 		if (joinable && claim instanceof ClaimResult.Acquired acquired) {
 			this.transactionBound.claimed(acquired.token(), lease);
 		}
@@ -323,14 +339,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
 			}
-			if (!row.expired() && !row.tombstone()) {
-				Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
-				if (stored == null) {
-					// Not a row this store writes: refused as damaged, never re-run.
-					return new ClaimResult.Damaged("the row's fingerprint is blank");
-				}
-				return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
-						: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
+			ClaimResult held = held(row);
+			if (held != null) {
+				return held;
 			}
 			// A row in progress past its lease, or the tombstone of one an operator
 			// deleted, is a call that never finished: this claim is the attempt after it.
@@ -352,6 +363,56 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
+	 * The answer a live row gives a claim: its result, or that its call is in progress;
+	 * {@code null} for a row that has expired or is a tombstone, which a claim takes
+	 * over.
+	 */
+	private static @Nullable ClaimResult held(RecordRow row) {
+		if (row.expired() || row.tombstone()) {
+			return null;
+		}
+		Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
+		if (stored == null) {
+			// Not a row this store writes: refused as damaged, never re-run.
+			return new ClaimResult.Damaged("the row's fingerprint is blank");
+		}
+		return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
+				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
+	}
+
+	/**
+	 * The answer to a claim that met contention it could not get through: a lock it
+	 * waited for past the database's lock-wait or statement timeout (a completion that
+	 * its caller's open transaction has written, or a take-over that another claimer is
+	 * writing), or a serialization failure or deadlock at every attempt. The key is
+	 * another caller's while that caller's transaction is open, so the claim answers as
+	 * the row last committed says, read without waiting for anyone: its result, or that
+	 * its call is in progress; with no live row to read, in progress all the same (with
+	 * the claim's own fingerprint: the transaction that holds the row decides what it
+	 * will be). Never an outage: a database that answered is not unreachable, and a
+	 * duplicate must not run while the first call may still commit.
+	 */
+	private ClaimResult contended(String key, Fingerprint fingerprint, Duration lease, RuntimeException contention) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Claim of key '" + key + "' met contention; answering from the row as last committed: "
+					+ contention);
+		}
+		RecordRow row;
+		try {
+			row = this.ownTransaction.run(() -> RecordRow.select(this.jdbc, this.sql, key));
+		}
+		catch (RuntimeException ex) {
+			if (!this.refusals.isContention(ex)) {
+				ex.addSuppressed(contention);
+				throw ex;
+			}
+			row = null;
+		}
+		ClaimResult held = (row != null) ? held(row) : null;
+		return (held != null) ? held : new ClaimResult.InProgress(fingerprint, lease);
+	}
+
+	/**
 	 * What the one-statement claim answered: the placeholder inserted, or the row that
 	 * was there when it can be trusted ({@code null} when it must be read again).
 	 */
@@ -363,8 +424,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			return this.jdbc.update(this.sql.insert, key, token, fingerprint, leaseMillis) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// H2, MySQL and MariaDB: the statement failed, the transaction (if any) did
-			// not; PostgreSQL never gets here (ON CONFLICT DO NOTHING).
+			// H2: the statement failed, the transaction (if any) did not; PostgreSQL and
+			// MySQL never get here (ON CONFLICT DO NOTHING, INSERT IGNORE).
 			return false;
 		}
 	}

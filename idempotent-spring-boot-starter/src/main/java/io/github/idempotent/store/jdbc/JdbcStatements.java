@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class JdbcStatements {
 
+	// A duplicate is a row count of 0, not an error, except on H2 (see JdbcDialect).
 	private static final String INSERT = """
-			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
+			%CLAIM_INSERT% INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
 
 	// Whether the row has expired is decided by the same comparison as the take-over's,

@@ -17,11 +17,14 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
- * The statements executed on the connections of a data source, by their SQL.
+ * The statements executed on the connections of a data source, by their SQL, and those
+ * the database answered with an error.
  */
 final class StatementLog extends DelegatingDataSource {
 
 	final List<String> executed = new CopyOnWriteArrayList<>();
+
+	final List<String> failed = new CopyOnWriteArrayList<>();
 
 	StatementLog(DataSource target) {
 		super(target);
@@ -44,10 +47,18 @@ final class StatementLog extends DelegatingDataSource {
 
 	private <S extends Statement> S logged(Class<S> type, S statement, @Nullable String prepared) {
 		return proxy(type, statement, (method, args) -> {
-			if (method.getName().startsWith("execute")) {
-				this.executed.add((prepared != null) ? prepared : String.valueOf(args[0]));
+			if (!method.getName().startsWith("execute")) {
+				return invoke(statement, method, args);
 			}
-			return invoke(statement, method, args);
+			String sql = (prepared != null) ? prepared : String.valueOf(args[0]);
+			this.executed.add(sql);
+			try {
+				return invoke(statement, method, args);
+			}
+			catch (SQLException ex) {
+				this.failed.add(ex.getMessage() + ": " + sql);
+				throw ex;
+			}
 		});
 	}
 
