@@ -33,9 +33,10 @@ import static org.awaitility.Awaitility.await;
  * status, each header it shows (and no other header but {@link #LEFT_OUT}), and the JSON
  * body. Values the server makes up ({@link #MADE_UP}) may differ from the doc's; the
  * first answer that has one binds it, and every later mention of the doc's value (in a
- * body, a header or a command, such as {@code bob-984943652}) must be that one. A command
- * that ends in {@code > file &} runs in the background, {@code $ cat file} shows its
- * answer; one that ends in {@code > /dev/null} shows none.
+ * body, a header or a command, such as {@code bob-984943652}) must be that one. A shell
+ * variable set on a line of its own ({@code $ BOB=984943652}) stands for its value in the
+ * commands after it. A command that ends in {@code > file &} runs in the background,
+ * {@code $ cat file} shows its answer; one that ends in {@code > /dev/null} shows none.
  */
 final class CurlSessions {
 
@@ -57,6 +58,8 @@ final class CurlSessions {
 	private static final Pattern STATUS_LINE = Pattern.compile("^HTTP/1\\.1 (\\d{3})\\s*$");
 
 	private static final Pattern BACKGROUND = Pattern.compile("^(.*?)\\s*>\\s*(\\S+)\\s*(&?)\\s*$");
+
+	private static final Pattern VARIABLE = Pattern.compile("^\\$ ([A-Z_][A-Z0-9_]*)=(\\S+)\\s*$");
 
 	private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -249,11 +252,17 @@ final class CurlSessions {
 	 */
 	static List<Exchange> exchanges(Path document, List<String> lines) {
 		List<Exchange> exchanges = new ArrayList<>();
+		Map<String, String> variables = new LinkedHashMap<>();
 		boolean fenced = false;
 		for (int i = 0; i < lines.size(); i++) {
 			String line = lines.get(i);
 			if (FENCE.matcher(line).matches()) {
 				fenced = !fenced;
+				continue;
+			}
+			Matcher variable = VARIABLE.matcher(line);
+			if (fenced && variable.matches()) {
+				variables.put("$" + variable.group(1), variable.group(2));
 				continue;
 			}
 			if (!fenced || !(line.startsWith("$ curl ") || line.startsWith("$ cat "))) {
@@ -274,7 +283,7 @@ final class CurlSessions {
 					&& !FENCE.matcher(lines.get(i + 1)).matches()) {
 				output.add(lines.get(++i));
 			}
-			exchanges.add(Exchange.parse(first + 1, command.toString(), output));
+			exchanges.add(Exchange.parse(first + 1, substitute(command.toString(), variables), output));
 		}
 		return exchanges;
 	}

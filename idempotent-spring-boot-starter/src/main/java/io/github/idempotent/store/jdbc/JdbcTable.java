@@ -62,13 +62,13 @@ final class JdbcTable {
 
 	/**
 	 * Checks that the table exists with every column of the store.
-	 * @throws IllegalStateException naming the table, the database and the ways to create
+	 * @throws JdbcTableException naming the table, the database and the ways to create
 	 * it, when it is missing or lacks a column
 	 */
 	void check(JdbcOperations jdbc) {
-		String problem;
+		JdbcTableException problem;
 		try {
-			problem = jdbc.execute((ConnectionCallback<@Nullable String>) this::problem);
+			problem = jdbc.execute((ConnectionCallback<@Nullable JdbcTableException>) this::problem);
 		}
 		catch (DataAccessException ex) {
 			throw new IllegalStateException(
@@ -76,11 +76,11 @@ final class JdbcTable {
 					ex);
 		}
 		if (problem != null) {
-			throw new IllegalStateException(problem);
+			throw problem;
 		}
 	}
 
-	private @Nullable String problem(Connection connection) throws SQLException {
+	private @Nullable JdbcTableException problem(Connection connection) throws SQLException {
 		try (Statement statement = connection.createStatement();
 				ResultSet columns = statement.executeQuery("SELECT * FROM " + this.tableName + " WHERE 1 = 0")) {
 			ResultSetMetaData metaData = columns.getMetaData();
@@ -91,13 +91,16 @@ final class JdbcTable {
 			List<String> missing = new ArrayList<>(COLUMNS);
 			missing.removeAll(present);
 			return missing.isEmpty() ? null
-					: "The table '" + this.tableName + "' of the JDBC idempotency store in " + describe(connection)
-							+ " lacks the column(s) " + missing + " (it has " + present + "). " + remedy(false);
+					: new JdbcTableException("The table '" + this.tableName + "' of the JDBC idempotency store in "
+							+ describe(connection) + " lacks the column(s) " + missing + " (it has " + present + ").",
+							remedy(false));
 		}
 		catch (SQLException ex) {
 			if (isNotFound(ex)) {
-				return "The table '" + this.tableName + "' of the JDBC idempotency store does not exist in "
-						+ describe(connection) + " (" + ex.getMessage() + "). " + remedy(true);
+				return new JdbcTableException(
+						"The table '" + this.tableName + "' of the JDBC idempotency store does not exist in "
+								+ describe(connection) + " (" + ex.getMessage() + ").",
+						remedy(true));
 			}
 			throw ex;
 		}
