@@ -127,8 +127,10 @@ class ArchitectureTests {
 	 * Reactor is optional: an application without it uses {@code @Idempotent} and
 	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
 	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of
-	 * its {@code executeMono} methods, which nothing calls without Reactor, and the scope
-	 * resolver in its reactive side, which only reactive calls ask).
+	 * its {@code executeMono} methods, which nothing calls without Reactor, and the
+	 * reactive scope resolver, which only reactive calls ask). The SPI that every
+	 * application loads, {@code IdempotencyScopeResolver} included, names no Reactor
+	 * type.
 	 */
 	@Test
 	void coreRefersToReactorOnlyInItsMonoPaths() {
@@ -143,7 +145,7 @@ class ArchitectureTests {
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$Spec")
 			.and()
-			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyScopeResolver")
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.ReactiveIdempotencyScopeResolver")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("reactor..")

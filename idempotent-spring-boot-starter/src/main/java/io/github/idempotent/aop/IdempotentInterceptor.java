@@ -22,6 +22,7 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotentCalls;
@@ -178,6 +179,17 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		return calls.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
+	}
+
+	/**
+	 * Sets the resolver that {@code Mono} calls, and calls that handle a WebFlux request,
+	 * take their scope from when their annotation names none; without it, the blocking
+	 * resolver on the subscribing thread.
+	 */
+	public void setReactiveScopeResolver(ReactiveIdempotencyScopeResolver scopeResolver) {
+		if (this.reactive != null) {
+			this.reactive.scopeResolver = scopeResolver;
+		}
 	}
 
 	/**

@@ -23,6 +23,7 @@ import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.core.OutcomeRecorder;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -56,9 +57,13 @@ final class MonoInvocations {
 
 	private final IdempotencyKeyResolver keyResolver;
 
-	private final IdempotencyScopeResolver scopeResolver;
-
 	private final Supplier<@Nullable ResponseRecording> responseRecording;
+
+	/**
+	 * The application's reactive scope resolver; until one is set, its blocking one asked
+	 * on the subscribing thread.
+	 */
+	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
 	volatile @Nullable ReactiveIdempotencyContext context;
 
@@ -66,7 +71,7 @@ final class MonoInvocations {
 			Supplier<@Nullable ResponseRecording> responseRecording) {
 		this.calls = calls;
 		this.keyResolver = keyResolver;
-		this.scopeResolver = scopeResolver;
+		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 		this.responseRecording = responseRecording;
 	}
 

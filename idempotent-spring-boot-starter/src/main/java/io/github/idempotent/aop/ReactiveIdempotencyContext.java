@@ -7,7 +7,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
 import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
 
 /**
@@ -27,11 +27,10 @@ public interface ReactiveIdempotencyContext {
 	@Nullable String resolveKey(ContextView context);
 
 	/**
-	 * The scope of the call; {@code resolver} is the application's, whose
-	 * {@link IdempotencyScopeResolver#resolveScope(ContextView) reactive side} an
+	 * The scope of the call; {@code resolver} is the application's, which an
 	 * implementation asks unless it knows better.
 	 */
-	Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver resolver);
+	Mono<String> resolveScope(ContextView context, ReactiveIdempotencyScopeResolver resolver);
 
 	/**
 	 * The observer told about this call's outcome (the response to mark), in addition to

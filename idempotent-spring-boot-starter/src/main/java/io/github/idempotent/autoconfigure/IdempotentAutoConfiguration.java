@@ -24,6 +24,7 @@ import org.springframework.util.StringUtils;
 import java.util.concurrent.Executor;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -39,6 +40,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyTemplate;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
@@ -46,6 +48,7 @@ import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.web.PrincipalScopeResolver;
+import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 
 /**
  * Auto-configuration of {@code @Idempotent} and {@link IdempotencyTemplate}: the store
@@ -92,6 +95,28 @@ public final class IdempotentAutoConfiguration {
 			return new PrincipalScopeResolver();
 		}
 		return IdempotencyScopeResolver.NONE;
+	}
+
+	/**
+	 * Scope of reactive calls, where Reactor is: the application's resolver, asked with
+	 * the caller of the Reactor context bound to the thread when it scopes by Spring
+	 * Security's principal, else on the subscribing thread.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(Mono.class)
+	static class ReactiveScopeConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReactiveIdempotencyScopeResolver reactiveIdempotencyScopeResolver(IdempotencyScopeResolver scopeResolver,
+				ConfigurableBeanFactory beanFactory) {
+			if (ClassUtils.isPresent(SECURITY_CONTEXT_HOLDER, beanFactory.getBeanClassLoader())
+					&& scopeResolver instanceof PrincipalScopeResolver) {
+				return new ReactivePrincipalScopeResolver(scopeResolver);
+			}
+			return ReactiveIdempotencyScopeResolver.of(scopeResolver);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -184,10 +209,12 @@ public final class IdempotentAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter,
-			ResultCodec codec, IdempotencyScopeResolver scopeResolver, IdempotentProperties properties,
+			ResultCodec codec, IdempotencyScopeResolver scopeResolver,
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
 			ObjectProvider<IdempotentCallObservations> callObservations) {
 		IdempotencyTemplate template = new IdempotencyTemplate(executor, fingerprinter, codec, scopeResolver,
 				defaults(properties), properties.getKeyPrefix(), properties.getMaxKeyLength());
+		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
 		callObservations.ifAvailable(template::setCallObservations);
 		return template;
 	}
@@ -196,8 +223,9 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
-			IdempotencyScopeResolver scopeResolver, IdempotentProperties properties, BeanFactory beanFactory,
-			ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
+			IdempotencyScopeResolver scopeResolver,
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
+			BeanFactory beanFactory, ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
 			ObjectProvider<IdempotentCallObservations> callObservations,
 			ObjectProvider<ResponseRecording> responseRecording) {
 		// One resolver per context (an HTTP request, a message): a web application with
@@ -206,6 +234,7 @@ public final class IdempotentAutoConfiguration {
 		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, executor, fingerprinter,
 				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
 				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
+		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
 		reactiveContext.ifAvailable(interceptor::setReactiveContext);
 		callObservations.ifAvailable(interceptor::setCallObservations);
 		responseRecording.ifAvailable(interceptor::setResponseRecording);

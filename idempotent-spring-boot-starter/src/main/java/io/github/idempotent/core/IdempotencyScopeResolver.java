@@ -1,18 +1,15 @@
 package io.github.idempotent.core;
 
-import reactor.core.publisher.Mono;
-import reactor.util.context.ContextView;
-
 /**
  * Supplies the scope of a call whose annotation names none: the records of one scope are
  * invisible to every other, so that one caller can never replay another's response.
  * <p>
  * A call on a thread that carries its caller (a Spring MVC request, a blocking call) asks
  * {@link #resolveScope()}; a call whose caller lives in its Reactor context instead (a
- * {@code Mono}, any handler on WebFlux, the template's {@code executeMono}) asks
- * {@link #resolveScope(ContextView)}. A resolver that cannot tell who the caller is
- * throws {@link IdempotencyScopeException} rather than answer {@link #GLOBAL}: a blank
- * scope is refused.
+ * {@code Mono}, any handler on WebFlux, the template's {@code executeMono}) asks a
+ * {@link ReactiveIdempotencyScopeResolver}, which by default asks this one. A resolver
+ * that cannot tell who the caller is throws {@link IdempotencyScopeException} rather than
+ * answer {@link #GLOBAL}: a blank scope is refused.
  */
 @FunctionalInterface
 public interface IdempotencyScopeResolver {
@@ -44,16 +41,6 @@ public interface IdempotencyScopeResolver {
 	 * @throws IdempotencyScopeException when the caller cannot be found
 	 */
 	String resolveScope();
-
-	/**
-	 * The scope of a call that subscribes with {@code context}. By default
-	 * {@link #resolveScope()} on the subscribing thread; a resolver whose caller lives in
-	 * the Reactor context (Spring Security's {@code ReactiveSecurityContextHolder}) reads
-	 * it from there. Called only where Reactor is present.
-	 */
-	default Mono<String> resolveScope(ContextView context) {
-		return Mono.fromSupplier(this::resolveScope);
-	}
 
 	/**
 	 * Whether this resolver gives different callers different scopes; {@code false} for

@@ -64,6 +64,8 @@ public class IdempotencyTemplate {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
+	private @Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver;
+
 	private final IdempotencyDefaults defaults;
 
 	/**
@@ -89,6 +91,14 @@ public class IdempotencyTemplate {
 		this.codec = codec;
 		this.scopeResolver = scopeResolver;
 		this.defaults = defaults;
+	}
+
+	/**
+	 * Sets the resolver that {@code executeMono} calls take their scope from when they
+	 * name none; {@code null} to ask the blocking resolver on the subscribing thread.
+	 */
+	public void setReactiveScopeResolver(@Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver) {
+		this.reactiveScopeResolver = reactiveScopeResolver;
 	}
 
 	/**
@@ -454,7 +464,9 @@ public class IdempotencyTemplate {
 			// it.
 			// The caller of a Mono lives in its Reactor context, not on the subscribing
 			// thread: the resolver is asked with that context.
-			IdempotencyScopeResolver scopes = (this.scope != null) ? null : IdempotencyTemplate.this.scopeResolver;
+			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
+			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
+					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
 			return MonoCalls.execute(IdempotencyTemplate.this.calls, scopes, (scope) -> prepare(resultType, scope),
 					callback);
 		}
@@ -525,7 +537,7 @@ public class IdempotencyTemplate {
 		 * {@code null} when the call names its scope
 		 */
 		@SuppressWarnings("unchecked")
-		static <T> Mono<T> execute(IdempotentCalls calls, @Nullable IdempotencyScopeResolver scopes,
+		static <T> Mono<T> execute(IdempotentCalls calls, @Nullable ReactiveIdempotencyScopeResolver scopes,
 				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {
 			return (Mono<T>) Mono.deferContextual((contextView) -> {
 				// An empty answer is a blank scope, which prepare refuses.

@@ -1,19 +1,8 @@
 package io.github.idempotent.web;
 
-import java.util.Optional;
-import java.util.function.Supplier;
-
-import reactor.core.publisher.Mono;
-import reactor.util.context.ContextView;
-
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
-import org.springframework.security.core.authority.AuthorityUtils;
-import org.springframework.security.core.context.ReactiveSecurityContextHolder;
-import org.springframework.security.core.context.SecurityContext;
 import org.springframework.security.core.context.SecurityContextHolder;
-import org.springframework.security.core.context.SecurityContextHolderStrategy;
-import org.springframework.security.core.context.SecurityContextImpl;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.context.request.RequestContextHolder;
 
@@ -30,9 +19,9 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
  * its scope: it never shares the global scope silently.
  * <p>
  * The caller comes from the thread's {@link SecurityContextHolder} on Spring MVC and in
- * blocking calls, and from the Reactor context ({@link ReactiveSecurityContextHolder}) in
- * reactive ones, every WebFlux handler included. There, {@link #resolveScope()} runs with
- * the reactive security context bound to the thread, so that a subclass that overrides it
+ * blocking calls. Reactive calls, every WebFlux handler included, ask
+ * {@link ReactivePrincipalScopeResolver}, which runs {@link #resolveScope()} with the
+ * caller of the Reactor context bound to the thread, so that a subclass that overrides it
  * (adding a tenant to {@code super.resolveScope()}, say) scopes the same on both stacks.
  */
 public class PrincipalScopeResolver implements IdempotencyScopeResolver {
@@ -40,13 +29,6 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 	private static final boolean servletWebPresent = ClassUtils.isPresent(
 			"org.springframework.web.context.request.RequestContextHolder",
 			PrincipalScopeResolver.class.getClassLoader());
-
-	/**
-	 * Key of the {@code ServerWebExchange} in the Reactor context of a WebFlux request
-	 * ({@code ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE}), spelled out so
-	 * that this class loads without WebFlux.
-	 */
-	static final String EXCHANGE_CONTEXT_KEY = "org.springframework.web.filter.reactive.ServerWebExchangeContextFilter.EXCHANGE_CONTEXT";
 
 	@Override
 	public String resolveScope() {
@@ -79,56 +61,6 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 			return GLOBAL;
 		}
 		return "u=" + authentication.getName();
-	}
-
-	@Override
-	public Mono<String> resolveScope(ContextView context) {
-		return Reactive.scope(context, this::resolveScope);
-	}
-
-	/**
-	 * The reactive side, loaded only when a reactive call asks.
-	 */
-	private static final class Reactive {
-
-		static Mono<String> scope(ContextView context, Supplier<String> resolver) {
-			return ReactiveSecurityContextHolder.getContext()
-				.filter((security) -> security.getAuthentication() != null)
-				.map(Optional::of)
-				.defaultIfEmpty(Optional.empty())
-				.contextWrite((downstream) -> downstream.putAll(context))
-				.map((security) -> {
-					if (security.isPresent()) {
-						return resolveWith(security.get(), resolver);
-					}
-					// A WebFlux request without authentication is an anonymous caller,
-					// as on MVC; anything else is asked on its own thread, which fails
-					// when that thread carries no caller either.
-					return context.hasKey(EXCHANGE_CONTEXT_KEY) ? resolveWith(anonymous(), resolver) : resolver.get();
-				});
-		}
-
-		private static SecurityContext anonymous() {
-			return new SecurityContextImpl(new AnonymousAuthenticationToken("idempotent", "anonymousUser",
-					AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")));
-		}
-
-		/**
-		 * Runs {@code resolver} with {@code security} bound to the thread, so that what
-		 * reads the thread's {@link SecurityContextHolder} finds the reactive caller.
-		 */
-		private static String resolveWith(SecurityContext security, Supplier<String> resolver) {
-			SecurityContextHolderStrategy holder = SecurityContextHolder.getContextHolderStrategy();
-			Supplier<SecurityContext> previous = holder.getDeferredContext();
-			holder.setContext(security);
-			try {
-				return resolver.get();
-			}
-			finally {
-				holder.setDeferredContext(previous);
-			}
-		}
-
 	}
 
 }

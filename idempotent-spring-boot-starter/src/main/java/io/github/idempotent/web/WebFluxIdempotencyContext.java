@@ -16,7 +16,7 @@ import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
 
 /**
@@ -67,7 +67,7 @@ public class WebFluxIdempotencyContext implements ReactiveIdempotencyContext {
 	}
 
 	@Override
-	public Mono<String> resolveScope(ContextView context, IdempotencyScopeResolver resolver) {
+	public Mono<String> resolveScope(ContextView context, ReactiveIdempotencyScopeResolver resolver) {
 		return resolver.resolveScope(context);
 	}
 

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -23,6 +25,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyStoreFullException;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
@@ -33,6 +36,7 @@ import io.github.idempotent.store.memory.InMemoryStoreFullException;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.PrincipalScopeResolver;
+import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -209,6 +213,23 @@ class IdempotentAutoConfigurationTests {
 		this.runner.withPropertyValues("idempotent.default-scope=global")
 			.run((context) -> assertThat(context.getBean(IdempotencyScopeResolver.class))
 				.isNotInstanceOf(PrincipalScopeResolver.class));
+	}
+
+	@Test
+	void reactiveCallsAreScopedByTheScopeResolverWhereReactorIs() {
+		this.runner.withPropertyValues("idempotent.default-scope=principal")
+			.run((context) -> assertThat(context.getBean(ReactiveIdempotencyScopeResolver.class))
+				.isInstanceOf(ReactivePrincipalScopeResolver.class));
+		this.runner.withBean(IdempotencyScopeResolver.class, () -> () -> "tenant-1")
+			.run((context) -> assertThat(
+					context.getBean(ReactiveIdempotencyScopeResolver.class).resolveScope(Context.empty()).block())
+				.isEqualTo("tenant-1"));
+		ReactiveIdempotencyScopeResolver own = (reactorContext) -> Mono.just("tenant-2");
+		this.runner.withBean(ReactiveIdempotencyScopeResolver.class, () -> own)
+			.run((context) -> assertThat(context.getBean(ReactiveIdempotencyScopeResolver.class)).isSameAs(own));
+		this.runner.withClassLoader(new FilteredClassLoader(Mono.class))
+			.run((context) -> assertThat(context).hasSingleBean(IdempotencyScopeResolver.class)
+				.doesNotHaveBean(ReactiveIdempotencyScopeResolver.class));
 	}
 
 	@Test

@@ -1,0 +1,86 @@
+package io.github.idempotent.web;
+
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
+
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.core.authority.AuthorityUtils;
+import org.springframework.security.core.context.ReactiveSecurityContextHolder;
+import org.springframework.security.core.context.SecurityContext;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.security.core.context.SecurityContextHolderStrategy;
+import org.springframework.security.core.context.SecurityContextImpl;
+import org.springframework.util.Assert;
+
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
+
+/**
+ * The reactive side of {@link PrincipalScopeResolver}: the caller of a reactive call
+ * comes from its Reactor context ({@link ReactiveSecurityContextHolder}), and the
+ * blocking resolver runs with that caller bound to the thread's
+ * {@link SecurityContextHolder}, so that a subclass of {@link PrincipalScopeResolver}
+ * scopes the same on both stacks. A WebFlux request without authentication is an
+ * anonymous caller, as on Spring MVC; any other call without a reactive caller is asked
+ * on its own thread, which fails when that thread carries no caller either.
+ */
+public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeResolver {
+
+	/**
+	 * Key of the {@code ServerWebExchange} in the Reactor context of a WebFlux request
+	 * ({@code ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE}), spelled out so
+	 * that this class loads without WebFlux.
+	 */
+	static final String EXCHANGE_CONTEXT_KEY = "org.springframework.web.filter.reactive.ServerWebExchangeContextFilter.EXCHANGE_CONTEXT";
+
+	private final IdempotencyScopeResolver resolver;
+
+	/**
+	 * @param resolver asked with the reactive caller bound to the thread (a
+	 * {@link PrincipalScopeResolver}, or a subclass of it)
+	 */
+	public ReactivePrincipalScopeResolver(IdempotencyScopeResolver resolver) {
+		Assert.notNull(resolver, "resolver must not be null");
+		this.resolver = resolver;
+	}
+
+	@Override
+	public Mono<String> resolveScope(ContextView context) {
+		return ReactiveSecurityContextHolder.getContext()
+			.filter((security) -> security.getAuthentication() != null)
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.contextWrite((downstream) -> downstream.putAll(context))
+			.map((security) -> {
+				if (security.isPresent()) {
+					return resolveWith(security.get());
+				}
+				return context.hasKey(EXCHANGE_CONTEXT_KEY) ? resolveWith(anonymous()) : this.resolver.resolveScope();
+			});
+	}
+
+	private static SecurityContext anonymous() {
+		return new SecurityContextImpl(new AnonymousAuthenticationToken("idempotent", "anonymousUser",
+				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")));
+	}
+
+	/**
+	 * Runs the resolver with {@code security} bound to the thread, so that what reads the
+	 * thread's {@link SecurityContextHolder} finds the reactive caller.
+	 */
+	private String resolveWith(SecurityContext security) {
+		SecurityContextHolderStrategy holder = SecurityContextHolder.getContextHolderStrategy();
+		Supplier<SecurityContext> previous = holder.getDeferredContext();
+		holder.setContext(security);
+		try {
+			return this.resolver.resolveScope();
+		}
+		finally {
+			holder.setDeferredContext(previous);
+		}
+	}
+
+}

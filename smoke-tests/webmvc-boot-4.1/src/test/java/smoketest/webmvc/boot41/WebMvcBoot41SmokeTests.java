@@ -1,0 +1,34 @@
+package smoketest.webmvc.boot41;
+
+import java.net.http.HttpRequest;
+import java.util.UUID;
+
+import org.junit.jupiter.api.Test;
+import smoketest.storm.HttpStorm;
+import smoketest.webmvc.boot41.SmokeApplication.PaymentController;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+class WebMvcBoot41SmokeTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	PaymentController payments;
+
+	@Test
+	void aStormOfDuplicatesRunsThePaymentOnce() throws Exception {
+		HttpRequest request = HttpStorm.post(this.port, "/payments", UUID.randomUUID().toString(), "{\"amount\":10}",
+				null);
+		HttpStorm.run(32, this.payments::release, request);
+		assertThat(this.payments.executions()).isOne();
+	}
+
+}
