@@ -26,14 +26,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * tombstone, when a key is taken over or deleted by an operator; the fingerprint's length
  * byte says where it ends.
  * <p>
- * Records written before this layout are hashes (s, t, f, r;
- * {@link PreviousRecordLayout}): GET on them fails with WRONGTYPE, caught by pcall, so a
- * new record costs no TYPE check. Those records are read as they are; their owner runs
- * the previous version, whose 32-hex-digit token can never equal an 8-byte one here, so
- * complete, release and renew find them fenced (0) and leave them to it. A value of any
- * other type (a list, a set) is no record at all: the claim answers 6 and its type, and
- * leaves it as it is, as it leaves a string it cannot read (the Java side judges that):
- * either may be what is left of a call that ran.
+ * A value of another Redis type than a string (a hash, a list) is no record at all: GET
+ * on it fails with WRONGTYPE, caught by pcall, so a record costs no TYPE check; the claim
+ * answers 6 and its type, and leaves it as it is, as it leaves a string it cannot read
+ * (the Java side judges that): either may be what is left of a call that ran, or a record
+ * of a later format. Complete, release and renew find such values fenced (0).
  */
 final class RedisScripts {
 
@@ -44,10 +41,6 @@ final class RedisScripts {
 	static final long IN_PROGRESS = 2;
 
 	static final long COMPLETED = 3;
-
-	static final long IN_PROGRESS_HASH = 4;
-
-	static final long COMPLETED_HASH = 5;
 
 	static final long NOT_A_RECORD = 6;
 
@@ -70,7 +63,7 @@ final class RedisScripts {
 	 */
 	static final Script DELETE_IF = Script.load("delete-if.lua");
 
-	/** For operators: reads a record whatever its layout or type, with its PTTL. */
+	/** For operators: reads a record whatever its type, with its PTTL. */
 	static final Script INSPECT = Script.load("inspect.lua");
 
 	/**
@@ -83,8 +76,8 @@ final class RedisScripts {
 	}
 
 	/**
-	 * The damage of a key that holds a value of another Redis type than a string or a
-	 * hash, named by the scripts' {@code TYPE}.
+	 * The damage of a key that holds a value of another Redis type than a string, named
+	 * by the scripts' {@code TYPE}.
 	 */
 	static String notARecord(@Nullable Object type) {
 		String name = (type instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(type);
