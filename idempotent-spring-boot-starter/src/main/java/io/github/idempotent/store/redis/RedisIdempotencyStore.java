@@ -33,6 +33,7 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -85,11 +86,20 @@ public class RedisIdempotencyStore
 	/** {@link RecordLayout#REMEMBERED} as the scripts take it. */
 	static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(REMEMBERED_MILLIS_VALUE));
 
+	/**
+	 * Bytes of a completed record written even when Redis's memory is full: a placeholder
+	 * (48 bytes with a digest fingerprint) and a value of up to 60 bytes take the same
+	 * memory, an allocation of 64 bytes with the string's header.
+	 */
+	static final int SMALL_RECORD = 60;
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisScriptRunner scripts;
 
 	private final RedisRecordInspection inspection;
+
+	private final RedisMemoryMargin memoryMargin;
 
 	// When the server last refused SET with NX and GET (before Redis 7.0), 0 if never.
 	private volatile long setClaimsRefusedAt;
@@ -101,6 +111,7 @@ public class RedisIdempotencyStore
 		this.connectionFactory = connectionFactory;
 		this.scripts = new RedisScriptRunner(connectionFactory);
 		this.inspection = new RedisRecordInspection(connectionFactory, this.scripts);
+		this.memoryMargin = new RedisMemoryMargin(connectionFactory, this.scripts);
 		if (!this.scripts.supportsAsync()) {
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
 					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
@@ -132,6 +143,20 @@ public class RedisIdempotencyStore
 		Assert.isTrue(replicas >= 0, "replicas must not be negative");
 		Assert.isTrue(timeout != null && !timeout.isNegative(), "timeout must not be negative");
 		this.scripts.waitReplicas(replicas, timeout);
+	}
+
+	/**
+	 * Refuses new claims as the store being full (a {@link StoreFullException}) once
+	 * Redis's used memory is above {@code limit} of its {@code maxmemory} under
+	 * {@code maxmemory-policy noeviction}, so that the calls in progress keep room for
+	 * their results: Redis takes a placeholder while it refuses the larger result that
+	 * follows. Read from {@code INFO memory} at most once a second, in the background
+	 * ({@link RedisMemoryMargin}). 0.9 by default; 1 refuses nothing before Redis does.
+	 * @param limit share of {@code maxmemory}, above 0 and at most 1
+	 */
+	public void setClaimMemoryLimit(double limit) {
+		Assert.isTrue(limit > 0 && limit <= 1, "limit must be above 0 and at most 1");
+		this.memoryMargin.setLimit(limit);
 	}
 
 	/**
@@ -186,6 +211,10 @@ public class RedisIdempotencyStore
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+		String full = this.memoryMargin.full();
+		if (full != null) {
+			return whileWritesAreRefused(key, new StoreFullException(full));
+		}
 		String token = newToken();
 		try {
 			return claimOrFail(key, fingerprint, lease, token);
@@ -203,12 +232,13 @@ public class RedisIdempotencyStore
 
 	/**
 	 * What a claim answers when Redis refuses writes but still answers reads (its memory
-	 * full under {@code noeviction}; a replica during a failover): a completed record is
-	 * replayed and a record in progress is in progress, as they would be if the claim had
-	 * been accepted. Only a free key cannot be claimed; then {@code refusal} stands, and
-	 * the call is refused as with the store full or unavailable. Without this read, a
-	 * retry of a completed call would be refused (503) or, with
-	 * {@code failure-mode=open}, run its method again.
+	 * full under {@code noeviction}, or within {@link #setClaimMemoryLimit the margin}
+	 * kept for results; a replica during a failover): a completed record is replayed and
+	 * a record in progress is in progress, as they would be if the claim had been
+	 * accepted. Only a free key cannot be claimed; then {@code refusal} stands, and the
+	 * call is refused as with the store full or unavailable. Without this read, a retry
+	 * of a completed call would be refused (503) or, with {@code failure-mode=open}, run
+	 * its method again.
 	 */
 	private ClaimResult whileWritesAreRefused(RecordKey key, RuntimeException refusal) {
 		ClaimResult found;
@@ -487,12 +517,38 @@ public class RedisIdempotencyStore
 		return new ClaimResult.Acquired(token, attempt, previous);
 	}
 
+	/**
+	 * Writes the completed record over the owner's placeholder. Redis refuses every write
+	 * once its memory is full ({@code OOM}, under {@code noeviction}); a completed record
+	 * that takes no more memory than the placeholder it replaces (at most
+	 * {@value #SMALL_RECORD} bytes, as the record of a result that was not stored is) is
+	 * then written all the same, by the script flagged {@code allow-oom} (Redis 7.0 or
+	 * later), so that the call keeps its key.
+	 */
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
-		return isPositive(this.scripts.executeAndWait(RedisScripts.COMPLETE, ReturnType.INTEGER,
-				RedisIdempotencyStore::isPositive, keyOf(key), owner, completedRecord(owner, fingerprint, result),
-				millis(ttl)));
+		byte[] record = completedRecord(owner, fingerprint, result);
+		try {
+			return complete(RedisScripts.COMPLETE, key, owner, record, ttl);
+		}
+		catch (RuntimeException ex) {
+			if (record.length > SMALL_RECORD || !isWriteRefusal(ex, "OOM ")) {
+				throw ex;
+			}
+			try {
+				return complete(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
+			}
+			catch (RuntimeException flaggedFailure) {
+				ex.addSuppressed(flaggedFailure);
+				throw ex;
+			}
+		}
+	}
+
+	private boolean complete(RedisScripts.Script script, RecordKey key, byte[] owner, byte[] record, Duration ttl) {
+		return isPositive(this.scripts.executeAndWait(script, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
+				keyOf(key), owner, record, millis(ttl)));
 	}
 
 	@Override
@@ -566,10 +622,14 @@ public class RedisIdempotencyStore
 	@Override
 	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
-		return claimOrFailAsync(key, fingerprint, lease, token).exceptionallyCompose((failure) -> {
+		String full = this.memoryMargin.full();
+		CompletableFuture<ClaimResult> claimed = (full != null)
+				? CompletableFuture.failedFuture(new StoreFullException(full))
+				: claimOrFailAsync(key, fingerprint, lease, token);
+		return claimed.exceptionallyCompose((failure) -> {
 			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
 					: failure;
-			if (!isWriteRefusal(ex, "OOM ", "READONLY ")) {
+			if (!(ex instanceof StoreFullException) && !isWriteRefusal(ex, "OOM ", "READONLY ")) {
 				if (isUnanswered(ex)) {
 					releaseUnanswered(key, token);
 				}
@@ -637,9 +697,19 @@ public class RedisIdempotencyStore
 	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
-		return this.scripts
-			.<Long>executeAsync(RedisScripts.COMPLETE, ReturnType.INTEGER, keyOf(key), owner,
-					completedRecord(owner, fingerprint, result), millis(ttl))
+		byte[] record = completedRecord(owner, fingerprint, result);
+		// As complete() does: a small record goes in even when memory is full.
+		return completeAsync(RedisScripts.COMPLETE, key, owner, record, ttl).exceptionallyCompose((failure) -> {
+			if (record.length > SMALL_RECORD || !isWriteRefusal(failure, "OOM ")) {
+				return CompletableFuture.failedFuture(failure);
+			}
+			return completeAsync(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
+		});
+	}
+
+	private CompletableFuture<Boolean> completeAsync(RedisScripts.Script script, RecordKey key, byte[] owner,
+			byte[] record, Duration ttl) {
+		return this.scripts.<Long>executeAsync(script, ReturnType.INTEGER, keyOf(key), owner, record, millis(ttl))
 			.thenApply(RedisIdempotencyStore::isPositive);
 	}
 

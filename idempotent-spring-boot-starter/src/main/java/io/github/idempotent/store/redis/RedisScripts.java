@@ -51,6 +51,13 @@ final class RedisScripts {
 	static final Script COMPLETE = Script.load("complete.lua");
 
 	/**
+	 * {@link #COMPLETE} flagged {@code allow-oom} (Redis 7.0 or later): for a completed
+	 * record no bigger than the placeholder it replaces, which Redis refuses along with
+	 * every other write once its memory is full, although it takes no more memory.
+	 */
+	static final Script COMPLETE_IN_FULL_MEMORY = COMPLETE.withFlags("allow-oom");
+
+	/**
 	 * Frees the key, fenced by the owner's token; a released takeover leaves a tombstone.
 	 */
 	static final Script RELEASE = Script.load("release.lua");
@@ -104,7 +111,23 @@ final class RedisScripts {
 				throw new IllegalStateException("The Redis script " + resource.getPath()
 						+ " is missing from the class path: the idempotent starter's jar is incomplete", ex);
 			}
+			return of(name, text);
+		}
+
+		private static Script of(String name, byte[] text) {
 			return new Script(name, text, RedisScript.of(new String(text, StandardCharsets.UTF_8)).getSha1());
+		}
+
+		/**
+		 * This script with a shebang line that gives it {@code flags} (Redis 7.0 or
+		 * later; before, the line does not compile).
+		 */
+		Script withFlags(String flags) {
+			byte[] shebang = ("#!lua flags=" + flags + "\n").getBytes(StandardCharsets.UTF_8);
+			byte[] flagged = new byte[shebang.length + this.text.length];
+			System.arraycopy(shebang, 0, flagged, 0, shebang.length);
+			System.arraycopy(this.text, 0, flagged, shebang.length, this.text.length);
+			return of(this.name, flagged);
 		}
 
 	}
