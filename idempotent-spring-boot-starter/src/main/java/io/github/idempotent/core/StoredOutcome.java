@@ -16,20 +16,15 @@ import org.springframework.util.ReflectionUtils;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The format of a stored outcome (record format 1, docs/stores.md; golden records under
- * {@code src/test/resources/format-1} pin it), shared by every path that completes a key
- * (a method that returns, a future that completes, a {@code Mono} that signals) and by
- * every store: one marker byte, then {@code V} a return value (the codec's bytes follow),
- * {@code Z} a return value compressed by {@link ResultCompression}, {@code H} an HTTP
- * response as its first caller was sent it (a {@link RecordedResponse} follows),
- * {@code J} to {@code Q} a JSON {@code 200} or {@code 201} with no other header (its body
- * follows, see {@link RecordedResponse}), {@code E} an exception listed in
- * {@code cacheFor} (its class name and message follow), or {@code X} a call that
- * completed but whose result was not stored (the reason follows, short enough for the
- * record to pass where the result did not). A marker from 0x01 to 0x1F is reserved for
- * later formats: a newer version wrote it ({@link LaterFormatException}). Any other first
- * byte, or none, is a damaged record. Kept apart from the executor so that the protocol
- * and the format change independently.
+ * The format of a stored outcome, record format 1 (docs/stores.md, "Record format 1";
+ * golden records under {@code src/test/resources/format-1}), shared by every path that
+ * completes a key and by every store: a marker byte, {@code V} a value, {@code Z} a value
+ * compressed ({@link ResultCompression}), {@code H} or {@code J} to {@code Q} a response
+ * as written ({@link RecordedResponse}), {@code E} an exception listed in
+ * {@code cacheFor}, {@code X} a call that completed but whose result was not stored. A
+ * marker from 0x01 to 0x1F was written by a later format ({@link LaterFormatException});
+ * anything else is damage. Kept apart from the executor so that the protocol and the
+ * format change independently.
  */
 final class StoredOutcome {
 

@@ -16,45 +16,19 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.Fingerprint;
 
 /**
- * The bytes of a Redis record, record format 1 (docs/stores.md, "Record format 1", is the
- * reference; golden records under {@code src/test/resources/format-1} pin it): one string
- * value per record, rather than a hash, because a hash leaves Redis's compact encoding as
- * soon as one field passes 64 bytes ({@code hash-max-listpack-value}) and then costs
- * about 500 bytes more; a string costs its bytes plus a 16-byte object header. Layout:
- * <ul>
- * <li>byte 0: the state, {@code P} in progress or {@code C} completed, when the
- * fingerprint is the URL-safe base64 of a SHA-256 digest (as {@code Fingerprinter} makes
- * them), kept as its 32 raw bytes instead of 43 characters; {@code p} or {@code c} for
- * any other fingerprint, kept as text;</li>
- * <li>bytes 1-8: the owner's token ({@link #token});</li>
- * <li>then the fingerprint: 32 bytes, or one length byte and up to 255 bytes of UTF-8
- * text;</li>
- * <li>then, in a completed record, the stored outcome, to the end; in an in-progress
- * record (a placeholder) 7 bytes ({@link #inProgress}): the claim time (3), the attempt
- * (1) and the claim time of the attempt it took over (3, zero when none or unknown).</li>
- * </ul>
- * A placeholder outlives its lease: its key expires {@link #REMEMBERED} after the lease
- * ends, so that a claim that takes the key over from an owner that died or hung knows it
- * does, which attempt it is and when the last one started. The lease is what is left of
- * the key's expiry ({@code PTTL}) minus {@link #REMEMBERED}. With a digest fingerprint a
- * placeholder is 48 bytes: past the 44 that Redis 7 keeps inside its object header
- * (embstr), which costs 16 bytes per placeholder ({@code MEMORY USAGE} 184 B at 44 bytes,
- * 200 B from 45 to 60, default key shape); 4 bytes more than the attempt alone needs cost
- * nothing more, and let a claim sent again find both the attempt and when the previous
- * one started in its own placeholder.
- * <p>
- * A tombstone, left by an operator's forced delete of a record in progress (and by a
- * delete of a placeholder whose lease ran out, or the release of a takeover), is 9 bytes:
- * {@code D}, {@code tomb}, the claim time and the attempt of the deleted placeholder
- * ({@link #tombstone}). It is no record (a claim takes it as the attempt it was, so the
- * next one knows it takes over), and it fences every owner's renewals and completion,
- * since none holds the key.
- * <p>
- * A first byte from 0x01 to 0x1F is reserved for later formats ({@link #isLaterFormat}):
- * such a value was written by a newer version, which a retry may reach, and is never
- * taken for damage. Any other value this class cannot read is damage ({@link #damage}).
- * The Lua scripts read the state byte, the token and the fixed-size ends; everything else
- * is built and parsed here, off the server.
+ * The bytes of a Redis record, record format 1: docs/stores.md ("Record format 1") has
+ * them byte by byte, and the golden records under {@code src/test/resources/format-1} pin
+ * them. One string per record, not a hash, which leaves Redis's compact encoding once a
+ * field passes 64 bytes and then costs about 500 bytes more: a state byte ({@code P} or
+ * {@code C}, {@code p} or {@code c} for a fingerprint kept as text rather than as the 32
+ * bytes of its SHA-256), the owner's token ({@link #token}), the fingerprint, then the
+ * stored outcome, or a placeholder's claim time, attempt and previous claim time
+ * ({@link #inProgress}); or a tombstone ({@link #tombstone}), which is no record and
+ * fences every owner. A placeholder's key expires {@link #REMEMBERED} after its lease, so
+ * that a claim that takes it over knows which attempt it is. A first byte from 0x01 to
+ * 0x1F marks a later format ({@link #isLaterFormat}); anything else unreadable is damage
+ * ({@link #damage}). The Lua scripts read the state byte, the token and the fixed-size
+ * ends; everything else is built and parsed here.
  */
 final class RecordLayout {
 
