@@ -14,21 +14,16 @@ import org.springframework.util.unit.DataSize;
 import io.github.idempotent.store.redis.RedisMemoryPolicyGuard.MemoryPolicy;
 
 /**
- * Whether the store's Redis is too full for new claims. Under
+ * Whether the store's Redis is too full for new claims: under
  * {@code maxmemory-policy noeviction} Redis refuses a write only once its used memory is
- * above {@code maxmemory}, whatever the write's size: near that line it still takes a
- * claim's small placeholder and then refuses the larger result written when the call
- * completes. New claims are refused first, once used memory is above a share of
- * {@code maxmemory} (0.9 by default), so that the calls in progress keep the rest for
- * their results.
- * <p>
- * Read from {@code INFO memory} ({@code used_memory}, {@code maxmemory},
- * {@code maxmemory_policy}; on Redis Cluster every primary, any one above the share
- * counts) when a claim asks, at most once a second and one read at a time, never on the
- * claim's own path: on Lettuce without holding a thread, on the other clients on the
- * claiming thread, which blocks anyway. Nothing is read while no claims are made. A claim
- * within a second of memory filling up is not refused here: Redis's own refusal, and the
- * record of a result that was not stored, cover it.
+ * above {@code maxmemory}, whatever its size, so near that line it takes a claim's small
+ * placeholder and refuses the larger result that follows. Claims are refused first, above
+ * a share of {@code maxmemory}, so that the calls in progress keep the rest. Read from
+ * {@code INFO memory} (on a cluster every primary, any one above counts) when a claim
+ * asks, at most once a second and one read at a time, never on the claim's path where it
+ * must not block: on Lettuce asynchronously, on the other clients on the claiming thread.
+ * Claims within a second of memory filling up pass: Redis's own refusal and the record of
+ * a result not stored cover them.
  */
 final class RedisMemoryMargin {
 
@@ -57,8 +52,7 @@ final class RedisMemoryMargin {
 	}
 
 	/**
-	 * Why new claims are refused as of the last reading, or {@code null} when there is
-	 * room; starts the next reading when the last one is a second old.
+	 * Why new claims are refused as of the last reading, {@code null} when there is room.
 	 */
 	@Nullable String full() {
 		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS
@@ -88,7 +82,7 @@ final class RedisMemoryMargin {
 			}
 		}
 		catch (RuntimeException ex) {
-			// Unreachable: the claim fails by itself, and the last reading stands.
+			// Unreachable: the claim fails by itself; the last reading stands.
 			return CompletableFuture.failedFuture(ex);
 		}
 	}
