@@ -9,7 +9,9 @@
 # and postgres-failover: the killed primary's replica is cut off that long before the kill),
 # SYNCHRONOUS_COMMIT (off, or on: postgres-failover's primary waits for its replica), FAULTS (all, or a comma
 # list of cut, stall, stall_past_lease, pause, pause_past_lease, kill, force_delete, store_restart,
-# memory_pressure), WEB (servlet, or reactive: WebFlux instances with a Mono handler), REDIS_CLIENT
+# memory_pressure; a form of its own, not in all: memory_pressure_past_max_duration, every write
+# refused for longer than idempotent.max-duration, which the instances get as three leases unless
+# APP_PROPERTIES sets it), WEB (servlet, or reactive: WebFlux instances with a Mono handler), REDIS_CLIENT
 # (lettuce, or jedis), CLIENT (loop: the campaign's own retries; interceptor: RestClient calls
 # retried by the starter's IdempotentRetryInterceptor), PARTITION (0, or 1 on Cluster: each
 # instance reaches one node through its proxy, so cuts and stalls partition it from that node

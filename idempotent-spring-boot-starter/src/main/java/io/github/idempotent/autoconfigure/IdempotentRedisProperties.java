@@ -26,6 +26,21 @@ public class IdempotentRedisProperties {
 	 */
 	private boolean allowEvictingPolicy;
 
+	/**
+	 * Share of Redis's maxmemory in use (under maxmemory-policy noeviction) above which
+	 * new claims are refused as the store being full, so that the calls in progress keep
+	 * the rest for their results; 1 refuses nothing before Redis does.
+	 */
+	private double claimMemoryLimit = 0.9;
+
+	public double getClaimMemoryLimit() {
+		return this.claimMemoryLimit;
+	}
+
+	public void setClaimMemoryLimit(double claimMemoryLimit) {
+		this.claimMemoryLimit = claimMemoryLimit;
+	}
+
 	public boolean isAllowEvictingPolicy() {
 		return this.allowEvictingPolicy;
 	}

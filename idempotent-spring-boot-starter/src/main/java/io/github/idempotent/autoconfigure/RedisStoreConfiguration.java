@@ -23,6 +23,7 @@ class RedisStoreConfiguration {
 			IdempotentProperties properties) {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
 		IdempotentRedisProperties redis = properties.getStore().getRedis();
+		store.setClaimMemoryLimit(redis.getClaimMemoryLimit());
 		if (redis.getWaitReplicas() > 0) {
 			store.setWaitReplicas(redis.getWaitReplicas(), redis.getWaitTimeout());
 		}

@@ -19,7 +19,9 @@ import io.github.idempotent.annotation.DuplicateHandling;
  * @param cacheFor exception types stored as outcomes instead of releasing the key
  * @param codec codec bound to the operation's return type
  * @param maxDuration how long one call may hold its key: past it the owner stops renewing
- * its lease, so the key frees when the lease runs out, and its result is not stored
+ * its lease, so the key frees when the lease runs out, and its result is not stored (a
+ * call that returns before a retry took its key over keeps it, with a record that says
+ * so)
  * @param duplicates what a call does when its key has completed
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,

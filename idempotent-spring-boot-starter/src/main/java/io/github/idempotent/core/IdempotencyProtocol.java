@@ -66,7 +66,8 @@ final class IdempotencyProtocol {
 			return answerDuplicate(call, completed);
 		}
 		if (claim instanceof ClaimResult.Damaged damaged) {
-			throw damaged(call.policy, call.clientKey, call.key, damaged.damage());
+			throw damaged.laterFormat() ? tooNew(call, damaged.damage())
+					: damaged(call.policy, call.clientKey, call.key, damaged.damage());
 		}
 		ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 		checkFingerprint(call, inProgress.fingerprint());
@@ -278,9 +279,26 @@ final class IdempotencyProtocol {
 			}
 			return call.recorder.replay(policy, call.clientKey, recorded);
 		}
+		catch (StoredOutcome.LaterFormatException ex) {
+			throw tooNew(call, ex.getMessage());
+		}
 		catch (StoredOutcome.DamagedOutcomeException ex) {
 			throw damaged(policy, call.clientKey, call.key, ex.getMessage());
 		}
+	}
+
+	/**
+	 * The refusal of a call whose record a newer version wrote: "retry later", which in a
+	 * rolling upgrade reaches an instance of that version; never a damaged record, and
+	 * never a run.
+	 */
+	private static IdempotencyRecordTooNewException tooNew(ProtocolCall call, String damage) {
+		String message = "Idempotency record " + call.key.value() + " of " + call.policy.name() + " for key '"
+				+ call.clientKey + "' was written by a newer version of the starter (" + damage
+				+ "): answered retry later, so that the retry reaches an instance of that version; the method is "
+				+ "not run";
+		logger.warn(message);
+		return new IdempotencyRecordTooNewException(message, call.policy.retryAfter());
 	}
 
 	/**

@@ -1,9 +1,12 @@
 package io.github.idempotent.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * The stored result of a completed call cannot be replayed: it could not be encoded, it
- * exceeded the size limit, or it no longer decodes into the method's return type. The
- * method is deliberately not run again, since it already ran once.
+ * The stored result of a completed call cannot be replayed: it was not stored (it could
+ * not be encoded, it exceeded the size limit, the store refused it), or it no longer
+ * decodes into the method's return type. The method is deliberately not run again, since
+ * it already ran once.
  */
 public class IdempotencyResultException extends IdempotencyException {
 
@@ -16,6 +19,10 @@ public class IdempotencyResultException extends IdempotencyException {
 
 	public IdempotencyResultException(String message, Throwable cause) {
 		super(DETAIL, message, cause);
+	}
+
+	IdempotencyResultException(String detail, String message, @Nullable Throwable cause) {
+		super(detail, message, cause);
 	}
 
 }

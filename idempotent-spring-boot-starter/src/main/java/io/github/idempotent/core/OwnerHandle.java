@@ -69,13 +69,14 @@ public final class OwnerHandle {
 	 * Stops the lease renewal and stores {@code result} for replay. A store that cannot
 	 * be reached is asked again, the lease renewed meanwhile, until it confirms or
 	 * {@link #confirmWithin() the bound} has passed; then the failure is logged, not
-	 * thrown: the method has run and its result belongs to the caller.
+	 * thrown: the method has run and its result belongs to the caller. A result that
+	 * cannot be stored never frees the key ({@link #keepKey}).
 	 */
 	public void complete(@Nullable Object result) {
 		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
-			releaseFencedOut();
+			keepKeyFencedOut(null);
 			return;
 		}
 		StoredResult encoded = encode(result);
@@ -107,7 +108,7 @@ public final class OwnerHandle {
 		this.protocol.leases().unwatch(this.lease);
 		announce();
 		if (isFencedOut()) {
-			releaseFencedOut();
+			keepKeyFencedOut(null);
 			return;
 		}
 		StoredResult stored = recorded(response);
@@ -123,7 +124,7 @@ public final class OwnerHandle {
 		announce();
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return releaseFencedOutAsync();
+				return keepKeyFencedOutAsync(null);
 			}
 			StoredResult stored = recorded(response);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
@@ -194,7 +195,7 @@ public final class OwnerHandle {
 		announce();
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return releaseFencedOutAsync();
+				return keepKeyFencedOutAsync(null);
 			}
 			StoredResult encoded = encode(result);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
@@ -277,16 +278,21 @@ public final class OwnerHandle {
 				Throwable ex = Futures.unwrap(error);
 				long delay = confirmation.retryIn(ex);
 				if (delay < 0) {
-					logCompleteFailure(ex);
-					done.complete(null);
+					if (isUnreachable(ex)) {
+						logCompleteFailure(ex);
+						done.complete(null);
+					}
+					else {
+						keepKeyAsync(ex).whenComplete((kept, never) -> done.complete(null));
+					}
 					return;
 				}
 				logRetry("completion", ex);
 				this.protocol.leases().rewatch(this.lease);
 				later(delay, () -> afterRenewal(() -> {
 					if (isFencedOut()) {
-						// As in store(): never written once fenced out.
-						releaseFencedOutAsync().whenComplete((released, never) -> done.complete(null));
+						// As in store(): the result is never written once fenced out.
+						keepKeyFencedOutAsync(ex).whenComplete((kept, never) -> done.complete(null));
 					}
 					else {
 						storeAsync(result, confirmation, done);
@@ -308,12 +314,11 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Ends a fenced-out call without writing. Past maxDuration its placeholder may still
-	 * be there until its lease runs out: it is released, which deletes it only if it
-	 * still holds this token, so the key frees at once; the release is the simplest step
-	 * that can never write a result (a completion conditional on the token would still
-	 * need the lease's end to tell a stale owner from a current one). After a lost lease
-	 * the key is someone else's, or a tombstone's: nothing is sent.
+	 * Ends a fenced-out call that failed without writing. Past maxDuration its
+	 * placeholder may still be there until its lease runs out: it is released, which
+	 * deletes it only if it still holds this token, so the key frees at once for a retry,
+	 * as after any failure. After a lost lease the key is someone else's, or a
+	 * tombstone's: nothing is sent.
 	 */
 	private void releaseFencedOut() {
 		if (!this.lease.isOverdue()) {
@@ -342,9 +347,91 @@ public final class OwnerHandle {
 	}
 
 	private void logNotStored() {
-		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name() + ": the call ended after its maxDuration ("
-				+ this.policy.maxDuration() + "); its outcome goes to its caller but is not stored, and a retry runs "
-				+ "the method again");
+		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name()
+				+ ": the call failed after its maxDuration (" + this.policy.maxDuration() + "); its key is released");
+	}
+
+	/**
+	 * Ends a fenced-out completion. After a lost lease the key is someone else's, or a
+	 * tombstone's: nothing is sent. Past maxDuration (the call, or the retries of its
+	 * completion, outlived it) the result is not stored, but the key is kept.
+	 */
+	private void keepKeyFencedOut(@Nullable Throwable failure) {
+		if (this.lease.isOverdue()) {
+			keepKey(failure);
+		}
+	}
+
+	private CompletableFuture<Void> keepKeyFencedOutAsync(@Nullable Throwable failure) {
+		return this.lease.isOverdue() ? keepKeyAsync(failure) : CompletableFuture.completedFuture(null);
+	}
+
+	/**
+	 * Keeps the key of a call that returned but whose result is not stored: a completion
+	 * that records only that the call completed ({@link StoredOutcome#notStored}), small
+	 * enough to pass where the result did not, so that retries get an error that says so
+	 * rather than run the method again. Fenced by the token like any completion: a key
+	 * taken over meanwhile is left to its new owner. If even that fails, the placeholder
+	 * holds the key until its lease ends. The owner never frees its key itself.
+	 */
+	private void keepKey(@Nullable Throwable failure) {
+		String reason = notStoredReason(failure);
+		try {
+			logNotStored(reason,
+					this.protocol.store()
+						.complete(this.key, token(), fingerprint(), StoredOutcome.notStored(reason), this.policy.ttl()),
+					failure);
+		}
+		catch (RuntimeException ex) {
+			logNotStored(reason, null, ex);
+		}
+	}
+
+	private CompletableFuture<Void> keepKeyAsync(@Nullable Throwable failure) {
+		String reason = notStoredReason(failure);
+		return this.protocol.store()
+			.completeAsync(this.key, token(), fingerprint(), StoredOutcome.notStored(reason), this.policy.ttl())
+			.handle((kept, ex) -> {
+				logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
+				return null;
+			});
+	}
+
+	/**
+	 * Why a result is not stored, in a few words: the record that says so must be small.
+	 */
+	private static String notStoredReason(@Nullable Throwable failure) {
+		return (failure == null) ? "past max-duration"
+				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
+	}
+
+	/**
+	 * @param kept whether the record that the call completed was written, {@code false}
+	 * when the key was taken over, {@code null} when writing it failed
+	 */
+	private void logNotStored(String reason, @Nullable Boolean kept, @Nullable Throwable failure) {
+		String notStored = "The result of " + this.policy.name() + " for key '" + this.clientKey + "' was not stored ("
+				+ reason + ")";
+		if (kept == null) {
+			logger.error(notStored + ", nor that the call completed: its placeholder holds the key until its lease "
+					+ "ends, then a retry may run the method again", failure);
+		}
+		else if (kept) {
+			logger.error(notStored + "; its caller got it, and retries with this key get an error that says the call "
+					+ "completed (result-unavailable), not a second run", failure);
+		}
+		else {
+			logger.warn(notStored + ": the call ended after its maxDuration (" + this.policy.maxDuration()
+					+ ") and its key was taken over meanwhile; its outcome went to its caller", failure);
+		}
+	}
+
+	/**
+	 * Whether {@code ex} says the store cannot be reached at all, rather than that it
+	 * answered with a refusal: nothing can be written to it then.
+	 */
+	private static boolean isUnreachable(Throwable ex) {
+		return StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex);
 	}
 
 	/**
@@ -395,7 +482,12 @@ public final class OwnerHandle {
 			catch (RuntimeException ex) {
 				long delay = confirmation.retryIn(ex);
 				if (delay < 0) {
-					logCompleteFailure(ex);
+					if (isUnreachable(ex)) {
+						logCompleteFailure(ex);
+					}
+					else {
+						keepKey(ex);
+					}
 					return;
 				}
 				logRetry("completion", ex);
@@ -412,9 +504,9 @@ public final class OwnerHandle {
 				}
 				if (isFencedOut()) {
 					// A renewal between the attempts found a tombstone, or the call ran
-					// past its maxDuration: sending the completion again could write the
-					// record anew once the tombstone or the lease has lapsed.
-					releaseFencedOut();
+					// past its maxDuration: sending the result again could write it anew
+					// once the tombstone or the lease has lapsed.
+					keepKeyFencedOut(ex);
 					return;
 				}
 			}

@@ -22,17 +22,10 @@ import io.github.idempotent.store.StoredResult;
  * what the first caller got, whatever the body's format. Knows no HTTP library: the web
  * layer records and writes it.
  * <p>
- * Stored behind the {@code H} outcome marker as: a flags byte, then the status (2 bytes,
- * big-endian), the number of headers, each header's name and its values, and the body.
- * Counts and lengths are unsigned varints; texts are UTF-8. With flag bit 0 set,
- * everything after the flags byte is deflated, preceded by its inflated length.
- * <p>
- * The common response of a {@code @RestController}, {@code 200} or {@code 201} with
- * {@code Content-Type: application/json} (or {@code application/json;charset=UTF-8}, as
- * Spring writes it when a charset is asked for) and no other header, is stored in as few
- * bytes as its typed value was: one marker byte that says all of that, {@code J} plus the
- * sum of 1 for {@code 201}, 2 for the charset and 4 for a deflated body ({@code J} to
- * {@code Q}), then the body; a deflated one is preceded by its inflated length.
+ * Stored behind the {@code H} outcome marker (status, headers and body, deflated together
+ * when that is smaller), or, for a JSON {@code 200} or {@code 201} with no other header,
+ * behind one of the markers {@code J} to {@code Q} that says all of that, as few bytes as
+ * its typed value took: docs/stores.md, "Record format 1", has both byte by byte.
  *
  * @param status the HTTP status code
  * @param headers the replayed headers, names as written, in the order they were set

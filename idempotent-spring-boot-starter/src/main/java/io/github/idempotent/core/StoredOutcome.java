@@ -16,16 +16,15 @@ import org.springframework.util.ReflectionUtils;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The format of a stored outcome, shared by every path that completes a key (a method
- * that returns, a future that completes, a {@code Mono} that signals): one marker byte,
- * then {@code V} a return value (the codec's bytes follow), {@code Z} a return value
- * compressed by {@link ResultCompression}, {@code H} an HTTP response as its first caller
- * was sent it (a {@link RecordedResponse} follows), {@code J} to {@code Q} a JSON
- * {@code 200} or {@code 201} with no other header (its body follows, see
- * {@link RecordedResponse}), {@code E} an exception listed in {@code cacheFor} (its class
- * name and message follow), or {@code X} a result that could not be stored (the reason
- * follows). Any other first byte, or none, is a damaged record. Kept apart from the
- * executor so that the protocol and the format change independently.
+ * The format of a stored outcome, record format 1 (docs/stores.md, "Record format 1";
+ * golden records under {@code src/test/resources/format-1}), shared by every path that
+ * completes a key and by every store: a marker byte, {@code V} a value, {@code Z} a value
+ * compressed ({@link ResultCompression}), {@code H} or {@code J} to {@code Q} a response
+ * as written ({@link RecordedResponse}), {@code E} an exception listed in
+ * {@code cacheFor}, {@code X} a call that completed but whose result was not stored. A
+ * marker from 0x01 to 0x1F was written by a later format ({@link LaterFormatException});
+ * anything else is damage. Kept apart from the executor so that the protocol and the
+ * format change independently.
  */
 final class StoredOutcome {
 
@@ -36,6 +35,9 @@ final class StoredOutcome {
 	private static final byte ERROR = 'E';
 
 	private static final byte UNSTORABLE = 'X';
+
+	private static final String NOT_STORED = "The request with this idempotency key was processed, but its result "
+			+ "was not stored, so it cannot be returned again; it is not processed again for this key";
 
 	private StoredOutcome() {
 	}
@@ -49,15 +51,13 @@ final class StoredOutcome {
 		catch (RuntimeException ex) {
 			logger.error("Result of " + policy.name() + " for key '" + clientKey
 					+ "' cannot be encoded; retries with this key get an error instead of a replay", ex);
-			return unstorable("The result of " + policy.name() + " could not be encoded (" + ex.getMessage()
-					+ "); it ran once and will not run again for this key");
+			return notStored("it could not be encoded: " + ex.getMessage());
 		}
 		if (out.size() > maxResultSize) {
 			logger.error("Result of " + policy.name() + " for key '" + clientKey + "' is " + out.size()
 					+ " bytes, above idempotent.max-result-size=" + maxResultSize
 					+ "; retries with this key get an error instead of a replay");
-			return unstorable("The result of " + policy.name() + " was " + out.size()
-					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
+			return notStored(out.size() + " bytes, above idempotent.max-result-size");
 		}
 		return compression.compress(new StoredResult(out.bytes()));
 	}
@@ -72,8 +72,7 @@ final class StoredOutcome {
 			logger.error("Response of " + policy.name() + " for key '" + clientKey + "' is " + response.body().length
 					+ " bytes, above idempotent.max-result-size=" + maxResultSize
 					+ "; retries with this key get an error instead of a replay");
-			return unstorable("The response of " + policy.name() + " was " + response.body().length
-					+ " bytes, above idempotent.max-result-size; it ran once and will not run again for this key");
+			return notStored(response.body().length + " bytes, above idempotent.max-result-size");
 		}
 		return response.toStoredResult(compression);
 	}
@@ -96,7 +95,13 @@ final class StoredOutcome {
 		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + message));
 	}
 
-	private static StoredResult unstorable(String reason) {
+	/**
+	 * The outcome of a call that completed but whose result is not stored, for
+	 * {@code reason}: retries get an error that says so, never a second run. Keep the
+	 * reason short where the record must pass a store that refused the result (a full
+	 * Redis takes a record no bigger than its placeholder).
+	 */
+	static StoredResult notStored(String reason) {
 		return new StoredResult(concat(UNSTORABLE, reason));
 	}
 
@@ -159,6 +164,10 @@ final class StoredOutcome {
 		if (bytes.length == 0) {
 			throw new DamagedOutcomeException("its stored result is empty");
 		}
+		if (bytes[0] >= 0x01 && bytes[0] <= 0x1F) {
+			throw new LaterFormatException(String
+				.format("its stored outcome starts with 0x%02x, which format 1 reserves for later formats", bytes[0]));
+		}
 		if (bytes[0] == VALUE) {
 			return decode(policy, clientKey, bytes, 1, bytes.length - 1);
 		}
@@ -184,7 +193,8 @@ final class StoredOutcome {
 				.format("its result starts with 0x%02x, none of the outcome markers this version writes or reads "
 						+ "('V', 'Z', 'H', 'J' to 'Q', 'E', 'X')", bytes[0] & 0xFF));
 		}
-		throw new IdempotencyResultException(text);
+		throw new IdempotencyResultException(NOT_STORED, "The result of " + policy.name() + " for key '" + clientKey
+				+ "' was not stored (" + text + "); the call ran once and is not run again for this key", null);
 	}
 
 	private static @Nullable Object decode(IdempotencyPolicy policy, String clientKey, byte[] bytes, int offset,
@@ -247,10 +257,23 @@ final class StoredOutcome {
 	 * turns it into {@link IdempotencyRecordDamagedException}. Without a stack trace: the
 	 * message names the damage, and the trace would only show the reader.
 	 */
-	static final class DamagedOutcomeException extends RuntimeException {
+	static class DamagedOutcomeException extends RuntimeException {
 
 		DamagedOutcomeException(String damage) {
 			super(damage, null, false, false);
+		}
+
+	}
+
+	/**
+	 * A stored outcome that a newer version wrote, in a format this one does not read:
+	 * the executor turns it into {@link IdempotencyRecordTooNewException}, and a retry
+	 * may reach an instance of that version.
+	 */
+	static final class LaterFormatException extends DamagedOutcomeException {
+
+		LaterFormatException(String damage) {
+			super(damage);
 		}
 
 	}

@@ -69,13 +69,26 @@ public sealed interface ClaimResult {
 
 	/**
 	 * The key holds something the store cannot read as a record: bytes of another layout
-	 * or none, a truncated value, a value of another type. Not the absence of a record:
-	 * whatever was there may be the trace of a call that ran, so the caller must neither
-	 * run the method nor overwrite it, and answers that the result is unavailable.
+	 * or none, a truncated value, a value of another type, or a record of a later format
+	 * than this version reads. Not the absence of a record: whatever was there may be the
+	 * trace of a call that ran, so the caller must neither run the method nor overwrite
+	 * it. A damaged record answers that the result is unavailable; one of a later format
+	 * answers "retry later", since a retry may reach an instance of the version that
+	 * wrote it.
 	 *
 	 * @param damage what is wrong with the record, for the log and for operators
+	 * @param laterFormat whether a newer version wrote it, in a format this one does not
+	 * read (docs/stores.md, "Record format 1")
 	 */
-	record Damaged(String damage) implements ClaimResult {
+	record Damaged(String damage, boolean laterFormat) implements ClaimResult {
+
+		/**
+		 * A damaged record.
+		 */
+		public Damaged(String damage) {
+			this(damage, false);
+		}
+
 	}
 
 }

@@ -16,7 +16,7 @@ import org.springframework.util.Assert;
  * @param fingerprint the fingerprint of the payload the key was first used with
  * @param claimedAt when the running call claimed the key, by the claiming instance's
  * clock, to the second; {@code null} when the store does not know (a completed record, or
- * a record written by an earlier version)
+ * a store that keeps no claim time)
  * @param expiresIn the lease left while in progress, the time left before the result is
  * forgotten once completed; {@code null} for a record without expiry
  * @param result the stored result of a completed record, {@code null} in progress

@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.http.MediaType;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpResponse;
@@ -62,6 +63,8 @@ public final class ChaosCampaign {
 
 	private static final Pattern EXECUTION = Pattern.compile("\"execution\"\\s*:\\s*\"([^\"]+)\"");
 
+	private static final String MAX_DURATION = "idempotent.max-duration";
+
 	/**
 	 * What to run: from system properties {@code chaos.*}, see
 	 * {@link #fromSystemProperties}.
@@ -82,7 +85,10 @@ public final class ChaosCampaign {
 				kinds.addAll(defaultFaults);
 			}
 			else if (faults.equals("all")) {
+				// A form of its own: its max-duration of three leases would cut the
+				// other kinds' long calls short.
 				kinds.addAll(Arrays.asList(Kind.values()));
+				kinds.remove(Kind.MEMORY_PRESSURE_PAST_MAX_DURATION);
 			}
 			else {
 				for (String kind : faults.split(",")) {
@@ -217,6 +223,10 @@ public final class ChaosCampaign {
 				}
 				// The run's own settings of the application (APP_PROPERTIES).
 				properties.addAll(this.config.appProperties());
+				if (this.config.faults().contains(Kind.MEMORY_PRESSURE_PAST_MAX_DURATION)
+						&& properties.stream().noneMatch((property) -> property.startsWith(MAX_DURATION + "="))) {
+					properties.add(MAX_DURATION + "=" + maxDuration().toMillis() + "ms");
+				}
 				if (this.config.heldLoad()) {
 					// One call in 200 past the lease instead of one in 20: renewals are
 					// still
@@ -408,6 +418,9 @@ public final class ChaosCampaign {
 			}
 			this.lastExecution.put(key, execution);
 		}
+		else if (status == 500 && response.body().contains("its result was not stored")) {
+			this.lastExecution.put(key, ChaosChecker.NOT_STORED);
+		}
 		count(status);
 		return status;
 	}
@@ -549,6 +562,7 @@ public final class ChaosCampaign {
 		List<Kind> kinds = new ArrayList<>(this.config.faults());
 		if (!this.store.hasMemoryLimit()) {
 			kinds.remove(Kind.MEMORY_PRESSURE);
+			kinds.remove(Kind.MEMORY_PRESSURE_PAST_MAX_DURATION);
 		}
 		// One kind draws the store's own crash: a restart, or a failover for Sentinel and
 		// Cluster.
@@ -667,12 +681,37 @@ public final class ChaosCampaign {
 			}
 			case MEMORY_PRESSURE -> {
 				long hold = 1000 + length * 3;
-				this.store.memoryPressure(true);
+				this.store.memoryPressure(true, false);
 				ChaosStore.sleep(hold);
-				this.store.memoryPressure(false);
+				this.store.memoryPressure(false, false);
 				record(kind, -1, null, start, true, "maxmemory just above used memory for " + hold + " ms");
 			}
+			case MEMORY_PRESSURE_PAST_MAX_DURATION -> {
+				// Every write refused for longer than a call may hold its key: the calls
+				// in progress keep their keys with a record that their result was not
+				// stored, and none runs again.
+				long hold = maxDuration().toMillis() + lease + 1000 + length;
+				this.store.memoryPressure(true, true);
+				ChaosStore.sleep(hold);
+				this.store.memoryPressure(false, false);
+				record(kind, -1, null, start, true,
+						"maxmemory 1 for " + hold + " ms (max-duration " + maxDuration().toMillis() + " ms)");
+			}
 		}
+	}
+
+	/**
+	 * How long a call may hold its key on the instances: {@code idempotent.max-duration}
+	 * of the run's settings (APP_PROPERTIES), else three leases when memory is to stay
+	 * full past it (a run that does not draw that fault keeps the starter's default).
+	 */
+	private Duration maxDuration() {
+		return this.config.appProperties()
+			.stream()
+			.filter((property) -> property.startsWith(MAX_DURATION + "="))
+			.map((property) -> DurationStyle.detectAndParse(property.substring(MAX_DURATION.length() + 1)))
+			.findFirst()
+			.orElse(this.config.lease().multipliedBy(3));
 	}
 
 	private void forceDelete(Random random, ChaosInstance via, long start) {
@@ -722,7 +761,7 @@ public final class ChaosCampaign {
 			}
 		}
 		if (this.store.hasMemoryLimit()) {
-			this.store.memoryPressure(false);
+			this.store.memoryPressure(false, false);
 		}
 		log("healed");
 	}

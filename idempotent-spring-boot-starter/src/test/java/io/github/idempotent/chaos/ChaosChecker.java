@@ -33,15 +33,18 @@ import org.jspecify.annotations.Nullable;
  * <li>the result could not be stored: it ended while the store was down (restart).</li>
  * </ul>
  * Cuts, stalls under the lease, pauses under the lease and memory pressure under
- * {@code noeviction} excuse nothing. Every successful answer must come from a ledgered
- * execution of its key, and answers may differ only where a re-run was excused: an
- * answered execution other than the one replayed at the end must be one that an excused
- * re-run superseded. After the faults heal and the lease passes, every key must answer
- * (none in progress, checked over HTTP and read from the store directly) and a completed
- * result must replay, not run again. A re-run excused by a crash, a stall or pause past
- * the lease, or a forced delete claimed a key whose placeholder was in the store, so it
- * must have been told that it took over (attempt 2 or more in its ledger line), unless
- * the store restarted or failed over meanwhile and may have lost that placeholder.
+ * {@code noeviction} excuse nothing. Memory full past {@code max-duration} excuses no
+ * re-run either; it lets a key whose only execution ended under it answer, at the end,
+ * that its result was not stored ({@code result-unavailable}) instead of replaying it.
+ * Every successful answer must come from a ledgered execution of its key, and answers may
+ * differ only where a re-run was excused: an answered execution other than the one
+ * replayed at the end must be one that an excused re-run superseded. After the faults
+ * heal and the lease passes, every key must answer (none in progress, checked over HTTP
+ * and read from the store directly) and a completed result must replay, not run again. A
+ * re-run excused by a crash, a stall or pause past the lease, or a forced delete claimed
+ * a key whose placeholder was in the store, so it must have been told that it took over
+ * (attempt 2 or more in its ledger line), unless the store restarted or failed over
+ * meanwhile and may have lost that placeholder.
  */
 final class ChaosChecker {
 
@@ -58,7 +61,9 @@ final class ChaosChecker {
 		CUT("connection cut"), STALL("stall under the lease"), STALL_PAST_LEASE("stall past the lease"),
 		PAUSE("pause under the lease (SIGSTOP)"), PAUSE_PAST_LEASE("pause past the lease (SIGSTOP)"),
 		KILL("SIGKILL and restart"), FORCE_DELETE("forced delete"), STORE_RESTART("store restart"),
-		MEMORY_PRESSURE("memory pressure (noeviction)"), FAILOVER("Sentinel failover (primary killed)"),
+		MEMORY_PRESSURE("memory pressure (noeviction)"),
+		MEMORY_PRESSURE_PAST_MAX_DURATION("memory full past max-duration (noeviction)"),
+		FAILOVER("Sentinel failover (primary killed)"),
 		CLUSTER_FAILOVER("Cluster primary failover (primary killed, replica promoted)");
 
 		final String title;
@@ -92,9 +97,17 @@ final class ChaosChecker {
 	record Answer(String key, String execution, int instance, long time, boolean replayed) {
 	}
 
-	/** The last question for a key, after the faults healed. */
+	/**
+	 * The last question for a key, after the faults healed.
+	 *
+	 * @param execution the execution answered, or {@link #NOT_STORED} for the answer that
+	 * the call completed without its result stored
+	 */
 	record Probe(String key, int status, @Nullable String execution, long time) {
 	}
+
+	/** A probe's execution when it was answered that the result was not stored. */
+	static final String NOT_STORED = "(result not stored)";
 
 	/**
 	 * @param failoverLossMillis the longest time between a write that a failover lost and
@@ -226,7 +239,8 @@ final class ChaosChecker {
 			Set<String> ledgered = new HashSet<>();
 			ran.forEach((execution) -> ledgered.add(execution.id()));
 			Probe probe = probesByKey.get(key);
-			String stored = (probe != null) ? probe.execution() : null;
+			boolean notStored = probe != null && NOT_STORED.equals(probe.execution());
+			String stored = (probe != null && !notStored) ? probe.execution() : null;
 			Set<String> reported = new HashSet<>();
 			for (Answer answer : answersByKey.getOrDefault(key, List.of())) {
 				if (!ledgered.contains(answer.execution())) {
@@ -241,7 +255,11 @@ final class ChaosChecker {
 							+ describe(ran, -1));
 				}
 			}
-			if (probe != null && probe.status() != 200) {
+			if (notStored && !refusedPastMaxDuration(ran, faults)) {
+				violations.add("key " + key + ": answered that its result was not stored, with no memory full past "
+						+ "max-duration when it ran; executions: " + describe(ran, -1));
+			}
+			else if (probe != null && probe.status() != 200 && !notStored) {
 				violations
 					.add("key " + key + ": answered " + probe.status() + " after the faults healed and the lease passed"
 							+ ((probe.status() == 409) ? " (in progress)" : "") + "; executions: " + describe(ran, -1));
@@ -252,6 +270,22 @@ final class ChaosChecker {
 		}
 		int executionCount = executions.size();
 		return new Verdict(faultCounts, keys.size(), executionCount, excused, violations, this.failoverLossMillis);
+	}
+
+	/**
+	 * Whether the key's last execution ended while the store's memory was full past
+	 * max-duration: its result was refused until then, and the call kept its key with a
+	 * record that says so.
+	 */
+	private static boolean refusedPastMaxDuration(List<Execution> ran, List<Fault> faults) {
+		if (ran.isEmpty()) {
+			return false;
+		}
+		Execution last = ran.get(ran.size() - 1);
+		long end = (last.end() != null) ? last.end() : Long.MAX_VALUE;
+		return faults.stream()
+			.anyMatch((fault) -> fault.kind() == Kind.MEMORY_PRESSURE_PAST_MAX_DURATION && fault.effective()
+					&& fault.start() <= end + COMPLETION_SLACK_MILLIS && fault.end() >= last.start());
 	}
 
 	/**

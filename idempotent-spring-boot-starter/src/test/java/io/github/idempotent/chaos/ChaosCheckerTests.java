@@ -120,6 +120,26 @@ class ChaosCheckerTests {
 	}
 
 	@Test
+	void aResultRefusedPastMaxDurationMayAnswerNotStoredButNeverRunAgain() {
+		Fault full = new Fault(Kind.MEMORY_PRESSURE_PAST_MAX_DURATION, -1, null, 1500, 10_000, true, "");
+		List<Answer> answered = List.of(new Answer("k", "a", 1, 8000, false));
+		assertThat(this.checker
+			.check(List.of(new Execution("a", "k", 1, 1000, 2000L)), List.of(full), answered,
+					List.of(new Probe("k", 500, ChaosChecker.NOT_STORED, 12_000)), List.of())
+			.violations()).isEmpty();
+		// Not stored with no memory full past max-duration: the result was lost.
+		assertThat(this.checker
+			.check(List.of(new Execution("a", "k", 1, 1000, 2000L)), List.of(), answered,
+					List.of(new Probe("k", 500, ChaosChecker.NOT_STORED, 12_000)), List.of())
+			.violations()).singleElement().asString().contains("not stored");
+		// Run again after it: no excuse.
+		assertThat(this.checker
+			.check(List.of(new Execution("a", "k", 1, 1000, 2000L), new Execution("b", "k", 0, 11_000, 11_100L)),
+					List.of(full), answered, List.of(new Probe("k", 200, "b", 12_000)), List.of())
+			.violations()).isNotEmpty();
+	}
+
+	@Test
 	void aResultNotStoredDuringAFailoverIsExcusedEvenWithWaitReplicas() {
 		// Found by the campaign (Sentinel, wait-replicas=1, seed 3178237901): the method
 		// returned while the primary was down, before the replica was promoted.

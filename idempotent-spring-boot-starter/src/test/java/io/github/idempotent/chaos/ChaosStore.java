@@ -146,7 +146,11 @@ abstract class ChaosStore implements AutoCloseable {
 		return false;
 	}
 
-	void memoryPressure(boolean on) {
+	/**
+	 * Bounds the store's memory just above what it uses ({@code on}), below it (
+	 * {@code full}: every write that grows memory is refused), or not at all.
+	 */
+	void memoryPressure(boolean on, boolean full) {
 	}
 
 	/** Records in progress, read from the store itself. */
@@ -267,7 +271,7 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		@Override
-		void memoryPressure(boolean on) {
+		void memoryPressure(boolean on, boolean full) {
 			commands((redis) -> {
 				if (on) {
 					String info = redis.info("memory");
@@ -279,7 +283,7 @@ abstract class ChaosStore implements AutoCloseable {
 					// Just above what is used: writes that grow memory are refused (OOM)
 					// while the limit holds; nothing may be evicted.
 					this.baseMemory = used;
-					return redis.configSet("maxmemory", Long.toString(used + 32 * 1024));
+					return redis.configSet("maxmemory", full ? "1" : Long.toString(used + 32 * 1024));
 				}
 				return redis.configSet("maxmemory", "0");
 			});
@@ -580,7 +584,7 @@ abstract class ChaosStore implements AutoCloseable {
 		}
 
 		@Override
-		void memoryPressure(boolean on) {
+		void memoryPressure(boolean on, boolean full) {
 			// On every primary: just above what each uses, noeviction (Redis' default).
 			for (LocalRedisCluster.Node primary : this.setup.primaries()) {
 				this.setup.onNode(primary.port(), (redis) -> {
@@ -594,7 +598,7 @@ abstract class ChaosStore implements AutoCloseable {
 						.mapToLong((line) -> Long.parseLong(line.substring("used_memory:".length()).trim()))
 						.findFirst()
 						.orElse(0);
-					return redis.sync().configSet("maxmemory", Long.toString(used + 32 * 1024));
+					return redis.sync().configSet("maxmemory", full ? "1" : Long.toString(used + 32 * 1024));
 				});
 			}
 		}

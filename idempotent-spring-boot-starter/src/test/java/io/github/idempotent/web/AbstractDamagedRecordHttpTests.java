@@ -68,9 +68,11 @@ abstract class AbstractDamagedRecordHttpTests {
 	@Test
 	void resultOfGarbageBytesIsResultUnavailable(CapturedOutput output) throws Exception {
 		String key = completedPayment();
-		storeResult(key, "\u0001\u00ffgarbage{\"id\"".getBytes(StandardCharsets.ISO_8859_1));
+		// Not 0x01 to 0x1F: those mark a record of a later format, answered "retry
+		// later".
+		storeResult(key, "\u00ff\u0001garbage{\"id\"".getBytes(StandardCharsets.ISO_8859_1));
 		assertResultUnavailable(post("/payments", key, PAYMENT), "payments");
-		assertOneWarning(output, key, "0x01");
+		assertOneWarning(output, key, "0xff");
 	}
 
 	@Test
@@ -118,6 +120,15 @@ abstract class AbstractDamagedRecordHttpTests {
 		assertOneWarning(output, key, "cannot be inflated");
 	}
 
+	@Test
+	void anOutcomeOfALaterFormatIsRetryLaterNeverDamagedNorRunAgain(CapturedOutput output) throws Exception {
+		// Written by a newer version during a rolling upgrade: a retry may reach it.
+		String key = completedPayment();
+		storeResult(key, new byte[] { 0x02, 'n', 'e', 'w' });
+		assertWrittenByANewerVersion(post("/payments", key, PAYMENT), "payments");
+		assertOneWarning(output, key, "written by a newer version");
+	}
+
 	/**
 	 * A payment that completed once under a new key, returned.
 	 */
@@ -138,6 +149,20 @@ abstract class AbstractDamagedRecordHttpTests {
 		assertThat(response.body()).contains("\"type\":\"urn:idempotent:result-unavailable\"")
 			.doesNotContain("Exception")
 			.doesNotContain("java.")
+			.doesNotContain("0x");
+		assertThat(this.executions.count(endpoint)).as("runs of the method").isEqualTo(1);
+	}
+
+	/**
+	 * The answer to a record of a later format: 503 and {@code Retry-After}, a problem
+	 * that says a newer version wrote it, and no run.
+	 */
+	void assertWrittenByANewerVersion(HttpResponse<String> response, String endpoint) {
+		assertThat(response.statusCode()).isEqualTo(503);
+		assertThat(response.headers().firstValue("Retry-After")).isPresent();
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(response.body()).contains("written by a newer version")
+			.doesNotContain("Exception")
 			.doesNotContain("0x");
 		assertThat(this.executions.count(endpoint)).as("runs of the method").isEqualTo(1);
 	}

@@ -1,6 +1,7 @@
 package io.github.idempotent.web;
 
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 
 /**
@@ -10,6 +11,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "idempotent.store.type=memory", "idempotent.failure-mode=open",
 				"idempotent.store.memory.maximum-records=3", "idempotent.retry-after=3s" })
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 class MemoryStoreFullFailingOpenHttpTests extends AbstractStoreFullHttpTests {
 
 	@Override

@@ -100,6 +100,18 @@ class RedisDamagedRecordHttpTests extends AbstractDamagedRecordHttpTests {
 	}
 
 	@Test
+	void aRecordOfALaterFormatIsRetryLaterNeverDamagedNorRunAgain(CapturedOutput output) throws Exception {
+		// Written with the Redis client as a newer version would: its first byte is one
+		// that format 1 reserves for later formats.
+		String key = completedPayment();
+		byte[] record = record(key);
+		record[0] = 0x02;
+		write(key, record);
+		assertWrittenByANewerVersion(post("/payments", key, PAYMENT), "payments");
+		assertOneWarning(output, key, "written by a newer version");
+	}
+
+	@Test
 	void hashUnderTheKeyIsResultUnavailable(CapturedOutput output) throws Exception {
 		String key = completedPayment();
 		byte[] redisKey = utf8(recordKey(key));
@@ -109,7 +121,7 @@ class RedisDamagedRecordHttpTests extends AbstractDamagedRecordHttpTests {
 			connection.keyCommands().expire(redisKey, 600);
 		}
 		assertResultUnavailable(post("/payments", key, PAYMENT), "payments");
-		assertOneWarning(output, key, "hash without the fingerprint");
+		assertOneWarning(output, key, "Redis hash, not a string (WRONGTYPE)");
 	}
 
 	@Test

@@ -1,47 +1,32 @@
 package io.github.idempotent.web;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Nested;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 import io.github.idempotent.testsupport.RedisProcess;
 
 /**
- * A Redis under {@code maxmemory-policy noeviction} full of an attacker's records answers
- * {@code OOM} to every write, failing open: the victim's key is refused, not run
- * unprotected. On a redis-server of its own, with a {@code maxmemory} a few hundred KB
- * above what it holds at start: the shared one must not run out of memory under the other
- * tests.
+ * A full Redis, failing open (a full store is no outage, so nothing runs unprotected),
+ * and failing closed ({@link FailingClosed}).
  */
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "idempotent.store.type=redis", "idempotent.local-cache.enabled=false",
-				"idempotent.failure-mode=open", "idempotent.retry-after=3s", "idempotent.max-duration=5s" })
-class RedisStoreFullHttpTests extends AbstractStoreFullHttpTests {
+				"idempotent.retry-after=3s", "idempotent.max-duration=5s",
+				"idempotent.store.redis.claim-memory-limit=0.75", "idempotent.failure-mode=open" })
+class RedisStoreFullHttpTests extends AbstractRedisStoreFullHttpTests {
 
 	private static final RedisProcess redis = RedisProcess.start(RedisProcess.freePort(), false,
 			"maxmemory-policy noeviction");
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", redis.port()));
-		factory.afterPropertiesSet();
-		factory.start();
-		try (RedisConnection connection = factory.getConnection()) {
-			long used = Long.parseLong(connection.serverCommands().info("memory").getProperty("used_memory"));
-			connection.serverCommands().setConfig("maxmemory", Long.toString(used + 192 * 1024));
-		}
-		finally {
-			factory.destroy();
-		}
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		configure(redis, registry);
 	}
 
 	@AfterAll
@@ -50,8 +35,19 @@ class RedisStoreFullHttpTests extends AbstractStoreFullHttpTests {
 	}
 
 	@Override
-	int attackerOrderLength() {
-		return 2_000;
+	RedisProcess redis() {
+		return redis;
+	}
+
+	@Nested
+	@TestPropertySource(properties = "idempotent.failure-mode=closed")
+	class FailingClosed extends AbstractRedisStoreFullHttpTests {
+
+		@Override
+		RedisProcess redis() {
+			return redis;
+		}
+
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.idempotent.store.redis;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
@@ -25,6 +26,11 @@ interface AsyncRedisCommands {
 	 * {@code PTTL key}.
 	 */
 	CompletableFuture<@Nullable Long> pttl(byte[] key);
+
+	/**
+	 * {@code INFO memory}: of the server, or of every primary of a cluster.
+	 */
+	CompletableFuture<List<String>> memoryInfo();
 
 	/**
 	 * A script: EVALSHA, then EVAL on NOSCRIPT.

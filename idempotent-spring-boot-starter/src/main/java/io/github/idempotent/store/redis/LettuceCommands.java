@@ -1,10 +1,13 @@
 package io.github.idempotent.store.redis;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
 import org.jspecify.annotations.Nullable;
@@ -62,6 +65,17 @@ final class LettuceCommands implements AsyncRedisCommands {
 	@Override
 	public CompletableFuture<@Nullable Long> pttl(byte[] key) {
 		return this.commands.pttl(key).toCompletableFuture();
+	}
+
+	@Override
+	public CompletableFuture<List<String>> memoryInfo() {
+		if (this.commands instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+			List<CompletableFuture<String>> nodes = new ArrayList<>();
+			cluster.upstream().commands().info("memory").forEach((node) -> nodes.add(node.toCompletableFuture()));
+			return CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0]))
+				.thenApply((all) -> nodes.stream().map(CompletableFuture::join).toList());
+		}
+		return this.commands.info("memory").toCompletableFuture().thenApply(List::of);
 	}
 
 	@Override

@@ -16,48 +16,19 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.Fingerprint;
 
 /**
- * The bytes of a Redis record: one string value per record, rather than a hash, because a
- * hash leaves Redis's compact encoding as soon as one field passes 64 bytes
- * ({@code hash-max-listpack-value}) and then costs about 500 bytes more; a string costs
- * its bytes plus a 16-byte object header. Layout:
- * <ul>
- * <li>byte 0: the state, {@code P} in progress or {@code C} completed, when the
- * fingerprint is the URL-safe base64 of a SHA-256 digest (as {@code Fingerprinter} makes
- * them), kept as its 32 raw bytes instead of 43 characters; {@code p} or {@code c} for
- * any other fingerprint, kept as text;</li>
- * <li>bytes 1-8: the owner's token ({@link #token});</li>
- * <li>then the fingerprint: 32 bytes, or one length byte and up to 255 bytes of UTF-8
- * text;</li>
- * <li>then, in a completed record, the result, to the end; in an in-progress record (a
- * placeholder) 7 bytes ({@link #inProgress}): the claim time (3), the attempt (1) and the
- * claim time of the attempt it took over (3, zero when none or unknown).</li>
- * </ul>
- * A placeholder outlives its lease: its key expires {@link #REMEMBERED} after the lease
- * ends, so that a claim that takes the key over from an owner that died or hung knows it
- * does, which attempt it is and when the last one started. The lease is what is left of
- * the key's expiry ({@code PTTL}) minus {@link #REMEMBERED}. The 7 bytes after the
- * fingerprint are what says so: placeholders of the previous layout end with the claim
- * time alone (3 bytes; none before that) and expire with their lease, which is still
- * their whole expiry, so that a reader of this version never takes them for a lease run
- * out. With a digest fingerprint a placeholder is 48 bytes: past the 44 that Redis 7
- * keeps inside its object header (embstr), which costs 16 bytes per placeholder
- * ({@code MEMORY USAGE} 184 B at 44 bytes, 200 B from 45 to 60, default key shape); 4
- * bytes more than the attempt alone needs cost nothing more, and let a claim sent again
- * find both the attempt and when the previous one started in its own placeholder.
- * Placeholders are few at any moment (calls per second times their duration), so the 16
- * bytes are a small price for a retry that knows its first run may have had effects.
- * <p>
- * A tombstone, left by an operator's forced delete of a record in progress (and by a
- * delete of a placeholder whose lease ran out), is 9 bytes: {@code D}, {@code tomb}, the
- * claim time and the attempt of the deleted placeholder ({@link #tombstone}). It is no
- * record (a claim takes it as the attempt it was, so the next one knows it takes over),
- * and it fences every owner's renewals and completion, since none holds the key. The
- * previous version wrote {@code D} and the deleted owner's 8-byte token: the length is
- * the same so that an instance of that version, during a rolling upgrade, still takes
- * this tombstone as free rather than as damage; its 4-byte mark tells the two apart (a
- * token that happens to start with {@code tomb}, 1 in 2^32, only makes the next claim
- * misreport its attempt number). The Lua scripts read the state byte, the token and these
- * fixed-size ends; everything else is built and parsed here, off the server.
+ * The bytes of a Redis record, record format 1: docs/stores.md ("Record format 1") has
+ * them byte by byte, and the golden records under {@code src/test/resources/format-1} pin
+ * them. One string per record, not a hash, which leaves Redis's compact encoding once a
+ * field passes 64 bytes and then costs about 500 bytes more: a state byte ({@code P} or
+ * {@code C}, {@code p} or {@code c} for a fingerprint kept as text rather than as the 32
+ * bytes of its SHA-256), the owner's token ({@link #token}), the fingerprint, then the
+ * stored outcome, or a placeholder's claim time, attempt and previous claim time
+ * ({@link #inProgress}); or a tombstone ({@link #tombstone}), which is no record and
+ * fences every owner. A placeholder's key expires {@link #REMEMBERED} after its lease, so
+ * that a claim that takes it over knows which attempt it is. A first byte from 0x01 to
+ * 0x1F marks a later format ({@link #isLaterFormat}); anything else unreadable is damage
+ * ({@link #damage}). The Lua scripts read the state byte, the token and the fixed-size
+ * ends; everything else is built and parsed here.
  */
 final class RecordLayout {
 
@@ -85,28 +56,24 @@ final class RecordLayout {
 	private static final int CLAIM_TIME_LENGTH = 3;
 
 	/**
-	 * Bytes after the fingerprint of a placeholder of this layout: its claim time, its
-	 * attempt, and the claim time of the attempt it took over.
+	 * Bytes after the fingerprint of a placeholder: its claim time, its attempt, and the
+	 * claim time of the attempt it took over.
 	 */
 	static final int PLACEHOLDER_END = 2 * CLAIM_TIME_LENGTH + 1;
 
 	/**
 	 * How long a placeholder is kept after its lease ends, so that the claim that takes
 	 * the key over knows which attempt it is and when the last one started. A fixed time,
-	 * the same on every instance, because every reader subtracts it from the key's expiry
-	 * to tell the lease left; changing it needs another layout mark. One hour: clients
-	 * and message redeliveries retry a call whose owner died within minutes, and a client
-	 * that comes back after an outage within the hour is still told; past it, the retry
-	 * is attempt 1 again, as it was before placeholders were remembered. The operation's
-	 * TTL would have been the natural length, but a claim does not carry it. A longer
-	 * time costs little memory (only placeholders whose owner never finished stay, other
-	 * calls overwrite or delete theirs), but instances of the previous version read a
-	 * placeholder's whole expiry as its lease, and answer 409 for a dead call's key that
-	 * much longer during a rolling upgrade or after a rollback.
+	 * part of the format, the same on every instance, because every reader subtracts it
+	 * from the key's expiry to tell the lease left. One hour: clients and message
+	 * redeliveries retry a call whose owner died within minutes, and a client that comes
+	 * back after an outage within the hour is still told; past it, the retry is attempt 1
+	 * again. The operation's TTL would have been the natural length, but a claim does not
+	 * carry it.
 	 */
 	static final Duration REMEMBERED = Duration.ofHours(1);
 
-	/** The mark after {@code D} that tells a tombstone of this layout. */
+	/** The mark after {@code D} that tells a tombstone. */
 	private static final byte[] TOMBSTONE_MARK = { 't', 'o', 'm', 'b' };
 
 	/** The highest attempt number a placeholder holds: further takeovers stay at it. */
@@ -295,55 +262,42 @@ final class RecordLayout {
 
 	/**
 	 * Whether the value is a tombstone of a forced delete rather than a record: exactly
-	 * {@code D} and 8 bytes, of this layout ({@link #tombstone}) or the previous one's
-	 * ({@code D} and the deleted owner's token). Any other value that starts with
-	 * {@code D} is damage, never a free key, since a claim writes over a tombstone and
-	 * may run the method.
+	 * {@code D}, {@code tomb} and 4 bytes ({@link #tombstone}). Any other value that
+	 * starts with {@code D} is damage, never a free key, since a claim writes over a
+	 * tombstone and may run the method.
 	 */
 	static boolean isTombstone(byte[] record) {
-		return record.length == 1 + TOKEN_LENGTH && record[0] == TOMBSTONE;
-	}
-
-	/**
-	 * Whether a tombstone carries the attempt and claim time of the placeholder it
-	 * replaced (this layout), rather than its owner's token (the previous one).
-	 */
-	static boolean isTombstoneOfAnAttempt(byte[] record) {
-		return isTombstone(record)
+		return record.length == 1 + TOKEN_LENGTH && record[0] == TOMBSTONE
 				&& Arrays.equals(record, 1, 1 + TOMBSTONE_MARK.length, TOMBSTONE_MARK, 0, TOMBSTONE_MARK.length);
 	}
 
 	/**
-	 * Whether {@code record} is a placeholder of this layout, whose key expires
-	 * {@link #REMEMBERED} after its lease, rather than with it.
+	 * Whether the value starts with a byte that format 1 reserves for later formats (0x01
+	 * to 0x1F): a newer version wrote it.
 	 */
-	static boolean isRemembered(byte[] record) {
-		return isInProgress(record) && damage(record) == null && record.length - resultStart(record) == PLACEHOLDER_END;
+	static boolean isLaterFormat(byte[] record) {
+		return record.length > 0 && record[0] >= 0x01 && record[0] <= 0x1F;
 	}
 
 	/**
-	 * The lease left of a record in progress whose key has {@code pttlMillis} left
-	 * ({@code PTTL}): that much less {@link #REMEMBERED} for a placeholder of this
-	 * layout, never below 0; the whole of it for one of the previous layouts. A key
-	 * without expiry (-1) or gone (-2) has none left.
+	 * The lease left of a placeholder whose key has {@code pttlMillis} left
+	 * ({@code PTTL}): that much less {@link #REMEMBERED}, never below 0. A key without
+	 * expiry (-1) or gone (-2) has none left.
 	 */
-	static long leaseMillis(byte[] record, long pttlMillis) {
-		if (pttlMillis < 0) {
-			return 0;
-		}
-		return isRemembered(record) ? Math.max(0, pttlMillis - REMEMBERED.toMillis()) : pttlMillis;
+	static long leaseMillis(long pttlMillis) {
+		return (pttlMillis < 0) ? 0 : Math.max(0, pttlMillis - REMEMBERED.toMillis());
 	}
 
 	/**
-	 * The attempt of a placeholder: 1 for one of an earlier layout, which did not count.
+	 * The attempt of a placeholder.
 	 */
 	static int attempt(byte[] record) {
-		return isRemembered(record) ? Math.max(1, record[record.length - CLAIM_TIME_LENGTH - 1] & 0xFF) : 1;
+		return Math.max(1, record[record.length - CLAIM_TIME_LENGTH - 1] & 0xFF);
 	}
 
 	/**
 	 * When the attempt that a placeholder took over was claimed, {@code null} for a first
-	 * attempt, for one of an earlier layout and when unknown.
+	 * attempt and when unknown.
 	 */
 	static @Nullable Instant previousClaimedAt(byte[] record, Instant now) {
 		int offset = record.length - CLAIM_TIME_LENGTH;
@@ -358,17 +312,11 @@ final class RecordLayout {
 	}
 
 	/**
-	 * When the key of an in-progress record was claimed, read against {@code now} as
-	 * {@link #readTime} does: {@code null} for a completed record and for one written
-	 * without a claim time.
+	 * When the key of a placeholder was claimed, read against {@code now} as
+	 * {@link #readTime} does: {@code null} for a completed record.
 	 */
 	static @Nullable Instant claimedAt(byte[] record, Instant now) {
-		int start = resultStart(record);
-		int end = record.length - start;
-		if (!isInProgress(record) || (end != CLAIM_TIME_LENGTH && end != PLACEHOLDER_END)) {
-			return null;
-		}
-		return readTime(record, start, now);
+		return isInProgress(record) ? readTime(record, resultStart(record), now) : null;
 	}
 
 	/**
@@ -380,6 +328,10 @@ final class RecordLayout {
 	static @Nullable String damage(byte[] record) {
 		if (record.length == 0) {
 			return "it is empty";
+		}
+		if (isLaterFormat(record)) {
+			return String.format("it starts with 0x%02x, which format 1 reserves for later formats: a newer version "
+					+ "of the starter wrote it", record[0] & 0xFF);
 		}
 		if (!isInProgress(record) && !isCompleted(record)) {
 			return String.format("its layout byte 0x%02x is none of this store's ('P', 'C', 'p', 'c')",
@@ -402,6 +354,10 @@ final class RecordLayout {
 				// No payload has a blank fingerprint: Fingerprint refuses one.
 				return "its fingerprint is blank";
 			}
+		}
+		if (isInProgress(record) && record.length - resultStart(record) != PLACEHOLDER_END) {
+			return "it is a placeholder with " + (record.length - resultStart(record))
+					+ " bytes after its fingerprint, not " + PLACEHOLDER_END;
 		}
 		// A completed record may hold an empty result: the store's bytes are opaque, and
 		// whether none is a valid outcome is the format's to judge.

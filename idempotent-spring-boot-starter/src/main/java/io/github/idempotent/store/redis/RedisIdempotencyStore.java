@@ -33,15 +33,15 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 
 /**
  * {@link IdempotencyStore} on Redis. A record is one string under one key: a state byte,
  * the token of the owner (then of the owner that completed it), the fingerprint and the
- * result ({@link RecordLayout}); records of the previous layout, hashes, are still read.
- * Every primitive is one atomic command, so each costs one round trip: a claim is a
- * native {@code SET ... NX PX ... GET} (a Lua script on servers before Redis 7.0 and for
- * records of the previous layout), completion, release and renewal are Lua scripts
+ * result ({@link RecordLayout}, record format 1). Every primitive is one atomic command,
+ * so each costs one round trip: a claim is a native {@code SET ... NX PX ... GET} (a Lua
+ * script on servers before Redis 7.0), completion, release and renewal are Lua scripts
  * (EVALSHA), which compare the owner's token before they write. A first call costs two
  * round trips, a replay one. Each touches only its own key, so the store runs on Redis
  * Cluster; expiry is the server's (PEXPIRE): the lease and {@link RecordLayout#REMEMBERED
@@ -62,8 +62,7 @@ import io.github.idempotent.store.StoredResult;
  * This class holds the claim, completion, release and renewal, blocking and asynchronous.
  * The Lua scripts are {@code .lua} files ({@link RedisScripts}); how they and the native
  * claim are sent, and over which connection, is {@link RedisScriptRunner}'s; what
- * operators see and delete (the Actuator) is {@link RedisRecordInspection}'s; records of
- * the previous layout are read by {@link PreviousRecordLayout}.
+ * operators see and delete (the Actuator) is {@link RedisRecordInspection}'s.
  * <p>
  * Runs on every connection factory of Spring Data Redis: Lettuce with everything; Jedis
  * and Redisson with the claims, the fenced steps and the Actuator, while asynchronous
@@ -87,11 +86,20 @@ public class RedisIdempotencyStore
 	/** {@link RecordLayout#REMEMBERED} as the scripts take it. */
 	static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(REMEMBERED_MILLIS_VALUE));
 
+	/**
+	 * Bytes of a completed record written even when Redis's memory is full: a placeholder
+	 * (48 bytes with a digest fingerprint) and a value of up to 60 bytes take the same
+	 * memory, an allocation of 64 bytes with the string's header.
+	 */
+	static final int SMALL_RECORD = 60;
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisScriptRunner scripts;
 
 	private final RedisRecordInspection inspection;
+
+	private final RedisMemoryMargin memoryMargin;
 
 	// When the server last refused SET with NX and GET (before Redis 7.0), 0 if never.
 	private volatile long setClaimsRefusedAt;
@@ -103,6 +111,7 @@ public class RedisIdempotencyStore
 		this.connectionFactory = connectionFactory;
 		this.scripts = new RedisScriptRunner(connectionFactory);
 		this.inspection = new RedisRecordInspection(connectionFactory, this.scripts);
+		this.memoryMargin = new RedisMemoryMargin(connectionFactory, this.scripts);
 		if (!this.scripts.supportsAsync()) {
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
 					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
@@ -134,6 +143,20 @@ public class RedisIdempotencyStore
 		Assert.isTrue(replicas >= 0, "replicas must not be negative");
 		Assert.isTrue(timeout != null && !timeout.isNegative(), "timeout must not be negative");
 		this.scripts.waitReplicas(replicas, timeout);
+	}
+
+	/**
+	 * Refuses new claims as the store being full (a {@link StoreFullException}) once
+	 * Redis's used memory is above {@code limit} of its {@code maxmemory} under
+	 * {@code maxmemory-policy noeviction}, so that the calls in progress keep room for
+	 * their results: Redis takes a placeholder while it refuses the larger result that
+	 * follows. Read from {@code INFO memory} at most once a second, in the background
+	 * ({@link RedisMemoryMargin}). 0.9 by default; 1 refuses nothing before Redis does.
+	 * @param limit share of {@code maxmemory}, above 0 and at most 1
+	 */
+	public void setClaimMemoryLimit(double limit) {
+		Assert.isTrue(limit > 0 && limit <= 1, "limit must be above 0 and at most 1");
+		this.memoryMargin.setLimit(limit);
 	}
 
 	/**
@@ -180,50 +203,65 @@ public class RedisIdempotencyStore
 	 * the placeholder if there is no record and answers the record there was, which
 	 * settles an absent key, a completed record, a record in progress (then a
 	 * {@code PTTL} reads its lease left) and a claim re-sent with its own token, at a
-	 * tenth of the script's cost in Redis. The claim script decides a record of the
-	 * previous layout (WRONGTYPE), a tombstone of a forced delete (which NX sees as a
-	 * record, so only after forced deletes does a claim cost a second step) and every
-	 * claim on a server that refuses NX with GET (before Redis 7.0; the native claim is
-	 * tried again every 10 minutes in case the server was upgraded).
+	 * tenth of the script's cost in Redis. The claim script decides a value of another
+	 * Redis type (WRONGTYPE), a tombstone of a forced delete (which NX sees as a record,
+	 * so only after forced deletes does a claim cost a second step) and every claim on a
+	 * server that refuses NX with GET (before Redis 7.0; the native claim is tried again
+	 * every 10 minutes in case the server was upgraded).
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+		String full = this.memoryMargin.full();
+		if (full != null) {
+			return whileWritesAreRefused(key, new StoreFullException(full));
+		}
 		String token = newToken();
 		try {
 			return claimOrFail(key, fingerprint, lease, token);
 		}
 		catch (RuntimeException ex) {
-			if (!isWriteRefusal(ex)) {
+			if (!isWriteRefusal(ex, "OOM ", "READONLY ")) {
 				if (isUnanswered(ex)) {
 					releaseUnanswered(key, token);
 				}
 				throw ex;
 			}
-			ClaimResult found;
-			try {
-				found = whileWritesAreRefused(inspect(key).orElse(null));
-			}
-			catch (RuntimeException readFailure) {
-				ex.addSuppressed(readFailure);
-				throw ex;
-			}
-			if (found == null) {
-				throw ex;
-			}
-			return found;
+			return whileWritesAreRefused(key, ex);
 		}
 	}
 
 	/**
 	 * What a claim answers when Redis refuses writes but still answers reads (its memory
-	 * full under {@code noeviction}, a replica during a failover): a completed record is
-	 * replayed and a record in progress is in progress, as they would be if the claim had
-	 * been accepted. Only a free key cannot be claimed; then the refusal stands, and the
-	 * call is refused as with the store unavailable. Without this read, a retry of a
-	 * completed call would be refused (503) or, with {@code failure-mode=open}, run its
-	 * method again.
+	 * full under {@code noeviction}, or within {@link #setClaimMemoryLimit the margin}
+	 * kept for results; a replica during a failover): a completed record is replayed and
+	 * a record in progress is in progress, as they would be if the claim had been
+	 * accepted. Only a free key cannot be claimed; then {@code refusal} stands, and the
+	 * call is refused as with the store full or unavailable. Without this read, a retry
+	 * of a completed call would be refused (503) or, with {@code failure-mode=open}, run
+	 * its method again.
 	 */
-	private static @Nullable ClaimResult whileWritesAreRefused(@Nullable IdempotencyRecord record) {
+	private ClaimResult whileWritesAreRefused(RecordKey key, RuntimeException refusal) {
+		ClaimResult found;
+		try {
+			found = whileWritesAreRefused(key,
+					this.scripts.<List<?>>executeAndWait(RedisScripts.INSPECT, ReturnType.MULTI, null, keyOf(key)));
+		}
+		catch (RuntimeException readFailure) {
+			refusal.addSuppressed(readFailure);
+			throw refusal;
+		}
+		if (found == null) {
+			throw refusal;
+		}
+		return found;
+	}
+
+	/**
+	 * What the inspect script's {@code reply} means to a claim while writes are refused,
+	 * {@code null} for a free key.
+	 */
+	private static @Nullable ClaimResult whileWritesAreRefused(RecordKey key, List<?> reply) {
+		IdempotencyRecord record = RedisRecordInspection.record(key, reply, Instant.now());
 		if (record == null) {
 			return null;
 		}
@@ -231,17 +269,18 @@ public class RedisIdempotencyStore
 			case COMPLETED -> new ClaimResult.Completed(record.fingerprint(), record.result());
 			case IN_PROGRESS -> new ClaimResult.InProgress(record.fingerprint(),
 					(record.expiresIn() != null) ? record.expiresIn() : Duration.ZERO);
-			case UNREADABLE -> new ClaimResult.Damaged(record.damage());
+			case UNREADABLE -> new ClaimResult.Damaged(record.damage(),
+					reply.get(2) instanceof byte[] stored && RecordLayout.isLaterFormat(stored));
 		};
 	}
 
 	/**
-	 * Whether Redis refused a write for want of memory or as a read-only replica: it
-	 * still answers reads.
+	 * Whether Redis refused a write with one of {@code replies} ({@code OOM}: its memory
+	 * is full; {@code READONLY}: a replica): it still answers reads.
 	 */
-	private static boolean isWriteRefusal(Throwable failure) {
+	private static boolean isWriteRefusal(Throwable failure, String... replies) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (RedisClients.isErrorReply(ex, "OOM ", "READONLY ")) {
+			if (RedisClients.isErrorReply(ex, replies)) {
 				return true;
 			}
 		}
@@ -330,7 +369,7 @@ public class RedisIdempotencyStore
 		}
 		if (isHeldByAnother(previous, record)) {
 			Long pttl = connection.keyCommands().pTtl(key);
-			if (pttl != null && isLeaseOver(previous, pttl)) {
+			if (pttl != null && isLeaseOver(pttl)) {
 				return null;
 			}
 			return inProgress(previous, (pttl != null) ? pttl : 0);
@@ -341,11 +380,10 @@ public class RedisIdempotencyStore
 	/**
 	 * Whether the placeholder a native claim found, whose key has {@code pttl} left, no
 	 * longer holds its lease (or has gone since), so that the claim script may take the
-	 * key over: it decides again, atomically, on what is there then. A placeholder of the
-	 * previous layout expires with its lease and is never over while it is there.
+	 * key over: it decides again, atomically, on what is there then.
 	 */
-	private static boolean isLeaseOver(byte[] previous, long pttl) {
-		return RecordLayout.isRemembered(previous) && pttl != -1 && pttl <= REMEMBERED_MILLIS_VALUE;
+	private static boolean isLeaseOver(long pttl) {
+		return pttl != -1 && pttl <= REMEMBERED_MILLIS_VALUE;
 	}
 
 	/**
@@ -359,7 +397,7 @@ public class RedisIdempotencyStore
 	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
 		// The lease left just after the claim; -2 if the record ended meanwhile.
 		return new ClaimResult.InProgress(RecordLayout.fingerprint(previous),
-				Duration.ofMillis(RecordLayout.leaseMillis(previous, pttlMillis)));
+				Duration.ofMillis(RecordLayout.leaseMillis(pttlMillis)));
 	}
 
 	/**
@@ -374,7 +412,7 @@ public class RedisIdempotencyStore
 		}
 		String damage = RecordLayout.damage(previous);
 		if (damage != null) {
-			return new ClaimResult.Damaged(damage);
+			return damaged(previous, damage);
 		}
 		if (RecordLayout.isInProgress(previous)) {
 			// Its own: the attempt it is, as the first send wrote it.
@@ -398,11 +436,11 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Whether the server refused a native claim that the script can make instead: a
-	 * record of the previous layout (WRONGTYPE, this key only), or a server (or proxy)
-	 * that does not know {@code SET} with {@code NX} and {@code GET}, such as Redis
-	 * before 7.0: then claims take the script for 10 minutes. Any other error (a full or
-	 * read-only server, a timeout) is the caller's.
+	 * Whether the server refused a native claim that the script can make instead: a value
+	 * of another Redis type (WRONGTYPE, this key only), or a server (or proxy) that does
+	 * not know {@code SET} with {@code NX} and {@code GET}, such as Redis before 7.0:
+	 * then claims take the script for 10 minutes. Any other error (a full or read-only
+	 * server, a timeout) is the caller's.
 	 */
 	private boolean isSetClaimRefused(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -443,19 +481,24 @@ public class RedisIdempotencyStore
 		if (state == RedisScripts.NOT_A_RECORD) {
 			return new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(1)));
 		}
-		if (state == RedisScripts.IN_PROGRESS || state == RedisScripts.COMPLETED) {
-			byte[] stored = (byte[]) reply.get(1);
-			String damage = RecordLayout.damage(stored);
-			if (damage != null) {
-				return new ClaimResult.Damaged(damage);
-			}
-			return (state == RedisScripts.IN_PROGRESS)
-					? new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
-							Duration.ofMillis(Math.max(0, (Long) reply.get(2))))
-					: new ClaimResult.Completed(RecordLayout.fingerprint(stored),
-							new StoredResult(RecordLayout.result(stored)));
+		byte[] stored = (byte[]) reply.get(1);
+		String damage = RecordLayout.damage(stored);
+		if (damage != null) {
+			return damaged(stored, damage);
 		}
-		return PreviousRecordLayout.claimResult(state == RedisScripts.IN_PROGRESS_HASH, reply);
+		return (state == RedisScripts.IN_PROGRESS)
+				? new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
+						Duration.ofMillis(Math.max(0, (Long) reply.get(2))))
+				: new ClaimResult.Completed(RecordLayout.fingerprint(stored),
+						new StoredResult(RecordLayout.result(stored)));
+	}
+
+	/**
+	 * A value the store cannot read: written by a later format (a newer version, which a
+	 * retry may reach), or damaged.
+	 */
+	static ClaimResult.Damaged damaged(byte[] stored, String damage) {
+		return new ClaimResult.Damaged(damage, RecordLayout.isLaterFormat(stored));
 	}
 
 	/**
@@ -474,12 +517,38 @@ public class RedisIdempotencyStore
 		return new ClaimResult.Acquired(token, attempt, previous);
 	}
 
+	/**
+	 * Writes the completed record over the owner's placeholder. Redis refuses every write
+	 * once its memory is full ({@code OOM}, under {@code noeviction}); a completed record
+	 * that takes no more memory than the placeholder it replaces (at most
+	 * {@value #SMALL_RECORD} bytes, as the record of a result that was not stored is) is
+	 * then written all the same, by the script flagged {@code allow-oom} (Redis 7.0 or
+	 * later), so that the call keeps its key.
+	 */
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
-		return isPositive(this.scripts.executeAndWait(RedisScripts.COMPLETE, ReturnType.INTEGER,
-				RedisIdempotencyStore::isPositive, keyOf(key), owner, completedRecord(owner, fingerprint, result),
-				millis(ttl)));
+		byte[] record = completedRecord(owner, fingerprint, result);
+		try {
+			return complete(RedisScripts.COMPLETE, key, owner, record, ttl);
+		}
+		catch (RuntimeException ex) {
+			if (record.length > SMALL_RECORD || !isWriteRefusal(ex, "OOM ")) {
+				throw ex;
+			}
+			try {
+				return complete(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
+			}
+			catch (RuntimeException flaggedFailure) {
+				ex.addSuppressed(flaggedFailure);
+				throw ex;
+			}
+		}
+	}
+
+	private boolean complete(RedisScripts.Script script, RecordKey key, byte[] owner, byte[] record, Duration ttl) {
+		return isPositive(this.scripts.executeAndWait(script, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
+				keyOf(key), owner, record, millis(ttl)));
 	}
 
 	@Override
@@ -553,10 +622,14 @@ public class RedisIdempotencyStore
 	@Override
 	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		String token = newToken();
-		return claimOrFailAsync(key, fingerprint, lease, token).exceptionallyCompose((failure) -> {
+		String full = this.memoryMargin.full();
+		CompletableFuture<ClaimResult> claimed = (full != null)
+				? CompletableFuture.failedFuture(new StoreFullException(full))
+				: claimOrFailAsync(key, fingerprint, lease, token);
+		return claimed.exceptionallyCompose((failure) -> {
 			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
 					: failure;
-			if (!isWriteRefusal(ex)) {
+			if (!(ex instanceof StoreFullException) && !isWriteRefusal(ex, "OOM ", "READONLY ")) {
 				if (isUnanswered(ex)) {
 					releaseUnanswered(key, token);
 				}
@@ -565,8 +638,7 @@ public class RedisIdempotencyStore
 			// As claim() does: read what the key holds, on the event loop's terms.
 			return this.scripts.<List<Object>>executeAsync(RedisScripts.INSPECT, ReturnType.MULTI, keyOf(key))
 				.handle((reply, readFailure) -> {
-					ClaimResult found = (readFailure != null) ? null
-							: whileWritesAreRefused(RedisRecordInspection.record(key, reply, Instant.now()));
+					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(key, reply);
 					if (found == null) {
 						if (readFailure != null) {
 							ex.addSuppressed(readFailure);
@@ -610,7 +682,7 @@ public class RedisIdempotencyStore
 				}
 				if (isHeldByAnother(previous, record)) {
 					return commands.pttl(redisKey).thenCompose((pttl) -> {
-						if (pttl != null && isLeaseOver(previous, pttl)) {
+						if (pttl != null && isLeaseOver(pttl)) {
 							return byScript.get();
 						}
 						return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
@@ -625,9 +697,19 @@ public class RedisIdempotencyStore
 	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
 		byte[] owner = RecordLayout.token(token);
-		return this.scripts
-			.<Long>executeAsync(RedisScripts.COMPLETE, ReturnType.INTEGER, keyOf(key), owner,
-					completedRecord(owner, fingerprint, result), millis(ttl))
+		byte[] record = completedRecord(owner, fingerprint, result);
+		// As complete() does: a small record goes in even when memory is full.
+		return completeAsync(RedisScripts.COMPLETE, key, owner, record, ttl).exceptionallyCompose((failure) -> {
+			if (record.length > SMALL_RECORD || !isWriteRefusal(failure, "OOM ")) {
+				return CompletableFuture.failedFuture(failure);
+			}
+			return completeAsync(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
+		});
+	}
+
+	private CompletableFuture<Boolean> completeAsync(RedisScripts.Script script, RecordKey key, byte[] owner,
+			byte[] record, Duration ttl) {
+		return this.scripts.<Long>executeAsync(script, ReturnType.INTEGER, keyOf(key), owner, record, millis(ttl))
 			.thenApply(RedisIdempotencyStore::isPositive);
 	}
 

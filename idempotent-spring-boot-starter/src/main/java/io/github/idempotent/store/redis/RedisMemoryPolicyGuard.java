@@ -399,8 +399,9 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 	 * @param maxmemory memory limit in bytes, 0 for none
 	 * @param policy {@code maxmemory-policy}
 	 * @param evictedKeys keys evicted since the server started, -1 when not read
+	 * @param usedMemory memory in use in bytes ({@code used_memory}), -1 when not read
 	 */
-	public record MemoryPolicy(String server, long maxmemory, String policy, long evictedKeys) {
+	public record MemoryPolicy(String server, long maxmemory, String policy, long evictedKeys, long usedMemory) {
 
 		/**
 		 * Whether the server may evict the store's records: bounded memory and any policy
@@ -432,7 +433,8 @@ public final class RedisMemoryPolicyGuard implements SmartLifecycle, AutoCloseab
 				String policy = properties.getProperty("maxmemory_policy");
 				if (maxmemory != null && policy != null) {
 					policies.add(new MemoryPolicy(node, Long.parseLong(maxmemory.trim()), policy.trim(),
-							Long.parseLong(properties.getProperty("evicted_keys", "-1").trim())));
+							Long.parseLong(properties.getProperty("evicted_keys", "-1").trim()),
+							Long.parseLong(properties.getProperty("used_memory", "-1").trim())));
 				}
 			});
 			return policies;

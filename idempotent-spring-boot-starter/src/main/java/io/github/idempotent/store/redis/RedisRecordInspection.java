@@ -24,7 +24,7 @@ import io.github.idempotent.store.StoredResult;
 /**
  * What {@link RedisIdempotencyStore} shows and does for operators (the Actuator endpoint,
  * through {@link io.github.idempotent.store.InspectableIdempotencyStore}): read a record
- * whatever its layout, list the records in progress, delete one. A forced delete leaves a
+ * whatever it holds, list the records in progress, delete one. A forced delete leaves a
  * tombstone (the delete script), so that the deleted call's owner is fenced out instead
  * of writing its record anew.
  */
@@ -65,31 +65,28 @@ final class RedisRecordInspection {
 		}
 		long pttl = (Long) reply.get(1);
 		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
-		if (kind == 3) {
+		if (kind != 1) {
 			return IdempotencyRecord.unreadable(key, RedisScripts.notARecord(reply.get(2)), expiresIn);
 		}
-		if (kind == 1) {
-			byte[] stored = (byte[]) reply.get(2);
-			if (RecordLayout.isTombstone(stored)) {
-				// A forced delete: no call holds the key, and nothing is stored.
-				return null;
-			}
-			String damage = RecordLayout.damage(stored);
-			if (damage != null) {
-				return IdempotencyRecord.unreadable(key, damage, expiresIn);
-			}
-			boolean inProgress = RecordLayout.isInProgress(stored);
-			if (inProgress && expiresIn != null) {
-				// The lease left, not the hour the placeholder is kept after it: 0 for
-				// a call whose lease ran out, which no longer holds the key.
-				expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(stored, pttl));
-			}
-			return new IdempotencyRecord(key,
-					inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
-					RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
-					inProgress ? null : new StoredResult(RecordLayout.result(stored)));
+		byte[] stored = (byte[]) reply.get(2);
+		if (RecordLayout.isTombstone(stored)) {
+			// A forced delete: no call holds the key, and nothing is stored.
+			return null;
 		}
-		return PreviousRecordLayout.record(key, reply, expiresIn);
+		String damage = RecordLayout.damage(stored);
+		if (damage != null) {
+			return IdempotencyRecord.unreadable(key, damage, expiresIn);
+		}
+		boolean inProgress = RecordLayout.isInProgress(stored);
+		if (inProgress && expiresIn != null) {
+			// The lease left, not the hour the placeholder is kept after it: 0 for a call
+			// whose lease ran out, which no longer holds the key.
+			expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(pttl));
+		}
+		return new IdempotencyRecord(key,
+				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
+				RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
+				inProgress ? null : new StoredResult(RecordLayout.result(stored)));
 	}
 
 	/**

@@ -26,14 +26,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * tombstone, when a key is taken over or deleted by an operator; the fingerprint's length
  * byte says where it ends.
  * <p>
- * Records written before this layout are hashes (s, t, f, r;
- * {@link PreviousRecordLayout}): GET on them fails with WRONGTYPE, caught by pcall, so a
- * new record costs no TYPE check. Those records are read as they are; their owner runs
- * the previous version, whose 32-hex-digit token can never equal an 8-byte one here, so
- * complete, release and renew find them fenced (0) and leave them to it. A value of any
- * other type (a list, a set) is no record at all: the claim answers 6 and its type, and
- * leaves it as it is, as it leaves a string it cannot read (the Java side judges that):
- * either may be what is left of a call that ran.
+ * A value of another Redis type than a string (a hash, a list) is no record at all: GET
+ * on it fails with WRONGTYPE, caught by pcall, so a record costs no TYPE check; the claim
+ * answers 6 and its type, and leaves it as it is, as it leaves a string it cannot read
+ * (the Java side judges that): either may be what is left of a call that ran, or a record
+ * of a later format. Complete, release and renew find such values fenced (0).
  */
 final class RedisScripts {
 
@@ -45,10 +42,6 @@ final class RedisScripts {
 
 	static final long COMPLETED = 3;
 
-	static final long IN_PROGRESS_HASH = 4;
-
-	static final long COMPLETED_HASH = 5;
-
 	static final long NOT_A_RECORD = 6;
 
 	/** Claims a key in one step when the native claim cannot decide. */
@@ -56,6 +49,13 @@ final class RedisScripts {
 
 	/** Writes the completed record, fenced by the owner's token. */
 	static final Script COMPLETE = Script.load("complete.lua");
+
+	/**
+	 * {@link #COMPLETE} flagged {@code allow-oom} (Redis 7.0 or later): for a completed
+	 * record no bigger than the placeholder it replaces, which Redis refuses along with
+	 * every other write once its memory is full, although it takes no more memory.
+	 */
+	static final Script COMPLETE_IN_FULL_MEMORY = COMPLETE.withFlags("allow-oom");
 
 	/**
 	 * Frees the key, fenced by the owner's token; a released takeover leaves a tombstone.
@@ -70,7 +70,7 @@ final class RedisScripts {
 	 */
 	static final Script DELETE_IF = Script.load("delete-if.lua");
 
-	/** For operators: reads a record whatever its layout or type, with its PTTL. */
+	/** For operators: reads a record whatever its type, with its PTTL. */
 	static final Script INSPECT = Script.load("inspect.lua");
 
 	/**
@@ -83,8 +83,8 @@ final class RedisScripts {
 	}
 
 	/**
-	 * The damage of a key that holds a value of another Redis type than a string or a
-	 * hash, named by the scripts' {@code TYPE}.
+	 * The damage of a key that holds a value of another Redis type than a string, named
+	 * by the scripts' {@code TYPE}.
 	 */
 	static String notARecord(@Nullable Object type) {
 		String name = (type instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(type);
@@ -111,7 +111,23 @@ final class RedisScripts {
 				throw new IllegalStateException("The Redis script " + resource.getPath()
 						+ " is missing from the class path: the idempotent starter's jar is incomplete", ex);
 			}
+			return of(name, text);
+		}
+
+		private static Script of(String name, byte[] text) {
 			return new Script(name, text, RedisScript.of(new String(text, StandardCharsets.UTF_8)).getSha1());
+		}
+
+		/**
+		 * This script with a shebang line that gives it {@code flags} (Redis 7.0 or
+		 * later; before, the line does not compile).
+		 */
+		Script withFlags(String flags) {
+			byte[] shebang = ("#!lua flags=" + flags + "\n").getBytes(StandardCharsets.UTF_8);
+			byte[] flagged = new byte[shebang.length + this.text.length];
+			System.arraycopy(shebang, 0, flagged, 0, shebang.length);
+			System.arraycopy(this.text, 0, flagged, shebang.length, this.text.length);
+			return of(this.name, flagged);
 		}
 
 	}

@@ -13,10 +13,8 @@
 -- claim.lua) finds the very value it would write and succeeds instead of
 -- reporting a lost lease; nothing else can change it. A tombstone (an
 -- operator's forced delete) is no vanished record: its owner is fenced (0) like
--- any other (no token equals its bytes 2-9: 'tomb' and an attempt, or the
--- previous version's copy of the deleted token, which this script still refuses
--- since the state is no 'P'), so the key stays free for a retry and never gets
--- the deleted call's result. release.lua and renew.lua fence it the same way:
+-- any other (no token equals its bytes 2-9, 'tomb' and an attempt), so the key
+-- stays free for a retry and never gets the deleted call's result. release.lua and renew.lua fence it the same way:
 -- neither writes over a value. A placeholder past its lease is still its
 -- owner's until someone takes it over: complete, release and renew do not look
 -- at the lease.

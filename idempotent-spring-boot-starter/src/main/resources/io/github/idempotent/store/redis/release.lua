@@ -3,12 +3,10 @@
 -- KEYS[1]: the record's key.
 -- ARGV[1]: the owner's token (8 bytes).
 -- Answers 1 released, 2 none there, 0 fenced (another token, a completed
--- record, a tombstone, a hash of the previous layout). Fenced as complete.lua
--- says.
+-- record, a tombstone, a value of another type). Fenced as complete.lua says.
 --
 -- A released first attempt is deleted: the key is free, and the next claim is
--- attempt 1 again. A released takeover (a placeholder of this layout whose
--- attempt is above 1) is replaced by the tombstone of its own attempt and claim
+-- attempt 1 again. A released takeover (a placeholder whose attempt is above 1) is replaced by the tombstone of its own attempt and claim
 -- time instead, as a forced delete writes it, for as long as the placeholder
 -- would have lived (PTTL: the lease left, then the time it is kept after it):
 -- deleting it would erase what only it still remembers, that an earlier attempt

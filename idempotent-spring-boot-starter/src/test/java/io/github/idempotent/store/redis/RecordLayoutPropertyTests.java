@@ -33,7 +33,6 @@ class RecordLayoutPropertyTests {
 	private static void isDamageATombstoneOrReadable(byte[] value, long pttlMillis) {
 		String damage = RecordLayout.damage(value);
 		if (RecordLayout.isTombstone(value)) {
-			RecordLayout.isTombstoneOfAnAttempt(value);
 			return;
 		}
 		if (damage != null) {
@@ -43,14 +42,16 @@ class RecordLayoutPropertyTests {
 		assertThat(RecordLayout.isInProgress(value) || RecordLayout.isCompleted(value)).isTrue();
 		assertThat(RecordLayout.fingerprint(value).value()).isNotEmpty();
 		assertThat(RecordLayout.result(value)).isNotNull();
-		assertThat(RecordLayout.attempt(value)).isBetween(1, RecordLayout.MAX_ATTEMPT);
-		assertThat(RecordLayout.leaseMillis(value, pttlMillis)).isNotNegative();
+		assertThat(RecordLayout.leaseMillis(pttlMillis)).isNotNegative();
 		Instant claimedAt = RecordLayout.claimedAt(value, NOW);
-		if (claimedAt != null) {
+		if (RecordLayout.isInProgress(value)) {
 			assertThat(claimedAt).isBeforeOrEqualTo(NOW);
+			assertThat(RecordLayout.attempt(value)).isBetween(1, RecordLayout.MAX_ATTEMPT);
+			RecordLayout.previousClaimedAt(value, NOW);
 		}
-		RecordLayout.previousClaimedAt(value, NOW);
-		RecordLayout.isRemembered(value);
+		else {
+			assertThat(claimedAt).isNull();
+		}
 	}
 
 	@Test

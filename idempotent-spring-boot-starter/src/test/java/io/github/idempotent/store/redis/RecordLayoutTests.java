@@ -51,7 +51,7 @@ class RecordLayoutTests {
 		byte[] record = RecordLayout.inProgress(TOKEN, fingerprint, claimed.getEpochSecond());
 		assertThat(record).hasSize(48);
 		assertThat(RecordLayout.isInProgress(record)).isTrue();
-		assertThat(RecordLayout.isRemembered(record)).isTrue();
+		assertThat(RecordLayout.damage(record)).isNull();
 		assertThat(RecordLayout.fingerprint(record)).isEqualTo(fingerprint);
 		assertThat(RecordLayout.claimedAt(record, claimed.plusSeconds(90))).isEqualTo(claimed);
 		assertThat(RecordLayout.attempt(record)).isEqualTo(1);
@@ -71,34 +71,40 @@ class RecordLayoutTests {
 	}
 
 	@Test
-	void aPlaceholderOfThePreviousLayoutExpiresWithItsLease() {
-		// The previous version's placeholder: the claim time alone after the fingerprint,
-		// its key's expiry the lease, whatever this version keeps its own for.
-		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
-		Instant claimed = Instant.parse("2026-12-02T17:00:00Z");
-		byte[] previous = RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, fingerprint, new byte[] { 1, 2, 3 });
-		assertThat(previous).hasSize(44);
-		assertThat(RecordLayout.isRemembered(previous)).isFalse();
-		assertThat(RecordLayout.leaseMillis(previous, 5_000)).isEqualTo(5_000);
-		assertThat(RecordLayout.attempt(previous)).isEqualTo(1);
-		byte[] current = RecordLayout.inProgress(TOKEN, fingerprint, claimed.getEpochSecond());
+	void aPlaceholdersLeaseIsItsExpiryLessTheHourItIsRememberedFor() {
 		long remembered = RecordLayout.REMEMBERED.toMillis();
-		assertThat(RecordLayout.leaseMillis(current, remembered + 5_000)).isEqualTo(5_000);
-		assertThat(RecordLayout.leaseMillis(current, remembered - 5_000)).isZero();
-		assertThat(RecordLayout.leaseMillis(current, -2)).isZero();
+		assertThat(RecordLayout.leaseMillis(remembered + 5_000)).isEqualTo(5_000);
+		assertThat(RecordLayout.leaseMillis(remembered - 5_000)).isZero();
+		assertThat(RecordLayout.leaseMillis(-2)).isZero();
 	}
 
 	@Test
-	void aTombstoneHasTheLengthOfThePreviousVersionsAndIsToldApartByItsMark() {
+	void aPlaceholderOfAnyOtherLengthIsDamageNotACallInProgress() {
+		// Pre-release builds wrote placeholders ending with the claim time alone: no
+		// version was released with them, and format 1 does not read them.
+		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
+		byte[] shorter = RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, fingerprint, new byte[] { 1, 2, 3 });
+		assertThat(RecordLayout.damage(shorter)).contains("placeholder with 3 bytes after its fingerprint");
+	}
+
+	@Test
+	void aTombstoneIsNineBytesWithItsMark() {
 		byte[] tombstone = RecordLayout.tombstone(Instant.parse("2026-12-02T17:00:00Z").getEpochSecond(), 2);
 		assertThat(tombstone).hasSize(9);
 		assertThat(RecordLayout.isTombstone(tombstone)).isTrue();
-		assertThat(RecordLayout.isTombstoneOfAnAttempt(tombstone)).isTrue();
-		byte[] previous = new byte[9];
-		previous[0] = 'D';
-		System.arraycopy(TOKEN, 0, previous, 1, 8);
-		assertThat(RecordLayout.isTombstone(previous)).isTrue();
-		assertThat(RecordLayout.isTombstoneOfAnAttempt(previous)).isFalse();
+		byte[] unmarked = new byte[9];
+		unmarked[0] = 'D';
+		System.arraycopy(TOKEN, 0, unmarked, 1, 8);
+		assertThat(RecordLayout.isTombstone(unmarked)).isFalse();
+		assertThat(RecordLayout.damage(unmarked)).contains("layout byte 0x44");
+	}
+
+	@Test
+	void aValueOfALaterFormatIsNotDamagedButNewer() {
+		byte[] later = { 0x02, 'C', 1, 2, 3 };
+		assertThat(RecordLayout.isLaterFormat(later)).isTrue();
+		assertThat(RecordLayout.damage(later)).contains("a newer version");
+		assertThat(RecordLayout.isLaterFormat("garbage".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isFalse();
 	}
 
 	@Test
@@ -119,13 +125,10 @@ class RecordLayoutTests {
 	}
 
 	@Test
-	void recordsWithoutAClaimTimeHaveNone() {
+	void aCompletedRecordHasNoClaimTime() {
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
-		Instant now = Instant.now();
-		assertThat(RecordLayout.claimedAt(RecordLayout.record(RecordLayout.IN_PROGRESS, TOKEN, fingerprint, null), now))
-			.isNull();
-		assertThat(RecordLayout
-			.claimedAt(RecordLayout.record(RecordLayout.COMPLETED, TOKEN, fingerprint, new byte[] { 1, 2, 3 }), now))
+		assertThat(RecordLayout.claimedAt(
+				RecordLayout.record(RecordLayout.COMPLETED, TOKEN, fingerprint, new byte[] { 1, 2, 3 }), Instant.now()))
 			.isNull();
 	}
 

@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
@@ -25,6 +27,7 @@ import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.Fingerprint;
@@ -45,6 +48,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class RedisMemoryPressureTests {
 
 	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private static final String PADDING = " ".repeat(100);
+
+	private static final String RAN_ONCE = "ran 1" + PADDING;
 
 	private final RedisProcess redis = RedisProcess.start(RedisProcess.freePort(), false,
 			"maxmemory-policy noeviction");
@@ -85,7 +92,7 @@ class RedisMemoryPressureTests {
 			// is refused.
 			setMaxMemory("1");
 			full.countDown();
-			return "ran " + this.runs.incrementAndGet();
+			return ran();
 		}));
 		assertThat(full.await(10, TimeUnit.SECONDS)).isTrue();
 		// Three leases of refused writes: renewals, which only extend the lease, still go
@@ -93,8 +100,40 @@ class RedisMemoryPressureTests {
 		Thread.sleep(3 * policy.lease().toMillis());
 		setMaxMemory("0");
 
-		assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo("ran 1");
-		assertThat(call(policy, key, () -> "ran " + this.runs.incrementAndGet())).isEqualTo("ran 1");
+		assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(RAN_ONCE);
+		assertThat(call(policy, key, () -> ran())).isEqualTo(RAN_ONCE);
+		assertThat(this.runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aResultRefusedUntilMaxDurationKeepsItsKeyAndTheMethodNeverRunsAgain(boolean async) throws Exception {
+		// Memory stays full past the call's maxDuration: before, the owner then freed its
+		// key, and once memory was freed the retry ran the method again.
+		IdempotencyPolicy policy = new IdempotencyPolicy("memory-pressure", Duration.ofMinutes(5),
+				Duration.ofMillis(500), Duration.ZERO, Duration.ofSeconds(1), List.of(),
+				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)),
+				Duration.ofMillis(1500));
+		String key = "idempotent-test:oom:" + UUID.randomUUID();
+		Object first;
+		if (async) {
+			first = this.executor.executeAsync(policy, key, new RecordKey(key), FP, () -> {
+				setMaxMemory("1");
+				return CompletableFuture.completedFuture(ran());
+			}).get(30, TimeUnit.SECONDS);
+		}
+		else {
+			first = call(policy, key, () -> {
+				setMaxMemory("1");
+				return ran();
+			});
+		}
+		assertThat(first).isEqualTo(RAN_ONCE);
+		for (String maxmemory : List.of("1", "0")) {
+			setMaxMemory(maxmemory);
+			assertThatExceptionOfType(IdempotencyResultException.class).isThrownBy(() -> call(policy, key, () -> ran()))
+				.satisfies((ex) -> assertThat(ex.getDetail()).contains("its result was not stored"));
+		}
 		assertThat(this.runs).hasValue(1);
 	}
 
@@ -103,8 +142,8 @@ class RedisMemoryPressureTests {
 		IdempotencyPolicy policy = policy(Duration.ofSeconds(1));
 		setMaxMemory("1");
 		try {
-			assertThatExceptionOfType(IdempotencyStoreFullException.class).isThrownBy(() -> call(policy,
-					"idempotent-test:oom:" + UUID.randomUUID(), () -> "ran " + this.runs.incrementAndGet()));
+			assertThatExceptionOfType(IdempotencyStoreFullException.class)
+				.isThrownBy(() -> call(policy, "idempotent-test:oom:" + UUID.randomUUID(), () -> ran()));
 			assertThat(this.runs).hasValue(0);
 		}
 		finally {
@@ -116,7 +155,7 @@ class RedisMemoryPressureTests {
 	void aCompletedCallReplaysWhileWritesAreRefusedEvenFailingOpenAndNeverRunsAgain() throws Exception {
 		IdempotencyPolicy policy = policy(Duration.ofSeconds(1));
 		String key = "idempotent-test:oom:" + UUID.randomUUID();
-		assertThat(call(policy, key, () -> "ran " + this.runs.incrementAndGet())).isEqualTo("ran 1");
+		assertThat(call(policy, key, () -> ran())).isEqualTo(RAN_ONCE);
 		// Fail open runs a call unprotected when the store is down: a full Redis still
 		// answers what it holds, so the completed call replays instead.
 		try (IdempotencyExecutor failingOpen = new IdempotencyExecutor(
@@ -124,13 +163,10 @@ class RedisMemoryPressureTests {
 				IdempotencyObserver.NONE)) {
 			setMaxMemory("1");
 			try {
-				assertThat(failingOpen.execute(policy, key, new RecordKey(key), FP,
-						() -> "ran " + this.runs.incrementAndGet()))
-					.isEqualTo("ran 1");
+				assertThat(failingOpen.execute(policy, key, new RecordKey(key), FP, () -> ran())).isEqualTo(RAN_ONCE);
 				assertThat(failingOpen
-					.executeAsync(policy, key, new RecordKey(key), FP,
-							() -> CompletableFuture.completedFuture("ran " + this.runs.incrementAndGet()))
-					.get(10, TimeUnit.SECONDS)).isEqualTo("ran 1");
+					.executeAsync(policy, key, new RecordKey(key), FP, () -> CompletableFuture.completedFuture(ran()))
+					.get(10, TimeUnit.SECONDS)).isEqualTo(RAN_ONCE);
 			}
 			catch (Throwable ex) {
 				throw new AssertionError(ex);
@@ -140,6 +176,14 @@ class RedisMemoryPressureTests {
 			}
 		}
 		assertThat(this.runs).hasValue(1);
+	}
+
+	/**
+	 * The result of a run, numbered: larger than a placeholder, so that a full Redis
+	 * refuses it (it takes a completed record no larger than its placeholder).
+	 */
+	private String ran() {
+		return "ran " + this.runs.incrementAndGet() + PADDING;
 	}
 
 	private Object call(IdempotencyPolicy policy, String key, IdempotencyExecutor.Invocation invocation)

@@ -1,0 +1,104 @@
+package io.github.idempotent.store.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.unit.DataSize;
+
+import io.github.idempotent.store.redis.RedisMemoryPolicyGuard.MemoryPolicy;
+
+/**
+ * Whether the store's Redis is too full for new claims: under
+ * {@code maxmemory-policy noeviction} Redis refuses a write only once its used memory is
+ * above {@code maxmemory}, whatever its size, so near that line it takes a claim's small
+ * placeholder and refuses the larger result that follows. Claims are refused first, above
+ * a share of {@code maxmemory}, so that the calls in progress keep the rest. Read from
+ * {@code INFO memory} (on a cluster every primary, any one above counts) when a claim
+ * asks, at most once a second and one read at a time, never on the claim's path where it
+ * must not block: on Lettuce asynchronously, on the other clients on the claiming thread.
+ * Claims within a second of memory filling up pass: Redis's own refusal and the record of
+ * a result not stored cover them.
+ */
+final class RedisMemoryMargin {
+
+	private static final long READ_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final RedisScriptRunner scripts;
+
+	private final AtomicBoolean reading = new AtomicBoolean();
+
+	private volatile double limit = 0.9;
+
+	private volatile long readAt = System.nanoTime() - READ_EVERY_NANOS;
+
+	private volatile @Nullable String full;
+
+	RedisMemoryMargin(RedisConnectionFactory connectionFactory, RedisScriptRunner scripts) {
+		this.connectionFactory = connectionFactory;
+		this.scripts = scripts;
+	}
+
+	void setLimit(double limit) {
+		this.limit = limit;
+		this.full = null;
+	}
+
+	/**
+	 * Why new claims are refused as of the last reading, {@code null} when there is room.
+	 */
+	@Nullable String full() {
+		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS
+				&& this.reading.compareAndSet(false, true)) {
+			this.readAt = System.nanoTime();
+			read().whenComplete((policies, ex) -> {
+				if (ex == null) {
+					this.full = fullness(policies);
+				}
+				this.reading.set(false);
+			});
+		}
+		return this.full;
+	}
+
+	private CompletableFuture<List<MemoryPolicy>> read() {
+		try {
+			if (this.scripts.supportsAsync()) {
+				return this.scripts.withAsyncCommands(AsyncRedisCommands::memoryInfo)
+					.thenApply((nodes) -> nodes.stream()
+						.flatMap((info) -> MemoryPolicy.of(RedisMemoryPolicyGuard.parse(info), "Redis").stream())
+						.toList());
+			}
+			try (RedisConnection connection = this.connectionFactory.getConnection()) {
+				return CompletableFuture
+					.completedFuture(MemoryPolicy.of(connection.serverCommands().info("memory"), "Redis"));
+			}
+		}
+		catch (RuntimeException ex) {
+			// Unreachable: the claim fails by itself; the last reading stands.
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private @Nullable String fullness(List<MemoryPolicy> policies) {
+		for (MemoryPolicy policy : policies) {
+			long max = policy.maxmemory();
+			if (max > 0 && "noeviction".equals(policy.policy()) && policy.usedMemory() > this.limit * max) {
+				return "The Redis of the idempotency store (" + policy.server() + ") uses "
+						+ DataSize.ofBytes(policy.usedMemory()).toKilobytes() + " KB of its maxmemory "
+						+ DataSize.ofBytes(max).toKilobytes() + " KB: new keys are refused above " + this.limit
+						+ " of it (idempotent.store.redis.claim-memory-limit), so that the calls in progress keep room "
+						+ "for their results";
+			}
+		}
+		return null;
+	}
+
+}
