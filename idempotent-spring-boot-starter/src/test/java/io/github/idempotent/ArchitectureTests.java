@@ -207,4 +207,35 @@ class ArchitectureTests {
 			.check(this.classes);
 	}
 
+	/**
+	 * Who is calling travels with the call: no guard learns its caller, key or recorder
+	 * from the request bound to a thread (an executor's decorator may copy it to threads
+	 * that work for no one), and no web filter binds a request's context to whatever
+	 * thread delivers its signals (another request's work would run under it).
+	 */
+	@Test
+	void noGuardReadsItsCallerFromARequestBoundToAThread() {
+		noClasses().should()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName("org.springframework.web.context.request.RequestContextHolder")
+			.because("a guard's inputs come from the request in hand, never from a thread")
+			.check(this.classes);
+	}
+
+	@Test
+	void noWebFilterHoldsAThreadLocal() {
+		noClasses().that()
+			.implement("org.springframework.web.server.WebFilter")
+			.or()
+			.implement("jakarta.servlet.Filter")
+			.or()
+			.implement("reactor.core.CoreSubscriber")
+			.should()
+			.dependOnClassesThat()
+			.haveFullyQualifiedName(ThreadLocal.class.getName())
+			.because("a request's context bound to the thread that delivers its signals is read by the work "
+					+ "those signals trigger for other requests")
+			.check(this.classes);
+	}
+
 }

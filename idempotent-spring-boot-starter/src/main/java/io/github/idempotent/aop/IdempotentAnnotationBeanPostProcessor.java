@@ -13,7 +13,11 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.MethodMatcher;
+import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.aop.support.annotation.AnnotationMethodMatcher;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
@@ -54,15 +58,21 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 	public void setBeanFactory(BeanFactory beanFactory) {
 		super.setBeanFactory(beanFactory);
 		this.beanFactory = beanFactory;
-		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
-				new AnnotationMatchingPointcut(null, Idempotent.class, true), new LazyInterceptor(beanFactory));
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new IdempotentMethods(),
+				new LazyInterceptor(beanFactory));
 		this.advisor = advisor;
 	}
+
+	/**
+	 * Every {@code @Idempotent} method, those the web layer guards included: all are
+	 * parsed at start-up, so that a malformed one fails it.
+	 */
+	private static final Pointcut ANNOTATED = new AnnotationMatchingPointcut(null, Idempotent.class, true);
 
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) {
 		Object result = super.postProcessAfterInitialization(bean, beanName);
-		if (result != bean || isEligible(bean, beanName)) {
+		if (result != bean || AopUtils.canApply(ANNOTATED, AopUtils.getTargetClass(bean))) {
 			synchronized (this.proxiedClasses) {
 				this.proxiedClasses.add(AopUtils.getTargetClass(bean));
 			}
@@ -128,6 +138,22 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 	private static final List<String> MESSAGE_LISTENERS = List.of(
 			"org.springframework.amqp.rabbit.annotation.RabbitListener",
 			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
+
+	/**
+	 * The {@code @Idempotent} methods the proxy guards: all but the HTTP handlers that
+	 * the web layer guards itself, with the request in hand.
+	 */
+	private static final class IdempotentMethods extends StaticMethodMatcherPointcut {
+
+		private final MethodMatcher annotated = new AnnotationMethodMatcher(Idempotent.class, true);
+
+		@Override
+		public boolean matches(java.lang.reflect.Method method, Class<?> targetClass) {
+			return this.annotated.matches(method, targetClass)
+					&& !IdempotentOperationSource.isGuardedByWeb(AopUtils.getMostSpecificMethod(method, targetClass));
+		}
+
+	}
 
 	private static final class LazyInterceptor implements MethodInterceptor {
 

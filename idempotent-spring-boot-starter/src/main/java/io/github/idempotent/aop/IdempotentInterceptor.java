@@ -15,21 +15,19 @@ import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.core.Fingerprinter;
-import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.core.IdempotentCalls;
 
 /**
  * Applies {@code @Idempotent}: evaluates the key, scope and payload of a call against its
- * arguments and hands the call to the {@link IdempotencyExecutor}. No parsing and no
+ * arguments and hands the call to the {@code IdempotencyExecutor}. No parsing and no
  * annotation lookup happen here beyond the first call of a method.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
@@ -55,18 +53,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	 */
 	private final @Nullable MonoInvocations reactive;
 
-	private volatile @Nullable ResponseRecording responseRecording;
-
-	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
-			Fingerprinter fingerprinter, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
-			String keyPrefix, int maxKeyLength, @Nullable BeanFactory beanFactory) {
+	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
+			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
+			@Nullable BeanFactory beanFactory) {
 		this.operations = operations;
-		this.calls = new IdempotentCalls(executor, fingerprinter, keyPrefix, maxKeyLength);
+		this.calls = calls;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
-		this.reactive = reactorPresent
-				? new MonoInvocations(this.calls, keyResolver, scopeResolver, () -> this.responseRecording) : null;
+		this.reactive = reactorPresent ? new MonoInvocations(this.calls, keyResolver, scopeResolver) : null;
 	}
 
 	@Override
@@ -78,42 +73,94 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Object[] args = invocation.getArguments();
+		if (operation.handler()) {
+			return invokeHandler(operation, invocation, targetClass);
+		}
 		InvocationArguments call = new InvocationArguments(operation, args, target, this.keyResolver,
 				this.scopeResolver, this.beanResolver);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
-			Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
-			return this.reactive.invoke(operation, call, invocation, targetClass);
-		}
-		if (this.reactive != null) {
-			Object result = this.reactive.invokeForRequest(operation, call, invocation, targetClass);
-			if (result != MonoInvocations.NO_REQUEST) {
-				return result;
-			}
+			return reactive(operation).invoke(operation, call, invocation);
 		}
 		String clientKey = call.key();
 		if (clientKey == null) {
 			if (operation.required()) {
-				throw missingKey(operation);
+				throw missingKey(operation, this.keyResolver.describeSource());
 			}
 			return invocation.proceed();
 		}
+		return execute(operation, invocation, clientKey, call.scope(),
+				fingerprint(this.calls, operation, call.payload()), IdempotencyObserver.NONE, null);
+	}
+
+	/**
+	 * A call of an HTTP handler whose key or scope comes from its arguments: its caller's
+	 * scope, its request's fingerprint and its response's recorder are those the web
+	 * layer handed to this call, from the request in hand. A handler called without them
+	 * was called outside its request (by the application's own code, or on a thread the
+	 * request does not own): refused rather than run unguarded or under another request's
+	 * key.
+	 */
+	private @Nullable Object invokeHandler(IdempotentOperation operation, MethodInvocation invocation,
+			@Nullable Class<?> targetClass) throws Throwable {
+		// Spring MVC hands the call over on the thread that dispatches the request, even
+		// to a handler that returns a Mono; WebFlux in the Mono's Reactor context.
+		HandlerCall handlerCall = HandlerCall.take(invocation.getMethod(), targetClass);
+		if (operation.kind() == IdempotentOperation.Kind.MONO) {
+			return reactive(operation).invokeHandler(operation, invocation, targetClass, this.beanResolver,
+					handlerCall);
+		}
+		if (handlerCall == null) {
+			throw outsideRequest(operation);
+		}
+		InvocationArguments call = handlerArguments(operation, invocation, handlerCall, this.beanResolver);
+		String clientKey = call.key();
+		if (clientKey == null) {
+			if (operation.required()) {
+				throw missingKey(operation, "the Idempotency-Key header");
+			}
+			return invocation.proceed();
+		}
+		return execute(operation, invocation, clientKey, call.scope(), handlerCall.fingerprint(),
+				handlerCall.observer(), handlerCall.recorder());
+	}
+
+	/**
+	 * The arguments of a handler's call: its key from its expression, else the header the
+	 * web layer read; its scope from its expression, else the caller's.
+	 */
+	static InvocationArguments handlerArguments(IdempotentOperation operation, MethodInvocation invocation,
+			HandlerCall handlerCall, @Nullable BeanFactoryResolver beanResolver) {
+		return new InvocationArguments(operation, invocation.getArguments(), invocation.getThis(),
+				handlerCall::headerKey, handlerCall::scope, beanResolver);
+	}
+
+	static IllegalStateException outsideRequest(IdempotentOperation operation) {
+		return new IllegalStateException("@Idempotent HTTP handler " + operation.describe() + " was called outside "
+				+ "the request it handles (by the application's own code, or on a thread of its own), so its caller, "
+				+ "key and response are unknown: refused rather than run unguarded. Call a service method that has "
+				+ "@Idempotent(key = ..., scope = ...) instead");
+	}
+
+	private MonoInvocations reactive(IdempotentOperation operation) {
+		Assert.state(this.reactive != null, () -> operation.describe() + " returns a Mono but Reactor is absent");
+		return this.reactive;
+	}
+
+	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation, String clientKey,
+			String scope, Fingerprint fingerprint, IdempotencyObserver observer, @Nullable OutcomeRecorder recorder)
+			throws Throwable {
 		checkKey(this.calls, operation, clientKey);
-		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), call.scope(), clientKey);
-		Fingerprint fingerprint = fingerprint(this.calls, operation, call.payload());
+		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
 		int[] depth = IdempotentCalls.enter();
 		try {
-			ResponseRecording recording = this.responseRecording;
-			// A nested call's outcome is never the response, whatever its method.
-			OutcomeRecorder recorder = (recording != null && depth[0] == 1)
-					? recording.recorderFor(invocation.getMethod(), targetClass) : null;
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				// A CompletableFuture is also a CompletionStage: it fits both
 				// declarations.
 				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), recorder);
+						() -> (CompletionStage<?>) invocation.proceed(), observer, recorder);
 			}
 			return this.calls.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
-					recorder);
+					observer, recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
 			// Only this call's own refusal: one from a nested call of another
@@ -146,22 +193,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Sets where a call of a web request's handler method gets the recorder that stores
-	 * its response as written (Spring MVC); {@code null} to store every call's return
-	 * value through the codec.
-	 */
-	public void setResponseRecording(@Nullable ResponseRecording responseRecording) {
-		this.responseRecording = responseRecording;
-	}
-
-	/**
-	 * Sets what observes each call (a Micrometer observation); {@code null} for none.
-	 */
-	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
-		this.calls.setCallObservations(observations);
-	}
-
-	/**
 	 * Whether the call being observed on this thread runs inside another
 	 * {@code @Idempotent} call: its outcome is not the outcome of the request (an inner
 	 * replay inside an outer first call must not mark the response as replayed).
@@ -182,29 +213,13 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Sets the resolver that {@code Mono} calls, and calls that handle a WebFlux request,
-	 * take their scope from when their annotation names none; without it, the blocking
-	 * resolver on the subscribing thread.
+	 * Sets the resolver that {@code Mono} calls take their scope from when their
+	 * annotation names none; without it, the blocking resolver on the subscribing thread.
 	 */
 	public void setReactiveScopeResolver(ReactiveIdempotencyScopeResolver scopeResolver) {
 		if (this.reactive != null) {
 			this.reactive.scopeResolver = scopeResolver;
 		}
-	}
-
-	/**
-	 * Sets where {@code Mono} calls take their key, scope and response marking from (the
-	 * WebFlux exchange); without it they use the key expression and the thread-bound
-	 * resolvers.
-	 */
-	public void setReactiveContext(@Nullable ReactiveIdempotencyContext reactiveContext) {
-		if (this.reactive != null) {
-			this.reactive.context = reactiveContext;
-		}
-	}
-
-	private IdempotencyKeyException missingKey(IdempotentOperation operation) {
-		return missingKey(operation, this.keyResolver.describeSource());
 	}
 
 	static IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {

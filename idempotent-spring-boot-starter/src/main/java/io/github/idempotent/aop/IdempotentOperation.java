@@ -23,10 +23,20 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * @param kind how the method hands back its result
  * @param unretried whether nobody retries a call refused as in progress (an
  * {@code @Async}, {@code @EventListener} or {@code @Scheduled} method)
+ * @param handler whether the method handles HTTP requests ({@code @RequestMapping})
  */
-record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
+public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
-		ArgumentsEvaluationContext.Variables variables, Kind kind, boolean unretried) {
+		ArgumentsEvaluationContext.Variables variables, Kind kind, boolean unretried, boolean handler) {
+
+	/**
+	 * Whether a call needs its arguments before its key can be claimed: a key or a scope
+	 * taken from them by an expression. A handler that needs none is guarded by the web
+	 * layer before its arguments are resolved.
+	 */
+	public boolean needsArguments() {
+		return this.key != null || this.scope != null;
+	}
 
 	/**
 	 * Whether a duplicate that is still refused as in progress after its wait is dropped
@@ -43,7 +53,7 @@ record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Ex
 	/**
 	 * How a method hands back its result, which decides when its key is completed.
 	 */
-	enum Kind {
+	public enum Kind {
 
 		/**
 		 * Returns its result (or throws) on the calling thread.
@@ -64,7 +74,7 @@ record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Ex
 
 	}
 
-	String describe() {
+	public String describe() {
 		return this.method.getDeclaringClass().getName() + "#" + this.method.getName();
 	}
 

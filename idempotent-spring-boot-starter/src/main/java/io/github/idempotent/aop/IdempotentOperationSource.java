@@ -64,6 +64,17 @@ public class IdempotentOperationSource {
 	}
 
 	/**
+	 * Whether the method is an HTTP handler whose key is the request header and whose
+	 * scope is the caller's: the web layer guards its calls before their arguments are
+	 * resolved, so it is not proxied.
+	 */
+	public static boolean isGuardedByWeb(Method method) {
+		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+		return annotation != null && !StringUtils.hasText(annotation.key()) && !StringUtils.hasText(annotation.scope())
+				&& OperationValidation.isHandler(method);
+	}
+
+	/**
 	 * The parsed operation of a method, or {@code null} if it is not annotated.
 	 */
 	public @Nullable IdempotentOperation get(Method method, @Nullable Class<?> targetClass) {
@@ -111,7 +122,8 @@ public class IdempotentOperationSource {
 	void parseAll(Class<?> targetClass) {
 		for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
 			for (Method method : type.getDeclaredMethods()) {
-				if (!method.isSynthetic() && AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)) {
+				if (!method.isSynthetic() && AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)
+						&& !isGuardedByWeb(method)) {
 					OperationValidation.checkInterceptable(method);
 				}
 			}
@@ -166,9 +178,16 @@ public class IdempotentOperationSource {
 			OperationExpressions.checkNoParameterNames(where, "payload", payload);
 			OperationExpressions.checkNoParameterNames(where, "scope", scope);
 		}
+		boolean handler = OperationValidation.isHandler(method);
+		if (handler && payload != null) {
+			throw new IllegalStateException("@Idempotent on " + where + ": payload = \"" + annotation.payload()
+					+ "\" is not allowed on an HTTP handler method, whose fingerprint is the request as its client "
+					+ "sent it (method, path, query string and body). Remove payload; to fingerprint part of it, "
+					+ "put @Idempotent on a service method the handler calls");
+		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
 				PayloadArguments.of(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind,
-				unretried);
+				unretried, handler);
 	}
 
 	/**

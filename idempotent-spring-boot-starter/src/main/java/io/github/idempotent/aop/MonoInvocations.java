@@ -1,10 +1,5 @@
 package io.github.idempotent.aop;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.function.Function;
-import java.util.function.Supplier;
-
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
@@ -13,8 +8,8 @@ import reactor.util.context.ContextView;
 
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.util.Assert;
-import org.springframework.util.StringUtils;
 
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
@@ -48,16 +43,9 @@ import io.github.idempotent.store.RecordKey;
  */
 final class MonoInvocations {
 
-	/**
-	 * What {@link #invokeForRequest} answers when the thread works for no request.
-	 */
-	static final Object NO_REQUEST = new Object();
-
 	private final IdempotentCalls calls;
 
 	private final IdempotencyKeyResolver keyResolver;
-
-	private final Supplier<@Nullable ResponseRecording> responseRecording;
 
 	/**
 	 * The application's reactive scope resolver; until one is set, its blocking one asked
@@ -65,112 +53,94 @@ final class MonoInvocations {
 	 */
 	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
-	volatile @Nullable ReactiveIdempotencyContext context;
-
-	MonoInvocations(IdempotentCalls calls, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
-			Supplier<@Nullable ResponseRecording> responseRecording) {
+	MonoInvocations(IdempotentCalls calls, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver) {
 		this.calls = calls;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
-		this.responseRecording = responseRecording;
-	}
-
-	Object invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
-			@Nullable Class<?> targetClass) {
-		return invoke(operation, call, invocation, targetClass, this::toMono);
 	}
 
 	/**
-	 * A call of a method that returns a future or a plain value, made for a request whose
-	 * Reactor context the thread knows (a WebFlux handler, whose thread carries neither
-	 * the key nor the caller): the {@code Mono} path with that context, handed back as
-	 * the method's own kind of result; a plain value is waited for, as the blocking path
-	 * would. {@link #NO_REQUEST} when the thread works for no request.
+	 * A call of a method that is not an HTTP handler: its key from its expression or the
+	 * context's resolver (a message's id), its scope from its expression or the
+	 * subscriber's context.
 	 */
-	@Nullable Object invokeForRequest(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
-			@Nullable Class<?> targetClass) throws Throwable {
-		ReactiveIdempotencyContext context = this.context;
-		ContextView contextView = (context != null) ? context.currentContext() : null;
-		if (contextView == null) {
-			return NO_REQUEST;
-		}
-		if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
-			return invoke(operation, call, invocation, targetClass, this::toMono).contextWrite(contextView).toFuture();
-		}
-		CompletableFuture<?> result = invoke(operation, call, invocation, targetClass, Mono::justOrEmpty)
-			.contextWrite(contextView)
-			.contextWrite((waiting) -> waiting.put(ReactiveIdempotentCalls.CALLER_WAITS, true))
-			.toFuture();
-		try {
-			return result.join();
-		}
-		catch (CompletionException ex) {
-			throw Exceptions.unwrap((ex.getCause() != null) ? ex.getCause() : ex);
-		}
-	}
-
-	private Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
-			@Nullable Class<?> targetClass, Function<@Nullable Object, Mono<?>> adapter) {
+	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation) {
 		return Mono.deferContextual((contextView) -> {
-			ReactiveIdempotencyContext context = this.context;
-			String key;
-			if (operation.key() != null || context == null) {
-				key = call.key();
-			}
-			else {
-				key = context.resolveKey(contextView);
-				key = StringUtils.hasText(key) ? key : null;
-			}
+			String key = call.key();
 			if (key == null) {
 				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation,
-							(context != null) ? context.describeSource() : this.keyResolver.describeSource()));
+					return Mono.error(IdempotentInterceptor.missingKey(operation, this.keyResolver.describeSource()));
 				}
-				return adapter.apply(proceed(invocation));
+				return toMono(proceed(invocation));
 			}
-			IdempotentInterceptor.checkKey(this.calls, operation, key);
-			String clientKey = key;
-			Mono<String> scope = scope(operation, call, context, contextView);
-			IdempotencyObserver observer = (context != null) ? context.observer(contextView) : IdempotencyObserver.NONE;
-			OutcomeRecorder recorder = recorder(context, contextView, invocation, targetClass);
-			return scope.flatMap((resolvedScope) -> {
-				RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, clientKey);
-				Fingerprint fingerprint = IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
-				return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), clientKey, recordKey,
-						fingerprint, () -> adapter.apply(proceed(invocation)), contextView, observer, recorder);
-			});
+			Mono<String> scope = (operation.scope() != null) ? Mono.fromSupplier(call::scope)
+					: callersScope(contextView);
+			return execute(operation, invocation, key, scope, call, contextView, IdempotencyObserver.NONE, null);
 		});
 	}
 
 	/**
-	 * The scope a call names, else the resolver's for the subscriber's context; a
-	 * listener's call that the resolver finds no caller for is no one's (see
-	 * {@link InvocationArguments#scope()}).
+	 * A call of an HTTP handler (or Kotlin {@code suspend} handler) whose key or scope
+	 * comes from its arguments: the rest comes from the {@link HandlerCall} the web layer
+	 * put in the Reactor context of the handler's {@code Mono}, which only this call's
+	 * subscriber sees.
 	 */
-	private Mono<String> scope(IdempotentOperation operation, InvocationArguments call,
-			@Nullable ReactiveIdempotencyContext context, ContextView contextView) {
-		if (operation.scope() != null) {
-			return Mono.fromSupplier(call::scope);
-		}
-		Mono<String> resolved = (context != null) ? context.resolveScope(contextView, this.scopeResolver)
-				: this.scopeResolver.resolveScope(contextView);
-		boolean callerless = this.keyResolver.isCallerless();
-		return resolved.onErrorResume(IdempotencyScopeException.class,
-				(ex) -> callerless ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
+	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,
+			@Nullable BeanFactoryResolver beanResolver, @Nullable HandlerCall dispatched) {
+		return Mono.deferContextual((contextView) -> {
+			HandlerCall handlerCall = (dispatched != null) ? dispatched
+					: contextView.getOrDefault(HandlerCall.CONTEXT_KEY, null);
+			if (handlerCall == null || !handlerCall.handles(invocation.getMethod(), targetClass)) {
+				return Mono.error(IdempotentInterceptor.outsideRequest(operation));
+			}
+			InvocationArguments call = IdempotentInterceptor.handlerArguments(operation, invocation, handlerCall,
+					beanResolver);
+			String key = call.key();
+			if (key == null) {
+				if (operation.required()) {
+					return Mono.error(IdempotentInterceptor.missingKey(operation, "the Idempotency-Key header"));
+				}
+				return toMono(proceed(invocation));
+			}
+			return execute(operation, invocation, key, Mono.fromSupplier(call::scope), call, contextView,
+					handlerCall.observer(), handlerCall.recorder(), handlerCall.fingerprint());
+		});
+	}
+
+	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, String key, Mono<String> scope,
+			InvocationArguments call, ContextView contextView, IdempotencyObserver observer,
+			@Nullable OutcomeRecorder recorder) {
+		return execute(operation, invocation, key, scope, call, contextView, observer, recorder, null);
+	}
+
+	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, String key, Mono<String> scope,
+			InvocationArguments call, ContextView contextView, IdempotencyObserver observer,
+			@Nullable OutcomeRecorder recorder, @Nullable Fingerprint requestFingerprint) {
+		IdempotentInterceptor.checkKey(this.calls, operation, key);
+		return scope.flatMap((resolvedScope) -> {
+			RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, key);
+			Fingerprint fingerprint = (requestFingerprint != null) ? requestFingerprint
+					: IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
+			return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), key, recordKey, fingerprint,
+					() -> toMono(proceed(invocation)), contextView, observer, recorder);
+		});
 	}
 
 	/**
-	 * The recorder of a call that handles a web request: from the exchange on WebFlux,
-	 * else from the request bound to the subscribing thread (Spring MVC subscribes on the
-	 * request's thread).
+	 * The caller's scope from the subscriber's context (the reactive security context); a
+	 * resolver that answers with nothing has not found the caller, and the call fails
+	 * rather than run under no scope. A listener's call that the resolver finds no caller
+	 * for is no one's (see {@link InvocationArguments#scope()}).
 	 */
-	private @Nullable OutcomeRecorder recorder(@Nullable ReactiveIdempotencyContext context, ContextView contextView,
-			MethodInvocation invocation, @Nullable Class<?> targetClass) {
-		if (context != null) {
-			return context.recorder(contextView, invocation.getMethod(), targetClass);
-		}
-		ResponseRecording recording = this.responseRecording.get();
-		return (recording != null) ? recording.recorderFor(invocation.getMethod(), targetClass) : null;
+	private Mono<String> callersScope(ContextView contextView) {
+		boolean callerless = this.keyResolver.isCallerless();
+		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
+		return resolver.resolveScope(contextView)
+			.switchIfEmpty(Mono.error(() -> new IdempotencyScopeException("The ReactiveIdempotencyScopeResolver "
+					+ resolver.getClass().getName() + " resolved no scope (an empty Mono): the caller is "
+					+ "unknown. Answer a scope for every caller, or an error for one it cannot tell")))
+			.onErrorResume(IdempotencyScopeException.class,
+					(ex) -> callerless ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}
 
 	private @Nullable Object proceed(MethodInvocation invocation) {

@@ -49,6 +49,14 @@ final class OperationValidation {
 	}
 
 	/**
+	 * Whether the method handles HTTP requests: it is mapped with {@code @RequestMapping}
+	 * or one of its shortcuts.
+	 */
+	static boolean isHandler(Method method) {
+		return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING);
+	}
+
+	/**
 	 * A method the class-based proxy cannot intercept would run unprotected on every
 	 * call: refuse it at start-up instead.
 	 */
@@ -90,7 +98,7 @@ final class OperationValidation {
 		if (onDuplicate == DuplicateHandling.REPLAY) {
 			return;
 		}
-		if (MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING)) {
+		if (isHandler(method)) {
 			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = " + onDuplicate
 					+ " is not allowed on an HTTP handler method: its client retries because it lost the response, "
 					+ "and must get that response again (REPLAY, the default). To answer duplicates yourself, put "

@@ -31,9 +31,7 @@ import tools.jackson.databind.json.JsonMapper;
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
 import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
-import io.github.idempotent.aop.ResponseRecording;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -42,6 +40,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyTemplate;
+import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
 import io.github.idempotent.core.ResultCompression;
@@ -67,7 +66,7 @@ public final class IdempotentAutoConfiguration {
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
 
 	/**
-	 * Outside a web application there is no context to take a key from: the annotation
+	 * Without a listener's message there is no context to take a key from: the annotation
 	 * must name one.
 	 */
 	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
@@ -219,25 +218,32 @@ public final class IdempotentAutoConfiguration {
 		return template;
 	}
 
+	/**
+	 * The steps every guarded call takes, whatever guards it: the annotation's
+	 * interceptor and the web layer's handler adapters.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
-			Fingerprinter fingerprinter, ObjectProvider<IdempotencyKeyResolver> keyResolver,
-			IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
-			BeanFactory beanFactory, ObjectProvider<ReactiveIdempotencyContext> reactiveContext,
-			ObjectProvider<IdempotentCallObservations> callObservations,
-			ObjectProvider<ResponseRecording> responseRecording) {
-		// One resolver per context (an HTTP request, a message): a web application with
-		// listeners has both, and the one that applies to the current call answers.
+	IdempotentCalls idempotentCalls(IdempotencyExecutor executor, Fingerprinter fingerprinter,
+			IdempotentProperties properties, ObjectProvider<IdempotentCallObservations> callObservations) {
+		IdempotentCalls calls = new IdempotentCalls(executor, fingerprinter, properties.getKeyPrefix(),
+				properties.getMaxKeyLength());
+		callObservations.ifAvailable(calls::setCallObservations);
+		return calls;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
+			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
+		// One resolver per context (a message of each broker): the one that applies to
+		// the current call answers.
 		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
-		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, executor, fingerprinter,
+		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
 				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
-				properties.getKeyPrefix(), properties.getMaxKeyLength(), beanFactory);
+				beanFactory);
 		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
-		reactiveContext.ifAvailable(interceptor::setReactiveContext);
-		callObservations.ifAvailable(interceptor::setCallObservations);
-		responseRecording.ifAvailable(interceptor::setResponseRecording);
 		return interceptor;
 	}
 

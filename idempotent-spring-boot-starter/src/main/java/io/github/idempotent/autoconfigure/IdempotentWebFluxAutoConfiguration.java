@@ -13,19 +13,21 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
-import io.github.idempotent.aop.ReactiveIdempotencyContext;
-import io.github.idempotent.web.HandlerThreadContextWebFilter;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
-import io.github.idempotent.web.WebFluxIdempotencyContext;
+import io.github.idempotent.web.IdempotencyResponseHeaders;
+import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
+import io.github.idempotent.core.IdempotentCalls;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
 /**
- * The HTTP contract of {@code @Idempotent} on Spring WebFlux: the key from the
- * {@code Idempotency-Key} header of the exchange (put in the Reactor context by
- * {@link ServerWebExchangeContextFilter}, and bound to the thread of a handler that
- * returns no {@code Mono} by {@link HandlerThreadContextWebFilter}), responses recorded
+ * The HTTP contract of {@code @Idempotent} on Spring WebFlux: handler calls guarded by
+ * {@link IdempotentReactiveHandlerAdapter} with the exchange in hand, responses recorded
  * as written and replayed byte for byte, replay headers, and the same problem responses
  * as on MVC (the handler is an {@code @RestControllerAdvice}, which WebFlux applies too).
  * Backs off without WebFlux or Reactor, and in servlet applications.
@@ -45,26 +47,12 @@ public final class IdempotentWebFluxAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean(ReactiveIdempotencyContext.class)
-	WebFluxIdempotencyContext webFluxIdempotencyContext(IdempotentProperties properties) {
-		return new WebFluxIdempotencyContext(properties.getWeb().getHeaderName(),
-				properties.getWeb().getReplayedHeader());
-	}
-
-	@Bean
 	@ConditionalOnMissingBean
-	HandlerThreadContextWebFilter idempotentHandlerThreadContextWebFilter() {
-		return new HandlerThreadContextWebFilter();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	// Registered with recording off too: records written while it was on still replay.
 	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
 				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
-				properties.getWeb().isRecordResponses(), replayCustomizers.orderedStream().toList());
+				replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean
@@ -72,6 +60,24 @@ public final class IdempotentWebFluxAutoConfiguration {
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
 		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
 				properties.getWeb().getReplayedResponseHeaders());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
+		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
+				properties.getWeb().getReplayedHeader());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentReactiveHandlerAdapter idempotentReactiveHandlerAdapter(
+			ObjectProvider<RequestMappingHandlerAdapter> delegate,
+			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
+			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver,
+			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
+		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
+				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes());
 	}
 
 	@Bean

@@ -10,13 +10,16 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.servlet.DispatcherServlet;
 
-import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.IdempotentHandlerAdapter;
 import io.github.idempotent.web.ResponseRecordingFilter;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.IdempotentCalls;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import io.github.idempotent.web.StateTransitionProblemHandler;
 
 /**
@@ -33,12 +36,6 @@ import io.github.idempotent.web.StateTransitionProblemHandler;
 public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
-	@ConditionalOnMissingBean(IdempotencyKeyResolver.class)
-	HeaderIdempotencyKeyResolver headerIdempotencyKeyResolver(IdempotentProperties properties) {
-		return new HeaderIdempotencyKeyResolver(properties.getWeb().getHeaderName());
-	}
-
-	@Bean
 	@ConditionalOnMissingBean
 	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
 		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
@@ -47,12 +44,11 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	// Registered with recording off too: records written while it was on still replay.
 	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
 		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
 				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
-				properties.getWeb().isRecordResponses(), replayCustomizers.orderedStream().toList());
+				replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean
@@ -60,6 +56,15 @@ public final class IdempotentWebMvcAutoConfiguration {
 	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
 		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
 				properties.getWeb().getReplayedHeader());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentHandlerAdapter idempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
+			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
+			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
+		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
+				properties.getWeb().getMaxRequestSize().toBytes());
 	}
 
 	@Bean

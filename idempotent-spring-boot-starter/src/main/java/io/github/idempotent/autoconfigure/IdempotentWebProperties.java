@@ -3,6 +3,8 @@ package io.github.idempotent.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.springframework.util.unit.DataSize;
+
 /**
  * HTTP endpoints, under {@code idempotent.web}.
  */
@@ -43,20 +45,17 @@ public class IdempotentWebProperties {
 	private List<String> replayedResponseHeaders = new ArrayList<>();
 
 	/**
-	 * Whether the response of an idempotent handler method is stored as it was written
-	 * (status, headers, body bytes) and replayed byte for byte. When off, the method's
-	 * return value is stored and encoded again on each replay, as versions before 0.6
-	 * did; turn it off for a rolling upgrade from those, whose instances cannot read a
-	 * recorded response.
+	 * Largest body of a request to an idempotent handler method: it is read whole to
+	 * fingerprint it, so a larger one is refused with 413 before any store work.
 	 */
-	private boolean recordResponses = true;
+	private DataSize maxRequestSize = DataSize.ofMegabytes(1);
 
-	public boolean isRecordResponses() {
-		return this.recordResponses;
+	public DataSize getMaxRequestSize() {
+		return this.maxRequestSize;
 	}
 
-	public void setRecordResponses(boolean recordResponses) {
-		this.recordResponses = recordResponses;
+	public void setMaxRequestSize(DataSize maxRequestSize) {
+		this.maxRequestSize = maxRequestSize;
 	}
 
 	/**

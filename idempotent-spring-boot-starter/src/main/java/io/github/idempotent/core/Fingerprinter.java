@@ -11,6 +11,7 @@ import java.util.Base64;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import com.fasterxml.jackson.annotation.JsonAutoDetect.Visibility;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import org.jspecify.annotations.Nullable;
@@ -19,7 +20,9 @@ import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.cfg.MapperConfig;
 import tools.jackson.databind.introspect.Annotated;
+import tools.jackson.databind.introspect.AnnotatedClass;
 import tools.jackson.databind.introspect.AnnotatedMember;
+import tools.jackson.databind.introspect.VisibilityChecker;
 import tools.jackson.databind.introspect.JacksonAnnotationIntrospector;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -30,8 +33,11 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>
  * The JSON is written with the application's mapper, except that nothing is hidden from
  * it: properties marked {@code @JsonIgnore}, {@code @JsonIgnoreProperties},
- * {@code WRITE_ONLY} (a card number, a password) or in a {@code @JsonView} are part of
- * the payload a key was first used with, so a retry that changes them is refused.
+ * {@code WRITE_ONLY} (a card number, a password) or in a {@code @JsonView}, types marked
+ * {@code @JsonIgnoreType}, fields without a getter (a setter-only property), values a
+ * {@code @JsonSerialize} serializer would mask and types whose {@code @JsonValue} writes
+ * less than they hold are all part of the payload a key was first used with, so a retry
+ * that changes them is refused.
  * <p>
  * With a secret, the fingerprint is the HMAC-SHA256 of that JSON under it instead: such
  * payloads may hold low-entropy secrets (a card number), and an unkeyed digest of them,
@@ -138,17 +144,35 @@ public final class Fingerprinter {
 		return RecordKey.sha256();
 	}
 
-	public Fingerprint fingerprint(Object payload) {
+	public Fingerprint fingerprint(@Nullable Object payload) {
+		// The JSON is streamed into the digest: never materialised as a String or array.
+		return fingerprint((out) -> this.canonicalMapper.writeValue(out, payload));
+	}
+
+	/**
+	 * The fingerprint of the bytes {@code writer} writes, keyed as {@link #fingerprint}
+	 * is: for inputs that are not a Java payload (an HTTP request as it was received).
+	 */
+	public Fingerprint fingerprint(Writer writer) {
 		Mac macPrototype = this.macPrototype;
 		if (macPrototype != null && this.macKey != null) {
 			Mac mac = mac(macPrototype, this.macKey);
-			this.canonicalMapper.writeValue(new DigestStream(null, mac), payload);
+			writer.writeTo(new DigestStream(null, mac));
 			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
 		}
 		MessageDigest digest = newDigest();
-		// The JSON is streamed into the digest: never materialised as a String or array.
-		this.canonicalMapper.writeValue(new DigestStream(digest, null), payload);
+		writer.writeTo(new DigestStream(digest, null));
 		return new Fingerprint(BASE64.encodeToString(digest.digest()));
+	}
+
+	/**
+	 * Writes what is fingerprinted.
+	 */
+	@FunctionalInterface
+	public interface Writer {
+
+		void writeTo(OutputStream out);
+
 	}
 
 	/**
@@ -175,6 +199,36 @@ public final class Fingerprinter {
 		@Override
 		public Class<?> @Nullable [] findViews(MapperConfig<?> config, Annotated annotated) {
 			return null;
+		}
+
+		@Override
+		public @Nullable Boolean isIgnorableType(MapperConfig<?> config, AnnotatedClass annotated) {
+			return null;
+		}
+
+		@Override
+		public @Nullable Object findSerializer(MapperConfig<?> config, Annotated annotated) {
+			return null;
+		}
+
+		@Override
+		public @Nullable Object findContentSerializer(MapperConfig<?> config, Annotated annotated) {
+			return null;
+		}
+
+		@Override
+		public @Nullable Boolean hasAsValue(MapperConfig<?> config, Annotated annotated) {
+			return null;
+		}
+
+		/**
+		 * Fields count whatever their visibility: a property with a setter and no getter
+		 * is data the client sent.
+		 */
+		@Override
+		public VisibilityChecker findAutoDetectVisibility(MapperConfig<?> config, AnnotatedClass annotated,
+				VisibilityChecker checker) {
+			return super.findAutoDetectVisibility(config, annotated, checker).withFieldVisibility(Visibility.ANY);
 		}
 
 	}

@@ -270,7 +270,12 @@ final class IdempotencyProtocol {
 			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
 			if (recorded == null) {
 				Object value = StoredOutcome.replay(policy, call.clientKey, result, this.maxResultSize);
-				return (call.recorder != null) ? call.recorder.replayValue(policy, call.clientKey, value) : value;
+				if (call.recorder != null) {
+					throw new IdempotencyResultException("The result of " + policy.name() + " for key '"
+							+ call.clientKey + "' was stored as a return value, not as the HTTP response its first "
+							+ "caller was sent; it is not replayed to an HTTP request");
+				}
+				return value;
 			}
 			if (call.recorder == null) {
 				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + call.clientKey

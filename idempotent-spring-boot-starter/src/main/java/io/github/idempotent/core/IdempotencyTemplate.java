@@ -393,7 +393,7 @@ public class IdempotencyTemplate {
 			int[] depth = IdempotentCalls.enter();
 			try {
 				return (T) IdempotencyTemplate.this.calls.execute(call.policy(), call.key(), call.recordKey(),
-						call.fingerprint(), callback::get, null);
+						call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
 			}
 			catch (RuntimeException | Error ex) {
 				throw ex;
@@ -436,7 +436,8 @@ public class IdempotencyTemplate {
 			int[] depth = IdempotentCalls.enter();
 			try {
 				CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.calls.executeAsync(call.policy(),
-						call.key(), call.recordKey(), call.fingerprint(), callback::get, null);
+						call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE,
+						null);
 				return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 			}
 			finally {

@@ -1,5 +1,6 @@
 package io.github.idempotent.core;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -61,6 +62,10 @@ public final class IdempotentCalls {
 
 	public IdempotencyExecutor getExecutor() {
 		return this.executor;
+	}
+
+	public Fingerprinter fingerprinter() {
+		return this.fingerprinter;
 	}
 
 	/**
@@ -151,18 +156,21 @@ public final class IdempotentCalls {
 
 	/**
 	 * {@link IdempotencyExecutor#execute}, observed when observations are set.
+	 * @param callObserver told about this call only (the response it marks), or
+	 * {@link IdempotencyObserver#NONE}
 	 */
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyExecutor.Invocation invocation, @Nullable OutcomeRecorder recorder) throws Throwable {
+			IdempotencyExecutor.Invocation invocation, IdempotencyObserver callObserver,
+			@Nullable OutcomeRecorder recorder) throws Throwable {
 		IdempotentCallObservations observations = this.observations;
 		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
 		if (observed == null) {
-			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE,
-					recorder);
+			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, callObserver, recorder);
 		}
 		Throwable failure = null;
 		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
-			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, observed, recorder);
+			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed),
+					recorder);
 		}
 		catch (Throwable ex) {
 			failure = ex;
@@ -176,25 +184,32 @@ public final class IdempotentCalls {
 	/**
 	 * {@link IdempotencyExecutor#executeAsync}, observed when observations are set: the
 	 * returned future completes once the observation has stopped.
+	 * @param callObserver told about this call only (the response it marks), or
+	 * {@link IdempotencyObserver#NONE}
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, IdempotencyExecutor.AsyncInvocation invocation,
+			Fingerprint fingerprint, IdempotencyExecutor.AsyncInvocation invocation, IdempotencyObserver callObserver,
 			@Nullable OutcomeRecorder recorder) {
 		IdempotentCallObservations observations = this.observations;
 		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
 		if (observed == null) {
-			return this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE,
-					recorder);
+			return this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, callObserver, recorder);
 		}
 		CompletableFuture<@Nullable Object> result;
 		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
-			result = this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, observed, recorder);
+			result = this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation,
+					both(callObserver, observed), recorder);
 		}
 		catch (Throwable ex) {
 			observed.stop(ex);
 			throw ex;
 		}
 		return stopOnCompletion(result, observed);
+	}
+
+	private static IdempotencyObserver both(IdempotencyObserver callObserver, IdempotencyObserver observed) {
+		return (callObserver == IdempotencyObserver.NONE) ? observed
+				: IdempotencyObserver.composite(List.of(callObserver, observed));
 	}
 
 	/**

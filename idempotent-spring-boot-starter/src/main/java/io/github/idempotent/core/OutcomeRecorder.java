@@ -37,14 +37,4 @@ public interface OutcomeRecorder {
 	 */
 	@Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response);
 
-	/**
-	 * A replay of a return value stored through the codec, about to be returned in the
-	 * method's place: the recorder may return another in its stead (the same response
-	 * with further headers). Not called for a stored exception, which is thrown. By
-	 * default the value itself.
-	 */
-	default @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
-		return value;
-	}
-
 }

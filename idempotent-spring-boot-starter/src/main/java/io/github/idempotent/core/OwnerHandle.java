@@ -133,6 +133,27 @@ public final class OwnerHandle {
 	}
 
 	/**
+	 * Ends the hold of a call that ran but whose outcome cannot be stored as it was sent
+	 * (an HTTP response streamed, too large, or broken while it was written): a record
+	 * that says so is stored in its place, so that a retry is told the call completed and
+	 * its result is unavailable, rather than running it again or replaying nothing.
+	 * @param why what kept the outcome from being stored, for the log
+	 */
+	public CompletableFuture<Void> completeNotStoredAsync(String why) {
+		announce();
+		return afterRenewal(() -> {
+			if (isFencedOut()) {
+				return keepKeyFencedOutAsync(null);
+			}
+			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
+					+ why + ". Retries of the key are told that it completed and that its result is unavailable; "
+					+ "the method is not run again for it");
+			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+			return storeAsync(StoredOutcome.notStored("response not recordable"));
+		});
+	}
+
+	/**
 	 * Stops the lease renewal without waiting for one in flight, then takes {@code step}:
 	 * a renewal re-creates a record that has vanished, so the step must follow it, and
 	 * the thread that signalled the completion (an event loop) must not wait for it. The

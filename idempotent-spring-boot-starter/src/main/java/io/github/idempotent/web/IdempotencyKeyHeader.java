@@ -1,5 +1,8 @@
 package io.github.idempotent.web;
 
+import java.util.List;
+import java.util.function.Supplier;
+
 import org.jspecify.annotations.Nullable;
 
 import io.github.idempotent.core.IdempotencyKeyException;
@@ -15,9 +18,62 @@ final class IdempotencyKeyHeader {
 	private IdempotencyKeyHeader() {
 	}
 
+	/**
+	 * The key a request's header lines carry, or {@code null} when it has none. More than
+	 * one line, or a list of keys on one line (a proxy that folded two requests'
+	 * headers), is refused: a request has one key.
+	 * @param values the header's lines, read through {@link #lines} so that a value the
+	 * server's firewall refuses is the caller's 400
+	 */
+	static @Nullable String parse(String headerName, List<String> values) {
+		if (values.isEmpty()) {
+			return null;
+		}
+		if (values.size() > 1) {
+			throw new IdempotencyKeyException(
+					"More than one " + headerName + " header was sent; send exactly one key per request");
+		}
+		return parse(headerName, values.get(0));
+	}
+
+	/**
+	 * The lines of a header as {@code reader} reads them; a value the server's firewall
+	 * refuses (Spring Security's {@code StrictHttpFirewall} throws when it is read) is a
+	 * malformed key, answered like any other.
+	 */
+	static List<String> lines(String headerName, Supplier<List<String>> reader) {
+		try {
+			return reader.get();
+		}
+		catch (RuntimeException ex) {
+			if (!isRejection(ex)) {
+				throw ex;
+			}
+			throw new IdempotencyKeyException(
+					headerName + " header has characters this server does not accept; "
+							+ "send printable ASCII, such as a UUID",
+					"The server's firewall refused the " + headerName + " header: " + ex.getMessage());
+		}
+	}
+
+	private static boolean isRejection(RuntimeException ex) {
+		for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
+			if (type.getName().startsWith("org.springframework.security.web.")
+					&& type.getSimpleName().endsWith("RejectedException")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	static String parse(String headerName, String raw) {
 		String value = raw.strip();
-		String key = (value.length() >= 1 && value.charAt(0) == '"') ? unquote(headerName, value) : value;
+		boolean quoted = value.length() >= 1 && value.charAt(0) == '"';
+		String key = quoted ? unquote(headerName, value) : value;
+		if (!quoted && key.indexOf(',') >= 0) {
+			throw new IdempotencyKeyException(headerName + " header holds a list of keys; send exactly one key per "
+					+ "request (quote a key that contains a comma: \"a,b\")");
+		}
 		if (key.isEmpty()) {
 			throw new IdempotencyKeyException(
 					headerName + " header is empty; send a unique key per operation, " + "such as a UUID");

@@ -20,6 +20,8 @@ import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyRecordDamagedException;
+import io.github.idempotent.core.IdempotencyRequestTooLargeException;
+import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
@@ -74,6 +76,26 @@ public class IdempotencyProblemHandler {
 		}
 		return ResponseEntity
 			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getDetail()))
+			.build();
+	}
+
+	@ExceptionHandler
+	public ResponseEntity<ProblemDetail> requestTooLarge(IdempotencyRequestTooLargeException ex) {
+		return ResponseEntity
+			.of(problem(HttpStatus.CONTENT_TOO_LARGE, "request-too-large", "Request too large", ex.getDetail()))
+			.build();
+	}
+
+	/**
+	 * The application could not tell who is calling: its own configuration to fix (the
+	 * message says how), never a reason to run the call under no one's scope.
+	 */
+	@ExceptionHandler
+	public ResponseEntity<ProblemDetail> scopeUnknown(IdempotencyScopeException ex) {
+		logger.error("Answered 500, the caller is unknown: " + ex.getMessage());
+		return ResponseEntity
+			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "scope-unknown", "Caller unknown",
+					"The server could not tell who is calling, so it did not run this request"))
 			.build();
 	}
 

@@ -1,24 +1,23 @@
 package io.github.idempotent.web;
 
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+
 import jakarta.servlet.http.HttpServletResponse;
 
-import org.springframework.web.context.request.RequestAttributes;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.util.Assert;
 
-import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Marks HTTP responses of idempotent calls: a key the client sent in the
+ * Marks the HTTP response of a guarded handler call: a key the client sent in the
  * {@code Idempotency-Key} header is echoed in it (a key taken from the body by an
  * expression is not: it may be data the client never meant as a header), and a replayed
- * response carries {@code Idempotent-Replayed: true}. The headers are set on the servlet
- * response before the handler's return value is written, so they join a replayed entity's
- * own headers.
+ * response carries {@code Idempotent-Replayed: true}. Made per call, for the response in
+ * hand.
  */
-public class IdempotencyResponseHeaders implements IdempotencyObserver {
+public class IdempotencyResponseHeaders {
 
 	/**
 	 * Default header that marks a response replayed from the store.
@@ -29,82 +28,61 @@ public class IdempotencyResponseHeaders implements IdempotencyObserver {
 
 	private final String replayedHeaderName;
 
-	public IdempotencyResponseHeaders(String keyHeaderName) {
-		this(keyHeaderName, REPLAYED);
-	}
-
 	/**
 	 * @param keyHeaderName header that carries the key
 	 * @param replayedHeaderName header that marks a replay (other libraries and gateways
 	 * spell it differently)
 	 */
 	public IdempotencyResponseHeaders(String keyHeaderName, String replayedHeaderName) {
+		Assert.hasText(keyHeaderName, "keyHeaderName must not be empty");
+		Assert.hasText(replayedHeaderName, "replayedHeaderName must not be empty");
 		this.keyHeaderName = keyHeaderName;
 		this.replayedHeaderName = replayedHeaderName;
 	}
 
-	@Override
-	public void executed(IdempotencyPolicy policy, String key) {
-		if (!IdempotentInterceptor.isNestedCall()) {
-			mark(key, false);
-		}
+	/**
+	 * Header that carries the key.
+	 */
+	public String keyHeader() {
+		return this.keyHeaderName;
 	}
 
-	@Override
-	public void replayed(IdempotencyPolicy policy, String key) {
-		if (!IdempotentInterceptor.isNestedCall()) {
-			mark(key, true);
-		}
+	IdempotencyObserver of(HttpServletResponse response, boolean echoKey) {
+		return of(response::setHeader, response::isCommitted, echoKey);
 	}
 
 	/**
-	 * A {@code CompletableFuture} call completes on another thread, where no request is
-	 * bound: capture the calling thread's response now, so that the headers are set on it
-	 * before the future's value is written (Spring MVC writes it in an async dispatch
-	 * after the future completes, and the executor notifies before completing it).
+	 * The observer that marks one call's response.
+	 * @param setHeader sets a header of the response
+	 * @param committed whether the response has been sent, when nothing can be set
+	 * @param echoKey whether the key came from the request's header
 	 */
-	@Override
-	public IdempotencyObserver forAsyncCall() {
-		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-		if (!(attributes instanceof ServletRequestAttributes servlet)) {
-			return this;
-		}
-		if (IdempotentInterceptor.isNestedCall()) {
-			return IdempotencyObserver.NONE;
-		}
+	IdempotencyObserver of(BiConsumer<String, String> setHeader, BooleanSupplier committed, boolean echoKey) {
 		return new IdempotencyObserver() {
 
 			@Override
 			public void executed(IdempotencyPolicy policy, String key) {
-				mark(servlet, key, false);
+				mark(key, false);
 			}
 
 			@Override
 			public void replayed(IdempotencyPolicy policy, String key) {
-				mark(servlet, key, true);
+				mark(key, true);
+			}
+
+			private void mark(String key, boolean replayed) {
+				if (committed.getAsBoolean()) {
+					return;
+				}
+				if (echoKey) {
+					setHeader.accept(IdempotencyResponseHeaders.this.keyHeaderName, key);
+				}
+				if (replayed) {
+					setHeader.accept(IdempotencyResponseHeaders.this.replayedHeaderName, "true");
+				}
 			}
 
 		};
-	}
-
-	private void mark(String key, boolean replayed) {
-		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-		if (attributes instanceof ServletRequestAttributes servlet) {
-			mark(servlet, key, replayed);
-		}
-	}
-
-	private void mark(ServletRequestAttributes servlet, String key, boolean replayed) {
-		HttpServletResponse response = servlet.getResponse();
-		if (response == null || response.isCommitted()) {
-			return;
-		}
-		if (servlet.getRequest().getHeader(this.keyHeaderName) != null) {
-			response.setHeader(this.keyHeaderName, key);
-		}
-		if (replayed) {
-			response.setHeader(this.replayedHeaderName, "true");
-		}
 	}
 
 }

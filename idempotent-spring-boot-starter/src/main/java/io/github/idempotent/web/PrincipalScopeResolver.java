@@ -3,8 +3,6 @@ package io.github.idempotent.web;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
-import org.springframework.util.ClassUtils;
-import org.springframework.web.context.request.RequestContextHolder;
 
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -12,11 +10,12 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
 /**
  * Scopes keys to the authenticated principal of Spring Security, so that user B sending
  * user A's key neither sees A's response nor blocks A. Anonymous callers (an
- * {@link AnonymousAuthenticationToken}, or a web request that Spring Security let through
- * without any authentication) share the {@link #GLOBAL global} scope. A call that finds
- * no authentication at all outside a web request (an executor thread, {@code @Async}, a
- * scheduled job) fails with an {@link IdempotencyScopeException} that says how to pass
- * its scope: it never shares the global scope silently.
+ * {@link AnonymousAuthenticationToken}, or the request in hand of an HTTP handler that
+ * Spring Security let through without any authentication) share the {@link #GLOBAL
+ * global} scope. Any other call that finds no authentication (an executor thread,
+ * {@code @Async}, a scheduled job, a thread that carries a request's attributes but not
+ * its caller) fails with an {@link IdempotencyScopeException} that says how to pass its
+ * scope: it never shares the global scope silently.
  * <p>
  * The caller comes from the thread's {@link SecurityContextHolder} on Spring MVC and in
  * blocking calls. Reactive calls, every WebFlux handler included, ask
@@ -26,17 +25,19 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
  */
 public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 
-	private static final boolean servletWebPresent = ClassUtils.isPresent(
-			"org.springframework.web.context.request.RequestContextHolder",
-			PrincipalScopeResolver.class.getClassLoader());
+	/**
+	 * Set while the web layer asks for the scope of the request it has in hand, on the
+	 * thread that dispatches it.
+	 */
+	private static final ThreadLocal<Boolean> requestInHand = new ThreadLocal<>();
 
 	@Override
 	public String resolveScope() {
 		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
 		if (authentication == null) {
-			if (servletWebPresent && RequestContextHolder.getRequestAttributes() != null) {
+			if (requestInHand.get() != null) {
 				// A request that Spring Security let through without authenticating it
-				// (anonymous access turned off): an unknown caller, an anonymous one.
+				// (anonymous access turned off): an anonymous caller.
 				return GLOBAL;
 			}
 			throw new IdempotencyScopeException("No authenticated caller to scope the idempotency key by: Spring "
@@ -49,6 +50,21 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 					+ "or set idempotent.default-scope=global if every key is unique across callers");
 		}
 		return scopeOf(authentication);
+	}
+
+	/**
+	 * Asks {@code resolver} for the scope of the request the web layer has in hand, on
+	 * the thread that dispatches it: there, a request without authentication is an
+	 * anonymous caller's.
+	 */
+	static String ofRequestInHand(IdempotencyScopeResolver resolver) {
+		requestInHand.set(Boolean.TRUE);
+		try {
+			return resolver.resolveScope();
+		}
+		finally {
+			requestInHand.remove();
+		}
 	}
 
 	/**

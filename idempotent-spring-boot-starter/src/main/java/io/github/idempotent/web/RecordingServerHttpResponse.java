@@ -24,7 +24,6 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ZeroCopyHttpOutputMessage;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
-import org.springframework.web.method.HandlerMethod;
 
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
@@ -34,16 +33,17 @@ import io.github.idempotent.core.RecordedResponse;
 
 /**
  * The WebFlux twin of {@link RecordingServletResponse}: passes everything through until
- * the exchange's handler, an {@code @Idempotent} method, has returned; then holds the
- * body the handler's result writes, stores status, the headers set since and the body as
- * written, and only then sends them. A replay writes a recorded response in place of
- * whatever the handler's empty stand-in would have written.
+ * the web layer starts a guarded call of the exchange's handler; then holds the body the
+ * handler's result writes, stores status, the headers set since and the body as written,
+ * and only then sends them. A replay writes a recorded response in place of whatever the
+ * handler's empty stand-in would have written.
  * <p>
- * Whatever happens, a recording ends exactly once: with the response as written, or with
- * the method's return value through the codec when the response cannot be recorded (a
- * streamed body, a status of 400 or more, a body above the result size limit, which is
- * held only up to the limit, a failure while writing, an exchange cancelled or ended
- * before the method returned or before its response was written).
+ * Whatever happens, a recording ends exactly once: with the response as written; with the
+ * key released when the handler's result failed; or, when the response cannot be stored
+ * as written (a streamed body, a body above the result size limit, which is held only up
+ * to the limit, a failure while writing, an exchange cancelled or ended before its
+ * response was written), with a record that says the call completed and its result is not
+ * stored.
  * <p>
  * The headers the record keeps are chosen by {@link RecordedHeaders}, as for Spring MVC.
  */
@@ -53,8 +53,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	private final ReplayedHeaders replayedHeaders;
 
 	private final long limit;
-
-	private final boolean record;
 
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
@@ -66,33 +64,46 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	 */
 	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
 
-	/** The handler whose call is recorded, for the status of a replayed plain value. */
-	private volatile @Nullable HandlerMethod handler;
+	private volatile boolean holding;
+
+	private volatile @Nullable Throwable failure;
 
 	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayedHeaders replayedHeaders, long limit,
-			boolean record, ReplayCustomizers customizers) {
+			ReplayCustomizers customizers) {
 		super(delegate);
 		this.replayedHeaders = replayedHeaders;
 		this.limit = limit;
-		this.record = record;
 		this.customizers = customizers;
 	}
 
 	/**
-	 * This recorder for a call of {@code handler}, the exchange's handler method.
+	 * A guarded call of the exchange's handler is about to start: its outcome is what it
+	 * writes.
 	 */
-	OutcomeRecorder handling(HandlerMethod handler) {
-		this.handler = handler;
-		return this;
+	void hold() {
+		this.holding = true;
+	}
+
+	/**
+	 * The handler's result failed: the call ends by releasing its key, unless its
+	 * {@code cacheFor} stores the failure.
+	 */
+	void failed(Throwable failure) {
+		this.failure = failure;
+	}
+
+	@Override
+	public boolean records() {
+		return this.holding;
 	}
 
 	@Override
 	public void recordLater(OwnerHandle owner, @Nullable Object value) {
-		Recording recording = new Recording(owner, value, snapshot(getHeaders()));
-		if (!this.record || isCommitted() || !this.state.compareAndSet(null, recording)) {
-			// Not recorded here, or the exchange has already ended (the client went
-			// away while the method ran): the value is stored as it is.
-			owner.completeAsync(value);
+		Recording recording = new Recording(owner, snapshot(getHeaders()), this);
+		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
+			// The exchange has already ended (the client went away while the method
+			// ran): the call ran, its response was never written.
+			recording.endNotStored("the exchange ended before its response was written");
 		}
 	}
 
@@ -107,17 +118,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		response.headers().forEach(getHeaders()::put);
 		this.customizers.recorded(policy.name(), key, response).forEach(getHeaders()::put);
 		return null;
-	}
-
-	@Override
-	public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
-		HandlerMethod handler = this.handler;
-		return this.customizers.value(policy.name(), key, value,
-				(handler != null) ? HandlerMethods.status(handler) : 200, (headers) -> {
-					if (!isCommitted()) {
-						headers.forEach(getHeaders()::put);
-					}
-				});
 	}
 
 	@Override
@@ -152,17 +152,18 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				return Mono.empty();
 			}
 			Flux<DataBuffer> spilled = held.spill(buffer);
-			return stored(recording.endWithValue()).thenMany(spilled);
+			return stored(recording.endNotStored("its response body was larger than idempotent.max-result-size"))
+				.thenMany(spilled);
 		}, 0)
 			.concatWith(Mono.defer(() -> held.isOverflowed() ? Mono.empty() : recordAndSend(recording, held.bytes())))
 			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
 			.doOnCancel(() -> {
 				held.release();
-				recording.endWithValue();
+				recording.endNotStored("the exchange was cancelled while its response was written");
 			})
 			.doOnError((ex) -> {
 				held.release();
-				recording.endWithValue();
+				recording.endNotStored("writing its response failed");
 			});
 		return super.writeWith(sent);
 	}
@@ -185,8 +186,9 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 					.then(Mono.defer(() -> writeReplay(replaying)));
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				// A stream is sent as it comes: the return value is stored instead.
-				return stored(recording.endWithValue()).then(Mono.defer(() -> super.writeAndFlushWith(body)));
+				// A stream is sent as it comes.
+				return stored(recording.endNotStored("its response was a stream, sent as it came"))
+					.then(Mono.defer(() -> super.writeAndFlushWith(body)));
 			}
 			return super.writeAndFlushWith(body);
 		});
@@ -209,8 +211,9 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				return writeReplay(replaying);
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return record(recording, new byte[0]).doOnCancel(() -> recording.endWithValue())
-					.doOnError((ex) -> recording.endWithValue())
+				return record(recording, new byte[0])
+					.doOnCancel(() -> recording.endNotStored("the exchange was cancelled"))
+					.doOnError((ex) -> recording.endNotStored("writing its response failed"))
 					.then(Mono.defer(super::setComplete));
 			}
 			return super.setComplete();
@@ -227,25 +230,25 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	/**
-	 * The exchange has ended, however it ended: a recording not ended yet stores the
-	 * method's return value, and a call whose method is still running stores it when it
-	 * returns (its recorder finds this response done).
+	 * The exchange has ended, however it ended: a recording not ended yet ends as not
+	 * stored (or released, when the handler's result failed), and a call whose method is
+	 * still running ends so when it returns (its recorder finds this response done).
 	 */
 	void abandon() {
 		State state = this.state.getAndUpdate((current) -> (current instanceof Replaying) ? current : Done.INSTANCE);
 		if (state instanceof Recording recording) {
-			recording.endWithValue();
+			recording.endNotStored("the exchange ended before its response was written");
 		}
 	}
 
 	/**
-	 * Stores the response as written, or the return value when it cannot be recorded.
+	 * Stores the response as written; a handler whose result failed releases its key.
 	 */
 	private Mono<Void> record(Recording recording, byte[] body) {
 		HttpStatusCode status = getStatusCode();
 		int code = (status != null) ? status.value() : HttpStatus.OK.value();
-		if (code >= 400 || body.length > this.limit) {
-			return stored(recording.endWithValue());
+		if (body.length > this.limit) {
+			return stored(recording.endNotStored("its response body was larger than idempotent.max-result-size"));
 		}
 		RecordedResponse response = new RecordedResponse(code, recordedHeaders(recording.before), body);
 		return stored(recording.end(response));
@@ -374,23 +377,29 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	/**
 	 * A call whose response is being recorded; ended exactly once, whichever signal comes
-	 * first.
+	 * first: released when the handler's result failed, whatever was written.
 	 */
-	private record Recording(OwnerHandle owner, @Nullable Object value, Map<String, List<String>> before,
+	private record Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response,
 			AtomicBoolean ended) implements State {
 
-		Recording(OwnerHandle owner, @Nullable Object value, Map<String, List<String>> before) {
-			this(owner, value, before, new AtomicBoolean());
+		Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response) {
+			this(owner, before, response, new AtomicBoolean());
 		}
 
-		CompletableFuture<Void> end(RecordedResponse response) {
-			return this.ended.compareAndSet(false, true) ? this.owner.completeRecordedAsync(response)
-					: CompletableFuture.completedFuture(null);
+		CompletableFuture<Void> end(RecordedResponse recorded) {
+			if (!this.ended.compareAndSet(false, true)) {
+				return CompletableFuture.completedFuture(null);
+			}
+			Throwable failure = this.response.failure;
+			return (failure != null) ? this.owner.releaseAsync(failure) : this.owner.completeRecordedAsync(recorded);
 		}
 
-		CompletableFuture<Void> endWithValue() {
-			return this.ended.compareAndSet(false, true) ? this.owner.completeAsync(this.value)
-					: CompletableFuture.completedFuture(null);
+		CompletableFuture<Void> endNotStored(String why) {
+			if (!this.ended.compareAndSet(false, true)) {
+				return CompletableFuture.completedFuture(null);
+			}
+			Throwable failure = this.response.failure;
+			return (failure != null) ? this.owner.releaseAsync(failure) : this.owner.completeNotStoredAsync(why);
 		}
 
 	}

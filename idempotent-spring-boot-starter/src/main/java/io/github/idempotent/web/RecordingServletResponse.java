@@ -18,7 +18,6 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.web.method.HandlerMethod;
 
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
@@ -26,16 +25,19 @@ import io.github.idempotent.core.OwnerHandle;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * The response of one request, which passes everything through until its handler, an
- * {@code @Idempotent} method, returns. From then on the body is held back: once the
- * request's last dispatch ends, {@link #finish()} stores status, headers and body as
- * written and only then sends them, so that a client that retries as soon as it has the
- * answer gets a replay. A replay writes a recorded response in place of whatever the
- * handler's stand-in return value would have written.
+ * The response of one request, which passes everything through until the web layer starts
+ * a guarded call of its handler ({@link #hold()}). From then on the status, the headers
+ * set and the body are held back: once the request's last dispatch ends, {@link #finish}
+ * stores them as written and only then sends them, so that a client that retries as soon
+ * as it has the answer gets a replay. A replay writes a recorded response in place of
+ * whatever the handler's stand-in would have written.
  * <p>
- * A response that cannot be recorded as written (an error sent, a body above
- * {@code idempotent.max-result-size}, a server error, a failure while writing) stores the
- * method's return value through the codec instead, as every earlier version did.
+ * A handler that failed ends with its key released (or its error stored, for the types
+ * its {@code cacheFor} lists). A handler that ran but whose response cannot be stored as
+ * written (an error or redirect sent through the container, a body above
+ * {@code idempotent.max-result-size}, a stream of events, an exception while the response
+ * was written) ends with a record that says the call completed and its result is not
+ * stored: a retry is told so, never served an empty success, never run again.
  * <p>
  * The body is held in a {@link HeldBody}; the headers the record keeps are chosen by
  * {@link RecordedHeaders}, as for WebFlux.
@@ -44,15 +46,13 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private enum Mode {
 
-		PASS, RECORDING, REPLAYING, DONE
+		PASS, RECORDING, STREAMING, REPLAYING, DONE
 
 	}
 
 	private final ReplayedHeaders replayedHeaders;
 
 	private final HeldBody held;
-
-	private final boolean record;
 
 	private volatile Mode mode = Mode.PASS;
 
@@ -63,56 +63,44 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable PrintWriter writer;
 
-	private boolean passedThrough;
-
-	/** An error or a redirect was sent: the container writes the rest. */
+	/** An error was sent: the container writes the rest. */
 	private boolean errorSent;
+
+	/** A redirect was written while recording: nothing more is written. */
+	private boolean redirected;
+
+	private @Nullable String unrecordable;
 
 	private @Nullable OwnerHandle owner;
 
-	private @Nullable Object value;
+	private @Nullable Throwable failure;
 
 	private @Nullable RecordedResponse replay;
 
 	private final ReplayCustomizers customizers;
 
-	/** The handler whose call is recorded, for the status of a replayed plain value. */
-	private volatile @Nullable HandlerMethod handler;
-
-	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit, boolean record,
+	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit,
 			ReplayCustomizers customizers) {
 		super(response);
 		this.replayedHeaders = replayedHeaders;
 		this.held = new HeldBody(limit);
-		this.record = record;
 		this.customizers = customizers;
 	}
 
 	/**
-	 * This recorder for a call of {@code handler}, the request's handler method.
+	 * Starts holding the response back: a guarded call of the request's handler is about
+	 * to start, and whatever it writes is its outcome.
 	 */
-	OutcomeRecorder handling(HandlerMethod handler) {
-		this.handler = handler;
-		return this;
+	synchronized void hold() {
+		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
+			this.mode = Mode.RECORDING;
+			this.touched.clear();
+		}
 	}
 
-	/**
-	 * The recorder for a call of a handler whose response is not recorded (a view, a
-	 * primitive): it stores the return value through the codec, and shows its replays to
-	 * the customizers.
-	 */
-	OutcomeRecorder replayingOnly(HandlerMethod handler) {
-		this.handler = handler;
-		return new ValueOnlyRecorder(this);
-	}
-
-	/**
-	 * Not when recording is off, nor when the handler wrote the response itself, nor for
-	 * a second handler call: what was written is not all there is to record.
-	 */
 	@Override
 	public synchronized boolean records() {
-		return this.record && this.mode == Mode.PASS && !this.passedThrough && !getResponse().isCommitted();
+		return this.mode == Mode.RECORDING || this.mode == Mode.STREAMING;
 	}
 
 	@Override
@@ -120,13 +108,40 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		synchronized (this) {
 			if (records()) {
 				this.owner = owner;
-				this.value = value;
-				this.mode = Mode.RECORDING;
 				return;
 			}
 		}
-		// Ended since records() was asked (an async request that timed out).
-		owner.completeAsync(value);
+		// Ended since the call started (an async request that timed out).
+		owner.completeNotStoredAsync("the request ended before its response was written");
+	}
+
+	/**
+	 * The handler failed after its call returned (the future or {@code Mono} it returned
+	 * failed): the call ends by releasing its key, unless its {@code cacheFor} stores the
+	 * failure.
+	 */
+	synchronized void failed(Throwable failure) {
+		this.failure = failure;
+	}
+
+	/**
+	 * The handler ran but its response cannot be stored as written.
+	 */
+	synchronized void unrecordable(String why) {
+		if (this.unrecordable == null) {
+			this.unrecordable = why;
+		}
+	}
+
+	/**
+	 * The guarded call failed before it returned and has ended its hold itself: what it
+	 * held is dropped, and the error handling writes the response.
+	 */
+	synchronized void passThrough() {
+		if (this.mode == Mode.RECORDING || this.mode == Mode.STREAMING) {
+			this.held.reset();
+			this.mode = Mode.PASS;
+		}
 	}
 
 	@Override
@@ -139,13 +154,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		writeHead(response);
 		setHeaders(this.customizers.recorded(policy.name(), key, response));
 		return null;
-	}
-
-	@Override
-	public @Nullable Object replayValue(IdempotencyPolicy policy, String key, @Nullable Object value) {
-		HandlerMethod handler = this.handler;
-		return this.customizers.value(policy.name(), key, value,
-				(handler != null) ? HandlerMethods.status(handler) : 200, this::setHeaders);
 	}
 
 	private void setHeaders(HttpHeaders headers) {
@@ -171,30 +179,37 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	 * Ends the request: stores and sends a recorded response, or sends a replay. Called
 	 * once the request's last dispatch has ended; the store is written outside the lock.
 	 * @param exceptionResolved whether an exception was resolved into the response after
-	 * the method returned (a converter that failed, a 406): not the method's outcome
+	 * the handler's call returned (a converter that failed, a 406)
 	 */
 	void finish(boolean exceptionResolved) throws IOException {
 		Mode mode;
 		byte[] body = null;
-		boolean recordable = false;
+		OwnerHandle owner;
+		Throwable failure;
+		String unrecordable;
 		synchronized (this) {
 			mode = this.mode;
 			this.mode = Mode.DONE;
+			owner = this.owner;
+			failure = this.failure;
+			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 			if (mode == Mode.RECORDING) {
 				body = body();
-				recordable = isRecordable(exceptionResolved);
 			}
 		}
-		if (mode == Mode.RECORDING) {
-			if (recordable) {
-				this.owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
+		if (owner != null) {
+			if (failure != null) {
+				owner.release(failure);
+			}
+			else if (unrecordable == null) {
+				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
 			}
 			else {
-				this.owner.complete(this.value);
+				owner.completeNotStoredAsync(unrecordable).join();
 			}
-			if (!this.errorSent && !this.held.isOverflowed()) {
-				writeBody(body);
-			}
+		}
+		if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
+			writeBody(body);
 		}
 		else if (mode == Mode.REPLAYING) {
 			// The status and the body's type again, over what the stand-in's handling
@@ -209,38 +224,44 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	/**
-	 * Whether the response can be stored as written; if not, the return value is stored
-	 * instead: an error or a redirect was sent (the container writes the rest), the body
-	 * passed the result size limit, an exception was resolved into the response, the
-	 * status is 400 or more, or the container set a redirect's {@code Location} unseen.
+	 * Why the response cannot be stored as written, or {@code null} when it can.
 	 */
-	private boolean isRecordable(boolean exceptionResolved) {
-		return !this.errorSent && !this.held.isOverflowed() && !exceptionResolved && getStatus() < 400
-				&& !isUnseenRedirect();
+	private @Nullable String unrecordable(Mode mode, boolean exceptionResolved) {
+		if (mode == Mode.STREAMING) {
+			return "its response was a stream of events, sent as it came";
+		}
+		if (this.errorSent) {
+			return "an error was sent through the servlet container";
+		}
+		if (this.held.isOverflowed()) {
+			return "its response body was larger than idempotent.max-result-size";
+		}
+		if (exceptionResolved) {
+			return "writing its response failed";
+		}
+		return null;
 	}
 
 	/**
-	 * A redirect whose {@code Location} the container set itself (Servlet 6.1's
-	 * {@code sendRedirect} overloads reach it past this wrapper).
-	 */
-	private boolean isUnseenRedirect() {
-		int status = getStatus();
-		return status >= 300 && status < 400 && ((HttpServletResponse) getResponse()).getHeader("Location") != null
-				&& !this.touched.containsKey("location");
-	}
-
-	/**
-	 * Ends a request that failed after its handler returned: the method ran, so its
-	 * return value is stored, and the failure is left to the error handling.
+	 * Ends a request that failed after its handler's call returned, with no response
+	 * written by the error handling: the call ran, so its key is not freed.
 	 */
 	void abandon() {
-		Mode mode;
+		OwnerHandle owner;
+		Throwable failure;
 		synchronized (this) {
-			mode = this.mode;
+			owner = this.owner;
+			failure = this.failure;
+			this.owner = null;
 			this.mode = Mode.DONE;
 		}
-		if (mode == Mode.RECORDING) {
-			this.owner.complete(this.value);
+		if (owner != null) {
+			if (failure != null) {
+				owner.release(failure);
+			}
+			else {
+				owner.completeNotStoredAsync("the request failed while its response was written");
+			}
 		}
 	}
 
@@ -313,6 +334,37 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return mode == Mode.RECORDING || mode == Mode.REPLAYING;
 	}
 
+	/**
+	 * A handler that sends a stream of events sends them as they come: what was held goes
+	 * out, the rest passes through, and the response is not stored.
+	 */
+	@Override
+	public void setContentType(@Nullable String type) {
+		super.setContentType(type);
+		if (type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+			streaming();
+		}
+	}
+
+	private synchronized void streaming() {
+		if (this.mode == Mode.RECORDING) {
+			this.mode = Mode.STREAMING;
+			if (this.stream == null) {
+				// Nothing written yet: the handler writes to the container's own stream.
+				return;
+			}
+			try {
+				if (this.writer != null) {
+					this.writer.flush();
+				}
+				this.held.spillTo(this.stream.target());
+			}
+			catch (IOException ex) {
+				throw new java.io.UncheckedIOException(ex);
+			}
+		}
+	}
+
 	private void touch(String name) {
 		if (this.mode == Mode.RECORDING) {
 			this.touched.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
@@ -338,7 +390,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		if (!isHolding()) {
 			// The container's own writer, flushed by the container: a handler that is
 			// not recorded writes as if this wrapper were not there.
-			this.passedThrough = true;
 			return super.getWriter();
 		}
 		if (this.stream != null) {
@@ -400,14 +451,47 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void sendRedirect(String location) throws IOException {
-		// The container sets Location itself, unseen here: the redirect is not recorded.
-		this.errorSent = true;
-		super.sendRedirect(location);
+		sendRedirect(location, SC_FOUND, true);
+	}
+
+	@Override
+	public void sendRedirect(String location, int sc) throws IOException {
+		sendRedirect(location, sc, true);
+	}
+
+	@Override
+	public void sendRedirect(String location, boolean clearBuffer) throws IOException {
+		sendRedirect(location, SC_FOUND, clearBuffer);
+	}
+
+	/**
+	 * A redirect of a guarded call is written here, as the container would write it
+	 * (status, {@code Location}, no body), so that it is recorded and replayed; any other
+	 * goes to the container.
+	 */
+	@Override
+	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
+		synchronized (this) {
+			if (this.mode == Mode.RECORDING) {
+				if (clearBuffer) {
+					this.held.reset();
+				}
+				setStatus(sc);
+				setHeader("Location", location);
+				this.redirected = true;
+				return;
+			}
+		}
+		super.sendRedirect(location, sc, clearBuffer);
 	}
 
 	@Override
 	public void setHeader(String name, String value) {
 		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
+			return;
+		}
+		if (name.equalsIgnoreCase("Content-Type")) {
+			setContentType(value);
 			return;
 		}
 		touch(name);
@@ -481,14 +565,14 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				return;
 			}
 			HeldBody held = RecordingServletResponse.this.held;
+			if (mode == Mode.RECORDING && RecordingServletResponse.this.redirected) {
+				return;
+			}
 			if (mode == Mode.RECORDING && !held.isOverflowed()) {
 				if (held.hold(b, off, len)) {
 					return;
 				}
 				held.spillTo(target());
-			}
-			if (mode == Mode.PASS) {
-				RecordingServletResponse.this.passedThrough = true;
 			}
 			target().write(b, off, len);
 		}

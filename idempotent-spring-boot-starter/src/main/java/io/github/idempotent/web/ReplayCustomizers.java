@@ -1,14 +1,11 @@
 package io.github.idempotent.web;
 
 import java.util.List;
-import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.ResponseEntity;
 
 import io.github.idempotent.core.RecordedResponse;
 
@@ -40,36 +37,8 @@ final class ReplayCustomizers {
 		HttpHeaders stored = new HttpHeaders();
 		response.headers().forEach(stored::put);
 		// The record's body is shared with the replay: the customizers get copies.
-		return run(new ReplayedResponse(operation, key, response.status(), stored, response.body(), null,
-				this.replayedHeaders));
-	}
-
-	/**
-	 * A replayed return value with the customizers' headers: a response entity is
-	 * returned anew with them, for a plain value they are handed to {@code response}.
-	 * @param status the handler's status for a plain value
-	 */
-	@Nullable Object value(String operation, String key, @Nullable Object value, int status, Consumer<HttpHeaders> response) {
-		if (this.customizers.isEmpty()) {
-			return value;
-		}
-		if (value instanceof ResponseEntity<?> entity) {
-			HttpHeaders changes = run(new ReplayedResponse(operation, key, entity.getStatusCode().value(),
-					entity.getHeaders(), null, entity.getBody(), this.replayedHeaders));
-			if (changes.isEmpty()) {
-				return entity;
-			}
-			HttpHeaders headers = new HttpHeaders();
-			headers.putAll(entity.getHeaders());
-			changes.forEach(headers::put);
-			return new ResponseEntity<>(entity.getBody(), headers, entity.getStatusCode());
-		}
-		HttpHeaders changes = run(
-				new ReplayedResponse(operation, key, status, HttpHeaders.EMPTY, null, value, this.replayedHeaders));
-		if (!changes.isEmpty()) {
-			response.accept(changes);
-		}
-		return value;
+		return run(
+				new ReplayedResponse(operation, key, response.status(), stored, response.body(), this.replayedHeaders));
 	}
 
 	private HttpHeaders run(ReplayedResponse replay) {

@@ -5,17 +5,13 @@ import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
 
-import org.jspecify.annotations.Nullable;
-
 import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
 
 /**
  * A replay about to be written, as an {@link IdempotentReplayCustomizer} sees it: which
- * call it replays, the stored response, and the headers customizers add or set on it.
- * Either {@link #body()} (a response recorded as written) or {@link #value()} (a return
- * value stored through the codec) is there, see {@link #isRecorded()}. Valid only during
- * {@link IdempotentReplayCustomizer#customize}.
+ * call it replays, the response as it was recorded, and the headers customizers add or
+ * set on it. Valid only during {@link IdempotentReplayCustomizer#customize}.
  */
 public final class ReplayedResponse {
 
@@ -25,9 +21,7 @@ public final class ReplayedResponse {
 
 	private final int status;
 
-	private final byte @Nullable [] body;
-
-	private final @Nullable Object value;
+	private final byte[] body;
 
 	private final ReplayedHeaders replayedHeaders;
 
@@ -35,13 +29,12 @@ public final class ReplayedResponse {
 
 	private Set<String> changed = new LinkedHashSet<>();
 
-	ReplayedResponse(String operation, String key, int status, HttpHeaders stored, byte @Nullable [] body,
-			@Nullable Object value, ReplayedHeaders replayedHeaders) {
+	ReplayedResponse(String operation, String key, int status, HttpHeaders stored, byte[] body,
+			ReplayedHeaders replayedHeaders) {
 		this.operation = operation;
 		this.key = key;
 		this.status = status;
 		this.body = body;
-		this.value = value;
 		this.replayedHeaders = replayedHeaders;
 		this.headers = copy(stored);
 	}
@@ -63,36 +56,17 @@ public final class ReplayedResponse {
 	}
 
 	/**
-	 * Status of the replay: the stored status, a stored {@code ResponseEntity}'s, or, for
-	 * a plain value, the handler's {@code @ResponseStatus} (200 without one).
+	 * Status of the replay, as recorded.
 	 */
 	public int status() {
 		return this.status;
 	}
 
 	/**
-	 * Whether the replay is a response recorded as written ({@link #body()}), rather than
-	 * a return value stored through the codec ({@link #value()}).
+	 * Body bytes as the first caller got them (a copy: changing it changes nothing).
 	 */
-	public boolean isRecorded() {
-		return this.body != null;
-	}
-
-	/**
-	 * Body bytes of a recorded response, as the first caller got them (a copy: changing
-	 * it changes nothing), or {@code null} for a replayed value.
-	 */
-	public byte @Nullable [] body() {
-		return (this.body != null) ? Arrays.copyOf(this.body, this.body.length) : null;
-	}
-
-	/**
-	 * Replayed return value (a {@code ResponseEntity}'s body, or the value itself), or
-	 * {@code null} for a recorded response. The value is what the client gets: read it,
-	 * do not change it.
-	 */
-	public @Nullable Object value() {
-		return this.value;
+	public byte[] body() {
+		return Arrays.copyOf(this.body, this.body.length);
 	}
 
 	/**

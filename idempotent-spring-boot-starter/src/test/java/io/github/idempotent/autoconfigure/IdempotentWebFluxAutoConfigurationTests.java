@@ -18,11 +18,10 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.IdempotentInterceptor;
-import io.github.idempotent.aop.ReactiveIdempotencyContext;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
-import io.github.idempotent.web.WebFluxIdempotencyContext;
+import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,7 +38,7 @@ class IdempotentWebFluxAutoConfigurationTests {
 	void reactiveApplicationGetsTheWebFluxContract() {
 		this.runner.run((context) -> {
 			assertThat(context).hasSingleBean(ServerWebExchangeContextFilter.class)
-				.hasSingleBean(WebFluxIdempotencyContext.class)
+				.hasSingleBean(IdempotentReactiveHandlerAdapter.class)
 				.hasSingleBean(IdempotencyProblemHandler.class)
 				.hasSingleBean(IdempotentInterceptor.class);
 		});
@@ -48,7 +47,8 @@ class IdempotentWebFluxAutoConfigurationTests {
 	@Test
 	void backsOffWithoutWebFlux() {
 		this.runner.withClassLoader(new FilteredClassLoader(DispatcherHandler.class))
-			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(ReactiveIdempotencyContext.class));
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
 	}
 
 	@Test
@@ -58,26 +58,20 @@ class IdempotentWebFluxAutoConfigurationTests {
 			.withClassLoader(new FilteredClassLoader(Mono.class.getPackageName()))
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(IdempotentInterceptor.class)
-				.doesNotHaveBean(ReactiveIdempotencyContext.class));
+				.doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
 	}
 
 	@Test
 	void backsOffInServletApplications() {
 		new WebApplicationContextRunner().withConfiguration(CONFIGURATIONS)
 			.withPropertyValues("idempotent.store.type=memory")
-			.run((context) -> assertThat(context).doesNotHaveBean(ReactiveIdempotencyContext.class));
-	}
-
-	@Test
-	void anApplicationsOwnContextReplacesTheDefault() {
-		this.runner.withBean("custom", ReactiveIdempotencyContext.class, () -> new WebFluxIdempotencyContext("X-Key"))
-			.run((context) -> assertThat(context).hasSingleBean(ReactiveIdempotencyContext.class).hasBean("custom"));
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
 	}
 
 	@Test
 	void disabledWithTheStarter() {
 		this.runner.withPropertyValues("idempotent.enabled=false")
-			.run((context) -> assertThat(context).doesNotHaveBean(WebFluxIdempotencyContext.class));
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
 	}
 
 	@Test

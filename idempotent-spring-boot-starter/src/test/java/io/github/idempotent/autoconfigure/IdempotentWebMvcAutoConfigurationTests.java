@@ -12,8 +12,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.test.util.ReflectionTestUtils;
 
-import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.web.HeaderIdempotencyKeyResolver;
+import io.github.idempotent.web.IdempotentHandlerAdapter;
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
@@ -35,9 +34,8 @@ class IdempotentWebMvcAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyProblemHandler.class);
 			assertThat(context).hasSingleBean(ResponseEntityResultConverter.class);
 			assertThat(context).hasSingleBean(IdempotencyResponseHeaders.class);
-			assertThat(context.getBean(IdempotencyKeyResolver.class)).isInstanceOf(HeaderIdempotencyKeyResolver.class);
-			assertThat(((HeaderIdempotencyKeyResolver) context.getBean(IdempotencyKeyResolver.class)).getHeaderName())
-				.isEqualTo("X-Request-Key");
+			assertThat(context).hasSingleBean(IdempotentHandlerAdapter.class);
+			assertThat(context.getBean(IdempotencyResponseHeaders.class).keyHeader()).isEqualTo("X-Request-Key");
 		});
 	}
 
@@ -48,14 +46,10 @@ class IdempotentWebMvcAutoConfigurationTests {
 	}
 
 	@Test
-	void backsOffWhenTheApplicationDefinesItsOwnKeyResolverOrHandler() {
+	void backsOffWhenTheApplicationDefinesItsOwnHandler() {
 		IdempotencyProblemHandler own = new IdempotencyProblemHandler();
-		this.runner.withBean(IdempotencyKeyResolver.class, () -> () -> "fixed")
-			.withBean(IdempotencyProblemHandler.class, () -> own)
-			.run((context) -> {
-				assertThat(context.getBean(IdempotencyKeyResolver.class).resolveKey()).isEqualTo("fixed");
-				assertThat(context.getBean(IdempotencyProblemHandler.class)).isSameAs(own);
-			});
+		this.runner.withBean(IdempotencyProblemHandler.class, () -> own)
+			.run((context) -> assertThat(context.getBean(IdempotencyProblemHandler.class)).isSameAs(own));
 	}
 
 	@Test
@@ -66,7 +60,7 @@ class IdempotentWebMvcAutoConfigurationTests {
 			.withPropertyValues("idempotent.store.type=memory")
 			.run((context) -> {
 				assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class);
-				assertThat(context).doesNotHaveBean(HeaderIdempotencyKeyResolver.class);
+				assertThat(context).doesNotHaveBean(IdempotentHandlerAdapter.class);
 			});
 	}
 

@@ -192,7 +192,8 @@ class JdbcStoreConfigurationTests {
 				.run((context) -> assertThat(context).getFailure()
 					.rootCause()
 					.hasMessageContaining("The table '" + table + "' of the JDBC idempotency store does not exist in "
-							+ "PostgreSQL database 'test' schema 'public' at jdbc:postgresql://")
+							+ "PostgreSQL database '" + databaseName(TestDatabases.postgresqlUrl())
+							+ "' schema 'public' at jdbc:postgresql://")
 					.hasMessageContaining("io/github/idempotent/store/jdbc/schema-postgresql.sql")
 					.hasMessageContaining("idempotent.store.jdbc.initialize-schema=always"));
 		}
@@ -358,6 +359,12 @@ class JdbcStoreConfigurationTests {
 		return new JdbcTemplate(dataSource).queryForObject(
 				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE UPPER(TABLE_NAME) = UPPER(?)", Integer.class,
 				table) > 0;
+	}
+
+	private static String databaseName(String url) {
+		String path = url.substring(url.lastIndexOf('/') + 1);
+		int query = path.indexOf('?');
+		return (query >= 0) ? path.substring(0, query) : path;
 	}
 
 }

@@ -19,7 +19,7 @@ public final class StoreOutageLogAssertions {
 	 * tracking): they log each change of the connection's state once, not per message.
 	 */
 	private static final Pattern CONNECTION_LOGGERS = Pattern
-		.compile("(io\\.lettuce|i\\.l\\.core|i\\.g\\.i\\.store\\.redis)\\.");
+		.compile("(io\\.lettuce|i\\.l\\.core|i\\.n\\.u\\.c\\.|io\\.netty|i\\.g\\.i\\.store\\.redis)\\.?");
 
 	private StoreOutageLogAssertions() {
 	}

@@ -38,9 +38,17 @@ public final class Tries {
 	}
 
 	public static <T> void check(Function<Draw, T> generator, Consumer<T> property) {
+		check(DEFAULT_TRIES, generator, property);
+	}
+
+	/**
+	 * {@link #check(Function, Consumer)} of a property whose tries are costly (a scenario
+	 * of HTTP calls): {@code tries} by default, {@code -Didempotent.tries} still wins.
+	 */
+	public static <T> void check(int tries, Function<Draw, T> generator, Consumer<T> property) {
 		Long seed = Long.getLong("idempotent.seed");
-		check((seed != null) ? seed : new SplittableRandom().nextLong(),
-				Integer.getInteger("idempotent.tries", DEFAULT_TRIES), generator, property);
+		check((seed != null) ? seed : new SplittableRandom().nextLong(), Integer.getInteger("idempotent.tries", tries),
+				generator, property);
 	}
 
 	static <T> void check(long runSeed, int tries, Function<Draw, T> generator, Consumer<T> property) {

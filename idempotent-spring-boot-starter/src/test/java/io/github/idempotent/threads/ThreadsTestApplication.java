@@ -23,6 +23,7 @@ import org.springframework.stereotype.Service;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.server.WebFilter;
@@ -164,16 +165,17 @@ public class ThreadsTestApplication {
 
 		@PostMapping("/threads/mono")
 		@Idempotent
-		Mono<Map<String, Object>> mono() {
-			return plain();
+		Mono<Map<String, Object>> mono(@RequestBody(required = false) String order) {
+			return plain(order);
 		}
 
 		/**
 		 * The same handler without the annotation: where its code runs is where the
-		 * guarded one's should.
+		 * guarded one's should. Both read the request's body, as the guard does to
+		 * fingerprint it: both run where the body arrived.
 		 */
 		@PostMapping("/threads/plain-mono")
-		Mono<Map<String, Object>> plain() {
+		Mono<Map<String, Object>> plain(@RequestBody(required = false) String order) {
 			String assembledOn = Thread.currentThread().getName();
 			return Mono.fromSupplier(() -> {
 				Map<String, Object> body = new LinkedHashMap<>();
@@ -202,7 +204,7 @@ public class ThreadsTestApplication {
 		 * The first run waits for the gate, then fails or succeeds as {@code outcome}
 		 * says; every run calls Redis where its code runs.
 		 */
-		@Idempotent(key = "#key", waitFor = "20s")
+		@Idempotent(key = "#key", scope = "'threads-test'", waitFor = "20s")
 		public CompletableFuture<Map<String, Object>> pay(String key, String outcome) {
 			int run = this.gate.runs.incrementAndGet();
 			Map<String, Object> body = new LinkedHashMap<>();

@@ -140,6 +140,7 @@ class WebFluxThreadsTests {
 		if (key != null) {
 			request.header("Idempotency-Key", key);
 		}
+		request.bodyValue("{\"order\":\"" + path + "\"}");
 		return request.retrieve().onStatus((status) -> true, (response) -> Mono.empty()).toEntity(BODY);
 	}
 

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
-import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.web.WebTestApplication.Executions;
@@ -35,12 +34,6 @@ abstract class AbstractCompressedResultHttpTests {
 	@Autowired
 	private IdempotencyExecutor executor;
 
-	@Autowired
-	private IdempotentInterceptor interceptor;
-
-	@Autowired
-	private ResponseRecordingFilter recording;
-
 	private HttpClientSupport http;
 
 	@BeforeEach
@@ -52,7 +45,6 @@ abstract class AbstractCompressedResultHttpTests {
 	@AfterEach
 	void restoreDefault() {
 		this.executor.setResultCompression(ResultCompression.deflate(256));
-		this.interceptor.setResponseRecording(this.recording);
 	}
 
 	/**
@@ -96,27 +88,6 @@ abstract class AbstractCompressedResultHttpTests {
 		this.executor.setResultCompression(ResultCompression.none());
 		assertSameResponse(post(key, "C-3"), first);
 		assertThat(this.executions.count("large-orders")).isEqualTo(1);
-	}
-
-	/**
-	 * The earlier layout, as versions before recorded responses wrote it: the return
-	 * value through the codec, written here by calls whose response is not recorded.
-	 */
-	@Test
-	void recordsOfTheEarlierTypedLayoutReplayOnceResponsesAreRecorded() throws Exception {
-		this.interceptor.setResponseRecording(null);
-		String compressed = UUID.randomUUID().toString();
-		HttpResponse<String> firstCompressed = post(compressed, "C-4");
-		assertThat(storedResult(compressed)[0]).isEqualTo((byte) 'Z');
-		this.executor.setResultCompression(ResultCompression.none());
-		String plain = UUID.randomUUID().toString();
-		HttpResponse<String> firstPlain = post(plain, "C-5");
-		assertThat(storedResult(plain)[0]).isEqualTo((byte) 'V');
-		this.executor.setResultCompression(ResultCompression.deflate(256));
-		this.interceptor.setResponseRecording(this.recording);
-		assertSameResponse(post(compressed, "C-4"), firstCompressed);
-		assertSameResponse(post(plain, "C-5"), firstPlain);
-		assertThat(this.executions.count("large-orders")).isEqualTo(2);
 	}
 
 	private static void assertRecorded(byte[] stored, boolean deflated) {

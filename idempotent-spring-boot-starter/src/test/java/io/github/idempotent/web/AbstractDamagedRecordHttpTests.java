@@ -14,7 +14,6 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
-import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.web.WebTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,12 +34,6 @@ abstract class AbstractDamagedRecordHttpTests {
 
 	@Autowired
 	private Executions executions;
-
-	@Autowired
-	private IdempotentInterceptor interceptor;
-
-	@Autowired
-	private ResponseRecordingFilter recording;
 
 	private HttpClientSupport http;
 
@@ -97,27 +90,6 @@ abstract class AbstractDamagedRecordHttpTests {
 		storeResult(key, broken);
 		assertResultUnavailable(post("/large-orders", key, order), "large-orders");
 		assertOneWarning(output, key, "recorded response cannot be read");
-	}
-
-	@Test
-	void brokenCompressionOfTheEarlierTypedLayoutIsResultUnavailable(CapturedOutput output) throws Exception {
-		String key = UUID.randomUUID().toString();
-		String order = "{\"orderNo\":\"D-3\",\"customer\":\"alice@example.com\",\"items\":24}";
-		this.interceptor.setResponseRecording(null);
-		try {
-			assertThat(post("/large-orders", key, order).statusCode()).isEqualTo(201);
-		}
-		finally {
-			this.interceptor.setResponseRecording(this.recording);
-		}
-		byte[] stored = storedResult(key);
-		assertThat(stored[0]).isEqualTo((byte) 'Z');
-		// Marker and length kept, the deflated bytes overwritten.
-		byte[] broken = stored.clone();
-		Arrays.fill(broken, 5, broken.length, (byte) 0xFF);
-		storeResult(key, broken);
-		assertResultUnavailable(post("/large-orders", key, order), "large-orders");
-		assertOneWarning(output, key, "cannot be inflated");
 	}
 
 	@Test

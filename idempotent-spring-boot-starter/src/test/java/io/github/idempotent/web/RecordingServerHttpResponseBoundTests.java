@@ -56,8 +56,9 @@ class RecordingServerHttpResponseBoundTests {
 				IdempotencyObserver.NONE)) {
 			Client client = new Client();
 			ReplayedHeaders replayedHeaders = new ReplayedHeaders(List.of());
-			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client, replayedHeaders, LIMIT, true,
+			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client, replayedHeaders, LIMIT,
 					new ReplayCustomizers(List.of(), replayedHeaders));
+			response.hold();
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),
 						IdempotencyObserver.NONE, response)
@@ -77,7 +78,7 @@ class RecordingServerHttpResponseBoundTests {
 			assertThat(HexFormat.of().formatHex(client.digest.digest()))
 				.isEqualTo(HexFormat.of().formatHex(sent.digest()));
 			assertThat(mostHeld.get()).isLessThanOrEqualTo(LIMIT + 2 * CHUNK);
-			// The return value was stored instead of the response: the key is completed.
+			// The call is completed, its response not stored: the key stays taken.
 			assertThat(store.claim(key, fingerprint, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.Completed.class);
 		}
 	}

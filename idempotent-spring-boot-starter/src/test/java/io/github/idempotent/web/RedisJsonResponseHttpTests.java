@@ -19,7 +19,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.WebTestApplication.Executions;
 
@@ -48,12 +47,6 @@ class RedisJsonResponseHttpTests {
 	private Executions executions;
 
 	@Autowired
-	private IdempotentInterceptor interceptor;
-
-	@Autowired
-	private ResponseRecordingFilter recording;
-
-	@Autowired
 	private RedisConnectionFactory connectionFactory;
 
 	@DynamicPropertySource
@@ -66,25 +59,6 @@ class RedisJsonResponseHttpTests {
 	@BeforeEach
 	void reset() {
 		this.executions.reset();
-	}
-
-	@AfterEach
-	void restoreRecording() {
-		this.interceptor.setResponseRecording(this.recording);
-	}
-
-	@ParameterizedTest
-	@ValueSource(strings = { "ok", "created", "charset", "large" })
-	void aJsonResponseIsStoredInNoMoreBytesThanItsTypedValue(String endpoint) throws Exception {
-		String recorded = UUID.randomUUID().toString();
-		HttpResponse<byte[]> first = call(endpoint, recorded);
-		this.interceptor.setResponseRecording(null);
-		String typed = UUID.randomUUID().toString();
-		HttpResponse<byte[]> typedFirst = call(endpoint, typed);
-		assertThat(typedFirst.body()).hasSameSizeAs(first.body());
-		assertThat(storedResult(recorded).length).isLessThanOrEqualTo(storedResult(typed).length);
-		this.interceptor.setResponseRecording(this.recording);
-		assertReplayOf(call(endpoint, recorded), first);
 	}
 
 	@ParameterizedTest

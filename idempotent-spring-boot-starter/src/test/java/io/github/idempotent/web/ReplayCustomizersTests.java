@@ -25,7 +25,7 @@ class ReplayCustomizersTests {
 
 	@Test
 	void headersTheLibraryOwnsOrNeverReplaysAreRefused() {
-		ReplayedResponse replay = new ReplayedResponse("op", "k", 200, HttpHeaders.EMPTY, new byte[0], null,
+		ReplayedResponse replay = new ReplayedResponse("op", "k", 200, HttpHeaders.EMPTY, new byte[0],
 				this.replayedHeaders);
 		for (String name : List.of("Idempotent-Replayed", "idempotency-key", "Set-Cookie", "Authorization",
 				"Content-Length", "Content-Type", "Transfer-Encoding", "Access-Control-Allow-Origin",
@@ -52,33 +52,6 @@ class ReplayCustomizersTests {
 		assertThat(this.recorded.headers().get("Location")).containsExactly("/payments/1");
 		assertThat(changes.toSingleValueMap()).containsOnlyKeys("X-First", "Location");
 		assertThat(changes.get("Location")).containsExactly("/payments/1", "/payments/2");
-	}
-
-	@Test
-	void aReplayedEntityIsReturnedAnewWithTheHeadersSet() {
-		ReplayCustomizers customizers = new ReplayCustomizers(List.of((replay) -> {
-			assertThat(replay.status()).isEqualTo(201);
-			assertThat(replay.value()).isEqualTo("body");
-			assertThat(replay.isRecorded()).isFalse();
-			replay.setHeader("X-Run", "replayed");
-		}), this.replayedHeaders);
-		ResponseEntity<String> entity = ResponseEntity.status(HttpStatus.CREATED).header("X-Run", "1").body("body");
-		Object replayed = customizers.value("op", "k", entity, 200, (headers) -> {
-			throw new AssertionError("an entity carries its headers");
-		});
-		assertThat(replayed).isInstanceOfSatisfying(ResponseEntity.class, (result) -> {
-			assertThat(result.getStatusCode()).isEqualTo(HttpStatus.CREATED);
-			assertThat(result.getHeaders().get("X-Run")).containsExactly("replayed");
-			assertThat(result.getBody()).isEqualTo("body");
-		});
-		assertThat(entity.getHeaders().get("X-Run")).containsExactly("1");
-	}
-
-	@Test
-	void withoutCustomizersAValueIsReturnedAsItIs() {
-		Object value = new Object();
-		assertThat(new ReplayCustomizers(List.of(), this.replayedHeaders).value("op", "k", value, 200, (headers) -> {
-		})).isSameAs(value);
 	}
 
 }

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class ReplayedResponseHeaderTests {
 
 	private ReplayedResponse replay() {
-		return new ReplayedResponse("op", "k", 201, new HttpHeaders(), new byte[] { '{', '}' }, null,
+		return new ReplayedResponse("op", "k", 201, new HttpHeaders(), new byte[] { '{', '}' },
 				new ReplayedHeaders(List.of("Idempotency-Key", IdempotencyResponseHeaders.REPLAYED)));
 	}
 

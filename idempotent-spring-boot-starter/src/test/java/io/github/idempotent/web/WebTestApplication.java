@@ -321,7 +321,7 @@ public class WebTestApplication {
 		}
 
 		@PostMapping("/keyed-payments")
-		@Idempotent(key = "#request.orderNo", payload = "#request.amount")
+		@Idempotent(key = "#request.orderNo")
 		Payment keyed(@RequestBody PaymentRequest request) {
 			int n = this.executions.increment("keyed");
 			return new Payment("keyed-" + n, request.orderNo(), request.amount(), "anonymous");

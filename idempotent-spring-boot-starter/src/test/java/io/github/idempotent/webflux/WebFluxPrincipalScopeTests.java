@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
@@ -63,7 +64,7 @@ class WebFluxPrincipalScopeTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "/scoped/future-statements", "/scoped/plain-statements", "/scoped/bodiless-statements",
-			"/scoped/keyed-future-statements", "/scoped/keyed-plain-statements" })
+			"/scoped/keyed-mono-statements" })
 	void twoUsersWithOneKeyEachGetTheirOwnResponse(String path) {
 		String key = UUID.randomUUID().toString();
 		int before = runs.get();
@@ -137,17 +138,10 @@ class WebFluxPrincipalScopeTests {
 			return statement(request.month());
 		}
 
-		@PostMapping("/scoped/keyed-future-statements")
+		@PostMapping("/scoped/keyed-mono-statements")
 		@Idempotent(key = "#key")
-		CompletableFuture<Statement> keyedFuture(@RequestHeader("Idempotency-Key") String key,
-				@RequestBody StatementRequest request) {
-			return CompletableFuture.completedFuture(statement(request.month()));
-		}
-
-		@PostMapping("/scoped/keyed-plain-statements")
-		@Idempotent(key = "#key")
-		Statement keyedPlain(@RequestHeader("Idempotency-Key") String key, @RequestBody StatementRequest request) {
-			return statement(request.month());
+		Mono<Statement> keyedMono(@RequestHeader("Idempotency-Key") String key, @RequestBody StatementRequest request) {
+			return Mono.fromSupplier(() -> statement(request.month()));
 		}
 
 		@PostMapping("/scoped/bodiless-statements")

@@ -88,11 +88,12 @@ class CheckoutController {
 	 * <p>
 	 * Publishes {@code PaymentCaptured} for the shipping step every time it runs (not
 	 * only when it debits): a consumer must cope with the same event twice anyway.
-	 * {@code deliverEventTwice} plays a broker that redelivers it; it is not part of the
-	 * payment, so the fingerprint covers the body only.
+	 * {@code deliverEventTwice} plays a broker that redelivers it. Like every query
+	 * parameter, it is part of the request's fingerprint: a retry sends it again as it
+	 * was.
 	 */
 	@PostMapping("/payments")
-	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}", payload = "#request")
+	@Idempotent(name = "payments", waitFor = "${demo.payments.wait-for:5s}")
 	@ApiResponse(responseCode = "201", description = "Paid: the account was debited")
 	@ApiResponse(responseCode = "200",
 			description = "The order was already paid (by another key): the existing payment, nothing debited")

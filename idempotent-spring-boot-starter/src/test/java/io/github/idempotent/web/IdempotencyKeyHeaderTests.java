@@ -1,25 +1,15 @@
 package io.github.idempotent.web;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import java.util.List;
 
-import org.springframework.mock.web.MockHttpServletRequest;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
+import org.junit.jupiter.api.Test;
 
 import io.github.idempotent.core.IdempotencyKeyException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-class HeaderIdempotencyKeyResolverTests {
-
-	private final HeaderIdempotencyKeyResolver resolver = new HeaderIdempotencyKeyResolver("Idempotency-Key");
-
-	@AfterEach
-	void clear() {
-		RequestContextHolder.resetRequestAttributes();
-	}
+class IdempotencyKeyHeaderTests {
 
 	@Test
 	void bareToken() {
@@ -38,11 +28,15 @@ class HeaderIdempotencyKeyResolverTests {
 	}
 
 	@Test
-	void absentHeaderOrNoRequestMeansNoKey() {
-		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(new MockHttpServletRequest()));
-		assertThat(this.resolver.resolveKey()).isNull();
-		RequestContextHolder.resetRequestAttributes();
-		assertThat(this.resolver.resolveKey()).isNull();
+	void anAbsentHeaderIsNoKey() {
+		assertThat(IdempotencyKeyHeader.parse("Idempotency-Key", List.of())).isNull();
+	}
+
+	@Test
+	void aListOfKeysOnOneLineIsRejected() {
+		assertThatExceptionOfType(IdempotencyKeyException.class).isThrownBy(() -> resolve("k1, k2"))
+			.withMessageContaining("list of keys");
+		assertThat(resolve("\"a,b\"")).isEqualTo("a,b");
 	}
 
 	@Test
@@ -79,28 +73,20 @@ class HeaderIdempotencyKeyResolverTests {
 
 	@Test
 	void twoHeadersAreRejected() {
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("Idempotency-Key", "a");
-		request.addHeader("Idempotency-Key", "b");
-		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request));
-		assertThatExceptionOfType(IdempotencyKeyException.class).isThrownBy(this.resolver::resolveKey)
+		assertThatExceptionOfType(IdempotencyKeyException.class)
+			.isThrownBy(() -> IdempotencyKeyHeader.parse("Idempotency-Key", List.of("a", "b")))
 			.withMessageContaining("More than one Idempotency-Key header");
 	}
 
 	@Test
-	void headerNameIsConfigurable() {
-		HeaderIdempotencyKeyResolver custom = new HeaderIdempotencyKeyResolver("X-Request-Key");
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("X-Request-Key", "abc");
-		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request));
-		assertThat(custom.resolveKey()).isEqualTo("abc");
+	void theMessageNamesTheConfiguredHeader() {
+		assertThatExceptionOfType(IdempotencyKeyException.class)
+			.isThrownBy(() -> IdempotencyKeyHeader.parse("X-Request-Key", List.of("")))
+			.withMessageContaining("X-Request-Key");
 	}
 
 	private String resolve(String value) {
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("Idempotency-Key", value);
-		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request));
-		return this.resolver.resolveKey();
+		return IdempotencyKeyHeader.parse("Idempotency-Key", List.of(value));
 	}
 
 }

@@ -1,0 +1,24 @@
+package io.github.idempotent.core;
+
+/**
+ * A keyed request whose body is larger than the guard reads to fingerprint it
+ * ({@code idempotent.web.max-request-size}): refused before any store work, so that a
+ * client cannot make the guard hold an unbounded body (HTTP 413).
+ */
+public class IdempotencyRequestTooLargeException extends IdempotencyException {
+
+	private final long limit;
+
+	public IdempotencyRequestTooLargeException(long limit) {
+		super("The request body is larger than the " + limit + " bytes an idempotent request may have");
+		this.limit = limit;
+	}
+
+	/**
+	 * Largest body accepted, in bytes.
+	 */
+	public long getLimit() {
+		return this.limit;
+	}
+
+}

@@ -1,0 +1,307 @@
+package io.github.idempotent.web;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.util.Assert;
+import org.springframework.util.LinkedMultiValueMap;
+import org.springframework.util.MultiValueMap;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.reactive.DispatchExceptionHandler;
+import org.springframework.web.reactive.HandlerAdapter;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.HandlerResult;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.util.UriUtils;
+
+import io.github.idempotent.aop.HandlerCall;
+import io.github.idempotent.aop.IdempotentOperation;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyRequestTooLargeException;
+import io.github.idempotent.core.IdempotencyScopeException;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
+import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.ReactiveIdempotentCalls;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * Guards the calls of {@code @Idempotent} handler methods on WebFlux, with the exchange
+ * in hand, whatever the handler returns: WebFlux hands each exchange to the first handler
+ * adapter that supports its handler, and this one, ordered first, supports the annotated
+ * ones and hands them on to the {@link RequestMappingHandlerAdapter} once the key is
+ * claimed. The key is the request's header, the scope the caller's as the exchange's
+ * Reactor context names it, the fingerprint the request as received
+ * ({@link RequestFingerprint}), and the response is recorded as written
+ * ({@link ResponseRecordingWebFilter}). No thread carries any of it: WebFlux calls a
+ * handler on whichever thread delivered its last argument, which may be another
+ * request's.
+ * <p>
+ * A handler whose key or scope comes from its arguments returns a {@code Mono} (or is a
+ * Kotlin {@code suspend} function): it is claimed when that {@code Mono} is subscribed,
+ * with the rest of its inputs in its Reactor context (see {@link HandlerCall}).
+ */
+public class IdempotentReactiveHandlerAdapter
+		implements HandlerAdapter, DispatchExceptionHandler, Ordered, SmartInitializingSingleton {
+
+	private final ObjectProvider<RequestMappingHandlerAdapter> delegate;
+
+	private final ObjectProvider<RequestMappingHandlerMapping> mappings;
+
+	private final IdempotentOperationSource operations;
+
+	private final IdempotentCalls calls;
+
+	private final ReactiveIdempotencyScopeResolver scopeResolver;
+
+	private final RequestFingerprint fingerprints;
+
+	private final IdempotencyResponseHeaders markers;
+
+	private final int maxRequestSize;
+
+	/**
+	 * @param delegate the adapter that calls the handler once its key is claimed
+	 * @param markers the header that carries the key, and the one that marks a replay
+	 * @param maxRequestSize largest body of a keyed request, in bytes
+	 */
+	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
+			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
+			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver, IdempotencyResponseHeaders markers,
+			long maxRequestSize) {
+		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
+				"maxRequestSize must be positive and less than 2 GB");
+		this.delegate = delegate;
+		this.mappings = mappings;
+		this.operations = operations;
+		this.calls = calls;
+		this.scopeResolver = scopeResolver;
+		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
+		this.markers = markers;
+		this.maxRequestSize = (int) maxRequestSize;
+	}
+
+	/**
+	 * Refuses at start-up a handler whose key or scope comes from its arguments but that
+	 * returns no {@code Mono}: WebFlux calls it on whichever thread delivered its last
+	 * argument, where nothing tells which request it belongs to, and nothing of its own
+	 * runs after its arguments are resolved but before it is called.
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		this.mappings.orderedStream().forEach((mapping) -> mapping.getHandlerMethods().values().forEach((method) -> {
+			IdempotentOperation operation = operation(method);
+			if (operation != null && operation.needsArguments() && operation.kind() != IdempotentOperation.Kind.MONO) {
+				throw new IllegalStateException("@Idempotent on " + operation.describe() + ": on WebFlux, a handler "
+						+ "whose key or scope comes from its arguments must return a Mono (or be a Kotlin suspend "
+						+ "function), where its request travels with it. Return Mono<...>, or take the key from the "
+						+ this.markers.keyHeader() + " header (leave key and scope empty)");
+			}
+		}));
+	}
+
+	@Override
+	public boolean supports(Object handler) {
+		return handler instanceof HandlerMethod method && operation(method) != null;
+	}
+
+	private @Nullable IdempotentOperation operation(HandlerMethod method) {
+		return this.operations.get(method.getMethod(), method.getBeanType());
+	}
+
+	@Override
+	public Mono<HandlerResult> handle(ServerWebExchange exchange, Object handler) {
+		return Mono.defer(() -> {
+			HandlerMethod method = (HandlerMethod) handler;
+			IdempotentOperation operation = operation(method);
+			RecordingServerHttpResponse recording = ResponseRecordingWebFilter.recording(exchange);
+			Assert.state(operation != null && recording != null,
+					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
+			String header = this.markers.keyHeader();
+			String key = IdempotencyKeyHeader.parse(header,
+					IdempotencyKeyHeader.lines(header, () -> exchange.getRequest().getHeaders().getOrEmpty(header)));
+			if (key == null && !operation.needsArguments()) {
+				if (operation.required()) {
+					return Mono.error(new IdempotencyKeyException(
+							"Idempotency key is required: send it in the " + header + " header"));
+				}
+				return delegate().handle(exchange, handler);
+			}
+			return Mono.zip(scope(operation, exchange), received(exchange)).flatMap((scopeAndRequest) -> {
+				String scope = scopeAndRequest.getT1().orElse(null);
+				Received received = scopeAndRequest.getT2();
+				ServerHttpResponse response = exchange.getResponse();
+				IdempotencyObserver marker = this.markers.of(response.getHeaders()::set, response::isCommitted,
+						key != null);
+				recording.hold();
+				if (operation.needsArguments()) {
+					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(),
+							recording, marker);
+					return delegate().handle(received.exchange(), handler)
+						.map((result) -> observed(result, recording, call));
+				}
+				String name = operation.policy().name();
+				this.calls.checkKey(name, key);
+				RecordKey recordKey = this.calls.recordKey(name, scope, key);
+				return Mono
+					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.calls, operation.policy(), key,
+							recordKey, received.fingerprint(),
+							() -> delegate().handle(received.exchange(), handler)
+								.map((result) -> observed(result, recording, null)),
+							context, marker, recording))
+					.cast(HandlerResult.class);
+			});
+		});
+	}
+
+	/**
+	 * The caller's scope, from the exchange's Reactor context; empty for an operation
+	 * whose expression names it. A resolver that answers nothing has not found the
+	 * caller: the call fails rather than run under no scope.
+	 */
+	private Mono<Optional<String>> scope(IdempotentOperation operation, ServerWebExchange exchange) {
+		if (operation.scope() != null) {
+			return Mono.just(Optional.empty());
+		}
+		return Mono
+			.deferContextual((context) -> this.scopeResolver
+				.resolveScope(Context.of(context).put(ReactivePrincipalScopeResolver.EXCHANGE_CONTEXT_KEY, exchange)))
+			.switchIfEmpty(Mono.error(() -> new IdempotencyScopeException("The ReactiveIdempotencyScopeResolver "
+					+ this.scopeResolver.getClass().getName() + " resolved no scope (an empty Mono) for "
+					+ exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath() + ": the caller is "
+					+ "unknown. Answer a scope for every caller, or an error for one it cannot tell")))
+			.map(Optional::of);
+	}
+
+	/**
+	 * The request as its client sent it, fingerprinted, and the exchange whose handler
+	 * reads the body again from memory: a form's fields and a multipart request's parts
+	 * as WebFlux parsed them (their encoding differs from one send to the next), any
+	 * other body as received, refused past {@code idempotent.web.max-request-size}.
+	 */
+	private Mono<Received> received(ServerWebExchange exchange) {
+		ServerHttpRequest request = exchange.getRequest();
+		MediaType type = request.getHeaders().getContentType();
+		if (type != null && MediaType.APPLICATION_FORM_URLENCODED.includes(type)) {
+			return exchange.getFormData().map((form) -> {
+				MultiValueMap<String, String> parameters = new LinkedMultiValueMap<>(request.getQueryParams());
+				form.forEach(parameters::addAll);
+				return new Received(fingerprint(exchange, parameters, type, new byte[0]), exchange);
+			});
+		}
+		return DataBufferUtils.join(request.getBody(), this.maxRequestSize).map((buffer) -> {
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			DataBufferUtils.release(buffer);
+			return bytes;
+		})
+			.defaultIfEmpty(new byte[0])
+			.onErrorMap(DataBufferLimitException.class,
+					(ex) -> new IdempotencyRequestTooLargeException(this.maxRequestSize))
+			.map((bytes) -> new Received(fingerprint(exchange, request.getQueryParams(), type, bytes),
+					exchange.mutate().request(new KeptBody(request, bytes)).build()));
+	}
+
+	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,
+			@Nullable MediaType type, byte[] body) {
+		ServerHttpRequest request = exchange.getRequest();
+		Object route = exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+		String path = UriUtils.decode(request.getPath().pathWithinApplication().value(), StandardCharsets.UTF_8);
+		return this.fingerprints.of(request.getMethod().name(), path, (route != null) ? route.toString() : null,
+				parameters, type, body);
+	}
+
+	/**
+	 * The handler's result, its outcome observed: a failure of the {@code Mono} or future
+	 * it returned ends the call by releasing its key, and a handler that needs its
+	 * arguments for its key finds {@code call} in the Reactor context of its
+	 * {@code Mono}.
+	 */
+	private static HandlerResult observed(HandlerResult result, RecordingServerHttpResponse recording,
+			@Nullable HandlerCall call) {
+		Object value = result.getReturnValue();
+		if (value instanceof CompletionStage<?> stage) {
+			stage.whenComplete((ignored, failure) -> {
+				if (failure != null) {
+					recording.failed(failure);
+				}
+			});
+			return result;
+		}
+		if (!(value instanceof Mono<?> mono)) {
+			return result;
+		}
+		Mono<?> observed = mono.doOnError(recording::failed);
+		if (call != null) {
+			observed = observed.contextWrite((context) -> context.put(HandlerCall.CONTEXT_KEY, call));
+		}
+		HandlerResult replaced = new HandlerResult(result.getHandler(), observed, result.getReturnTypeSource(),
+				result.getBindingContext());
+		if (result.getExceptionHandler() != null) {
+			replaced.setExceptionHandler(result.getExceptionHandler());
+		}
+		return replaced;
+	}
+
+	@Override
+	public Mono<HandlerResult> handleError(ServerWebExchange exchange, Throwable ex) {
+		return delegate().handleError(exchange, ex);
+	}
+
+	private RequestMappingHandlerAdapter delegate() {
+		return this.delegate.getObject();
+	}
+
+	/**
+	 * First among the handler adapters: WebFlux's own take any handler method.
+	 */
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+	private record Received(Fingerprint fingerprint, ServerWebExchange exchange) {
+	}
+
+	/**
+	 * The request whose body the guard read, read again from memory.
+	 */
+	private static final class KeptBody extends ServerHttpRequestDecorator {
+
+		private final byte[] body;
+
+		KeptBody(ServerHttpRequest delegate, byte[] body) {
+			super(delegate);
+			this.body = body;
+		}
+
+		@Override
+		public Flux<DataBuffer> getBody() {
+			return Flux.defer(() -> (this.body.length == 0) ? Flux.empty()
+					: Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(this.body)));
+		}
+
+	}
+
+}

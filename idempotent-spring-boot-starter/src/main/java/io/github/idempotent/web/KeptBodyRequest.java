@@ -1,0 +1,102 @@
+package io.github.idempotent.web;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.jspecify.annotations.Nullable;
+
+import io.github.idempotent.core.IdempotencyRequestTooLargeException;
+
+/**
+ * A request whose body, once the guard has read it to fingerprint it, is read again from
+ * memory by the handler. Read only for a guarded call, and only up to
+ * {@code idempotent.web.max-request-size}: a larger body is refused before any store
+ * work.
+ */
+final class KeptBodyRequest extends HttpServletRequestWrapper {
+
+	private byte @Nullable [] body;
+
+	KeptBodyRequest(HttpServletRequest request) {
+		super(request);
+	}
+
+	/**
+	 * The body as received, read whole if it was not yet.
+	 * @throws IdempotencyRequestTooLargeException if it is longer than {@code limit}
+	 */
+	byte[] body(long limit) throws IOException {
+		if (this.body == null) {
+			if (getContentLengthLong() > limit) {
+				throw new IdempotencyRequestTooLargeException(limit);
+			}
+			byte[] read = super.getInputStream().readNBytes((int) Math.min(limit + 1, Integer.MAX_VALUE - 8));
+			if (read.length > limit) {
+				throw new IdempotencyRequestTooLargeException(limit);
+			}
+			this.body = read;
+		}
+		return this.body;
+	}
+
+	@Override
+	public ServletInputStream getInputStream() throws IOException {
+		byte[] body = this.body;
+		return (body != null) ? new KeptInputStream(body) : super.getInputStream();
+	}
+
+	@Override
+	public BufferedReader getReader() throws IOException {
+		byte[] body = this.body;
+		if (body == null) {
+			return super.getReader();
+		}
+		String encoding = getCharacterEncoding();
+		Charset charset = (encoding != null) ? Charset.forName(encoding) : StandardCharsets.ISO_8859_1;
+		return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset));
+	}
+
+	private static final class KeptInputStream extends ServletInputStream {
+
+		private final ByteArrayInputStream body;
+
+		KeptInputStream(byte[] body) {
+			this.body = new ByteArrayInputStream(body);
+		}
+
+		@Override
+		public int read() {
+			return this.body.read();
+		}
+
+		@Override
+		public int read(byte[] b, int off, int len) {
+			return this.body.read(b, off, len);
+		}
+
+		@Override
+		public boolean isFinished() {
+			return this.body.available() == 0;
+		}
+
+		@Override
+		public boolean isReady() {
+			return true;
+		}
+
+		@Override
+		public void setReadListener(ReadListener listener) {
+			throw new UnsupportedOperationException("The body was read to fingerprint it: read it blocking");
+		}
+
+	}
+
+}

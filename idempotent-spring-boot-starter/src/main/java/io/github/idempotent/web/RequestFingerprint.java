@@ -1,0 +1,214 @@
+package io.github.idempotent.web;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.json.JsonFactory;
+
+import org.springframework.http.MediaType;
+import org.springframework.util.MultiValueMap;
+
+import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.store.Fingerprint;
+
+/**
+ * The fingerprint of an HTTP request as its client sent it: the method, the path and the
+ * route it matched, the query (and form) parameters, and the body as received. A JSON
+ * body is canonicalised as RFC 8785 (JSON Canonicalization Scheme) does: members sorted
+ * by their UTF-16 code units, insignificant whitespace dropped, strings escaped one way,
+ * and numbers by value, so that {@code {"amount":12.50}} and {@code {"amount": 12.5}} are
+ * the same request. Numbers are compared by their exact decimal value rather than as IEEE
+ * 754 doubles, which RFC 8785 uses: two 20-digit account numbers that a double cannot
+ * tell apart stay two requests. Any other body counts byte for byte.
+ * <p>
+ * Nothing the binding drops or hides escapes it: a field the handler's type does not
+ * have, or writes masked, is still part of the request.
+ */
+final class RequestFingerprint {
+
+	private static final JsonFactory JSON = new JsonFactory();
+
+	private final Fingerprinter fingerprinter;
+
+	RequestFingerprint(Fingerprinter fingerprinter) {
+		this.fingerprinter = fingerprinter;
+	}
+
+	/**
+	 * @param parameters the query parameters, and the form parameters of a form post
+	 * @param contentType the body's type, or {@code null}
+	 * @param body the body as received; empty for a form post, whose fields are
+	 * parameters
+	 */
+	Fingerprint of(String method, String path, @Nullable String route, MultiValueMap<String, String> parameters,
+			@Nullable MediaType contentType, byte[] body) {
+		return this.fingerprinter.fingerprint((out) -> {
+			try {
+				field(out, "http-1");
+				field(out, method);
+				field(out, path);
+				field(out, (route != null) ? route : "");
+				Map<String, List<String>> sorted = new TreeMap<>(parameters);
+				field(out, Integer.toString(sorted.size()));
+				for (Map.Entry<String, List<String>> parameter : sorted.entrySet()) {
+					field(out, parameter.getKey());
+					List<String> values = parameter.getValue();
+					field(out, Integer.toString(values.size()));
+					for (String value : values) {
+						field(out, (value != null) ? value : "");
+					}
+				}
+				byte[] canonical = isJson(contentType) ? canonicalJson(body) : null;
+				field(out, (canonical != null) ? "json" : "bytes");
+				field(out, (canonical != null) ? canonical : body);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		});
+	}
+
+	private static boolean isJson(@Nullable MediaType contentType) {
+		return contentType != null && (MediaType.APPLICATION_JSON.isCompatibleWith(contentType)
+				|| contentType.getSubtype().endsWith("+json"));
+	}
+
+	private static void field(OutputStream out, String value) throws IOException {
+		field(out, value.getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Each part with its length first, so that no two requests write the same bytes.
+	 */
+	private static void field(OutputStream out, byte[] value) throws IOException {
+		out.write((value.length + ":").getBytes(StandardCharsets.US_ASCII));
+		out.write(value);
+	}
+
+	/**
+	 * The canonical form of a JSON document, or {@code null} when the body is not JSON
+	 * (then its bytes count as they are).
+	 */
+	static byte @Nullable [] canonicalJson(byte[] body) {
+		if (body.length == 0) {
+			return null;
+		}
+		try (JsonParser parser = JSON.createParser(tools.jackson.core.ObjectReadContext.empty(), body)) {
+			JsonToken token = parser.nextToken();
+			if (token == null) {
+				return null;
+			}
+			StringBuilder canonical = new StringBuilder(body.length);
+			write(parser, token, canonical);
+			if (parser.nextToken() != null) {
+				return null;
+			}
+			return canonical.toString().getBytes(StandardCharsets.UTF_8);
+		}
+		catch (JacksonException ex) {
+			return null;
+		}
+	}
+
+	private static void write(JsonParser parser, JsonToken token, StringBuilder out) {
+		switch (token) {
+			case START_OBJECT -> {
+				List<String[]> members = new ArrayList<>();
+				for (JsonToken next = parser.nextToken(); next != JsonToken.END_OBJECT; next = parser.nextToken()) {
+					String name = parser.currentName();
+					StringBuilder value = new StringBuilder();
+					write(parser, parser.nextToken(), value);
+					members.add(new String[] { name, value.toString() });
+				}
+				// Stable: a name sent twice keeps both values, in the order sent.
+				members.sort((a, b) -> a[0].compareTo(b[0]));
+				out.append('{');
+				for (int i = 0; i < members.size(); i++) {
+					out.append((i > 0) ? "," : "");
+					string(members.get(i)[0], out);
+					out.append(':').append(members.get(i)[1]);
+				}
+				out.append('}');
+			}
+			case START_ARRAY -> {
+				out.append('[');
+				boolean first = true;
+				for (JsonToken next = parser.nextToken(); next != JsonToken.END_ARRAY; next = parser.nextToken()) {
+					out.append(first ? "" : ",");
+					first = false;
+					write(parser, next, out);
+				}
+				out.append(']');
+			}
+			case VALUE_STRING -> string(parser.getString(), out);
+			case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> out.append(number(parser.getDecimalValue()));
+			case VALUE_TRUE -> out.append("true");
+			case VALUE_FALSE -> out.append("false");
+			default -> out.append("null");
+		}
+	}
+
+	/**
+	 * A number as RFC 8785 writes it (ECMAScript's {@code Number.prototype.toString}):
+	 * plain digits from 1e-6 up to 1e21, else {@code 1.5e+30} style, both from the exact
+	 * decimal value.
+	 */
+	static String number(BigDecimal value) {
+		if (value.signum() == 0) {
+			return "0";
+		}
+		BigDecimal stripped = value.stripTrailingZeros();
+		int exponent = stripped.precision() - stripped.scale() - 1;
+		if (exponent >= -6 && exponent < 21) {
+			return stripped.toPlainString();
+		}
+		String digits = stripped.unscaledValue().abs().toString();
+		StringBuilder out = new StringBuilder((stripped.signum() < 0) ? "-" : "");
+		out.append(digits.charAt(0));
+		if (digits.length() > 1) {
+			out.append('.').append(digits, 1, digits.length());
+		}
+		return out.append('e').append((exponent > 0) ? "+" : "").append(exponent).toString();
+	}
+
+	/**
+	 * A string as RFC 8785 writes it: only {@code "}, {@code \} and control characters
+	 * escaped, the short escapes where JSON has them.
+	 */
+	private static void string(String value, StringBuilder out) {
+		out.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			switch (c) {
+				case '"' -> out.append("\\\"");
+				case '\\' -> out.append("\\\\");
+				case '\b' -> out.append("\\b");
+				case '\f' -> out.append("\\f");
+				case '\n' -> out.append("\\n");
+				case '\r' -> out.append("\\r");
+				case '\t' -> out.append("\\t");
+				default -> {
+					if (c < 0x20) {
+						out.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						out.append(c);
+					}
+				}
+			}
+		}
+		out.append('"');
+	}
+
+}
