@@ -109,8 +109,10 @@ class CallerIdentityPropertyTests {
 
 	@BeforeAll
 	static void start() {
-		mvc = start(MvcApp.class, WebApplicationType.SERVLET, "prop-mvc");
-		flux = start(FluxApp.class, WebApplicationType.REACTIVE, "prop-flux");
+		// Prefixes of this build alone: records of earlier builds live on in Redis.
+		String build = Long.toHexString(System.nanoTime());
+		mvc = start(MvcApp.class, WebApplicationType.SERVLET, "prop-mvc-" + build);
+		flux = start(FluxApp.class, WebApplicationType.REACTIVE, "prop-flux-" + build);
 	}
 
 	private static ConfigurableApplicationContext start(Class<?> app, WebApplicationType type, String prefix) {
@@ -137,16 +139,16 @@ class CallerIdentityPropertyTests {
 	}
 
 	private static Scenario scenario(Draw draw) {
-		long run = draw.between(0, Long.MAX_VALUE);
 		List<Step> steps = draw.list(1, 12, () -> new Step(draw.choice(Stack.values()), draw.choice(Type.values()),
 				draw.choice(Caller.values()), draw.between(1, 2), draw.between(0, BODIES.size() - 1)));
-		return new Scenario(run, steps);
+		return new Scenario(0, steps);
 	}
 
 	private void play(Scenario drawn) {
 		// A run of its own each time, so that shrinking, which plays a scenario again,
-		// starts from no records.
-		Scenario scenario = new Scenario(drawn.id() ^ executions.incrementAndGet(), drawn.steps());
+		// starts from no records. The drawn id alone would not do: draws favour edge
+		// values, which come again in the next build against the same Redis.
+		Scenario scenario = new Scenario(executions.incrementAndGet(), drawn.steps());
 		int before = ledger.size();
 		Map<String, Answer> firsts = new HashMap<>();
 		List<Step> steps = scenario.steps();
@@ -293,7 +295,8 @@ class CallerIdentityPropertyTests {
 	}
 
 	/**
-	 * @param id keeps each try's keys apart from every other's
+	 * @param id keeps each try's keys apart from every other's: a number of its own each
+	 * time a scenario is played
 	 */
 	record Scenario(long id, List<Step> steps) {
 
