@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The chaos campaign, long form: N instances of a small @Idempotent app on one store, each behind
 # a FaultProxy, clients retrying the same keys on any instance, faults drawn from a printed seed;
-# a verdict per key from ledgers kept outside the store (docs/reliability.md).
+# a verdict per key from ledgers kept outside the store (docs/reliability.md, benchmarks/RELIABILITY.md).
 # Usage: benchmarks/run-chaos.sh [redis|sentinel|cluster|postgres|postgres-failover|mariadb] [duration in s,
 # default 300] [seed]
 # Environment: INSTANCES (2), CLIENTS (4), LEASE_MS (2000), WAIT_REPLICAS (0, Sentinel only:

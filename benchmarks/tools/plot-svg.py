@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pictures of docs/benchmarks.md and docs/reliability.md, drawn as plain SVG (no plotting library).
+"""The pictures of docs/benchmarks.md and benchmarks/RELIABILITY.md, drawn as plain SVG (no plotting library).
 
 latency: percentile curves of wrk runs (the PERCENTILES line of benchmarks/wrk/payments.lua), x = percentile
 on the log scale of 1 / (1 - p) as HdrHistogram plots draw it, y = milliseconds. Called by benchmarks/run-http.sh.
