@@ -22,7 +22,7 @@ enum ShippedMigrations {
 			Flyway.configure()
 				.dataSource(dataSource)
 				.baselineOnMigrate(true)
-				.locations("classpath:io/github/idempotent/store/jdbc/flyway/" + dialect.getPlatform())
+				.locations(JdbcDialect.flywayLocation(dialect.getPlatform()))
 				.load()
 				.migrate();
 		}
@@ -34,7 +34,7 @@ enum ShippedMigrations {
 			SpringLiquibase liquibase = new SpringLiquibase();
 			liquibase.setDataSource(dataSource);
 			liquibase.setResourceLoader(new DefaultResourceLoader());
-			liquibase.setChangeLog("classpath:io/github/idempotent/store/jdbc/liquibase/changelog.xml");
+			liquibase.setChangeLog("classpath:" + JdbcDialect.LIQUIBASE_CHANGELOG);
 			try {
 				liquibase.afterPropertiesSet();
 			}

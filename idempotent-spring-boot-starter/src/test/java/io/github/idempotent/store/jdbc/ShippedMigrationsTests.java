@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.DefaultResourceLoader;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,14 +21,13 @@ class ShippedMigrationsTests {
 	@ParameterizedTest
 	@EnumSource(JdbcDialect.class)
 	void theFlywayMigrationIsTheSchemaScriptOfTheStoresInitializer(JdbcDialect dialect) throws IOException {
-		String flyway = "io/github/idempotent/store/jdbc/flyway/" + dialect.getPlatform()
-				+ "/R__idempotency_record.sql";
-		assertThat(read(flyway)).as("%s, a copy of %s", flyway, JdbcDialect.schemaPath(dialect.getPlatform()))
-			.isEqualTo(read(JdbcDialect.schemaPath(dialect.getPlatform())));
+		String flyway = JdbcDialect.flywayLocation(dialect.getPlatform()) + "/R__idempotency_record.sql";
+		assertThat(read(flyway)).as("%s, a copy of %s", flyway, dialect.getSchemaLocation())
+			.isEqualTo(read(dialect.getSchemaLocation()));
 	}
 
-	private static String read(String path) throws IOException {
-		return new ClassPathResource(path).getContentAsString(StandardCharsets.UTF_8);
+	private static String read(String location) throws IOException {
+		return new DefaultResourceLoader().getResource(location).getContentAsString(StandardCharsets.UTF_8);
 	}
 
 }
