@@ -22,8 +22,11 @@ import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.reso
 class IdempotentRuntimeHintsTests {
 
 	private static final List<String> SCHEMAS = List.of("io/github/idempotent/store/jdbc/schema-h2.sql",
-			"io/github/idempotent/store/jdbc/schema-postgresql.sql",
-			"io/github/idempotent/store/jdbc/schema-mysql.sql");
+			"io/github/idempotent/store/jdbc/schema-postgresql.sql", "io/github/idempotent/store/jdbc/schema-mysql.sql",
+			"io/github/idempotent/store/jdbc/flyway/h2/R__idempotency_record.sql",
+			"io/github/idempotent/store/jdbc/flyway/postgresql/R__idempotency_record.sql",
+			"io/github/idempotent/store/jdbc/flyway/mysql/R__idempotency_record.sql",
+			"io/github/idempotent/store/jdbc/liquibase/changelog.xml");
 
 	@Test
 	void everyShippedJdbcSchemaIsAResource() {

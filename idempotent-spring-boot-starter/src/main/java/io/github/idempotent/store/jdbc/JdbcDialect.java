@@ -90,6 +90,12 @@ public enum JdbcDialect {
 			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END, CASE WHEN xmax::text = '0' THEN 0 ELSE 1 END
 			FROM %TABLE_NAME% WHERE idempotency_key = ? AND NOT EXISTS (SELECT 1 FROM inserted)""";
 
+	/**
+	 * The shipped Liquibase changelog: one changeset per database that runs its schema
+	 * script.
+	 */
+	static final String LIQUIBASE_CHANGELOG = "io/github/idempotent/store/jdbc/liquibase/changelog.xml";
+
 	private static final Pattern SHIPPED_NAMES = Pattern
 		.compile("\\b" + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "(?:_(\\w+))?\\b");
 
@@ -168,6 +174,14 @@ public enum JdbcDialect {
 
 	static String schemaPath(String platform) {
 		return "io/github/idempotent/store/jdbc/schema-" + platform + ".sql";
+	}
+
+	/**
+	 * Where Flyway finds the shipped migration of this database: a copy of its schema
+	 * script, as a repeatable migration ({@code R__idempotency_record.sql}).
+	 */
+	static String flywayLocation(String platform) {
+		return "classpath:io/github/idempotent/store/jdbc/flyway/" + platform;
 	}
 
 	/**

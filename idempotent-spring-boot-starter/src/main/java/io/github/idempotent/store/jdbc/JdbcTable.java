@@ -110,7 +110,10 @@ final class JdbcTable {
 		String script = JdbcDialect.schemaPath(this.dialect.getPlatform());
 		return (missing ? "Create it" : "Create it anew") + " with the script the starter ships for this database, "
 				+ script + " (in its jar; replace " + JdbcIdempotencyStore.DEFAULT_TABLE_NAME
-				+ " by the table's name), in your migrations, or set "
+				+ " by the table's name), in your migrations (or add the starter's, for a table named "
+				+ JdbcIdempotencyStore.DEFAULT_TABLE_NAME + ": Flyway location "
+				+ JdbcDialect.flywayLocation(this.dialect.getPlatform()) + ", Liquibase changelog "
+				+ JdbcDialect.LIQUIBASE_CHANGELOG + "), or set "
 				+ "idempotent.store.jdbc.initialize-schema=always to have it created at start-up"
 				+ (missing ? "" : " (which keeps an existing table: drop it first)") + ".";
 	}

@@ -55,6 +55,8 @@ class JdbcTableFailureAnalyzerTests {
 		assertThat(box.action())
 			.startsWith("Create it with the script the starter ships for this database, "
 					+ "io/github/idempotent/store/jdbc/schema-postgresql.sql")
+			.contains("Flyway location classpath:io/github/idempotent/store/jdbc/flyway/postgresql, "
+					+ "Liquibase changelog io/github/idempotent/store/jdbc/liquibase/changelog.xml")
 			.contains("idempotent.store.jdbc.initialize-schema=always");
 	}
 

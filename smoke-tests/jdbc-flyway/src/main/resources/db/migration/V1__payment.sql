@@ -1,0 +1,4 @@
+CREATE TABLE payment (
+	id UUID PRIMARY KEY,
+	amount NUMERIC(12, 2) NOT NULL
+);
