@@ -109,6 +109,17 @@ public @interface Idempotent {
 	Class<? extends Throwable>[] cacheFor() default {};
 
 	/**
+	 * Statuses of an HTTP handler's response that are not final: a response with one of
+	 * them releases the key, as a thrown exception does, and nothing is stored, so that a
+	 * retry with the same key runs the method again (and may send another body). Error
+	 * statuses ({@code "503"}) or classes ({@code "4xx"}, {@code "5xx"}), or
+	 * {@code "none"} to store every response; a value may be a placeholder and hold a
+	 * comma-separated list. Empty: {@code idempotent.web.release-on-status} (429 and
+	 * every 5xx). Only on an HTTP handler method: elsewhere it fails at start-up.
+	 */
+	String[] releaseOnStatus() default {};
+
+	/**
 	 * What a call does when its key has completed with the same payload:
 	 * {@link DuplicateHandling#REPLAY replay} the stored outcome (the default),
 	 * {@link DuplicateHandling#SKIP skip} the method and return {@code null} (a message

@@ -26,6 +26,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.ResultCodec;
 
 /**
@@ -161,10 +162,12 @@ public class IdempotentOperationSource {
 		OperationValidation.checkValueType(where, valueType);
 		ResultCodec.Binding binding = this.codec.bind(valueType);
 		OperationValidation.checkDuplicateHandling(where, method, kind, annotation.onDuplicate());
+		boolean handler = OperationValidation.isHandler(method);
+		ReleasedStatuses releaseOnStatus = releaseOnStatus(where, annotation.releaseOnStatus(), handler);
 		IdempotencyPolicy policy;
 		try {
 			policy = new IdempotencyPolicy(name, ttl, lease, waitFor, retryAfter, Arrays.asList(annotation.cacheFor()),
-					binding, maxDuration, annotation.onDuplicate());
+					binding, maxDuration, annotation.onDuplicate(), releaseOnStatus);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
@@ -178,7 +181,6 @@ public class IdempotentOperationSource {
 			OperationExpressions.checkNoParameterNames(where, "payload", payload);
 			OperationExpressions.checkNoParameterNames(where, "scope", scope);
 		}
-		boolean handler = OperationValidation.isHandler(method);
 		if (handler && payload != null) {
 			throw new IllegalStateException("@Idempotent on " + where + ": payload = \"" + annotation.payload()
 					+ "\" is not allowed on an HTTP handler method, whose fingerprint is the request as its client "
@@ -268,6 +270,30 @@ public class IdempotentOperationSource {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " '" + text + "'"
 					+ (resolved.equals(text) ? "" : " (resolved to '" + resolved + "')")
 					+ " is not a duration; use a value such as \"24h\", \"30s\", \"500ms\" or \"PT30S\"", ex);
+		}
+	}
+
+	/**
+	 * The statuses that release the key of a handler's response: the annotation's, else
+	 * {@code idempotent.web.release-on-status}. Refused on a method that is not a
+	 * handler, which has no response to judge.
+	 */
+	private ReleasedStatuses releaseOnStatus(String where, String[] values, boolean handler) {
+		if (values.length == 0) {
+			return this.defaults.releaseOnStatus();
+		}
+		if (!handler) {
+			throw new IllegalStateException("@Idempotent on " + where + ": releaseOnStatus applies to the response of "
+					+ "an HTTP handler method (@RequestMapping), and this method is none. Remove it; an exception "
+					+ "releases the key unless cacheFor lists its type");
+		}
+		List<String> resolved = Arrays.stream(values).map(this::resolve).toList();
+		try {
+			return ReleasedStatuses.of(resolved);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(
+					"@Idempotent on " + where + ": releaseOnStatus " + resolved + ": " + ex.getMessage(), ex);
 		}
 	}
 

@@ -34,6 +34,7 @@ import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
+import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -198,7 +199,17 @@ public final class IdempotentAutoConfiguration {
 	 */
 	private static IdempotencyDefaults defaults(IdempotentProperties properties) {
 		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
-				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor());
+				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
+				releaseOnStatus(properties.getWeb().getReleaseOnStatus()));
+	}
+
+	private static ReleasedStatuses releaseOnStatus(List<String> statuses) {
+		try {
+			return ReleasedStatuses.of(statuses);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
+		}
 	}
 
 	/**

@@ -50,6 +50,22 @@ public class IdempotentWebProperties {
 	 */
 	private DataSize maxRequestSize = DataSize.ofMegabytes(1);
 
+	/**
+	 * Statuses of an idempotent handler's response that release its key instead of being
+	 * stored, so that a retry with the same key runs the handler again: error statuses
+	 * ("503"), classes ("4xx", "5xx"), or "none" to store every response. An annotation's
+	 * releaseOnStatus overrides it.
+	 */
+	private List<String> releaseOnStatus = new ArrayList<>(List.of("429", "5xx"));
+
+	public List<String> getReleaseOnStatus() {
+		return this.releaseOnStatus;
+	}
+
+	public void setReleaseOnStatus(List<String> releaseOnStatus) {
+		this.releaseOnStatus = releaseOnStatus;
+	}
+
 	public DataSize getMaxRequestSize() {
 		return this.maxRequestSize;
 	}

@@ -17,9 +17,18 @@ import org.jspecify.annotations.Nullable;
  * @param inProcessWaitFor how long a duplicate call of an {@code @Async},
  * {@code @EventListener} or {@code @Scheduled} method waits, which nobody would retry;
  * {@code null} for the operation's lease
+ * @param releaseOnStatus statuses of an HTTP handler's response that release its key
  */
 public record IdempotencyDefaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
-		Duration maxDuration, @Nullable Duration inProcessWaitFor) {
+		Duration maxDuration, @Nullable Duration inProcessWaitFor, ReleasedStatuses releaseOnStatus) {
+
+	/**
+	 * Defaults whose responses release their key on {@link ReleasedStatuses#DEFAULT}.
+	 */
+	public IdempotencyDefaults(Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
+			Duration maxDuration, @Nullable Duration inProcessWaitFor) {
+		this(ttl, lease, waitFor, retryAfter, maxDuration, inProcessWaitFor, ReleasedStatuses.DEFAULT);
+	}
 
 	/**
 	 * Defaults with {@link IdempotencyPolicy#DEFAULT_MAX_DURATION}, and one lease for the

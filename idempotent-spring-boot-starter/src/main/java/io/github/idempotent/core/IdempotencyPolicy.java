@@ -23,10 +23,12 @@ import io.github.idempotent.annotation.DuplicateHandling;
  * call that returns before a retry took its key over keeps it, with a record that says
  * so)
  * @param duplicates what a call does when its key has completed
+ * @param releaseOnStatus statuses of an HTTP handler's response that release its key
+ * instead of being stored
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration,
-		DuplicateHandling duplicates) {
+		DuplicateHandling duplicates, ReleasedStatuses releaseOnStatus) {
 
 	/**
 	 * Default of {@link #maxDuration}: longer than any client, gateway or broker timeout
@@ -53,6 +55,15 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec, maxDuration, DuplicateHandling.REPLAY);
 	}
 
+	/**
+	 * A policy whose responses release their key on {@link ReleasedStatuses#DEFAULT}.
+	 */
+	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
+			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration,
+			DuplicateHandling duplicates) {
+		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec, maxDuration, duplicates, ReleasedStatuses.DEFAULT);
+	}
+
 	public IdempotencyPolicy {
 		Assert.hasText(name, "name must not be empty");
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), () -> "ttl of " + name + " must be positive");
@@ -64,6 +75,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 						+ "): the lease is the least time "
 						+ "a call holds its key; raise maxDuration (idempotent.max-duration) or shorten the lease");
 		Assert.notNull(duplicates, () -> "duplicates of " + name + " must not be null");
+		Assert.notNull(releaseOnStatus, () -> "releaseOnStatus of " + name + " must not be null");
 		cacheFor = List.copyOf(cacheFor);
 	}
 
@@ -72,7 +84,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	 */
 	public IdempotencyPolicy withDuplicates(DuplicateHandling duplicates) {
 		return new IdempotencyPolicy(this.name, this.ttl, this.lease, this.waitFor, this.retryAfter, this.cacheFor,
-				this.codec, this.maxDuration, duplicates);
+				this.codec, this.maxDuration, duplicates, this.releaseOnStatus);
 	}
 
 	/**

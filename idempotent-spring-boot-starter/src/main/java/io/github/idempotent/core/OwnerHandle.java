@@ -102,13 +102,24 @@ public final class OwnerHandle {
 
 	/**
 	 * {@link #complete} with the response the caller was sent, as an
-	 * {@link OutcomeRecorder} recorded it: stored as written, replayed without decoding.
+	 * {@link OutcomeRecorder} recorded it: stored as written, replayed without decoding;
+	 * or, when its status is not final ({@link #releases}), the key released.
 	 */
 	public void completeRecorded(RecordedResponse response) {
 		this.protocol.leases().unwatch(this.lease);
 		announce();
+		boolean released = releases(response);
 		if (isFencedOut()) {
-			keepKeyFencedOut(null);
+			if (released) {
+				releaseFencedOut();
+			}
+			else {
+				keepKeyFencedOut(null);
+			}
+			return;
+		}
+		if (released) {
+			delete(null);
 			return;
 		}
 		StoredResult stored = recorded(response);
@@ -122,9 +133,13 @@ public final class OwnerHandle {
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
 		announce();
+		boolean released = releases(response);
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return keepKeyFencedOutAsync(null);
+				return released ? releaseFencedOutAsync() : keepKeyFencedOutAsync(null);
+			}
+			if (released) {
+				return deleteAsync(null);
 			}
 			StoredResult stored = recorded(response);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
@@ -163,6 +178,24 @@ public final class OwnerHandle {
 		return this.protocol.leases().unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
 	}
 
+	/**
+	 * Whether the response's status is one its operation does not keep
+	 * ({@code releaseOnStatus}): its key is then released, as after a failure, and
+	 * nothing is stored, so a retry runs the method again. The one place where a returned
+	 * response is told from a final one.
+	 */
+	private boolean releases(RecordedResponse response) {
+		if (!this.policy.releaseOnStatus().contains(response.status())) {
+			return false;
+		}
+		if (logger.isDebugEnabled()) {
+			logger.debug("Key '" + this.clientKey + "' of " + this.policy.name() + " is released: its response's "
+					+ "status " + response.status() + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
+					+ "), so a retry runs the method again");
+		}
+		return true;
+	}
+
 	private StoredResult recorded(RecordedResponse response) {
 		return StoredOutcome.recorded(this.policy, this.clientKey, response, this.protocol.maxResultSize(),
 				this.protocol.resultCompression());
@@ -186,6 +219,14 @@ public final class OwnerHandle {
 			store(StoredOutcome.error(failure));
 			return;
 		}
+		delete(failure);
+	}
+
+	/**
+	 * Deletes the placeholder, asking again until {@link #confirmWithin() the bound}; a
+	 * failure left is added to {@code failure}, if any, as suppressed.
+	 */
+	private void delete(@Nullable Throwable failure) {
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		StepConfirmation confirmation = new StepConfirmation(this.lease, confirmWithin());
 		while (true) {
@@ -198,7 +239,7 @@ public final class OwnerHandle {
 			catch (RuntimeException ex) {
 				long delay = confirmation.retryIn(ex);
 				if (delay < 0 || !IdempotencyThreads.sleep(delay)) {
-					failure.addSuppressed(ex);
+					suppress(failure, ex);
 					logReleaseFailure(ex);
 					return;
 				}
@@ -250,14 +291,15 @@ public final class OwnerHandle {
 		return afterRenewal(() -> deleteAsync(failure));
 	}
 
-	private CompletableFuture<Void> deleteAsync(Throwable failure) {
+	private CompletableFuture<Void> deleteAsync(@Nullable Throwable failure) {
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		releaseAsync(failure, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
 	}
 
-	private void releaseAsync(Throwable failure, StepConfirmation confirmation, CompletableFuture<Void> done) {
+	private void releaseAsync(@Nullable Throwable failure, StepConfirmation confirmation,
+			CompletableFuture<Void> done) {
 		this.protocol.store().releaseAsync(this.key, token()).whenComplete((released, error) -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
@@ -269,7 +311,7 @@ public final class OwnerHandle {
 			Throwable ex = Futures.unwrap(error);
 			long delay = confirmation.retryIn(ex);
 			if (delay < 0) {
-				failure.addSuppressed(ex);
+				suppress(failure, ex);
 				logReleaseFailure(ex);
 				done.complete(null);
 				return;
@@ -277,6 +319,12 @@ public final class OwnerHandle {
 			logRetry("release", ex);
 			later(delay, () -> releaseAsync(failure, confirmation, done), done);
 		});
+	}
+
+	private static void suppress(@Nullable Throwable failure, Throwable ex) {
+		if (failure != null) {
+			failure.addSuppressed(ex);
+		}
 	}
 
 	private CompletableFuture<Void> storeAsync(StoredResult result) {
@@ -582,8 +630,8 @@ public final class OwnerHandle {
 
 	void logReleaseFailure(Throwable ex) {
 		logger.error("Could not release key '" + this.clientKey + "' of " + this.policy.name()
-				+ " after the method failed" + unreachableFor(ex) + "; retries are refused until its lease expires",
-				ex);
+				+ " after the method failed or answered a status that releases it" + unreachableFor(ex)
+				+ "; retries are refused until its lease expires", ex);
 	}
 
 	private String unreachableFor(Throwable ex) {

@@ -70,6 +70,27 @@ class OperationParsingTests {
 	}
 
 	@Test
+	void releaseOnStatusOnAMethodThatIsNotAHandlerFailsTheStartUpNamingIt() {
+		this.runner.withBean(ReleasingService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining(ReleasingService.class.getName() + "#pay(java.lang.String)")
+				.hasMessageContaining("releaseOnStatus applies to the response of an HTTP handler method");
+		});
+	}
+
+	@Test
+	void aReleaseOnStatusThatIsNoErrorStatusFailsTheStartUpNamingTheProperty() {
+		this.runner.withPropertyValues("idempotent.web.release-on-status=429,2xx")
+			.withBean(FutureService.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).hasStackTraceContaining(
+						"idempotent.web.release-on-status: '2xx' is not a status that can release");
+			});
+	}
+
+	@Test
 	void aFutureOfAStreamFailsTheStartUpNamingIt() {
 		this.runner.withBean(FutureOfFluxService.class).run((context) -> {
 			assertThat(context).hasFailed();
@@ -203,6 +224,15 @@ class OperationParsingTests {
 		@Idempotent(key = "#p0")
 		public CompletableFuture<String> pay(String key) {
 			return CompletableFuture.completedFuture("paid");
+		}
+
+	}
+
+	static class ReleasingService {
+
+		@Idempotent(key = "#p0", releaseOnStatus = "5xx")
+		public String pay(String key) {
+			return "paid";
 		}
 
 	}
