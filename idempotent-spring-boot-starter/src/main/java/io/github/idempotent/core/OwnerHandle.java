@@ -108,7 +108,7 @@ public final class OwnerHandle {
 	public void completeRecorded(RecordedResponse response) {
 		this.protocol.leases().unwatch(this.lease);
 		announce();
-		boolean released = releases(response);
+		boolean released = releases(response.status());
 		if (isFencedOut()) {
 			if (released) {
 				releaseFencedOut();
@@ -133,7 +133,7 @@ public final class OwnerHandle {
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
 		announce();
-		boolean released = releases(response);
+		boolean released = releases(response.status());
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
 				return released ? releaseFencedOutAsync() : keepKeyFencedOutAsync(null);
@@ -151,14 +151,21 @@ public final class OwnerHandle {
 	 * Ends the hold of a call that ran but whose outcome cannot be stored as it was sent
 	 * (an HTTP response streamed, too large, or broken while it was written): a record
 	 * that says so is stored in its place, so that a retry is told the call completed and
-	 * its result is unavailable, rather than running it again or replaying nothing.
+	 * its result is unavailable, rather than running it again or replaying nothing. A
+	 * status that is not final ({@link #releases}) releases the key instead, as a
+	 * recorded one would.
+	 * @param status the status the caller was sent
 	 * @param why what kept the outcome from being stored, for the log
 	 */
-	public CompletableFuture<Void> completeNotStoredAsync(String why) {
+	public CompletableFuture<Void> completeNotStoredAsync(int status, String why) {
 		announce();
+		boolean released = releases(status);
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return keepKeyFencedOutAsync(null);
+				return released ? releaseFencedOutAsync() : keepKeyFencedOutAsync(null);
+			}
+			if (released) {
+				return deleteAsync(null);
 			}
 			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
 					+ why + ". Retries of the key are told that it completed and that its result is unavailable; "
@@ -184,13 +191,13 @@ public final class OwnerHandle {
 	 * nothing is stored, so a retry runs the method again. The one place where a returned
 	 * response is told from a final one.
 	 */
-	private boolean releases(RecordedResponse response) {
-		if (!this.policy.releaseOnStatus().contains(response.status())) {
+	private boolean releases(int status) {
+		if (!this.policy.releaseOnStatus().contains(status)) {
 			return false;
 		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("Key '" + this.clientKey + "' of " + this.policy.name() + " is released: its response's "
-					+ "status " + response.status() + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
+					+ "status " + status + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
 					+ "), so a retry runs the method again");
 		}
 		return true;

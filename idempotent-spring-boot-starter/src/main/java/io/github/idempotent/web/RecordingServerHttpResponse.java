@@ -242,11 +242,18 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	/**
+	 * The status the client is sent: 200 unless one was set.
+	 */
+	private int status() {
+		HttpStatusCode status = getStatusCode();
+		return (status != null) ? status.value() : HttpStatus.OK.value();
+	}
+
+	/**
 	 * Stores the response as written; a handler whose result failed releases its key.
 	 */
 	private Mono<Void> record(Recording recording, byte[] body) {
-		HttpStatusCode status = getStatusCode();
-		int code = (status != null) ? status.value() : HttpStatus.OK.value();
+		int code = status();
 		if (body.length > this.limit) {
 			return stored(recording.endNotStored("its response body was larger than idempotent.max-result-size"));
 		}
@@ -399,7 +406,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				return CompletableFuture.completedFuture(null);
 			}
 			Throwable failure = this.response.failure;
-			return (failure != null) ? this.owner.releaseAsync(failure) : this.owner.completeNotStoredAsync(why);
+			return (failure != null) ? this.owner.releaseAsync(failure)
+					: this.owner.completeNotStoredAsync(this.response.status(), why);
 		}
 
 	}

@@ -112,7 +112,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			}
 		}
 		// Ended since the call started (an async request that timed out).
-		owner.completeNotStoredAsync("the request ended before its response was written");
+		owner.completeNotStoredAsync(getStatus(), "the request ended before its response was written");
 	}
 
 	/**
@@ -205,7 +205,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
 			}
 			else {
-				owner.completeNotStoredAsync(unrecordable).join();
+				owner.completeNotStoredAsync(getStatus(), unrecordable).join();
 			}
 		}
 		if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
@@ -260,7 +260,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				owner.release(failure);
 			}
 			else {
-				owner.completeNotStoredAsync("the request failed while its response was written");
+				owner.completeNotStoredAsync(getStatus(), "the request failed while its response was written");
 			}
 		}
 	}
