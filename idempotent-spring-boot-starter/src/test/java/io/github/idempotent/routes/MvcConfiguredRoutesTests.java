@@ -1,4 +1,4 @@
-package io.github.idempotent.web;
+package io.github.idempotent.routes;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -11,14 +11,12 @@ import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 
-import io.github.idempotent.testsupport.AbstractConfiguredRoutesTests;
-
 /**
  * Handlers guarded by configured routes on Spring MVC.
  */
-@SpringBootTest(classes = ConfiguredRoutesHttpTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = MvcConfiguredRoutesTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "idempotent.key-prefix=routes-mvc")
-class ConfiguredRoutesHttpTests extends AbstractConfiguredRoutesTests {
+class MvcConfiguredRoutesTests extends AbstractConfiguredRoutesTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration

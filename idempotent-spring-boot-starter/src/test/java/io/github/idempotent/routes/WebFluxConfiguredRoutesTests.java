@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.routes;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -10,8 +10,6 @@ import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.web.server.SecurityWebFilterChain;
-
-import io.github.idempotent.testsupport.AbstractConfiguredRoutesTests;
 
 /**
  * Handlers guarded by configured routes on WebFlux.

@@ -1,4 +1,4 @@
-package io.github.idempotent.testsupport;
+package io.github.idempotent.routes;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -36,6 +37,7 @@ import org.springframework.web.bind.annotation.RestController;
 import io.github.idempotent.annotation.Idempotent;
 
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,7 +50,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 		"idempotent.web.routes[0].exclude-paths=/api/health/**", "idempotent.web.routes[0].methods=POST, PUT, PATCH",
 		"idempotent.web.routes[0].wait-for=0s", "idempotent.web.routes[0].retry-after=7s",
 		"idempotent.web.routes[1].paths=/strict/**", "idempotent.web.routes[1].required=true" })
-public abstract class AbstractConfiguredRoutesTests {
+abstract class AbstractConfiguredRoutesTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
@@ -197,6 +199,14 @@ public abstract class AbstractConfiguredRoutesTests {
 		assertThat(ledger).containsExactly("annotated:alice");
 	}
 
+	@Test
+	void aStreamingHandlerARouteMatchesFailsRatherThanRunUnguarded() throws Exception {
+		HttpResponse<String> stream = send("POST", "/api/stream", "alice", UUID.randomUUID().toString(), "{}");
+		assertThat(stream.statusCode()).isEqualTo(500);
+		assertThat(stream.body()).doesNotContain("Exception");
+		assertThat(ledger).isEmpty();
+	}
+
 	private HttpResponse<String> send(String method, String path, String user, @Nullable String key,
 			@Nullable String body) throws Exception {
 		return this.http.send(request(method, path, user, key, body), HttpResponse.BodyHandlers.ofString());
@@ -228,7 +238,7 @@ public abstract class AbstractConfiguredRoutesTests {
 	 * The handlers, none annotated but one: the routes guard them.
 	 */
 	@RestController
-	public static class Controllers {
+	static class Controllers {
 
 		@PostMapping("/api/payments")
 		Map<String, Object> pay(@RequestBody Map<String, Object> request, Principal principal) {
@@ -238,6 +248,11 @@ public abstract class AbstractConfiguredRoutesTests {
 		@PostMapping("/api/gated")
 		Mono<Map<String, Object>> gated(Principal principal) {
 			return Mono.fromFuture(gate.enter()).then(Mono.fromSupplier(() -> ran("gated", principal.getName(), null)));
+		}
+
+		@PostMapping("/api/stream")
+		Flux<String> stream(Principal principal) {
+			return Flux.defer(() -> Flux.just(ran("stream", principal.getName(), null).toString()));
 		}
 
 		@PostMapping("/api/health/ping")
