@@ -41,6 +41,8 @@ public class IdempotentOperationSource {
 
 	private final Map<MethodClassKey, IdempotentOperation> cache = new ConcurrentHashMap<>();
 
+	private final Map<RouteKey, IdempotentOperation> routed = new ConcurrentHashMap<>();
+
 	private final ParameterNameDiscoverer parameterNames;
 
 	private final IdempotencyDefaults defaults;
@@ -94,12 +96,31 @@ public class IdempotentOperationSource {
 	}
 
 	/**
+	 * The operation of a handler method without {@code @Idempotent} that a configured
+	 * route guards: parsed as if the method carried {@code settings}, so that its name is
+	 * the one the annotation would give it and adding the annotation later keeps its
+	 * records.
+	 * @param settings the route's settings, as the annotation's attributes
+	 */
+	public IdempotentOperation routed(Method method, Class<?> targetClass, Idempotent settings) {
+		return this.routed.computeIfAbsent(new RouteKey(new MethodClassKey(method, targetClass), settings),
+				(k) -> parse(method, targetClass, settings));
+	}
+
+	private record RouteKey(MethodClassKey method, Idempotent settings) {
+	}
+
+	/**
 	 * Names of the operations parsed so far: every {@code @Idempotent} method of the
-	 * beans created so far (each bean's methods are parsed when it is created).
+	 * beans created so far (each bean's methods are parsed when it is created), and the
+	 * handler methods that configured routes guarded so far.
 	 */
 	public Set<String> operationNames() {
 		Set<String> names = new TreeSet<>();
 		for (IdempotentOperation operation : this.cache.values()) {
+			names.add(operation.policy().name());
+		}
+		for (IdempotentOperation operation : this.routed.values()) {
 			names.add(operation.policy().name());
 		}
 		return names;

@@ -77,7 +77,7 @@ public final class IdempotentWebFluxAutoConfiguration {
 			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
-				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes());
+				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
 	}
 
 	@Bean

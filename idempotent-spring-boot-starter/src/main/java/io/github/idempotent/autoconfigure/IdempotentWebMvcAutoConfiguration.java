@@ -64,7 +64,7 @@ public final class IdempotentWebMvcAutoConfiguration {
 			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
-				properties.getWeb().getMaxRequestSize().toBytes());
+				properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
 	}
 
 	@Bean

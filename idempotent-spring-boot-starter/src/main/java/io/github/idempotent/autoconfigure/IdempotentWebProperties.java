@@ -1,7 +1,10 @@
 package io.github.idempotent.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
@@ -66,6 +69,20 @@ public class IdempotentWebProperties {
 		this.releaseOnStatus = releaseOnStatus;
 	}
 
+	/**
+	 * Requests guarded without @Idempotent, the key from the request header; the first
+	 * route that matches a request applies, and a handler's own @Idempotent wins.
+	 */
+	private List<Route> routes = new ArrayList<>();
+
+	public List<Route> getRoutes() {
+		return this.routes;
+	}
+
+	public void setRoutes(List<Route> routes) {
+		this.routes = routes;
+	}
+
 	public DataSize getMaxRequestSize() {
 		return this.maxRequestSize;
 	}
@@ -123,6 +140,134 @@ public class IdempotentWebProperties {
 
 	public void setProblemDetails(boolean problemDetails) {
 		this.problemDetails = problemDetails;
+	}
+
+	/**
+	 * Requests guarded by configuration, as if their handler method carried @Idempotent.
+	 */
+	public static class Route {
+
+		/**
+		 * Path patterns of the requests guarded, as request mappings write them (/api/**,
+		 * /orders/{id}).
+		 */
+		private List<String> paths = new ArrayList<>();
+
+		/**
+		 * Path patterns of requests that the paths match but that are not guarded.
+		 */
+		private List<String> excludePaths = new ArrayList<>();
+
+		/**
+		 * HTTP methods of the requests guarded.
+		 */
+		private List<String> methods = new ArrayList<>(List.of("POST", "PUT", "PATCH"));
+
+		/**
+		 * Whether a request without a key is refused with 400. When false, it runs
+		 * unguarded.
+		 */
+		private boolean required;
+
+		/**
+		 * How long a completed response is replayed. Default: idempotent.ttl.
+		 */
+		private @Nullable Duration ttl;
+
+		/**
+		 * How long the record of a call in progress lives without renewal. Default:
+		 * idempotent.lease.
+		 */
+		private @Nullable Duration lease;
+
+		/**
+		 * How long one call may hold its key. Default: idempotent.max-duration.
+		 */
+		private @Nullable Duration maxDuration;
+
+		/**
+		 * How long a duplicate waits for the first call to finish before it gets 409.
+		 * Default: idempotent.wait-for.
+		 */
+		private @Nullable Duration waitFor;
+
+		/**
+		 * Retry-After suggested with a 409. Default: idempotent.retry-after.
+		 */
+		private @Nullable Duration retryAfter;
+
+		public List<String> getPaths() {
+			return this.paths;
+		}
+
+		public void setPaths(List<String> paths) {
+			this.paths = paths;
+		}
+
+		public List<String> getExcludePaths() {
+			return this.excludePaths;
+		}
+
+		public void setExcludePaths(List<String> excludePaths) {
+			this.excludePaths = excludePaths;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(List<String> methods) {
+			this.methods = methods;
+		}
+
+		public boolean isRequired() {
+			return this.required;
+		}
+
+		public void setRequired(boolean required) {
+			this.required = required;
+		}
+
+		public @Nullable Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(@Nullable Duration ttl) {
+			this.ttl = ttl;
+		}
+
+		public @Nullable Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(@Nullable Duration lease) {
+			this.lease = lease;
+		}
+
+		public @Nullable Duration getMaxDuration() {
+			return this.maxDuration;
+		}
+
+		public void setMaxDuration(@Nullable Duration maxDuration) {
+			this.maxDuration = maxDuration;
+		}
+
+		public @Nullable Duration getWaitFor() {
+			return this.waitFor;
+		}
+
+		public void setWaitFor(@Nullable Duration waitFor) {
+			this.waitFor = waitFor;
+		}
+
+		public @Nullable Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(@Nullable Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
 	}
 
 }

@@ -17,7 +17,10 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
 import org.springframework.http.converter.HttpMessageNotWritableException;
 import org.springframework.util.Assert;
 import org.springframework.util.LinkedMultiValueMap;
@@ -31,6 +34,7 @@ import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.util.UriComponentsBuilder;
+import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UriUtils;
 import org.springframework.web.util.WebUtils;
 
@@ -54,6 +58,9 @@ import io.github.idempotent.store.RecordKey;
  * is recorded as written ({@link ResponseRecordingFilter}). A replay is written without
  * calling the handler at all.
  * <p>
+ * A handler method without the annotation is guarded the same way for the requests that a
+ * configured route matches ({@link IdempotentRoutes}).
+ * <p>
  * A handler whose key or scope comes from its arguments is claimed when it is called,
  * once its arguments are resolved: this adapter hands the rest of its inputs to that call
  * (see {@link HandlerCall}).
@@ -74,17 +81,21 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private final long maxRequestSize;
 
+	private final IdempotentRoutes routes;
+
 	/**
 	 * @param delegate the adapter that calls the handler once its key is claimed
 	 * @param markers the header that carries the key, and the one that marks a replay
 	 * @param maxRequestSize largest body of a keyed request, in bytes
+	 * @param routes the requests guarded without {@code @Idempotent}
 	 */
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders markers, long maxRequestSize) {
+			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
 		this.delegate = delegate;
 		this.operations = operations;
+		this.routes = routes;
 		this.calls = calls;
 		this.scopeResolver = scopeResolver;
 		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
@@ -92,22 +103,33 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		this.maxRequestSize = maxRequestSize;
 	}
 
+	/**
+	 * Every handler method while routes are configured (which requests a route guards is
+	 * known only from the request), else the annotated ones.
+	 */
 	@Override
 	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && operation(method) != null;
+		return handler instanceof HandlerMethod method
+				&& (!this.routes.isEmpty() || this.operations.get(method.getMethod(), method.getBeanType()) != null);
 	}
 
-	private @Nullable IdempotentOperation operation(HandlerMethod method) {
-		return this.operations.get(method.getMethod(), method.getBeanType());
+	private @Nullable IdempotentOperation operation(HandlerMethod method, HttpServletRequest request) {
+		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
+				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
+				: RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
+		return this.routes.operation(this.operations, method, HttpMethod.valueOf(request.getMethod()), path);
 	}
 
 	@Override
 	public @Nullable ModelAndView handle(HttpServletRequest request, HttpServletResponse response, Object handler)
 			throws Exception {
 		HandlerMethod method = (HandlerMethod) handler;
-		IdempotentOperation operation = operation(method);
+		IdempotentOperation operation = operation(method, request);
+		if (operation == null) {
+			return delegate().handle(request, response, handler);
+		}
 		RecordingServletResponse recording = ResponseRecordingFilter.recording(request);
-		Assert.state(operation != null && recording != null,
+		Assert.state(recording != null,
 				"@Idempotent handlers need the idempotentResponseRecordingFilter bean registered as a filter");
 		WebAsyncManager async = WebAsyncUtils.getAsyncManager(request);
 		if (async.hasConcurrentResult()) {

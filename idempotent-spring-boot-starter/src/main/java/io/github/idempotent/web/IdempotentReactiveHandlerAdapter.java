@@ -58,6 +58,9 @@ import io.github.idempotent.store.RecordKey;
  * handler on whichever thread delivered its last argument, which may be another
  * request's.
  * <p>
+ * A handler method without the annotation is guarded the same way for the exchanges that
+ * a configured route matches ({@link IdempotentRoutes}).
+ * <p>
  * A handler whose key or scope comes from its arguments returns a {@code Mono} (or is a
  * Kotlin {@code suspend} function): it is claimed when that {@code Mono} is subscribed,
  * with the rest of its inputs in its Reactor context (see {@link HandlerCall}).
@@ -81,15 +84,18 @@ public class IdempotentReactiveHandlerAdapter
 
 	private final int maxRequestSize;
 
+	private final IdempotentRoutes routes;
+
 	/**
 	 * @param delegate the adapter that calls the handler once its key is claimed
 	 * @param markers the header that carries the key, and the one that marks a replay
 	 * @param maxRequestSize largest body of a keyed request, in bytes
+	 * @param routes the requests guarded without {@code @Idempotent}
 	 */
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
 			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver, IdempotencyResponseHeaders markers,
-			long maxRequestSize) {
+			long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
 				"maxRequestSize must be positive and less than 2 GB");
 		this.delegate = delegate;
@@ -100,6 +106,7 @@ public class IdempotentReactiveHandlerAdapter
 		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
 		this.markers = markers;
 		this.maxRequestSize = (int) maxRequestSize;
+		this.routes = routes;
 	}
 
 	/**
@@ -121,9 +128,13 @@ public class IdempotentReactiveHandlerAdapter
 		}));
 	}
 
+	/**
+	 * Every handler method while routes are configured (which requests a route guards is
+	 * known only from the request), else the annotated ones.
+	 */
 	@Override
 	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && operation(method) != null;
+		return handler instanceof HandlerMethod method && (!this.routes.isEmpty() || operation(method) != null);
 	}
 
 	private @Nullable IdempotentOperation operation(HandlerMethod method) {
@@ -134,9 +145,14 @@ public class IdempotentReactiveHandlerAdapter
 	public Mono<HandlerResult> handle(ServerWebExchange exchange, Object handler) {
 		return Mono.defer(() -> {
 			HandlerMethod method = (HandlerMethod) handler;
-			IdempotentOperation operation = operation(method);
+			ServerHttpRequest request = exchange.getRequest();
+			IdempotentOperation operation = this.routes.operation(this.operations, method, request.getMethod(),
+					request.getPath().pathWithinApplication());
+			if (operation == null) {
+				return delegate().handle(exchange, handler);
+			}
 			RecordingServerHttpResponse recording = ResponseRecordingWebFilter.recording(exchange);
-			Assert.state(operation != null && recording != null,
+			Assert.state(recording != null,
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
 			String header = this.markers.keyHeader();
 			String key = IdempotencyKeyHeader.parse(header,
