@@ -116,9 +116,8 @@ public class RedisIdempotencyStore
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
 					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
 					+ "local cache (it needs Lettuce's invalidation tracking; idempotent.local-cache.enabled=true "
-					+ "turns on one bounded by its TTL only), wait-replicas, asynchronous store calls (futures and "
-					+ "Mono methods wait for Redis on the starter's threads) and the memory policy check after a "
-					+ "reconnect, which need Lettuce");
+					+ "turns on one bounded by its TTL only), wait-replicas and asynchronous store calls (futures and "
+					+ "Mono methods wait for Redis on the starter's threads), which need Lettuce");
 		}
 	}
 
