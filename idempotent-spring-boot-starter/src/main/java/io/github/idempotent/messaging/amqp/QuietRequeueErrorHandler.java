@@ -25,8 +25,9 @@ import io.github.idempotent.messaging.ListenerFailures;
  * each redelivery, every back-off, for as long as the outage lasts. The executor reports
  * an outage instead, in one line per interval that counts the refused calls.
  * <p>
- * Auto-configured on every listener container factory, around the error handler it had
- * (Spring AMQP's {@link ConditionalRejectingErrorHandler} when none).
+ * Auto-configured on every container a listener container factory creates, around the
+ * error handler the container has (Spring AMQP's {@link ConditionalRejectingErrorHandler}
+ * when the factory set none).
  */
 public class QuietRequeueErrorHandler implements ErrorHandler {
 
