@@ -143,12 +143,9 @@ public final class IdempotentRabbitAutoConfiguration {
 			if ("recover".equals(invocation.getMethod().getName())) {
 				for (Object argument : invocation.getArguments()) {
 					if (argument instanceof Throwable failure) {
-						IdempotencyException inProgress = ListenerFailures.inProgress(failure);
-						if (inProgress == null) {
-							inProgress = ListenerFailures.storeUnavailable(failure);
-						}
-						if (inProgress != null) {
-							throw new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress);
+						IdempotencyException requeued = ListenerFailures.notRun(failure);
+						if (requeued != null) {
+							throw new ImmediateRequeueAmqpException(requeued.getMessage(), requeued);
 						}
 					}
 				}
