@@ -1,5 +1,5 @@
 /**
  * Spring Boot Actuator endpoint {@code idempotency}: find, read and delete idempotency
- * records.
+ * records; the health indicator of the Redis store's memory.
  */
 package io.github.idempotent.actuate;

@@ -1,5 +1,6 @@
 package io.github.idempotent.autoconfigure;
 
+import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -10,14 +11,12 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.amqp.ImmediateRequeueAmqpException;
-import org.springframework.amqp.rabbit.config.AbstractRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.ProxyFactory;
-import org.springframework.beans.BeansException;
-import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.amqp.autoconfigure.RabbitTemplateCustomizer;
@@ -27,7 +26,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.util.ErrorHandler;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.messaging.DuplicateMessageLogger;
@@ -77,9 +75,7 @@ public final class IdempotentRabbitAutoConfiguration {
 				if (bean instanceof BaseRabbitListenerContainerFactory<?> factory) {
 					addAdvice(factory, new IdempotentRabbitListenerAdvice(
 							properties.getObject().getMessaging().getInProgressBackOff()));
-					if (factory instanceof AbstractRabbitListenerContainerFactory<?> configurable) {
-						quietRequeues(configurable);
-					}
+					return quietRequeues(factory);
 				}
 				if (bean instanceof MessageRecoverer recoverer && !(bean instanceof Advised)) {
 					return requeueInProgress(recoverer);
@@ -107,25 +103,30 @@ public final class IdempotentRabbitAutoConfiguration {
 	}
 
 	/**
-	 * Wraps the factory's error handler (the container's default when it has none) so
-	 * that the requeues of the advice, above all those of a store outage, are not logged
-	 * with a stack trace for every redelivery. The factory has no getter for it, hence
-	 * the field; should it ever be renamed, the factory is left as it is.
+	 * Wraps the error handler of every container the factory creates (the container's
+	 * default when the factory set none) so that the requeues of the advice, above all
+	 * those of a store outage, are not logged with a stack trace for every redelivery.
+	 * The factory keeps its error handler to itself; its containers show theirs. A
+	 * class-based proxy, so that the bean keeps its type; a final factory class is left
+	 * as it is.
 	 */
-	static void quietRequeues(AbstractRabbitListenerContainerFactory<?> factory) {
-		Object existing;
-		try {
-			existing = new DirectFieldAccessor(factory).getPropertyValue("errorHandler");
+	static Object quietRequeues(BaseRabbitListenerContainerFactory<?> factory) {
+		if (factory instanceof Advised || Modifier.isFinal(factory.getClass().getModifiers())) {
+			logger.debug("Cannot wrap the error handlers of " + factory + "'s containers, left as they are");
+			return factory;
 		}
-		catch (BeansException ex) {
-			logger.debug("Cannot read the error handler of " + factory + ", left as it is", ex);
-			return;
-		}
-		if (existing instanceof QuietRequeueErrorHandler) {
-			return;
-		}
-		factory.setErrorHandler((existing instanceof ErrorHandler handler) ? new QuietRequeueErrorHandler(handler)
-				: new QuietRequeueErrorHandler());
+		ProxyFactory proxy = new ProxyFactory(factory);
+		proxy.setProxyTargetClass(true);
+		proxy.addAdvice((MethodInterceptor) (invocation) -> {
+			Object created = invocation.proceed();
+			if ("createListenerContainer".equals(invocation.getMethod().getName())
+					&& created instanceof AbstractMessageListenerContainer container
+					&& !(container.getErrorHandler() instanceof QuietRequeueErrorHandler)) {
+				container.setErrorHandler(new QuietRequeueErrorHandler(container.getErrorHandler()));
+			}
+			return created;
+		});
+		return proxy.getProxy(factory.getClass().getClassLoader());
 	}
 
 	/**
@@ -142,12 +143,9 @@ public final class IdempotentRabbitAutoConfiguration {
 			if ("recover".equals(invocation.getMethod().getName())) {
 				for (Object argument : invocation.getArguments()) {
 					if (argument instanceof Throwable failure) {
-						IdempotencyException inProgress = ListenerFailures.inProgress(failure);
-						if (inProgress == null) {
-							inProgress = ListenerFailures.storeUnavailable(failure);
-						}
-						if (inProgress != null) {
-							throw new ImmediateRequeueAmqpException(inProgress.getMessage(), inProgress);
+						IdempotencyException requeued = ListenerFailures.notRun(failure);
+						if (requeued != null) {
+							throw new ImmediateRequeueAmqpException(requeued.getMessage(), requeued);
 						}
 					}
 				}

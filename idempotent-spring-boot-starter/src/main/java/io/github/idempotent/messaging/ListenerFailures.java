@@ -4,6 +4,7 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.core.IdempotencyKeyException;
@@ -54,6 +55,16 @@ public final class ListenerFailures {
 	 */
 	public static @Nullable IdempotencyStoreUnavailableException storeUnavailable(@Nullable Throwable failure) {
 		return find(failure, IdempotencyStoreUnavailableException.class);
+	}
+
+	/**
+	 * The refusal in the cause chain of {@code failure} under which the listener did not
+	 * run and the message must be requeued: the store unavailable, or a duplicate in
+	 * progress; {@code null} for none.
+	 */
+	public static @Nullable IdempotencyException notRun(@Nullable Throwable failure) {
+		IdempotencyException outage = storeUnavailable(failure);
+		return (outage != null) ? outage : inProgress(failure);
 	}
 
 	/**

@@ -10,9 +10,10 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessagePostProcessor;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.config.SimpleRabbitListenerEndpoint;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
-import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -60,7 +61,7 @@ class IdempotentMessagingAutoConfigurationTests {
 	}
 
 	@Test
-	void rabbitListenerFactoriesKeepTheirErrorHandlerBehindOneThatDoesNotLogTheRequeues() {
+	void rabbitListenerContainersKeepTheirErrorHandlerBehindOneThatDoesNotLogTheRequeues() {
 		this.runner.run((context) -> {
 			SimpleRabbitListenerContainerFactory factory = context.getBean(SimpleRabbitListenerContainerFactory.class);
 			assertThat(errorHandler(factory)).isInstanceOfSatisfying(QuietRequeueErrorHandler.class,
@@ -75,7 +76,11 @@ class IdempotentMessagingAutoConfigurationTests {
 	}
 
 	private static Object errorHandler(SimpleRabbitListenerContainerFactory factory) {
-		return new DirectFieldAccessor(factory).getPropertyValue("errorHandler");
+		SimpleRabbitListenerEndpoint endpoint = new SimpleRabbitListenerEndpoint();
+		endpoint.setQueueNames("orders");
+		endpoint.setMessageListener((message) -> {
+		});
+		return ((AbstractMessageListenerContainer) factory.createListenerContainer(endpoint)).getErrorHandler();
 	}
 
 	@Test

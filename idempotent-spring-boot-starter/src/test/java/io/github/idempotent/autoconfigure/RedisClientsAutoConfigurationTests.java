@@ -1,6 +1,7 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,8 @@ import org.redisson.config.Config;
 import org.redisson.spring.data.connection.RedissonConnectionFactory;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -22,6 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
+import io.github.idempotent.actuate.RedisMemoryHealthIndicator;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
@@ -30,15 +34,14 @@ import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
-import io.github.idempotent.store.redis.RedisMemoryPolicyGuard;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Redis store on the clients other than Lettuce, with Lettuce hidden from the
- * conditions as an application that excluded it has it: the store and its memory policy
- * guard start, the Lettuce-only parts are not created, and what is off says so once. (The
+ * conditions as an application that excluded it has it: the store and the health of its
+ * memory work, the Lettuce-only parts are not created, and what is off says so once. (The
  * JVM itself still has Lettuce here; the tests tagged without-lettuce run where it has
  * not.)
  */
@@ -59,7 +62,7 @@ class RedisClientsAutoConfigurationTests {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(RedisIdempotencyStore.class).getConnectionFactory())
 				.isInstanceOf(JedisConnectionFactory.class);
-			assertThat(context).hasSingleBean(RedisMemoryPolicyGuard.class);
+			assertMemoryIsRead(context);
 			assertThat(context).doesNotHaveBean(RecordTracking.class).doesNotHaveBean(CachingIdempotencyStore.class);
 			assertStoreWorks(context);
 		});
@@ -73,7 +76,7 @@ class RedisClientsAutoConfigurationTests {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(RedisIdempotencyStore.class).getConnectionFactory())
 				.isInstanceOf(RedissonConnectionFactory.class);
-			assertThat(context).hasSingleBean(RedisMemoryPolicyGuard.class);
+			assertMemoryIsRead(context);
 			assertThat(context).doesNotHaveBean(RecordTracking.class).doesNotHaveBean(CachingIdempotencyStore.class);
 			assertStoreWorks(context);
 		});
@@ -100,6 +103,17 @@ class RedisClientsAutoConfigurationTests {
 			assertThat(cause).hasMessageContaining("wait-replicas needs the Lettuce client")
 				.hasMessageContaining("JedisConnectionFactory");
 		});
+	}
+
+	/**
+	 * The start-up check and the health indicator read INFO through this client.
+	 */
+	private static void assertMemoryIsRead(AssertableApplicationContext context) {
+		Health health = context.getBean(RedisMemoryHealthIndicator.class).health(true);
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails()).isNotEmpty()
+			.allSatisfy((server, memory) -> assertThat((Map<String, ?>) memory).containsKeys("maxmemoryPolicy",
+					"usedMemory"));
 	}
 
 	private static void assertStoreWorks(AssertableApplicationContext context) {

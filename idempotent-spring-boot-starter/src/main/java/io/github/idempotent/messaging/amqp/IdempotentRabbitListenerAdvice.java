@@ -15,6 +15,7 @@ import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.IdempotencyException;
+import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.messaging.ListenerFailures;
 
 /**
@@ -69,15 +70,15 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		if (fatal != null) {
 			return new ListenerExecutionFailedException(
 					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
-					new AmqpRejectAndDontRequeueException(fatal.getMessage(), fatal), messages(message));
+					new Rejected(fatal.getMessage(), fatal), messages(message));
 		}
-		IdempotencyException outage = ListenerFailures.storeUnavailable(failure);
-		IdempotencyException requeued = (outage != null) ? outage : ListenerFailures.inProgress(failure);
+		IdempotencyException requeued = ListenerFailures.notRun(failure);
 		if (requeued != null) {
+			boolean outage = requeued instanceof IdempotencyStoreUnavailableException;
 			// Not run, so requeued, after a back-off rather than at once in a loop. At
 			// debug: an outage refuses every redelivery, and the executor reports it in
 			// one warning per interval with a count; a duplicate in progress is normal.
-			String reason = (outage != null) ? "Idempotency store unavailable, requeued: "
+			String reason = outage ? "Idempotency store unavailable, requeued: "
 					: "Duplicate still in progress, requeued: ";
 			if (logger.isDebugEnabled()) {
 				logger.debug(reason + "in " + this.inProgressBackOff.toMillis() + " ms: " + requeued.getMessage());
@@ -86,9 +87,31 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
 			// requeue" and a container's defaultRequeueRejected=false.
 			return new ListenerExecutionFailedException(reason + requeued.getMessage(),
-					new ImmediateRequeueAmqpException(requeued.getMessage(), requeued), messages(message));
+					new Requeued(requeued.getMessage(), requeued), messages(message));
 		}
 		return failure;
+	}
+
+	/**
+	 * The advice's requeue, which {@link QuietRequeueErrorHandler} does not log.
+	 */
+	static final class Requeued extends ImmediateRequeueAmqpException {
+
+		Requeued(String message, Throwable cause) {
+			super(message, cause);
+		}
+
+	}
+
+	/**
+	 * The advice's rejection, which {@link QuietRequeueErrorHandler} logs in one line.
+	 */
+	static final class Rejected extends AmqpRejectAndDontRequeueException {
+
+		Rejected(String message, Throwable cause) {
+			super(message, cause);
+		}
+
 	}
 
 	/**

@@ -2,18 +2,13 @@ package io.github.idempotent.messaging.amqp;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
-import org.springframework.amqp.AmqpRejectAndDontRequeueException;
-import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.util.Assert;
 import org.springframework.util.ErrorHandler;
-
-import io.github.idempotent.messaging.ListenerFailures;
 
 /**
  * Error handler of a Rabbit listener container that lets the requeues of
@@ -25,8 +20,9 @@ import io.github.idempotent.messaging.ListenerFailures;
  * each redelivery, every back-off, for as long as the outage lasts. The executor reports
  * an outage instead, in one line per interval that counts the refused calls.
  * <p>
- * Auto-configured on every listener container factory, around the error handler it had
- * (Spring AMQP's {@link ConditionalRejectingErrorHandler} when none).
+ * Auto-configured on every container a listener container factory creates, around the
+ * error handler the container has (Spring AMQP's {@link ConditionalRejectingErrorHandler}
+ * when the factory set none).
  */
 public class QuietRequeueErrorHandler implements ErrorHandler {
 
@@ -48,35 +44,27 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 
 	@Override
 	public void handleError(Throwable failure) {
-		if (isRequeueOfIdempotent(failure)) {
-			if (logger.isDebugEnabled()) {
-				logger.debug("Requeued by @Idempotent: " + failure.getMessage());
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			if (ex instanceof IdempotentRabbitListenerAdvice.Requeued) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Requeued by @Idempotent: " + failure.getMessage());
+				}
+				return;
 			}
-			return;
-		}
-		Exception refusal = rejectionOfIdempotent(failure);
-		if (refusal != null) {
-			// Expected of a client that reused a key or sent none: one line, no stack
-			// trace. The exception the container goes on with still rejects the message
-			// without requeue.
-			logger.warn(describe(failure) + " rejected without requeue, to the queue's dead-letter exchange if it "
-					+ "has one: " + refusal.getMessage());
-			return;
+			if (ex instanceof IdempotentRabbitListenerAdvice.Rejected rejected) {
+				// Expected of a client that reused a key or sent none: one line, no stack
+				// trace. The exception the container goes on with still rejects the
+				// message without requeue.
+				logger.warn(describe(failure) + " rejected without requeue, to the queue's dead-letter exchange if it "
+						+ "has one: " + rejected.getCause().getMessage());
+				return;
+			}
 		}
 		this.delegate.handleError(failure);
 	}
 
 	public ErrorHandler getDelegate() {
 		return this.delegate;
-	}
-
-	private static @Nullable Exception rejectionOfIdempotent(Throwable failure) {
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof AmqpRejectAndDontRequeueException) {
-				return ListenerFailures.notRetryable(failure);
-			}
-		}
-		return null;
 	}
 
 	private static String describe(Throwable failure) {
@@ -89,18 +77,6 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 		String id = (properties.getMessageId() != null) ? "Message " + properties.getMessageId()
 				: "A message without a message id";
 		return (properties.getConsumerQueue() != null) ? id + " from queue " + properties.getConsumerQueue() : id;
-	}
-
-	private static boolean isRequeueOfIdempotent(Throwable failure) {
-		boolean requeue = false;
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof ImmediateRequeueAmqpException) {
-				requeue = true;
-				break;
-			}
-		}
-		return requeue
-				&& (ListenerFailures.storeUnavailable(failure) != null || ListenerFailures.inProgress(failure) != null);
 	}
 
 }

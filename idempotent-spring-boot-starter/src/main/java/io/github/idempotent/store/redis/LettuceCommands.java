@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -34,6 +35,19 @@ final class LettuceCommands implements AsyncRedisCommands {
 
 	static boolean isLettuce(RedisConnectionFactory connectionFactory) {
 		return connectionFactory instanceof LettuceConnectionFactory;
+	}
+
+	/**
+	 * Where {@code lettuce} connects, for messages: host and port, or the primary that
+	 * Sentinel names; {@code null} for Redis Cluster, whose nodes INFO names.
+	 */
+	static @Nullable String serverName(RedisConnectionFactory lettuce) {
+		LettuceConnectionFactory factory = (LettuceConnectionFactory) lettuce;
+		RedisSentinelConfiguration sentinel = factory.getSentinelConfiguration();
+		if (sentinel != null && sentinel.getMaster() != null) {
+			return "the primary '" + sentinel.getMaster().getName() + "' named by Sentinel";
+		}
+		return (factory.getClusterConfiguration() == null) ? factory.getHostName() + ":" + factory.getPort() : null;
 	}
 
 	/**

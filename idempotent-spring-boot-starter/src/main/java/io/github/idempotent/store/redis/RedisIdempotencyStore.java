@@ -19,11 +19,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisStringCommands;
 import org.springframework.data.redis.connection.ReturnType;
-import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.Fingerprint;
@@ -116,9 +113,8 @@ public class RedisIdempotencyStore
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
 					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
 					+ "local cache (it needs Lettuce's invalidation tracking; idempotent.local-cache.enabled=true "
-					+ "turns on one bounded by its TTL only), wait-replicas, asynchronous store calls (futures and "
-					+ "Mono methods wait for Redis on the starter's threads) and the memory policy check after a "
-					+ "reconnect, which need Lettuce");
+					+ "turns on one bounded by its TTL only), wait-replicas and asynchronous store calls (futures and "
+					+ "Mono methods wait for Redis on the starter's threads), which need Lettuce");
 		}
 	}
 
@@ -211,49 +207,54 @@ public class RedisIdempotencyStore
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		String full = this.memoryMargin.full();
-		if (full != null) {
-			return whileWritesAreRefused(key, new StoreFullException(full));
-		}
-		String token = newToken();
-		try {
-			return claimOrFail(key, fingerprint, lease, token);
-		}
-		catch (RuntimeException ex) {
-			if (!isWriteRefusal(ex, "OOM ", "READONLY ")) {
-				if (isUnanswered(ex)) {
-					releaseUnanswered(key, token);
-				}
-				throw ex;
-			}
-			return whileWritesAreRefused(key, ex);
-		}
+		return RedisScriptRunner.join(claim(key, fingerprint, lease, this.scripts::blocking));
+	}
+
+	@Override
+	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
+		return claim(key, fingerprint, lease, this.scripts::async);
 	}
 
 	/**
-	 * What a claim answers when Redis refuses writes but still answers reads (its memory
-	 * full under {@code noeviction}, or within {@link #setClaimMemoryLimit the margin}
-	 * kept for results; a replica during a failover): a completed record is replayed and
-	 * a record in progress is in progress, as they would be if the claim had been
-	 * accepted. Only a free key cannot be claimed; then {@code refusal} stands, and the
+	 * The claim, blocking or not. When Redis refuses writes but still answers reads (its
+	 * memory full under {@code noeviction}, or within {@link #setClaimMemoryLimit the
+	 * margin} kept for results; a replica during a failover), a completed record is
+	 * replayed and a record in progress is in progress, as they would be if the claim had
+	 * been accepted. Only a free key cannot be claimed; then the refusal stands, and the
 	 * call is refused as with the store full or unavailable. Without this read, a retry
 	 * of a completed call would be refused (503) or, with {@code failure-mode=open}, run
 	 * its method again.
 	 */
-	private ClaimResult whileWritesAreRefused(RecordKey key, RuntimeException refusal) {
-		ClaimResult found;
-		try {
-			found = whileWritesAreRefused(key,
-					this.scripts.<List<?>>executeAndWait(RedisScripts.INSPECT, ReturnType.MULTI, null, keyOf(key)));
-		}
-		catch (RuntimeException readFailure) {
-			refusal.addSuppressed(readFailure);
-			throw refusal;
-		}
-		if (found == null) {
-			throw refusal;
-		}
-		return found;
+	private CompletableFuture<ClaimResult> claim(RecordKey key, Fingerprint fingerprint, Duration lease,
+			RedisScriptRunner.Commands commands) {
+		String token = newToken();
+		String full = this.memoryMargin.full();
+		CompletableFuture<ClaimResult> claimed = (full != null)
+				? CompletableFuture.failedFuture(new StoreFullException(full))
+				: commands.run((redis) -> claimOrFail(redis, key, fingerprint, lease, token),
+						ClaimResult.Acquired.class::isInstance);
+		return claimed.exceptionallyCompose((failure) -> {
+			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+					: failure;
+			if (!(ex instanceof StoreFullException) && !isWriteRefusal(ex, "OOM ", "READONLY ")) {
+				if (isUnanswered(ex)) {
+					releaseUnanswered(key, token);
+				}
+				return CompletableFuture.failedFuture(ex);
+			}
+			return commands.<List<Object>>run(
+					(redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, new byte[][] { keyOf(key) }), null)
+				.handle((reply, readFailure) -> {
+					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(key, reply);
+					if (found == null) {
+						if (readFailure != null) {
+							ex.addSuppressed(readFailure);
+						}
+						throw (ex instanceof RuntimeException runtime) ? runtime : new CompletionException(ex);
+					}
+					return found;
+				});
+		});
 	}
 
 	/**
@@ -300,8 +301,8 @@ public class RedisIdempotencyStore
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		try {
-			this.scripts
-				.<Long>executeAsync(RedisScripts.RELEASE, ReturnType.INTEGER, keyOf(key), RecordLayout.token(token))
+			(this.scripts.supportsAsync() ? releaseAsync(key, token)
+					: CompletableFuture.supplyAsync(() -> release(key, token)))
 				.whenComplete((released, ex) -> {
 					if (ex != null && logger.isDebugEnabled()) {
 						logger.debug("Could not release an unanswered claim of " + key.value(), ex);
@@ -326,55 +327,46 @@ public class RedisIdempotencyStore
 		return false;
 	}
 
-	private ClaimResult claimOrFail(RecordKey key, Fingerprint fingerprint, Duration lease, String token) {
+	/**
+	 * The native claim, then the claim script where it must decide, all on one
+	 * connection's commands: a fallback never borrows another connection (on Lettuce's
+	 * event loop).
+	 */
+	private CompletableFuture<ClaimResult> claimOrFail(AsyncRedisCommands commands, RecordKey key,
+			Fingerprint fingerprint, Duration lease, String token) {
 		byte[] redisKey = keyOf(key);
 		byte[] record = claimRecord(token, fingerprint);
-		if (useSetClaims()) {
-			ClaimResult claimed = this.scripts.executeAndWait(
-					(connection) -> setClaim(connection, redisKey, record, lease, token),
-					(ClaimResult r) -> r instanceof ClaimResult.Acquired);
-			if (claimed != null) {
-				return claimed;
+		Supplier<CompletableFuture<ClaimResult>> byScript = () -> commands
+			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, new byte[][] { redisKey }, record, expiry(lease),
+					REMEMBERED_MILLIS)
+			.thenApply((reply) -> claimResult(reply, token));
+		if (!useSetClaims()) {
+			return byScript.get();
+		}
+		return commands.setIfAbsentGet(redisKey, record, expiryMillis(lease)).handle((previous, ex) -> {
+			if (ex != null) {
+				if (isSetClaimRefused(ex)) {
+					return byScript.get();
+				}
+				return CompletableFuture.<ClaimResult>failedFuture(
+						(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
 			}
-		}
-		List<?> reply = this.scripts.executeAndWait(RedisScripts.CLAIM, ReturnType.MULTI,
-				(List<?> r) -> r != null && !r.isEmpty() && r.get(0).equals(1L), redisKey, record, expiry(lease),
-				REMEMBERED_MILLIS);
-		return claimResult(reply, token);
-	}
-
-	/**
-	 * The native claim on {@code connection}, or {@code null} when the script must
-	 * decide.
-	 */
-	private @Nullable ClaimResult setClaim(RedisConnection connection, byte[] key, byte[] record, Duration lease,
-			String token) {
-		// A pipelined or queued connection answers null, which would read as acquired.
-		Assert.state(!connection.isPipelined() && !connection.isQueueing(), "Claims need a connection that answers");
-		byte[] previous;
-		try {
-			previous = connection.stringCommands()
-				.setGet(key, record, Expiration.milliseconds(expiryMillis(lease)),
-						RedisStringCommands.SetOption.SET_IF_ABSENT);
-		}
-		catch (RuntimeException ex) {
-			if (isSetClaimRefused(ex)) {
-				return null;
+			setClaimsAccepted();
+			if (previous != null && RecordLayout.isTombstone(previous)) {
+				// Taken over by the claim script, which decides again on what is there
+				// now.
+				return byScript.get();
 			}
-			throw ex;
-		}
-		setClaimsAccepted();
-		if (previous != null && RecordLayout.isTombstone(previous)) {
-			return null;
-		}
-		if (isHeldByAnother(previous, record)) {
-			Long pttl = connection.keyCommands().pTtl(key);
-			if (pttl != null && isLeaseOver(pttl)) {
-				return null;
+			if (isHeldByAnother(previous, record)) {
+				return commands.pttl(redisKey).thenCompose((pttl) -> {
+					if (pttl != null && isLeaseOver(pttl)) {
+						return byScript.get();
+					}
+					return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
+				});
 			}
-			return inProgress(previous, (pttl != null) ? pttl : 0);
-		}
-		return setClaimResult(previous, token);
+			return CompletableFuture.completedFuture(setClaimResult(previous, token));
+		}).thenCompose(Function.identity());
 	}
 
 	/**
@@ -527,34 +519,61 @@ public class RedisIdempotencyStore
 	 */
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		byte[] owner = RecordLayout.token(token);
-		byte[] record = completedRecord(owner, fingerprint, result);
-		try {
-			return complete(RedisScripts.COMPLETE, key, owner, record, ttl);
-		}
-		catch (RuntimeException ex) {
-			if (record.length > SMALL_RECORD || !isWriteRefusal(ex, "OOM ")) {
-				throw ex;
-			}
-			try {
-				return complete(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
-			}
-			catch (RuntimeException flaggedFailure) {
-				ex.addSuppressed(flaggedFailure);
-				throw ex;
-			}
-		}
+		return RedisScriptRunner.join(complete(key, token, fingerprint, result, ttl, this.scripts::blocking));
 	}
 
-	private boolean complete(RedisScripts.Script script, RecordKey key, byte[] owner, byte[] record, Duration ttl) {
-		return isPositive(this.scripts.executeAndWait(script, ReturnType.INTEGER, RedisIdempotencyStore::isPositive,
-				keyOf(key), owner, record, millis(ttl)));
+	@Override
+	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl) {
+		return complete(key, token, fingerprint, result, ttl, this.scripts::async);
+	}
+
+	/**
+	 * Writes the completed record over the owner's placeholder. Redis refuses every write
+	 * once its memory is full ({@code OOM}, under {@code noeviction}); a completed record
+	 * that takes no more memory than the placeholder it replaces (at most
+	 * {@value #SMALL_RECORD} bytes, as the record of a result that was not stored is) is
+	 * then written all the same, by the script flagged {@code allow-oom} (Redis 7.0 or
+	 * later), so that the call keeps its key.
+	 */
+	private CompletableFuture<Boolean> complete(RecordKey key, String token, Fingerprint fingerprint,
+			StoredResult result, Duration ttl, RedisScriptRunner.Commands commands) {
+		byte[] owner = RecordLayout.token(token);
+		byte[] record = completedRecord(owner, fingerprint, result);
+		return fenced(commands, RedisScripts.COMPLETE, true, key, owner, record, millis(ttl))
+			.exceptionallyCompose((failure) -> {
+				Throwable ex = (failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure;
+				if (record.length > SMALL_RECORD || !isWriteRefusal(ex, "OOM ")) {
+					return CompletableFuture.failedFuture(ex);
+				}
+				return fenced(commands, RedisScripts.COMPLETE_IN_FULL_MEMORY, true, key, owner, record, millis(ttl))
+					.exceptionallyCompose((flaggedFailure) -> {
+						ex.addSuppressed(flaggedFailure);
+						return CompletableFuture.failedFuture(ex);
+					});
+			});
 	}
 
 	@Override
 	public boolean release(RecordKey key, String token) {
-		return isPositive(this.scripts.executeAndWait(RedisScripts.RELEASE, ReturnType.INTEGER, null, keyOf(key),
-				RecordLayout.token(token)));
+		return RedisScriptRunner
+			.join(fenced(this.scripts::blocking, RedisScripts.RELEASE, false, key, RecordLayout.token(token)));
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
+		return fenced(this.scripts::async, RedisScripts.RELEASE, false, key, RecordLayout.token(token));
+	}
+
+	/**
+	 * A script fenced by the owner's token, which answers a positive number when it
+	 * wrote; if {@code awaited}, replicas are awaited (WAIT) then.
+	 */
+	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
+			boolean awaited, RecordKey key, byte[]... args) {
+		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, new byte[][] { keyOf(key) }, args)
+			.thenApply(RedisIdempotencyStore::isPositive), awaited ? Boolean.TRUE::equals : null);
 	}
 
 	@Override
@@ -563,7 +582,7 @@ public class RedisIdempotencyStore
 		// The record is written only if it has vanished: then it is claimed anew, now.
 		// A record written anew has lost its count: it is attempt 1 again (a takeover of
 		// it still knows it takes over, and when it was written).
-		return isPositive(this.scripts.executeAndWait(RedisScripts.RENEW, ReturnType.INTEGER, null, keyOf(key), owner,
+		return RedisScriptRunner.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner,
 				expiry(lease), RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
 	}
 
@@ -617,107 +636,6 @@ public class RedisIdempotencyStore
 	@Override
 	public boolean supportsAsync() {
 		return !this.scripts.awaitsReplicas() && this.scripts.supportsAsync();
-	}
-
-	@Override
-	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		String token = newToken();
-		String full = this.memoryMargin.full();
-		CompletableFuture<ClaimResult> claimed = (full != null)
-				? CompletableFuture.failedFuture(new StoreFullException(full))
-				: claimOrFailAsync(key, fingerprint, lease, token);
-		return claimed.exceptionallyCompose((failure) -> {
-			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-					: failure;
-			if (!(ex instanceof StoreFullException) && !isWriteRefusal(ex, "OOM ", "READONLY ")) {
-				if (isUnanswered(ex)) {
-					releaseUnanswered(key, token);
-				}
-				return CompletableFuture.failedFuture(ex);
-			}
-			// As claim() does: read what the key holds, on the event loop's terms.
-			return this.scripts.<List<Object>>executeAsync(RedisScripts.INSPECT, ReturnType.MULTI, keyOf(key))
-				.handle((reply, readFailure) -> {
-					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(key, reply);
-					if (found == null) {
-						if (readFailure != null) {
-							ex.addSuppressed(readFailure);
-						}
-						throw (ex instanceof RuntimeException runtime) ? runtime : new CompletionException(ex);
-					}
-					return found;
-				});
-		});
-	}
-
-	private CompletableFuture<ClaimResult> claimOrFailAsync(RecordKey key, Fingerprint fingerprint, Duration lease,
-			String token) {
-		byte[] redisKey = keyOf(key);
-		byte[] record = claimRecord(token, fingerprint);
-		byte[][] keys = { redisKey };
-		byte[][] args = { record, expiry(lease), REMEMBERED_MILLIS };
-		if (!useSetClaims()) {
-			return this.scripts.<List<Object>>executeAsync(RedisScripts.CLAIM, ReturnType.MULTI, redisKey, args)
-				.thenApply((reply) -> claimResult(reply, token));
-		}
-		// Everything on one connection's commands, closed once: a fallback never borrows
-		// another connection on Lettuce's event loop.
-		return this.scripts.withAsyncCommands((commands) -> {
-			Supplier<CompletableFuture<ClaimResult>> byScript = () -> commands
-				.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys, args)
-				.thenApply((reply) -> claimResult(reply, token));
-			return commands.setIfAbsentGet(redisKey, record, expiryMillis(lease)).handle((previous, ex) -> {
-				if (ex != null) {
-					if (isSetClaimRefused(ex)) {
-						return byScript.get();
-					}
-					return CompletableFuture.<ClaimResult>failedFuture(
-							(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
-				}
-				setClaimsAccepted();
-				if (previous != null && RecordLayout.isTombstone(previous)) {
-					// Taken over by the claim script, which decides again on what is
-					// there now.
-					return byScript.get();
-				}
-				if (isHeldByAnother(previous, record)) {
-					return commands.pttl(redisKey).thenCompose((pttl) -> {
-						if (pttl != null && isLeaseOver(pttl)) {
-							return byScript.get();
-						}
-						return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
-					});
-				}
-				return CompletableFuture.completedFuture(setClaimResult(previous, token));
-			}).thenCompose(Function.identity());
-		});
-	}
-
-	@Override
-	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
-			StoredResult result, Duration ttl) {
-		byte[] owner = RecordLayout.token(token);
-		byte[] record = completedRecord(owner, fingerprint, result);
-		// As complete() does: a small record goes in even when memory is full.
-		return completeAsync(RedisScripts.COMPLETE, key, owner, record, ttl).exceptionallyCompose((failure) -> {
-			if (record.length > SMALL_RECORD || !isWriteRefusal(failure, "OOM ")) {
-				return CompletableFuture.failedFuture(failure);
-			}
-			return completeAsync(RedisScripts.COMPLETE_IN_FULL_MEMORY, key, owner, record, ttl);
-		});
-	}
-
-	private CompletableFuture<Boolean> completeAsync(RedisScripts.Script script, RecordKey key, byte[] owner,
-			byte[] record, Duration ttl) {
-		return this.scripts.<Long>executeAsync(script, ReturnType.INTEGER, keyOf(key), owner, record, millis(ttl))
-			.thenApply(RedisIdempotencyStore::isPositive);
-	}
-
-	@Override
-	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
-		return this.scripts
-			.<Long>executeAsync(RedisScripts.RELEASE, ReturnType.INTEGER, keyOf(key), RecordLayout.token(token))
-			.thenApply(RedisIdempotencyStore::isPositive);
 	}
 
 	static byte[] keyOf(RecordKey key) {

@@ -7,11 +7,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
-
-import io.github.idempotent.store.redis.RedisMemoryPolicyGuard.MemoryPolicy;
 
 /**
  * Whether the store's Redis is too full for new claims: under
@@ -68,18 +65,15 @@ final class RedisMemoryMargin {
 		return this.full;
 	}
 
-	private CompletableFuture<List<MemoryPolicy>> read() {
+	private CompletableFuture<List<RedisMemoryPolicy>> read() {
 		try {
 			if (this.scripts.supportsAsync()) {
 				return this.scripts.withAsyncCommands(AsyncRedisCommands::memoryInfo)
 					.thenApply((nodes) -> nodes.stream()
-						.flatMap((info) -> MemoryPolicy.of(RedisMemoryPolicyGuard.parse(info), "Redis").stream())
+						.flatMap((info) -> RedisMemoryPolicy.of(RedisMemoryPolicy.parse(info), "Redis").stream())
 						.toList());
 			}
-			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				return CompletableFuture
-					.completedFuture(MemoryPolicy.of(connection.serverCommands().info("memory"), "Redis"));
-			}
+			return CompletableFuture.completedFuture(RedisMemoryPolicy.read(this.connectionFactory));
 		}
 		catch (RuntimeException ex) {
 			// Unreachable: the claim fails by itself; the last reading stands.
@@ -87,10 +81,10 @@ final class RedisMemoryMargin {
 		}
 	}
 
-	private @Nullable String fullness(List<MemoryPolicy> policies) {
-		for (MemoryPolicy policy : policies) {
+	private @Nullable String fullness(List<RedisMemoryPolicy> policies) {
+		for (RedisMemoryPolicy policy : policies) {
 			long max = policy.maxmemory();
-			if (max > 0 && "noeviction".equals(policy.policy()) && policy.usedMemory() > this.limit * max) {
+			if (policy.isAbove(this.limit)) {
 				return "The Redis of the idempotency store (" + policy.server() + ") uses "
 						+ DataSize.ofBytes(policy.usedMemory()).toKilobytes() + " KB of its maxmemory "
 						+ DataSize.ofBytes(max).toKilobytes() + " KB: new keys are refused above " + this.limit

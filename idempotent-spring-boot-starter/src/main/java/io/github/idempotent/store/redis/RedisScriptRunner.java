@@ -1,16 +1,21 @@
 package io.github.idempotent.store.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
+import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.redis.RedisScripts.Script;
@@ -48,8 +53,8 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Whether {@link #withAsyncCommands} and {@link #executeAsync} hold no thread while
-	 * Redis answers: on Lettuce.
+	 * Whether {@link #withAsyncCommands} and {@link #async} hold no thread while Redis
+	 * answers: on Lettuce.
 	 */
 	boolean supportsAsync() {
 		return this.lettuce;
@@ -156,29 +161,103 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * {@link #executeAndWait} without holding a thread, through Lettuce's asynchronous
-	 * commands: EVALSHA, then EVAL on NOSCRIPT. Without Lettuce it runs blocking, off the
-	 * caller's thread (only the release of an unanswered claim, which nobody waits for,
-	 * comes here then).
-	 */
-	<T> CompletableFuture<T> executeAsync(Script script, ReturnType returnType, byte[] key, byte[]... args) {
-		if (!this.lettuce) {
-			byte[][] keyAndArgs = new byte[args.length + 1][];
-			keyAndArgs[0] = key;
-			System.arraycopy(args, 0, keyAndArgs, 1, args.length);
-			return CompletableFuture.supplyAsync(() -> executeAndWait(script, returnType, null, keyAndArgs));
-		}
-		byte[][] keys = { key };
-		return withAsyncCommands((commands) -> commands.eval(script, returnType, keys, args));
-	}
-
-	/**
 	 * Runs {@code action} on Lettuce's asynchronous commands of a connection from the
 	 * factory, closed once the reply is in; only where {@link #supportsAsync()}.
 	 */
 	<T> CompletableFuture<T> withAsyncCommands(Function<AsyncRedisCommands, CompletableFuture<T>> action) {
 		Assert.state(this.lettuce, "Asynchronous Redis commands need the Lettuce client");
 		return LettuceCommands.withCommands(this.connectionFactory, action);
+	}
+
+	/**
+	 * Runs a step of the store written once against {@link AsyncRedisCommands}:
+	 * {@link #blocking} or {@link #async}.
+	 */
+	interface Commands {
+
+		<T> CompletableFuture<T> run(Function<AsyncRedisCommands, CompletableFuture<T>> step,
+				@Nullable Predicate<T> wrote);
+
+	}
+
+	/**
+	 * Runs {@code step} on a connection of any client, each command answered before the
+	 * next is sent, then WAIT as {@link #executeAndWait} does; the future it answers is
+	 * complete.
+	 */
+	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
+			@Nullable Predicate<T> wrote) {
+		return answer(
+				() -> executeAndWait((connection) -> join(step.apply(new ConnectionCommands(connection))), wrote));
+	}
+
+	/**
+	 * Runs {@code step} on Lettuce's asynchronous commands, holding no thread; never
+	 * WAIT: the store is asynchronous only while no replica is awaited.
+	 */
+	<T> CompletableFuture<T> async(Function<AsyncRedisCommands, CompletableFuture<T>> step,
+			@Nullable Predicate<T> wrote) {
+		return withAsyncCommands(step);
+	}
+
+	/**
+	 * The value of a {@link #blocking} future, its failure thrown as it was raised.
+	 */
+	static <T> T join(CompletableFuture<T> future) {
+		try {
+			return future.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RuntimeException cause) {
+				throw cause;
+			}
+			throw ex;
+		}
+	}
+
+	private static <T> CompletableFuture<T> answer(Supplier<T> command) {
+		try {
+			return CompletableFuture.completedFuture(command.get());
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
+	 * {@link AsyncRedisCommands} on a connection of any client, each answered when it
+	 * returns.
+	 */
+	private record ConnectionCommands(RedisConnection connection) implements AsyncRedisCommands {
+
+		@Override
+		public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
+			// A pipelined or queued connection answers null, which would read as
+			// acquired.
+			Assert.state(!this.connection.isPipelined() && !this.connection.isQueueing(),
+					"Claims need a connection that answers");
+			return answer(() -> this.connection.stringCommands()
+				.setGet(key, value, Expiration.milliseconds(millis), SetOption.SET_IF_ABSENT));
+		}
+
+		@Override
+		public CompletableFuture<@Nullable Long> pttl(byte[] key) {
+			return answer(() -> this.connection.keyCommands().pTtl(key));
+		}
+
+		@Override
+		public CompletableFuture<List<String>> memoryInfo() {
+			throw new UnsupportedOperationException("Blocking memory reads go through RedisMemoryPolicy.read");
+		}
+
+		@Override
+		public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
+			byte[][] keysAndArgs = new byte[keys.length + args.length][];
+			System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
+			System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
+			return answer(() -> evaluate(this.connection, script, returnType, keys.length, keysAndArgs));
+		}
+
 	}
 
 	static boolean isNoScript(Throwable ex) {

@@ -9,13 +9,12 @@
  * again in full after {@code NOSCRIPT}, on the connection that may wait for replicas);
  * the Actuator's inspection is {@code RedisRecordInspection}; the local cache's
  * invalidation is {@code RedisRecordTracking}; the check of the server's eviction policy
- * is {@code RedisMemoryPolicyGuard}.
+ * is {@code RedisMemoryPolicy}.
  * <p>
  * Every client of Spring Data Redis: {@code RedisClients} tells which one runs; what only
  * Lettuce can do is in classes loaded only on a Lettuce connection factory
  * ({@code LettuceCommands} the asynchronous calls, {@code LettuceScan} the Actuator's
- * SCAN, {@code LettuceInfoConnection} the memory policy's reconnect check,
- * {@code DedicatedConnections} WAIT, {@code RedisRecordTracking} the local cache's
+ * SCAN, {@code DedicatedConnections} WAIT, {@code RedisRecordTracking} the local cache's
  * invalidation), so that a Jedis or Redisson application never loads a Lettuce type.
  */
 package io.github.idempotent.store.redis;

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
@@ -17,6 +18,8 @@ import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -38,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * Poison messages and store outages on {@code @RabbitListener} methods, against the
  * RabbitMQ at 127.0.0.1:5672.
  */
+@ExtendWith(OutputCaptureExtension.class)
 @SpringBootTest(classes = RabbitListenerPoisonAndOutageTests.App.class,
 		properties = { "spring.rabbitmq.host=127.0.0.1", "spring.rabbitmq.port=5672",
 				"idempotent.messaging.in-progress-back-off=50ms", "idempotent.messaging.stamp-outgoing=false",
@@ -81,12 +85,16 @@ class RabbitListenerPoisonAndOutageTests {
 	 * missing key, not requeued at once, forever.
 	 */
 	@Test
-	void keyExpressionThatCannotBeEvaluatedForAMessageIsDeadLetteredNotRequeuedInAHotLoop() {
-		publish("spel", UUID.randomUUID().toString(), "payment-spel");
+	void keyExpressionThatCannotBeEvaluatedForAMessageIsDeadLetteredNotRequeuedInAHotLoop(CapturedOutput output) {
+		String id = UUID.randomUUID().toString();
+		publish("spel", id, "payment-spel");
 		Message dead = this.rabbit.receive(queue("spel") + ".dlq", 5_000);
 		int evaluations = keyEvaluations.get();
 		assertThat(evaluations).as("deliveries of the poison message in ~5 s").isLessThan(10);
 		assertThat(dead).as("poison message on the dead-letter queue").isNotNull();
+		// One line naming the message, its queue and the reason; no stack trace.
+		assertThat(output).contains("Message " + id + " from queue " + queue("spel") + " rejected without requeue")
+			.doesNotContain("Execution of Rabbit message listener failed");
 	}
 
 	/**

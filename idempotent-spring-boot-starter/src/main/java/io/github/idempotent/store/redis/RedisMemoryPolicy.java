@@ -1,0 +1,176 @@
+package io.github.idempotent.store.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * What {@code INFO} says of the memory of one server of the store. Under memory pressure,
+ * any {@code maxmemory-policy} but {@code noeviction} drops keys, and the store's keys
+ * all have a TTL, so the {@code volatile-*} policies drop them too ({@code volatile-ttl}
+ * first drops the placeholders of calls in progress, whose leases are the shortest). A
+ * dropped placeholder or result lets a retry run the method again.
+ * <p>
+ * Read through the store's connection factory, whichever client it runs on, from
+ * {@code INFO memory}, which managed services answer where they refuse
+ * {@code CONFIG GET}: by {@link #check} once at start-up, and by the Actuator's health
+ * indicator whenever it is asked.
+ *
+ * @param server the server, as host and port where known
+ * @param maxmemory memory limit in bytes, 0 for none
+ * @param policy {@code maxmemory-policy}
+ * @param evictedKeys keys evicted since the server started, -1 when not read
+ * @param usedMemory memory in use in bytes ({@code used_memory}), -1 when not read
+ */
+public record RedisMemoryPolicy(String server, long maxmemory, String policy, long evictedKeys, long usedMemory) {
+
+	private static final Log logger = LogFactory.getLog(RedisMemoryPolicy.class);
+
+	/** Property through which an application accepts an evicting policy. */
+	static final String ALLOW_PROPERTY = "idempotent.store.redis.allow-evicting-policy";
+
+	/**
+	 * Whether the server may evict the store's records: bounded memory and any policy but
+	 * {@code noeviction} (the store's keys all have a TTL, so {@code volatile-*} policies
+	 * evict them too).
+	 */
+	public boolean evicts() {
+		return this.maxmemory > 0 && !"noeviction".equals(this.policy);
+	}
+
+	/**
+	 * Whether new claims are refused as the store being full: used memory above
+	 * {@code limit} of {@code maxmemory} under {@code noeviction}.
+	 * @param limit share of {@code maxmemory}
+	 */
+	public boolean isAbove(double limit) {
+		return this.maxmemory > 0 && "noeviction".equals(this.policy) && this.usedMemory > limit * this.maxmemory;
+	}
+
+	/**
+	 * Reads the memory of every server behind {@code connectionFactory} (every node of a
+	 * cluster); empty when a proxy hides it.
+	 * @param connectionFactory the store's connection factory
+	 * @return one policy per server
+	 */
+	public static List<RedisMemoryPolicy> read(RedisConnectionFactory connectionFactory) {
+		try (RedisConnection redis = connectionFactory.getConnection()) {
+			Properties info = new Properties();
+			// Two commands: Redis before 7.0 answers one section per INFO.
+			for (String section : new String[] { "memory", "stats" }) {
+				Properties answer = redis.serverCommands().info(section);
+				if (answer != null) {
+					info.putAll(answer);
+				}
+			}
+			String server = RedisClients.isLettuce(connectionFactory) ? LettuceCommands.serverName(connectionFactory)
+					: null;
+			return of(info, (server != null) ? server : "Redis");
+		}
+	}
+
+	/**
+	 * Refuses a bounded memory with an evicting policy unless the application accepted
+	 * the risk; a Redis down at start-up is left to the calls (which fail closed or run
+	 * open) and to the health indicator.
+	 * @param connectionFactory the store's connection factory
+	 * @param evictingPolicyAllowed whether the application accepts a Redis that may evict
+	 * records (a second run of a method whose record was evicted)
+	 * @throws IllegalStateException when memory is bounded, the policy evicts and the
+	 * application has not accepted it
+	 */
+	public static void check(RedisConnectionFactory connectionFactory, boolean evictingPolicyAllowed) {
+		List<RedisMemoryPolicy> policies;
+		try {
+			policies = read(connectionFactory);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not read the memory policy of the idempotency store's Redis (" + ex.getMessage()
+					+ "); the health indicator idempotentRedisMemory reports it once Redis answers");
+			return;
+		}
+		if (policies.isEmpty()) {
+			logger.warn("INFO memory of the idempotency store's Redis does not show maxmemory and "
+					+ "maxmemory_policy: make sure it cannot evict records (noeviction)");
+		}
+		for (RedisMemoryPolicy policy : policies) {
+			if (policy.evicts() && !evictingPolicyAllowed) {
+				throw new IllegalStateException(policy.refusal());
+			}
+			if (policy.evicts()) {
+				logger.warn("The Redis of the idempotency store (" + policy.server() + ") may evict records "
+						+ "(maxmemory " + policy.maxmemory() + ", maxmemory-policy " + policy.policy()
+						+ "), accepted by " + ALLOW_PROPERTY + ": a retry of an evicted key runs its method again");
+			}
+		}
+	}
+
+	/**
+	 * Why this policy is refused, and what to do.
+	 */
+	String refusal() {
+		return "The Redis of the idempotency store (" + this.server + ") has maxmemory " + this.maxmemory
+				+ " bytes and maxmemory-policy " + this.policy + ": when its memory is full it evicts keys, "
+				+ "and every record of the store has a TTL"
+				+ (this.policy.equals("volatile-ttl")
+						? " (volatile-ttl evicts the placeholders of calls in progress first)" : "")
+				+ ". An evicted record lets a retry run the method again, e.g. a payment twice. Set "
+				+ "maxmemory-policy noeviction (a full Redis then refuses new claims, which fail as the store "
+				+ "being down, instead of forgetting old ones), or use a Redis of its own with unbounded memory "
+				+ "(maxmemory 0) sized for the records (docs/stores.md, Memory); or accept the risk with "
+				+ ALLOW_PROPERTY + "=true";
+	}
+
+	/**
+	 * The policies in {@code info}: one server's, or, from a cluster connection, one per
+	 * node (keys prefixed with the node's address).
+	 */
+	static List<RedisMemoryPolicy> of(@Nullable Properties info, String server) {
+		if (info == null) {
+			return List.of();
+		}
+		Map<String, Properties> byServer = new LinkedHashMap<>();
+		for (String name : info.stringPropertyNames()) {
+			int dot = name.lastIndexOf('.');
+			String node = (dot > 0) ? name.substring(0, dot) : server;
+			byServer.computeIfAbsent(node, (key) -> new Properties())
+				.setProperty(name.substring(dot + 1), info.getProperty(name));
+		}
+		List<RedisMemoryPolicy> policies = new ArrayList<>();
+		byServer.forEach((node, properties) -> {
+			String maxmemory = properties.getProperty("maxmemory");
+			String policy = properties.getProperty("maxmemory_policy");
+			if (maxmemory != null && policy != null) {
+				policies.add(new RedisMemoryPolicy(node, Long.parseLong(maxmemory.trim()), policy.trim(),
+						Long.parseLong(properties.getProperty("evicted_keys", "-1").trim()),
+						Long.parseLong(properties.getProperty("used_memory", "-1").trim())));
+			}
+		});
+		return policies;
+	}
+
+	/**
+	 * {@code INFO}'s text as properties.
+	 */
+	static Properties parse(String info) {
+		Properties properties = new Properties();
+		for (String line : info.split("\r?\n")) {
+			int colon = line.indexOf(':');
+			if (colon > 0 && !line.startsWith("#")) {
+				properties.setProperty(line.substring(0, colon), line.substring(colon + 1).trim());
+			}
+		}
+		return properties;
+	}
+
+}
