@@ -204,6 +204,33 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		}
 	}
 
+	/**
+	 * Two claimers read the same expired row; the second one's take-over is written after
+	 * the first took the row over and its call failed, leaving the tombstone of a
+	 * take-over. The take-over UPDATE is conditional on the token the claimer read, so
+	 * the second one does not write over the row it did not see: it reads the row again
+	 * and takes over the tombstone as the attempt after it, not as a second attempt 2.
+	 */
+	@Test
+	void aTakeOverWrittenAfterAnotherClaimerTookTheRowIsTheAttemptAfterThatOne() {
+		RecordKey key = newKey();
+		store().claim(key, FP, LEASE);
+		expire(key);
+		StatementLog interleaved = new StatementLog(this.dataSource);
+		AtomicReference<ClaimResult.Acquired> first = new AtomicReference<>();
+		interleaved.beforeFirst((sql) -> sql.contains("SET state = 'P', owner_token"), () -> {
+			ClaimResult.Acquired taken = (ClaimResult.Acquired) store().claim(key, FP, LEASE);
+			assertThat(store().release(key, taken.token())).isTrue();
+			first.set(taken);
+		});
+		ClaimResult.Acquired second = (ClaimResult.Acquired) new JdbcIdempotencyStore(interleaved, this.tableName)
+			.claim(key, FP, LEASE);
+		assertThat(first.get()).as("the claimer that took the row over first").isNotNull();
+		assertThat(first.get().attempt()).isEqualTo(2);
+		assertThat(second.attempt()).isEqualTo(3);
+		assertThat(second.previousAttemptStartedAt()).isEqualTo(ClaimToken.claimedAt(first.get().token()));
+	}
+
 	@Test
 	void purgeDeletesExpiredRowsInBatchesAndKeepsLiveOnes() {
 		this.jdbc.update("DELETE FROM " + this.tableName);

@@ -9,6 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
@@ -18,7 +20,8 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
  * The statements executed on the connections of a data source, by their SQL, and those
- * the database answered with an error.
+ * the database answered with an error; it can also run another caller's work just before
+ * a statement, to interleave two callers exactly.
  */
 final class StatementLog extends DelegatingDataSource {
 
@@ -26,8 +29,18 @@ final class StatementLog extends DelegatingDataSource {
 
 	final List<String> failed = new CopyOnWriteArrayList<>();
 
+	private final AtomicReference<@Nullable Interleaving> interleaving = new AtomicReference<>();
+
 	StatementLog(DataSource target) {
 		super(target);
+	}
+
+	/**
+	 * Runs {@code action} once, just before the first statement whose SQL matches
+	 * {@code statement} is executed.
+	 */
+	void beforeFirst(Predicate<String> statement, Runnable action) {
+		this.interleaving.set(new Interleaving(statement, action));
 	}
 
 	@Override
@@ -51,6 +64,10 @@ final class StatementLog extends DelegatingDataSource {
 				return invoke(statement, method, args);
 			}
 			String sql = (prepared != null) ? prepared : String.valueOf(args[0]);
+			Interleaving before = this.interleaving.get();
+			if (before != null && before.statement().test(sql) && this.interleaving.compareAndSet(before, null)) {
+				before.action().run();
+			}
 			this.executed.add(sql);
 			try {
 				return invoke(statement, method, args);
@@ -74,6 +91,9 @@ final class StatementLog extends DelegatingDataSource {
 		catch (InvocationTargetException ex) {
 			throw ex.getTargetException();
 		}
+	}
+
+	private record Interleaving(Predicate<String> statement, Runnable action) {
 	}
 
 	interface Invocation {

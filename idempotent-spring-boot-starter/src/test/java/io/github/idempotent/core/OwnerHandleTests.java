@@ -1,0 +1,295 @@
+package io.github.idempotent.core;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ResolvableType;
+
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * The winner's hold on a key ({@link OwnerHandle}) as its callers see it, on the
+ * in-memory store: a completion is stored and replayed, a release frees the key, a step
+ * the store could not confirm is sent again, and an owner whose key was taken from it
+ * never writes over the newer owner's record. Each case runs on the blocking path and on
+ * the future's completion signal, which end the hold through different methods.
+ */
+class OwnerHandleTests {
+
+	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	/**
+	 * A thread per task: the common pool has a single thread on two cores, which a call
+	 * that waits for another would hold.
+	 */
+	static final Executor THREADS = (task) -> {
+		Thread thread = new Thread(task);
+		thread.setDaemon(true);
+		thread.start();
+	};
+
+	private final InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
+
+	private final AtomicInteger leaseLost = new AtomicInteger();
+
+	private final IdempotencyObserver observer = new IdempotencyObserver() {
+
+		@Override
+		public void leaseLost(IdempotencyPolicy policy, String key) {
+			OwnerHandleTests.this.leaseLost.incrementAndGet();
+		}
+
+	};
+
+	private IdempotencyExecutor executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1 << 16,
+			this.observer);
+
+	@AfterEach
+	void close() {
+		this.executor.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void completeStoresTheResultAndARetryReplaysIt(Path path) throws Throwable {
+		IdempotencyPolicy policy = policy();
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(path.call(this.executor, policy, "order-1", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(path.call(this.executor, policy, "order-1", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(runs).hasValue(1);
+		assertThat(this.memory.claim(new RecordKey("order-1"), FP, LEASE)).isInstanceOf(ClaimResult.Completed.class);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void releaseFreesTheKeySoThatARetryRuns(Path path) throws Throwable {
+		IdempotencyPolicy policy = policy();
+		IllegalStateException declined = new IllegalStateException("card declined");
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy, "order-2", () -> {
+			throw declined;
+		})).isSameAs(declined);
+		assertThat(this.memory.inspect(new RecordKey("order-2"))).isEmpty();
+		assertThat(path.call(this.executor, policy, "order-2", () -> "paid on retry")).isEqualTo("paid on retry");
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aFailureListedInCacheForIsStoredAndRetriesGetItInsteadOfARun(Path path) throws Throwable {
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), LEASE, Duration.ZERO,
+				Duration.ofSeconds(1), List.of(IllegalArgumentException.class), codec());
+		AtomicInteger runs = new AtomicInteger();
+		Callable<Object> invalid = () -> {
+			runs.incrementAndGet();
+			throw new IllegalArgumentException("unknown currency");
+		};
+		assertThatIllegalArgumentException().isThrownBy(() -> path.call(this.executor, policy, "order-3", invalid))
+			.withMessage("unknown currency");
+		assertThatIllegalArgumentException().isThrownBy(() -> path.call(this.executor, policy, "order-3", invalid))
+			.withMessage("unknown currency");
+		assertThat(runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aCompletionTheStoreDidNotConfirmIsSentAgainAndStored(Path path) throws Throwable {
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new Unreachable(this.memory, 1, 0), FailureMode.CLOSED, 1 << 16,
+				this.observer);
+		IdempotencyPolicy policy = policy();
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(path.call(this.executor, policy, "order-4", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(path.call(this.executor, policy, "order-4", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(runs).hasValue(1);
+		assertThat(this.leaseLost).hasValue(0);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aReleaseTheStoreDidNotConfirmIsSentAgainAndFreesTheKey(Path path) throws Throwable {
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new Unreachable(this.memory, 0, 1), FailureMode.CLOSED, 1 << 16,
+				this.observer);
+		IdempotencyPolicy policy = policy();
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy, "order-5", () -> {
+			throw new IllegalStateException("card declined");
+		})).satisfies((ex) -> assertThat(ex.getSuppressed()).isEmpty());
+		assertThat(this.memory.inspect(new RecordKey("order-5"))).isEmpty();
+		assertThat(this.leaseLost).hasValue(0);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void anOwnerWhoseKeyWasTakenDoesNotOverwriteTheNewerOwnersResult(Path path) throws Throwable {
+		IdempotencyPolicy policy = policy();
+		RecordKey key = new RecordKey("order-6");
+		assertThat(path.call(this.executor, policy, "order-6", () -> {
+			// An operator deletes the placeholder while the call runs, and a retry takes
+			// the key and completes before the first call returns.
+			assertThat(this.memory.deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+			assertThat(CompletableFuture
+				.supplyAsync(() -> uncheckedCall(Path.BLOCKING, policy, "order-6", () -> "newer receipt"), THREADS)
+				.get(10, TimeUnit.SECONDS)).isEqualTo("newer receipt");
+			return "older receipt";
+		})).isEqualTo("older receipt");
+		assertThat(path.call(this.executor, policy, "order-6", () -> "must not run")).isEqualTo("newer receipt");
+		assertThat(this.leaseLost).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void anOwnerWhoseKeyWasTakenAndThatFailsLeavesTheNewerOwnersPlaceholder(Path path) throws Throwable {
+		IdempotencyPolicy policy = policy();
+		RecordKey key = new RecordKey("order-7");
+		CountDownLatch newerStarted = new CountDownLatch(1);
+		CountDownLatch newerMayReturn = new CountDownLatch(1);
+		CompletableFuture<Object> newer = new CompletableFuture<>();
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy, "order-7", () -> {
+			assertThat(this.memory.deleteInProgress(key)).isEqualTo(Deletion.DELETED);
+			THREADS.execute(() -> newer.complete(uncheckedCall(Path.BLOCKING, policy, "order-7", () -> {
+				newerStarted.countDown();
+				newerMayReturn.await(10, TimeUnit.SECONDS);
+				return "newer receipt";
+			})));
+			assertThat(newerStarted.await(10, TimeUnit.SECONDS)).isTrue();
+			throw new IllegalStateException("older call failed");
+		}));
+		// The older owner's release was fenced by its token: the newer call still holds
+		// the key.
+		assertThatExceptionOfType(IdempotencyInProgressException.class)
+			.isThrownBy(() -> path.call(this.executor, policy, "order-7", () -> "must not run"));
+		newerMayReturn.countDown();
+		assertThat(newer.get(10, TimeUnit.SECONDS)).isEqualTo("newer receipt");
+		assertThat(path.call(this.executor, policy, "order-7", () -> "must not run")).isEqualTo("newer receipt");
+	}
+
+	private Object uncheckedCall(Path path, IdempotencyPolicy policy, String key, Callable<Object> method) {
+		try {
+			return path.call(this.executor, policy, key, method);
+		}
+		catch (Throwable ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static IdempotencyPolicy policy() {
+		return new IdempotencyPolicy("op", Duration.ofMinutes(1), LEASE, Duration.ZERO, Duration.ofSeconds(1),
+				List.of(), codec());
+	}
+
+	static ResultCodec.Binding codec() {
+		return new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class));
+	}
+
+	/**
+	 * How the guarded method returns: a value on the caller's thread, or a future that
+	 * completes on another thread.
+	 */
+	enum Path {
+
+		BLOCKING {
+			@Override
+			Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
+					throws Throwable {
+				return executor.execute(policy, key, new RecordKey(key), FP, method::call);
+			}
+		},
+
+		FUTURE {
+			@Override
+			Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
+					throws Throwable {
+				try {
+					return executor
+						.executeAsync(policy, key, new RecordKey(key), FP, () -> CompletableFuture.supplyAsync(() -> {
+							try {
+								return method.call();
+							}
+							catch (RuntimeException ex) {
+								throw ex;
+							}
+							catch (Exception ex) {
+								throw new CompletionException(ex);
+							}
+						}, THREADS))
+						.get(20, TimeUnit.SECONDS);
+				}
+				catch (ExecutionException ex) {
+					throw (ex.getCause() instanceof CompletionException completion) ? completion.getCause()
+							: ex.getCause();
+				}
+			}
+		};
+
+		abstract Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key,
+				Callable<Object> method) throws Throwable;
+
+	}
+
+	/**
+	 * A store whose first completions or releases fail as if the connection was cut.
+	 */
+	private static final class Unreachable extends ForwardingIdempotencyStore {
+
+		private final AtomicInteger completions;
+
+		private final AtomicInteger releases;
+
+		Unreachable(IdempotencyStore delegate, int completions, int releases) {
+			super(delegate);
+			this.completions = new AtomicInteger(completions);
+			this.releases = new AtomicInteger(releases);
+		}
+
+		@Override
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			if (this.completions.getAndDecrement() > 0) {
+				throw new UncheckedIOException(new IOException("connection reset"));
+			}
+			return super.complete(key, token, fingerprint, result, ttl);
+		}
+
+		@Override
+		public boolean release(RecordKey key, String token) {
+			if (this.releases.getAndDecrement() > 0) {
+				throw new UncheckedIOException(new IOException("connection reset"));
+			}
+			return super.release(key, token);
+		}
+
+	}
+
+}
