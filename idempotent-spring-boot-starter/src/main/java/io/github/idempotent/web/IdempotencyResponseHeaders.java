@@ -3,8 +3,6 @@ package io.github.idempotent.web;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 
-import jakarta.servlet.http.HttpServletResponse;
-
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.IdempotencyObserver;
@@ -45,10 +43,6 @@ public class IdempotencyResponseHeaders {
 	 */
 	public String keyHeader() {
 		return this.keyHeaderName;
-	}
-
-	IdempotencyObserver of(HttpServletResponse response, boolean echoKey) {
-		return of(response::setHeader, response::isCommitted, echoKey);
 	}
 
 	/**

@@ -150,7 +150,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		}
 		String scope = (operation.scope() != null) ? null : PrincipalScopeResolver.ofRequestInHand(this.scopeResolver);
 		Fingerprint fingerprint = fingerprint(request);
-		IdempotencyObserver marker = this.marker.of(response, key != null);
+		IdempotencyObserver marker = this.marker.of(response::setHeader, response::isCommitted, key != null);
 		recording.hold();
 		try {
 			if (operation.needsArguments()) {
