@@ -11,11 +11,9 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
- * SpEL context of one call: the target as root object, the arguments as variables by name
- * ({@code #request}) and by position ({@code #p0}, {@code #a0}), as in Spring's
- * {@code MethodBasedEvaluationContext}. Unlike that class, it discovers no parameter
- * names and copies no argument into a variable map per call: the names are resolved once
- * per method ({@link Variables}) and a lookup is an index into the arguments.
+ * SpEL context of one call, as Spring's {@code MethodBasedEvaluationContext}
+ * ({@code #request}, {@code #p0}, {@code #a0}), but with parameter names resolved once
+ * per method rather than per call.
  */
 final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
@@ -25,14 +23,8 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
 	private final Function<String, @Nullable Object> contextVariables;
 
-	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments) {
-		this(target, variables, arguments, (name) -> null);
-	}
-
 	/**
-	 * @param contextVariables variables of the calling context ({@code #headers} of the
-	 * message a listener handles), looked up after the arguments and those set on this
-	 * context
+	 * @param contextVariables looked up last ({@code #headers} of a listener's message)
 	 */
 	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments,
 			Function<String, @Nullable Object> contextVariables) {
@@ -52,9 +44,6 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 		return (value != null) ? value : this.contextVariables.apply(name);
 	}
 
-	/**
-	 * Variable names of a method's arguments, resolved once.
-	 */
 	static final class Variables {
 
 		private final Map<String, Integer> indexes;

@@ -26,11 +26,8 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
- * Proxies beans that have {@code @Idempotent} methods, as Spring proxies {@code @Async}
- * and {@code @Retryable} ones; no auto-proxy creator is needed. The interceptor is looked
- * up on first use so that this post-processor does not force the store and its
- * dependencies to be created early. Every annotated method is parsed once all singletons
- * exist, so a malformed annotation fails the start-up, not the first request.
+ * Proxies beans with {@code @Idempotent} methods, as Spring proxies {@code @Async} ones,
+ * and parses every annotated method once all singletons exist.
  */
 public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
 		implements SmartInitializingSingleton {
@@ -43,14 +40,9 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 
 	public IdempotentAnnotationBeanPostProcessor() {
 		setBeforeExistingAdvisors(true);
-		// Class-based proxies, like Spring Boot's default for AOP: an annotated
-		// controller or a bean injected by its class keeps working when it implements an
-		// interface.
 		setProxyTargetClass(true);
-		// Ahead of Spring AMQP's and Spring Kafka's listener annotation post-processors
-		// (LOWEST_PRECEDENCE), which register the bean they are handed as the listener:
-		// handed the target rather than the proxy, @Idempotent listeners would run
-		// unprotected.
+		// Ahead of the Rabbit and Kafka listener post-processors, so that they register
+		// the proxy, not the target.
 		setOrder(Ordered.LOWEST_PRECEDENCE - 1);
 	}
 
@@ -63,10 +55,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		this.advisor = advisor;
 	}
 
-	/**
-	 * Every {@code @Idempotent} method, those the web layer guards included: all are
-	 * parsed at start-up, so that a malformed one fails it.
-	 */
+	// Those the web layer guards too: all are parsed at start-up.
 	private static final Pointcut ANNOTATED = new AnnotationMatchingPointcut(null, Idempotent.class, true);
 
 	@Override
@@ -93,10 +82,6 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		warnOfSharedScope(operations);
 	}
 
-	/**
-	 * A key from the request header in a scope shared by every caller lets anyone who
-	 * learns or guesses a key read the response it was first sent with.
-	 */
 	private void warnOfSharedScope(IdempotentOperationSource operations) {
 		IdempotencyScopeResolver scopes = this.beanFactory.getBeanProvider(IdempotencyScopeResolver.class)
 			.getIfAvailable();
@@ -119,10 +104,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		}
 	}
 
-	/**
-	 * A listener takes its key from the message, which a producer of the application's
-	 * own sets, and answers nobody: no caller can read another's response through it.
-	 */
+	// A listener answers nobody: no caller can read another's response through it.
 	private static boolean isMessageListener(java.lang.reflect.Method method) {
 		for (String listener : MESSAGE_LISTENERS) {
 			if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(listener)
@@ -139,10 +121,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 			"org.springframework.amqp.rabbit.annotation.RabbitListener",
 			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
 
-	/**
-	 * The {@code @Idempotent} methods the proxy guards: all but the HTTP handlers that
-	 * the web layer guards itself, with the request in hand.
-	 */
+	// All but the HTTP handlers that the web layer guards itself.
 	private static final class IdempotentMethods extends StaticMethodMatcherPointcut {
 
 		private final MethodMatcher annotated = new AnnotationMethodMatcher(Idempotent.class, true);
@@ -155,6 +134,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 
 	}
 
+	// Looked up on first use, so that the store is not created early.
 	private static final class LazyInterceptor implements MethodInterceptor {
 
 		private final BeanFactory beanFactory;

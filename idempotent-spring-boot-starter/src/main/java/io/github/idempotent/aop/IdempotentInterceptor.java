@@ -26,9 +26,8 @@ import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.IdempotentCalls;
 
 /**
- * Applies {@code @Idempotent}: evaluates the key, scope and payload of a call against its
- * arguments and hands the call to the {@code IdempotencyExecutor}. No parsing and no
- * annotation lookup happen here beyond the first call of a method.
+ * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it
+ * through {@link IdempotentCalls}.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
 
@@ -47,10 +46,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			IdempotentInterceptor.class.getClassLoader());
 
-	/**
-	 * The Mono path, created only when Reactor is present: the interceptor itself loads
-	 * no Reactor class (the approach of Spring's {@code CacheAspectSupport}).
-	 */
+	// Only with Reactor present: this class itself loads no Reactor class.
 	private final @Nullable MonoInvocations reactive;
 
 	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
@@ -93,17 +89,13 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * A call of an HTTP handler whose key or scope comes from its arguments: its caller's
-	 * scope, its request's fingerprint and its response's recorder are those the web
-	 * layer handed to this call, from the request in hand. A handler called without them
-	 * was called outside its request (by the application's own code, or on a thread the
-	 * request does not own): refused rather than run unguarded or under another request's
-	 * key.
+	 * A handler whose key or scope comes from its arguments, with the rest from the
+	 * {@link HandlerCall} of its request; refused without one.
 	 */
 	private @Nullable Object invokeHandler(IdempotentOperation operation, MethodInvocation invocation,
 			@Nullable Class<?> targetClass) throws Throwable {
-		// Spring MVC hands the call over on the thread that dispatches the request, even
-		// to a handler that returns a Mono; WebFlux in the Mono's Reactor context.
+		// Spring MVC hands it on this thread even to a Mono handler; WebFlux in the
+		// context.
 		HandlerCall handlerCall = HandlerCall.take(invocation.getMethod(), targetClass);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invokeHandler(operation, invocation, targetClass, this.beanResolver,
@@ -124,10 +116,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				handlerCall.observer(), handlerCall.recorder());
 	}
 
-	/**
-	 * The arguments of a handler's call: its key from its expression, else the header the
-	 * web layer read; its scope from its expression, else the caller's.
-	 */
 	static InvocationArguments handlerArguments(IdempotentOperation operation, MethodInvocation invocation,
 			HandlerCall handlerCall, @Nullable BeanFactoryResolver beanResolver) {
 		return new InvocationArguments(operation, invocation.getArguments(), invocation.getThis(),
@@ -154,8 +142,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		int[] depth = IdempotentCalls.enter();
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
-				// A CompletableFuture is also a CompletionStage: it fits both
-				// declarations.
 				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
 						() -> (CompletionStage<?>) invocation.proceed(), observer, recorder);
 			}
@@ -163,8 +149,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 					observer, recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
-			// Only this call's own refusal: one from a nested call of another
-			// operation inside the method is the method's outcome, not a duplicate.
+			// A nested call's refusal is this method's outcome, not a duplicate.
 			if (!operation.dropsUnansweredDuplicates() || !ex.getOperation().equals(operation.policy().name())
 					|| !ex.getKey().equals(clientKey)) {
 				throw ex;
@@ -177,13 +162,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/**
-	 * A duplicate of an {@code @Async}, {@code @EventListener} or {@code @Scheduled}
-	 * method that found the first call still running after its wait: thrown, it would
-	 * reach an uncaught-exception handler as an error with a stack trace, and nothing
-	 * would deliver it again. It is dropped instead, with one line that says so and how
-	 * to wait longer; the observers have counted it as rejected.
-	 */
 	private static void dropped(IdempotentOperation operation, IdempotencyInProgressException ex) {
 		logger.warn("Dropped a duplicate call of " + operation.describe() + " with key '" + ex.getKey() + "' of "
 				+ ex.getOperation() + ": the first call still runs after " + operation.policy().waitFor().toMillis()
@@ -192,20 +170,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
-	/**
-	 * Whether the call being observed on this thread runs inside another
-	 * {@code @Idempotent} call: its outcome is not the outcome of the request (an inner
-	 * replay inside an outer first call must not mark the response as replayed).
-	 */
-	public static boolean isNestedCall() {
-		return IdempotentCalls.isNestedCall();
-	}
-
-	/**
-	 * The fingerprint of a call's payload; one the mapper cannot write is an
-	 * {@link io.github.idempotent.core.IdempotencyPayloadException} (see
-	 * {@link IdempotentCalls#fingerprint}).
-	 */
 	static Fingerprint fingerprint(IdempotentCalls calls, IdempotentOperation operation, @Nullable Object payload) {
 		return calls.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
@@ -213,8 +177,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Sets the resolver that {@code Mono} calls take their scope from when their
-	 * annotation names none; without it, the blocking resolver on the subscribing thread.
+	 * Sets the scope resolver of {@code Mono} calls whose annotation names no scope;
+	 * without one, the blocking resolver runs on the subscribing thread.
 	 */
 	public void setReactiveScopeResolver(ReactiveIdempotencyScopeResolver scopeResolver) {
 		if (this.reactive != null) {
@@ -233,10 +197,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 						+ " evaluated to null or blank");
 	}
 
-	/**
-	 * Checks the key of a call: a key expression's is the application's to fix, the
-	 * header's or message id's the caller's.
-	 */
+	// A key expression's key is the application's to fix; the header's, the caller's.
 	static void checkKey(IdempotentCalls calls, IdempotentOperation operation, String key) {
 		if (operation.key() != null) {
 			calls.checkApplicationKey(operation.policy().name(), key, "its key expression");

@@ -30,12 +30,7 @@ import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.ResultCodec;
 
 /**
- * Parses {@code @Idempotent} methods once and caches the parsed form per method and
- * target class, as Spring's own annotation sources do. A malformed expression or duration
- * fails at start-up with a message that names the method: what is refused is in
- * {@link OperationValidation}, the expressions are parsed by
- * {@link OperationExpressions}, and {@link OperationReturnTypes} and
- * {@link PayloadArguments} read the method's signature.
+ * Parses and caches {@code @Idempotent} methods; a malformed one fails the start-up.
  */
 public class IdempotentOperationSource {
 
@@ -67,9 +62,8 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Whether the method is an HTTP handler whose key is the request header and whose
-	 * scope is the caller's: the web layer guards its calls before their arguments are
-	 * resolved, so it is not proxied.
+	 * Whether the method is an HTTP handler keyed by the request header and scoped by the
+	 * caller, which the web layer guards instead of the proxy.
 	 */
 	public static boolean isGuardedByWeb(Method method) {
 		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
@@ -96,11 +90,9 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * The operation of a handler method without {@code @Idempotent} that a configured
-	 * route guards: parsed as if the method carried {@code settings}, so that its name is
-	 * the one the annotation would give it and adding the annotation later keeps its
-	 * records.
-	 * @param settings the route's settings, as the annotation's attributes
+	 * The operation of a handler method that a configured route guards, parsed as if the
+	 * method carried {@code settings}, so that adding the annotation later keeps its
+	 * name.
 	 */
 	public IdempotentOperation routed(Method method, Class<?> targetClass, Idempotent settings) {
 		return this.routed.computeIfAbsent(new RouteKey(new MethodClassKey(method, targetClass), settings),
@@ -111,9 +103,7 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Names of the operations parsed so far: every {@code @Idempotent} method of the
-	 * beans created so far (each bean's methods are parsed when it is created), and the
-	 * handler methods that configured routes guarded so far.
+	 * Names of the operations parsed so far, annotated and routed.
 	 */
 	public Set<String> operationNames() {
 		Set<String> names = new TreeSet<>();
@@ -126,20 +116,14 @@ public class IdempotentOperationSource {
 		return names;
 	}
 
-	/**
-	 * The operations parsed so far.
-	 */
 	Collection<IdempotentOperation> parsed() {
 		return this.cache.values();
 	}
 
 	/**
-	 * Parses every annotated method of the class, failing on the first one that is
-	 * malformed or that the proxy cannot intercept. Synthetic methods are not the user's:
-	 * the Kotlin compiler copies the annotations of an open {@code suspend} function onto
-	 * a static {@code name$suspendImpl} that holds its body, while the function itself
-	 * stays interceptable; a bridge method stands for a method that is parsed in its own
-	 * right.
+	 * Parses every annotated method of the class. Synthetic methods are skipped: Kotlin
+	 * copies an open {@code suspend} function's annotations onto a static
+	 * {@code name$suspendImpl}, and a bridge stands for a method parsed in its own right.
 	 */
 	void parseAll(Class<?> targetClass) {
 		for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
@@ -172,8 +156,8 @@ public class IdempotentOperationSource {
 		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(),
 				this.defaults.maxDuration(lease));
 		OperationValidation.checkCacheFor(where, annotation.cacheFor());
-		// Resolved against the bean's class: Base<T>.make() on OrderService extends
-		// Base<Order> returns an Order, not the erasure of T.
+		// Against the bean's class, so that Base<T>.make() on a Base<Order> returns
+		// Order.
 		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
 		IdempotentOperation.Kind kind = OperationReturnTypes.kind(method, returnType);
 		if (kind == IdempotentOperation.Kind.VALUE) {
@@ -214,26 +198,14 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Annotations of methods whose calls nobody retries or redelivers: Spring calls an
-	 * {@code @Async} method on another thread and a failure goes to its uncaught
-	 * exception handler; an event listener's failure goes back to the publisher (after a
-	 * commit, to the transaction's log) and the event is gone; a scheduled job's failure
-	 * goes to its error handler. Meta-annotations count, so
-	 * {@code @TransactionalEventListener} and Spring Modulith's
-	 * {@code @ApplicationModuleListener} are listeners too. Matched by name, so that none
-	 * of these is needed on the class path.
+	 * Methods whose refused calls nobody retries or redelivers (meta-annotations count,
+	 * so {@code @TransactionalEventListener} too); matched by name.
 	 */
 	private static final List<String> UNRETRIED_METHOD_ANNOTATIONS = List.of(
 			"org.springframework.scheduling.annotation.Async", "org.springframework.context.event.EventListener",
 			"org.springframework.scheduling.annotation.Scheduled",
 			"org.springframework.scheduling.annotation.Schedules");
 
-	/**
-	 * Whether nobody retries a call of the method that is refused as in progress: it is
-	 * annotated {@code @Async} (itself or its class), {@code @EventListener} (or an
-	 * annotation meta-annotated with it) or {@code @Scheduled}. A {@code @RabbitListener}
-	 * or {@code @KafkaListener} is not: its broker redelivers.
-	 */
 	static boolean isUnretried(Method method, Class<?> targetClass) {
 		for (String annotation : UNRETRIED_METHOD_ANNOTATIONS) {
 			if (AnnotatedElementUtils.isAnnotated(method, annotation)) {
@@ -246,10 +218,8 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Name of an operation whose annotation gives none: the bean's class and the method's
-	 * signature, fully qualified, so that no two methods share records:
-	 * {@code com.shop.a.Svc#run(java.lang.String)}. The bean's class rather than the
-	 * method's declaring class, so that two beans inheriting one method stay apart.
+	 * {@code com.shop.a.Svc#run(java.lang.String)}: the bean's class, not the declaring
+	 * one, so that two beans inheriting one method keep apart records.
 	 */
 	static String defaultName(Method method, Class<?> targetClass) {
 		StringBuilder name = new StringBuilder(targetClass.getName()).append('#').append(method.getName()).append('(');
@@ -261,8 +231,8 @@ public class IdempotentOperationSource {
 	}
 
 	/**
-	 * Whether {@code type} is, extends or implements the type named {@code name}: matched
-	 * by name, so that the type's library need not be on the class path.
+	 * Whether {@code type} is or extends the type named {@code name}, by name so that its
+	 * library need not be present.
 	 */
 	static boolean isA(@Nullable Class<?> type, String name) {
 		if (type == null || type == Object.class) {
@@ -294,11 +264,6 @@ public class IdempotentOperationSource {
 		}
 	}
 
-	/**
-	 * The statuses that release the key of a handler's response: the annotation's, else
-	 * {@code idempotent.web.release-on-status}. Refused on a method that is not a
-	 * handler, which has no response to judge.
-	 */
 	private ReleasedStatuses releaseOnStatus(String where, String[] values, boolean handler) {
 		if (values.length == 0) {
 			return this.defaults.releaseOnStatus();

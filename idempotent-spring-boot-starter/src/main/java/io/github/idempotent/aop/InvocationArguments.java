@@ -15,9 +15,7 @@ import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
- * What one call of an {@code @Idempotent} method says about itself: its key, scope and
- * payload, evaluated against its arguments. The SpEL context is created only if an
- * expression needs it.
+ * The key, scope and payload of one call, evaluated against its arguments.
  */
 final class InvocationArguments {
 
@@ -102,8 +100,7 @@ final class InvocationArguments {
 			return expression.getValue(context());
 		}
 		catch (EvaluationException ex) {
-			// The expression does not fit the arguments: a bug of the application,
-			// not of the request, so a server error (500) rather than a 400.
+			// The application's bug, not the request's: a 500, not a 400.
 			throw new IdempotencyExpressionException("Cannot evaluate " + attribute + " expression '"
 					+ expression.getExpressionString() + "' of " + this.operation.describe() + ": " + ex.getMessage(),
 					ex);

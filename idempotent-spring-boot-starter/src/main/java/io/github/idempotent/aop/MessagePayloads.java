@@ -5,12 +5,8 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The payload of a message-typed argument, for the fingerprint: the body of a Spring AMQP
- * {@code Message}, the payload of a Spring {@code Message}, the value of a Kafka
- * {@code ConsumerRecord}. Never the envelope: a redelivery has another delivery tag,
- * offset or {@code redelivered} flag and must still match, and a Spring AMQP
- * {@code MessageProperties} leads the JSON mapper into reflection objects it cannot
- * write. Matched by class name, so that neither library is needed.
+ * The payload of a message-typed argument, for the fingerprint: never the envelope, which
+ * differs on redelivery (and which the JSON mapper cannot always write).
  */
 final class MessagePayloads {
 
@@ -52,7 +48,7 @@ final class MessagePayloads {
 		return false;
 	}
 
-	// One class per library: each is loaded only when an argument of its type shows up.
+	// One class per library, loaded only when an argument of its type shows up.
 
 	private static final class Amqp {
 

@@ -16,13 +16,11 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
 /**
- * Parses the SpEL of {@code @Idempotent}'s {@code key}, {@code payload} and {@code scope}
- * once at start-up, failing with a message that names the method.
+ * Parses {@code @Idempotent}'s expressions at start-up.
  */
 final class OperationExpressions {
 
-	// A native image cannot define the classes the SpEL compiler generates: interpret
-	// there.
+	// A native image cannot define the classes the SpEL compiler generates.
 	private final SpelExpressionParser parser = new SpelExpressionParser(
 			new SpelParserConfiguration(NativeDetector.inNativeImage() ? SpelCompilerMode.OFF : SpelCompilerMode.MIXED,
 					IdempotentOperationSource.class.getClassLoader()));
@@ -43,11 +41,7 @@ final class OperationExpressions {
 		}
 	}
 
-	/**
-	 * Without {@code -parameters} the compiler keeps no parameter names, and
-	 * {@code #request} would evaluate to {@code null} on every call: a 400 for every
-	 * request, or, with {@code required = false}, every call unprotected.
-	 */
+	// Without names #request is null on every call: a 400, or no protection at all.
 	static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
 		if (expression instanceof SpelExpression spel) {
 			String name = namedVariable(spel.getAST());

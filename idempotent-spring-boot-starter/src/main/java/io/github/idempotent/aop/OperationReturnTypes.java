@@ -8,8 +8,7 @@ import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 
 /**
- * How a method hands back its result ({@link IdempotentOperation.Kind}) and the type of
- * the result that is stored.
+ * A method's {@link IdempotentOperation.Kind} and the type of the result that is stored.
  */
 final class OperationReturnTypes {
 
@@ -38,20 +37,14 @@ final class OperationReturnTypes {
 				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName());
 	}
 
-	/**
-	 * The type of the result that is stored: {@code T} of {@code CompletableFuture<T>} or
-	 * {@code Mono<T>}, the declared return type of a {@code suspend} function
-	 * ({@code Unit} stores nothing), else the return type itself.
-	 */
 	static ResolvableType valueType(Method method, Class<?> targetClass, ResolvableType returnType,
 			IdempotentOperation.Kind kind) {
 		if (kind == IdempotentOperation.Kind.VALUE) {
 			return returnType;
 		}
 		if (isSuspending(method)) {
-			// Kotlin's declared return type, read by Spring through kotlin-reflect. (Not
-			// forMethodParameter(parameter, targetClass): its Type argument replaces the
-			// parameter's type instead of resolving it in the bean's class.)
+			// Not forMethodParameter(parameter, targetClass): that replaces the type
+			// instead of resolving it in the bean's class.
 			ResolvableType declared = ResolvableType
 				.forMethodParameter(new MethodParameter(method, -1).withContainingClass(targetClass));
 			Class<?> raw = declared.resolve();

@@ -14,28 +14,15 @@ import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
  * What start-up refuses in an {@code @Idempotent} method, each with a message that names
- * the method and says what to do instead: a method the proxy cannot intercept, a result
- * that cannot be stored, an exception that cannot be replayed, a duplicate handling the
- * method cannot honour.
+ * the method and says what to do instead.
  */
 final class OperationValidation {
 
-	/**
-	 * Marks a web handler method, directly or through {@code @PostMapping} and the other
-	 * shortcuts, on the method or on the interface method it implements. Matched by name,
-	 * so that no web library is needed.
-	 */
 	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
 
-	/**
-	 * Return types whose value is not the result and that are not supported: it arrives
-	 * later as a stream (Flux, Kotlin Flow, SSE emitters, streaming bodies) or through a
-	 * handle whose completion cannot be observed (a plain {@code Future}, Spring MVC's
-	 * deferred results). Storing such an object would store its state, not its result,
-	 * and a replay would never complete; they are refused at start-up.
-	 * {@code CompletableFuture}, {@code CompletionStage}, {@code Mono} and Kotlin
-	 * {@code suspend} functions are supported, see {@link IdempotentOperation.Kind}.
-	 */
+	// Their result arrives as a stream or through a handle whose completion cannot be
+	// observed. CompletableFuture, CompletionStage and Mono are
+	// IdempotentOperation.Kind's.
 	private static final List<String> UNSUPPORTED_RETURN_TYPES = List.of("java.util.concurrent.Future",
 			"java.util.concurrent.CompletionStage", "java.util.concurrent.Callable", "java.util.stream.BaseStream",
 			"org.reactivestreams.Publisher", "java.util.concurrent.Flow$Publisher",
@@ -48,18 +35,10 @@ final class OperationValidation {
 	private OperationValidation() {
 	}
 
-	/**
-	 * Whether the method handles HTTP requests: it is mapped with {@code @RequestMapping}
-	 * or one of its shortcuts.
-	 */
 	static boolean isHandler(Method method) {
 		return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING);
 	}
 
-	/**
-	 * A method the class-based proxy cannot intercept would run unprotected on every
-	 * call: refuse it at start-up instead.
-	 */
 	static void checkInterceptable(Method method) {
 		int modifiers = method.getModifiers();
 		String problem = Modifier.isPrivate(modifiers) ? "private"
@@ -81,18 +60,6 @@ final class OperationValidation {
 		}
 	}
 
-	/**
-	 * Refuses the duplicate handling a method cannot honour. An HTTP handler's client
-	 * retries because it lost the response, and the contract is that it gets that
-	 * response again: {@code SKIP} would answer an empty success it cannot tell from the
-	 * real one, {@code FLAG} a second, different response, and neither could be marked as
-	 * a replay. Refused rather than warned about, since either one quietly breaks what
-	 * the client relies on; a handler that answers duplicates itself calls a service
-	 * method that has {@code FLAG}. {@code SKIP} on a method that returns a primitive
-	 * would fail on every duplicate, as {@code null} cannot be returned; on one that
-	 * returns {@code Optional} it would break the caller, which never expects
-	 * {@code null}.
-	 */
 	static void checkDuplicateHandling(String where, Method method, IdempotentOperation.Kind kind,
 			DuplicateHandling onDuplicate) {
 		if (onDuplicate == DuplicateHandling.REPLAY) {

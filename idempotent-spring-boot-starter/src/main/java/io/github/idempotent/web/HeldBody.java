@@ -8,9 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.FastByteArrayOutputStream;
 
 /**
- * The body of a response held back while it is recorded, bounded by the result size
- * limit: past it, the held bytes are sent, the rest passes through, and the return value
- * is stored instead.
+ * The body of a response held back while it is recorded, up to the result size limit.
  */
 final class HeldBody {
 
@@ -24,11 +22,6 @@ final class HeldBody {
 		this.limit = limit;
 	}
 
-	/**
-	 * Holds the bytes if they fit under the limit; else marks the body overflowed and
-	 * holds nothing more (see {@link #spillTo}).
-	 * @return whether the bytes are held
-	 */
 	boolean hold(byte[] b, int off, int len) throws IOException {
 		if (this.overflowed) {
 			return false;
@@ -46,9 +39,6 @@ final class HeldBody {
 		return false;
 	}
 
-	/**
-	 * Sends what was held before the body overflowed, ahead of what passes through.
-	 */
 	void spillTo(OutputStream target) throws IOException {
 		if (this.buffer != null) {
 			this.buffer.writeTo(target);

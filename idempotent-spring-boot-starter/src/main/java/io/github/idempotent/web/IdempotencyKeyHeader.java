@@ -8,10 +8,8 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.core.IdempotencyKeyException;
 
 /**
- * Parses the value of an {@code Idempotency-Key} header: a bare token or an RFC 8941
- * string ({@code "abc"}, with {@code \"} and {@code \\} escapes), printable ASCII. Its
- * length is not checked here: every key, whatever its source, is checked once, by
- * {@code IdempotentCalls.checkKey} against {@code idempotent.max-key-length}.
+ * Parses an {@code Idempotency-Key} header: a bare token or an RFC 8941 string
+ * ({@code "abc"}), printable ASCII. Its length is checked with every other key's.
  */
 final class IdempotencyKeyHeader {
 
@@ -19,12 +17,16 @@ final class IdempotencyKeyHeader {
 	}
 
 	/**
-	 * The key a request's header lines carry, or {@code null} when it has none. More than
-	 * one line, or a list of keys on one line (a proxy that folded two requests'
-	 * headers), is refused: a request has one key.
-	 * @param values the header's lines, read through {@link #lines} so that a value the
-	 * server's firewall refuses is the caller's 400
+	 * The key the request's header lines carry, or {@code null} when it has none.
 	 */
+	static @Nullable String read(String headerName, Supplier<List<String>> reader) {
+		return parse(headerName, lines(headerName, reader));
+	}
+
+	static IdempotencyKeyException missing(String headerName) {
+		return new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
+	}
+
 	static @Nullable String parse(String headerName, List<String> values) {
 		if (values.isEmpty()) {
 			return null;
@@ -36,12 +38,9 @@ final class IdempotencyKeyHeader {
 		return parse(headerName, values.get(0));
 	}
 
-	/**
-	 * The lines of a header as {@code reader} reads them; a value the server's firewall
-	 * refuses (Spring Security's {@code StrictHttpFirewall} throws when it is read) is a
-	 * malformed key, answered like any other.
-	 */
-	static List<String> lines(String headerName, Supplier<List<String>> reader) {
+	// A value Spring Security's StrictHttpFirewall refuses on reading is the caller's
+	// 400.
+	private static List<String> lines(String headerName, Supplier<List<String>> reader) {
 		try {
 			return reader.get();
 		}

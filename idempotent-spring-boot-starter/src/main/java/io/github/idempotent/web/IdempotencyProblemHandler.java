@@ -27,27 +27,16 @@ import io.github.idempotent.core.IdempotencyStoreFullException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
- * Maps the protocol's exceptions to RFC 9457 problems: 400 for a missing or malformed
- * key, 409 with {@code Retry-After} while the same key is in progress, 422 for a key
- * reused with another payload, 503 with {@code Retry-After} when the store is down or has
- * no room for the key (two problem types). Problems carry the exceptions'
- * {@linkplain IdempotencyException#getDetail() details}, never their messages, which name
- * methods, expressions and stores.
- * <p>
- * Ordered at {@link #ORDER}, ahead of advice with the default order: Spring picks the
- * first advice bean that has any matching handler, so an application's catch-all
- * {@code @ExceptionHandler(Exception.class)} of the same order could otherwise take a 409
- * or 503 and answer 500 without {@code Retry-After}. To handle these exceptions yourself,
- * give your advice a higher precedence or set
- * {@code idempotent.web.problem-details=false}.
+ * Maps the starter's exceptions to RFC 9457 problems (docs/http.md, "Problems"), with
+ * their {@linkplain IdempotencyException#getDetail() details}, never their messages.
+ * Ordered ahead of advice of the default order, since Spring picks the first advice with
+ * any matching handler and a catch-all would answer 500.
  */
 @RestControllerAdvice
 @Order(IdempotencyProblemHandler.ORDER)
 public class IdempotencyProblemHandler {
 
-	/**
-	 * Order of this advice: high, with room above it for an application's own.
-	 */
+	// Room above it for an application's own.
 	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 1000;
 
 	private static final Log logger = LogFactory.getLog(IdempotencyProblemHandler.class);
@@ -86,10 +75,6 @@ public class IdempotencyProblemHandler {
 			.build();
 	}
 
-	/**
-	 * The application could not tell who is calling: its own configuration to fix (the
-	 * message says how), never a reason to run the call under no one's scope.
-	 */
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> scopeUnknown(IdempotencyScopeException ex) {
 		logger.error("Answered 500, the caller is unknown: " + ex.getMessage());
@@ -101,8 +86,7 @@ public class IdempotencyProblemHandler {
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
-		// The cause's message may name internal hosts: it stays in the logs (the executor
-		// logs the outage).
+		// The cause's message may name internal hosts: only the logs have it.
 		return withRetryAfter(problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable",
 				"Idempotency store unavailable", ex.getDetail()), ex.getRetryAfter());
 	}
@@ -137,10 +121,7 @@ public class IdempotencyProblemHandler {
 		return ResponseEntity.of(problem).header(HttpHeaders.RETRY_AFTER, Long.toString(seconds(retryAfter))).build();
 	}
 
-	/**
-	 * Whole seconds, rounded up and at least one: {@code Retry-After: 0} would invite an
-	 * immediate retry storm.
-	 */
+	// At least one: Retry-After: 0 would invite a retry storm.
 	static long seconds(Duration duration) {
 		long seconds = duration.getSeconds() + ((duration.getNano() > 0) ? 1 : 0);
 		return Math.max(1, seconds);

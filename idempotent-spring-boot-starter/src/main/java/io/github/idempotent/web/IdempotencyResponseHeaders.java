@@ -9,11 +9,8 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Marks the HTTP response of a guarded handler call: a key the client sent in the
- * {@code Idempotency-Key} header is echoed in it (a key taken from the body by an
- * expression is not: it may be data the client never meant as a header), and a replayed
- * response carries {@code Idempotent-Replayed: true}. Made per call, for the response in
- * hand.
+ * The names of the headers the starter writes: the key, echoed on the response when the
+ * client sent it in the header, and {@code Idempotent-Replayed: true} on a replay.
  */
 public class IdempotencyResponseHeaders {
 
@@ -26,11 +23,6 @@ public class IdempotencyResponseHeaders {
 
 	private final String replayedHeaderName;
 
-	/**
-	 * @param keyHeaderName header that carries the key
-	 * @param replayedHeaderName header that marks a replay (other libraries and gateways
-	 * spell it differently)
-	 */
 	public IdempotencyResponseHeaders(String keyHeaderName, String replayedHeaderName) {
 		Assert.hasText(keyHeaderName, "keyHeaderName must not be empty");
 		Assert.hasText(replayedHeaderName, "replayedHeaderName must not be empty");
@@ -47,9 +39,7 @@ public class IdempotencyResponseHeaders {
 
 	/**
 	 * The observer that marks one call's response.
-	 * @param setHeader sets a header of the response
-	 * @param committed whether the response has been sent, when nothing can be set
-	 * @param echoKey whether the key came from the request's header
+	 * @param echoKey whether the key came from the request's header, not an expression
 	 */
 	IdempotencyObserver of(BiConsumer<String, String> setHeader, BooleanSupplier committed, boolean echoKey) {
 		return new IdempotencyObserver() {

@@ -1,9 +1,11 @@
 package io.github.idempotent.web;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.UndeclaredThrowableException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -41,29 +43,18 @@ import org.springframework.web.util.WebUtils;
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Guards the calls of {@code @Idempotent} handler methods on Spring MVC, with the request
- * in hand: Spring MVC hands each request to the first handler adapter that supports its
- * handler, and this one, ordered first, supports the annotated ones and hands them on to
- * the {@link RequestMappingHandlerAdapter} once the key is claimed. The key is the
- * request's header, the scope the caller's as the request's security context names it,
- * the fingerprint the request as received ({@link RequestFingerprint}), and the response
- * is recorded as written ({@link ResponseRecordingFilter}). A replay is written without
- * calling the handler at all.
- * <p>
- * A handler method without the annotation is guarded the same way for the requests that a
- * configured route matches ({@link IdempotentRoutes}).
- * <p>
+ * Guards {@code @Idempotent} handler methods (and configured routes) on Spring MVC with
+ * the request in hand, ahead of the {@link RequestMappingHandlerAdapter} it delegates to.
  * A handler whose key or scope comes from its arguments is claimed when it is called,
- * once its arguments are resolved: this adapter hands the rest of its inputs to that call
- * (see {@link HandlerCall}).
+ * through a {@link HandlerCall}.
  */
 public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
@@ -83,12 +74,6 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private final IdempotentRoutes routes;
 
-	/**
-	 * @param delegate the adapter that calls the handler once its key is claimed
-	 * @param markers the header that carries the key, and the one that marks a replay
-	 * @param maxRequestSize largest body of a keyed request, in bytes
-	 * @param routes the requests guarded without {@code @Idempotent}
-	 */
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
@@ -103,14 +88,9 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		this.maxRequestSize = maxRequestSize;
 	}
 
-	/**
-	 * Every handler method while routes are configured (which requests a route guards is
-	 * known only from the request), else the annotated ones.
-	 */
 	@Override
 	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method
-				&& (!this.routes.isEmpty() || this.operations.get(method.getMethod(), method.getBeanType()) != null);
+		return handler instanceof HandlerMethod method && this.routes.mayGuard(this.operations, method);
 	}
 
 	private @Nullable IdempotentOperation operation(HandlerMethod method, HttpServletRequest request) {
@@ -133,18 +113,17 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 				"@Idempotent handlers need the idempotentResponseRecordingFilter bean registered as a filter");
 		WebAsyncManager async = WebAsyncUtils.getAsyncManager(request);
 		if (async.hasConcurrentResult()) {
-			// The async dispatch of a call that returned a future or a Mono.
+			// The async dispatch of a handler that returned a future or a Mono.
 			if (async.getConcurrentResult() instanceof Throwable failure) {
 				recording.failed(failure);
 			}
 			return delegate().handle(request, response, handler);
 		}
 		String header = this.marker.keyHeader();
-		String key = IdempotencyKeyHeader.parse(header,
-				IdempotencyKeyHeader.lines(header, () -> Collections.list(request.getHeaders(header))));
+		String key = IdempotencyKeyHeader.read(header, () -> Collections.list(request.getHeaders(header)));
 		if (key == null && !operation.needsArguments()) {
 			if (operation.required()) {
-				throw new IdempotencyKeyException("Idempotency key is required: send it in the " + header + " header");
+				throw IdempotencyKeyHeader.missing(header);
 			}
 			return delegate().handle(request, response, handler);
 		}
@@ -198,11 +177,8 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		return (ModelAndView) result;
 	}
 
-	/**
-	 * The fingerprint of the request as its client sent it: a form's fields and a
-	 * multipart request's parts as the container parsed them (their encoding differs from
-	 * one send to the next), any other body as received.
-	 */
+	// A form's fields and parts as parsed: their encoding differs from one send to the
+	// next.
 	private Fingerprint fingerprint(HttpServletRequest request) throws IOException, ServletException {
 		MediaType type = (request.getContentType() != null) ? MediaType.parseMediaType(request.getContentType()) : null;
 		MultiValueMap<String, String> parameters;
@@ -221,39 +197,35 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 					: keptBody(request).body(this.maxRequestSize);
 		}
 		Object route = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		String path = UriUtils.decode(request.getRequestURI(), java.nio.charset.StandardCharsets.UTF_8);
+		String path = UriUtils.decode(request.getRequestURI(), StandardCharsets.UTF_8);
 		return this.fingerprints.of(request.getMethod(), path, (route != null) ? route.toString() : null,
 				decoded(parameters), type, body);
 	}
 
 	private static MultiValueMap<String, String> decoded(MultiValueMap<String, String> parameters) {
 		MultiValueMap<String, String> decoded = new LinkedMultiValueMap<>();
-		parameters.forEach((name, values) -> values
-			.forEach((value) -> decoded.add(UriUtils.decode(name, java.nio.charset.StandardCharsets.UTF_8),
-					(value != null) ? UriUtils.decode(value, java.nio.charset.StandardCharsets.UTF_8) : null)));
+		parameters.forEach(
+				(name, values) -> values.forEach((value) -> decoded.add(UriUtils.decode(name, StandardCharsets.UTF_8),
+						(value != null) ? UriUtils.decode(value, StandardCharsets.UTF_8) : null)));
 		return decoded;
 	}
 
 	private KeptBodyRequest keptBody(HttpServletRequest request) {
 		KeptBodyRequest kept = WebUtils.getNativeRequest(request, KeptBodyRequest.class);
 		Assert.state(kept != null,
-				"@Idempotent handlers need the idempotentResponseRecordingFilter bean registered " + "as a filter");
+				"@Idempotent handlers need the idempotentResponseRecordingFilter bean registered as a filter");
 		return kept;
 	}
 
-	/**
-	 * The parts of a multipart request, each with its name, file name, type and content,
-	 * in the order of their names.
-	 */
 	private byte[] parts(HttpServletRequest request) throws IOException, ServletException {
 		List<Part> parts = new ArrayList<>(request.getParts());
 		parts.sort(Comparator.comparing(Part::getName));
-		java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		long size = 0;
 		for (Part part : parts) {
 			size += part.getSize();
 			if (size > this.maxRequestSize) {
-				throw new io.github.idempotent.core.IdempotencyRequestTooLargeException(this.maxRequestSize);
+				throw new IdempotencyRequestTooLargeException(this.maxRequestSize);
 			}
 			writePart(out, part);
 		}
@@ -262,12 +234,12 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private static void writePart(OutputStream out, Part part) throws IOException {
 		for (String field : new String[] { part.getName(), part.getSubmittedFileName(), part.getContentType() }) {
-			byte[] bytes = String.valueOf(field).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-			out.write((bytes.length + ":").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+			byte[] bytes = String.valueOf(field).getBytes(StandardCharsets.UTF_8);
+			out.write((bytes.length + ":").getBytes(StandardCharsets.US_ASCII));
 			out.write(bytes);
 		}
 		try (InputStream content = part.getInputStream()) {
-			out.write((part.getSize() + ":").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+			out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));
 			content.transferTo(out);
 		}
 	}
@@ -276,9 +248,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		return this.delegate.getObject();
 	}
 
-	/**
-	 * First among the handler adapters: Spring MVC's own take any handler method.
-	 */
+	// Spring MVC's own adapters take any handler method.
 	@Override
 	public int getOrder() {
 		return Ordered.HIGHEST_PRECEDENCE;

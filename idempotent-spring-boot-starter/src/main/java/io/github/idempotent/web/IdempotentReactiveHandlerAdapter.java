@@ -36,7 +36,6 @@ import org.springframework.web.util.UriUtils;
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeException;
@@ -47,23 +46,11 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Guards the calls of {@code @Idempotent} handler methods on WebFlux, with the exchange
- * in hand, whatever the handler returns: WebFlux hands each exchange to the first handler
- * adapter that supports its handler, and this one, ordered first, supports the annotated
- * ones and hands them on to the {@link RequestMappingHandlerAdapter} once the key is
- * claimed. The key is the request's header, the scope the caller's as the exchange's
- * Reactor context names it, the fingerprint the request as received
- * ({@link RequestFingerprint}), and the response is recorded as written
- * ({@link ResponseRecordingWebFilter}). No thread carries any of it: WebFlux calls a
- * handler on whichever thread delivered its last argument, which may be another
- * request's.
- * <p>
- * A handler method without the annotation is guarded the same way for the exchanges that
- * a configured route matches ({@link IdempotentRoutes}).
- * <p>
- * A handler whose key or scope comes from its arguments returns a {@code Mono} (or is a
- * Kotlin {@code suspend} function): it is claimed when that {@code Mono} is subscribed,
- * with the rest of its inputs in its Reactor context (see {@link HandlerCall}).
+ * Guards {@code @Idempotent} handler methods (and configured routes) on WebFlux with the
+ * exchange in hand, ahead of the {@link RequestMappingHandlerAdapter} it delegates to. No
+ * thread carries the request: WebFlux calls a handler on whichever thread delivered its
+ * last argument. A handler whose key or scope comes from its arguments returns a
+ * {@code Mono}, claimed on subscription with a {@link HandlerCall} in its context.
  */
 public class IdempotentReactiveHandlerAdapter
 		implements HandlerAdapter, DispatchExceptionHandler, Ordered, SmartInitializingSingleton {
@@ -86,12 +73,6 @@ public class IdempotentReactiveHandlerAdapter
 
 	private final IdempotentRoutes routes;
 
-	/**
-	 * @param delegate the adapter that calls the handler once its key is claimed
-	 * @param markers the header that carries the key, and the one that marks a replay
-	 * @param maxRequestSize largest body of a keyed request, in bytes
-	 * @param routes the requests guarded without {@code @Idempotent}
-	 */
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
 			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver, IdempotencyResponseHeaders markers,
@@ -109,16 +90,12 @@ public class IdempotentReactiveHandlerAdapter
 		this.routes = routes;
 	}
 
-	/**
-	 * Refuses at start-up a handler whose key or scope comes from its arguments but that
-	 * returns no {@code Mono}: WebFlux calls it on whichever thread delivered its last
-	 * argument, where nothing tells which request it belongs to, and nothing of its own
-	 * runs after its arguments are resolved but before it is called.
-	 */
+	// Without a Mono, nothing of ours runs between its arguments' resolution and its
+	// call.
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.mappings.orderedStream().forEach((mapping) -> mapping.getHandlerMethods().values().forEach((method) -> {
-			IdempotentOperation operation = operation(method);
+			IdempotentOperation operation = this.operations.get(method.getMethod(), method.getBeanType());
 			if (operation != null && operation.needsArguments() && operation.kind() != IdempotentOperation.Kind.MONO) {
 				throw new IllegalStateException("@Idempotent on " + operation.describe() + ": on WebFlux, a handler "
 						+ "whose key or scope comes from its arguments must return a Mono (or be a Kotlin suspend "
@@ -128,17 +105,9 @@ public class IdempotentReactiveHandlerAdapter
 		}));
 	}
 
-	/**
-	 * Every handler method while routes are configured (which requests a route guards is
-	 * known only from the request), else the annotated ones.
-	 */
 	@Override
 	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && (!this.routes.isEmpty() || operation(method) != null);
-	}
-
-	private @Nullable IdempotentOperation operation(HandlerMethod method) {
-		return this.operations.get(method.getMethod(), method.getBeanType());
+		return handler instanceof HandlerMethod method && this.routes.mayGuard(this.operations, method);
 	}
 
 	@Override
@@ -155,12 +124,10 @@ public class IdempotentReactiveHandlerAdapter
 			Assert.state(recording != null,
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
 			String header = this.markers.keyHeader();
-			String key = IdempotencyKeyHeader.parse(header,
-					IdempotencyKeyHeader.lines(header, () -> exchange.getRequest().getHeaders().getOrEmpty(header)));
+			String key = IdempotencyKeyHeader.read(header, () -> request.getHeaders().getOrEmpty(header));
 			if (key == null && !operation.needsArguments()) {
 				if (operation.required()) {
-					return Mono.error(new IdempotencyKeyException(
-							"Idempotency key is required: send it in the " + header + " header"));
+					return Mono.error(IdempotencyKeyHeader.missing(header));
 				}
 				return delegate().handle(exchange, handler);
 			}
@@ -191,11 +158,7 @@ public class IdempotentReactiveHandlerAdapter
 		});
 	}
 
-	/**
-	 * The caller's scope, from the exchange's Reactor context; empty for an operation
-	 * whose expression names it. A resolver that answers nothing has not found the
-	 * caller: the call fails rather than run under no scope.
-	 */
+	// Empty when an expression names it. An empty answer fails rather than run unscoped.
 	private Mono<Optional<String>> scope(IdempotentOperation operation, ServerWebExchange exchange) {
 		if (operation.scope() != null) {
 			return Mono.just(Optional.empty());
@@ -210,12 +173,7 @@ public class IdempotentReactiveHandlerAdapter
 			.map(Optional::of);
 	}
 
-	/**
-	 * The request as its client sent it, fingerprinted, and the exchange whose handler
-	 * reads the body again from memory: a form's fields and a multipart request's parts
-	 * as WebFlux parsed them (their encoding differs from one send to the next), any
-	 * other body as received, refused past {@code idempotent.web.max-request-size}.
-	 */
+	// A form's fields as parsed: their encoding differs from one send to the next.
 	private Mono<Received> received(ServerWebExchange exchange) {
 		ServerHttpRequest request = exchange.getRequest();
 		MediaType type = request.getHeaders().getContentType();
@@ -248,12 +206,7 @@ public class IdempotentReactiveHandlerAdapter
 				parameters, type, body);
 	}
 
-	/**
-	 * The handler's result, its outcome observed: a failure of the {@code Mono} or future
-	 * it returned ends the call by releasing its key, and a handler that needs its
-	 * arguments for its key finds {@code call} in the Reactor context of its
-	 * {@code Mono}.
-	 */
+	// A failed Mono or future releases the key; call goes into the Mono's context.
 	private static HandlerResult observed(HandlerResult result, RecordingServerHttpResponse recording,
 			@Nullable HandlerCall call) {
 		Object value = result.getReturnValue();
@@ -289,9 +242,7 @@ public class IdempotentReactiveHandlerAdapter
 		return this.delegate.getObject();
 	}
 
-	/**
-	 * First among the handler adapters: WebFlux's own take any handler method.
-	 */
+	// WebFlux's own adapters take any handler method.
 	@Override
 	public int getOrder() {
 		return Ordered.HIGHEST_PRECEDENCE;
@@ -300,9 +251,6 @@ public class IdempotentReactiveHandlerAdapter
 	private record Received(Fingerprint fingerprint, ServerWebExchange exchange) {
 	}
 
-	/**
-	 * The request whose body the guard read, read again from memory.
-	 */
 	private static final class KeptBody extends ServerHttpRequestDecorator {
 
 		private final byte[] body;

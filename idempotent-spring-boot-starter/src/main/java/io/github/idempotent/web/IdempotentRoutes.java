@@ -21,12 +21,9 @@ import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
 
 /**
- * The handler methods guarded by configuration ({@code idempotent.web.routes}), without
- * {@code @Idempotent}: a request whose method and path a route matches is guarded as if
- * its handler method carried the annotation with the route's settings, the key from the
- * request header. The handler's own {@code @Idempotent} wins over any route. Paths are
- * matched with Spring's {@link PathPattern}s, as request mappings are, against the path
- * within the application; the first route that matches a request applies.
+ * The routes of {@code idempotent.web.routes}, handed to both handler adapters: a request
+ * a route matches is guarded as if its handler carried {@code @Idempotent} with the
+ * route's settings (docs/http.md, "Guarding routes by configuration").
  */
 public final class IdempotentRoutes {
 
@@ -36,15 +33,13 @@ public final class IdempotentRoutes {
 		this.routes = routes.stream().map(Parsed::of).toList();
 	}
 
-	boolean isEmpty() {
-		return this.routes.isEmpty();
+	// With routes, every handler method: which requests a route guards is known only
+	// from the request.
+	boolean mayGuard(IdempotentOperationSource operations, HandlerMethod handler) {
+		return !this.routes.isEmpty() || operations.get(handler.getMethod(), handler.getBeanType()) != null;
 	}
 
-	/**
-	 * The operation that guards a request to {@code handler}: the handler's
-	 * {@code @Idempotent}, else that of the first route that matches the request, else
-	 * {@code null}.
-	 */
+	// The handler's own @Idempotent wins; else the first route that matches.
 	@Nullable IdempotentOperation operation(IdempotentOperationSource operations, HandlerMethod handler, HttpMethod method,
 			PathContainer path) {
 		IdempotentOperation annotated = operations.get(handler.getMethod(), handler.getBeanType());
@@ -67,19 +62,10 @@ public final class IdempotentRoutes {
 	}
 
 	/**
-	 * A configured route.
+	 * A configured route; a {@code null} duration takes the {@code idempotent.*} default.
 	 *
 	 * @param paths path patterns of the requests guarded ({@code /api/**})
-	 * @param excludePaths path patterns of requests the route leaves unguarded
-	 * @param methods HTTP methods of the requests guarded
-	 * @param required whether a request without a key is refused with 400, rather than
-	 * run unguarded
-	 * @param ttl how long a completed response is replayed, or {@code null} for
-	 * {@code idempotent.ttl}
-	 * @param lease {@code null} for {@code idempotent.lease}
-	 * @param maxDuration {@code null} for {@code idempotent.max-duration}
-	 * @param waitFor {@code null} for {@code idempotent.wait-for}
-	 * @param retryAfter {@code null} for {@code idempotent.retry-after}
+	 * @param required whether a request without a key is refused with 400
 	 */
 	public record Route(List<String> paths, List<String> excludePaths, Set<HttpMethod> methods, boolean required,
 			@Nullable Duration ttl, @Nullable Duration lease, @Nullable Duration maxDuration,
@@ -95,9 +81,6 @@ public final class IdempotentRoutes {
 
 	}
 
-	/**
-	 * A route with its patterns parsed and its settings in the annotation's form, once.
-	 */
 	private record Parsed(Route route, List<PathPattern> paths, List<PathPattern> excludePaths, Idempotent settings) {
 
 		static Parsed of(Route route) {

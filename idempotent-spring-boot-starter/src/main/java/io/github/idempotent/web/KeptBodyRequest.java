@@ -16,10 +16,8 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 
 /**
- * A request whose body, once the guard has read it to fingerprint it, is read again from
- * memory by the handler. Read only for a guarded call, and only up to
- * {@code idempotent.web.max-request-size}: a larger body is refused before any store
- * work.
+ * A request whose body, once the guard has read it to fingerprint it, the handler reads
+ * again from memory.
  */
 final class KeptBodyRequest extends HttpServletRequestWrapper {
 
@@ -29,10 +27,6 @@ final class KeptBodyRequest extends HttpServletRequestWrapper {
 		super(request);
 	}
 
-	/**
-	 * The body as received, read whole if it was not yet.
-	 * @throws IdempotencyRequestTooLargeException if it is longer than {@code limit}
-	 */
 	byte[] body(long limit) throws IOException {
 		if (this.body == null) {
 			if (getContentLengthLong() > limit) {

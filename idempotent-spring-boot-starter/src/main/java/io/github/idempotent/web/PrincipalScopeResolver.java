@@ -9,26 +9,14 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
  * Scopes keys to the authenticated principal of Spring Security, so that user B sending
- * user A's key neither sees A's response nor blocks A. Anonymous callers (an
- * {@link AnonymousAuthenticationToken}, or the request in hand of an HTTP handler that
- * Spring Security let through without any authentication) share the {@link #GLOBAL
- * global} scope. Any other call that finds no authentication (an executor thread,
- * {@code @Async}, a scheduled job, a thread that carries a request's attributes but not
- * its caller) fails with an {@link IdempotencyScopeException} that says how to pass its
- * scope: it never shares the global scope silently.
- * <p>
- * The caller comes from the thread's {@link SecurityContextHolder} on Spring MVC and in
- * blocking calls. Reactive calls, every WebFlux handler included, ask
- * {@link ReactivePrincipalScopeResolver}, which runs {@link #resolveScope()} with the
- * caller of the Reactor context bound to the thread, so that a subclass that overrides it
- * (adding a tenant to {@code super.resolveScope()}, say) scopes the same on both stacks.
+ * user A's key neither sees A's response nor blocks A. Anonymous callers share the
+ * {@link #GLOBAL global} scope; any other call without authentication (an executor
+ * thread, {@code @Async}) fails with an {@link IdempotencyScopeException}. Reactive calls
+ * run it through {@link ReactivePrincipalScopeResolver}, so a subclass scopes the same on
+ * both stacks.
  */
 public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 
-	/**
-	 * Set while the web layer asks for the scope of the request it has in hand, on the
-	 * thread that dispatches it.
-	 */
 	private static final ThreadLocal<Boolean> requestInHand = new ThreadLocal<>();
 
 	@Override
@@ -36,8 +24,7 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
 		if (authentication == null) {
 			if (requestInHand.get() != null) {
-				// A request that Spring Security let through without authenticating it
-				// (anonymous access turned off): an anonymous caller.
+				// Spring Security let it through with anonymous access turned off.
 				return GLOBAL;
 			}
 			throw new IdempotencyScopeException("No authenticated caller to scope the idempotency key by: Spring "
@@ -52,11 +39,6 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 		return scopeOf(authentication);
 	}
 
-	/**
-	 * Asks {@code resolver} for the scope of the request the web layer has in hand, on
-	 * the thread that dispatches it: there, a request without authentication is an
-	 * anonymous caller's.
-	 */
 	static String ofRequestInHand(IdempotencyScopeResolver resolver) {
 		requestInHand.set(Boolean.TRUE);
 		try {
@@ -68,9 +50,8 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 	}
 
 	/**
-	 * The scope of a caller authenticated as {@code authentication}: the {@link #GLOBAL
-	 * global} scope for an anonymous or unauthenticated one, else {@code u=} and its
-	 * name, prefixed so that no principal name can equal the global scope.
+	 * The scope of a caller: {@link #GLOBAL} for an anonymous one, else {@code u=} and
+	 * its name, prefixed so that no name can equal the global scope.
 	 */
 	protected String scopeOf(Authentication authentication) {
 		if (!authentication.isAuthenticated() || authentication instanceof AnonymousAuthenticationToken) {

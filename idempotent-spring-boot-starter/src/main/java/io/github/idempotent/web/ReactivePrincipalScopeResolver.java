@@ -19,28 +19,19 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 
 /**
- * The reactive side of {@link PrincipalScopeResolver}: the caller of a reactive call
- * comes from its Reactor context ({@link ReactiveSecurityContextHolder}), and the
- * blocking resolver runs with that caller bound to the thread's
- * {@link SecurityContextHolder}, so that a subclass of {@link PrincipalScopeResolver}
- * scopes the same on both stacks. A WebFlux request without authentication is an
- * anonymous caller, as on Spring MVC; any other call without a reactive caller is asked
- * on its own thread, which fails when that thread carries no caller either.
+ * The reactive side of {@link PrincipalScopeResolver}: runs the blocking resolver with
+ * the caller of the Reactor context ({@link ReactiveSecurityContextHolder}) bound to the
+ * thread.
  */
 public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeResolver {
 
-	/**
-	 * Key of the {@code ServerWebExchange} in the Reactor context of a WebFlux request
-	 * ({@code ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE}), spelled out so
-	 * that this class loads without WebFlux.
-	 */
+	// Spelled out, so that this class loads without WebFlux.
 	static final String EXCHANGE_CONTEXT_KEY = "org.springframework.web.filter.reactive.ServerWebExchangeContextFilter.EXCHANGE_CONTEXT";
 
 	private final IdempotencyScopeResolver resolver;
 
 	/**
-	 * @param resolver asked with the reactive caller bound to the thread (a
-	 * {@link PrincipalScopeResolver}, or a subclass of it)
+	 * @param resolver asked with the reactive caller bound to the thread
 	 */
 	public ReactivePrincipalScopeResolver(IdempotencyScopeResolver resolver) {
 		Assert.notNull(resolver, "resolver must not be null");
@@ -67,10 +58,6 @@ public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeR
 				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")));
 	}
 
-	/**
-	 * Runs the resolver with {@code security} bound to the thread, so that what reads the
-	 * thread's {@link SecurityContextHolder} finds the reactive caller.
-	 */
 	private String resolveWith(SecurityContext security) {
 		SecurityContextHolderStrategy holder = SecurityContextHolder.getContextHolderStrategy();
 		Supplier<SecurityContext> previous = holder.getDeferredContext();

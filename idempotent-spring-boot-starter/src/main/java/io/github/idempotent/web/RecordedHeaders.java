@@ -11,10 +11,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * The headers a recorded response keeps, for Spring MVC and WebFlux alike: the body's
- * type first, then each header the handling set that a replay carries
- * ({@link ReplayedHeaders}), with the values it has when the response is stored. The
- * body's length is the container's to set on each response.
+ * The headers a recorded response keeps, on Spring MVC and WebFlux: the body's type
+ * first, then those a replay carries.
  */
 final class RecordedHeaders {
 
@@ -29,10 +27,6 @@ final class RecordedHeaders {
 		}
 	}
 
-	/**
-	 * Keeps a header set while the response was recorded, unless a replay does not carry
-	 * it or it has no value.
-	 */
 	void add(String name, @Nullable Collection<String> values) {
 		if (ReplayedHeaders.isContentHeader(name) || !this.replayedHeaders.isReplayed(name)) {
 			return;

@@ -32,20 +32,8 @@ import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * The WebFlux twin of {@link RecordingServletResponse}: passes everything through until
- * the web layer starts a guarded call of the exchange's handler; then holds the body the
- * handler's result writes, stores status, the headers set since and the body as written,
- * and only then sends them. A replay writes a recorded response in place of whatever the
- * handler's empty stand-in would have written.
- * <p>
- * Whatever happens, a recording ends exactly once: with the response as written; with the
- * key released when the handler's result failed; or, when the response cannot be stored
- * as written (a streamed body, a body above the result size limit, which is held only up
- * to the limit, a failure while writing, an exchange cancelled or ended before its
- * response was written), with a record that says the call completed and its result is not
- * stored.
- * <p>
- * The headers the record keeps are chosen by {@link RecordedHeaders}, as for Spring MVC.
+ * The WebFlux twin of {@link RecordingServletResponse}. A recording ends exactly once,
+ * whichever signal comes first.
  */
 final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
@@ -58,10 +46,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	private final ReplayCustomizers customizers;
 
-	/**
-	 * Where the response goes on after the store has taken it: the thread that created
-	 * this response (the request's event loop), not the store client's.
-	 */
+	// The request's event loop, not the store client's thread.
 	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
 
 	private volatile boolean holding;
@@ -76,18 +61,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		this.customizers = customizers;
 	}
 
-	/**
-	 * A guarded call of the exchange's handler is about to start: its outcome is what it
-	 * writes.
-	 */
 	void hold() {
 		this.holding = true;
 	}
 
-	/**
-	 * The handler's result failed: the call ends by releasing its key, unless its
-	 * {@code cacheFor} stores the failure.
-	 */
 	void failed(Throwable failure) {
 		this.failure = failure;
 	}
@@ -101,8 +78,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	public void recordLater(OwnerHandle owner, @Nullable Object value) {
 		Recording recording = new Recording(owner, snapshot(getHeaders()), this);
 		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
-			// The exchange has already ended (the client went away while the method
-			// ran): the call ran, its response was never written.
+			// The client went away while the method ran.
 			recording.endNotStored("the exchange ended before its response was written");
 		}
 	}
@@ -110,10 +86,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	@Override
 	public @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
 		this.state.set(new Replaying(response));
-		// Status, type and headers first, so that the handler's empty stand-in meets a
-		// preset content type instead of content negotiation; headers the request sets
-		// after this are its own and win. The customizers' headers replace the stored
-		// ones.
+		// Before the stand-in runs, so that it meets a preset content type instead of
+		// content negotiation; headers set after this win.
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
 		response.headers().forEach(getHeaders()::put);
 		this.customizers.recorded(policy.name(), key, response).forEach(getHeaders()::put);
@@ -136,12 +110,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		});
 	}
 
-	/**
-	 * Holds the body while it fits under the limit, then records it and sends it; past
-	 * the limit, as {@link HeldBody} does for Spring MVC, the return value is stored
-	 * instead, what was held is sent and the rest passes through, so that a large body is
-	 * never held whole.
-	 */
+	// Past the limit, as HeldBody on Spring MVC: what was held is sent, the rest passes.
 	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
 		HeldBuffers held = new HeldBuffers(this.limit);
 		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
@@ -186,7 +155,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 					.then(Mono.defer(() -> writeReplay(replaying)));
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				// A stream is sent as it comes.
 				return stored(recording.endNotStored("its response was a stream, sent as it came"))
 					.then(Mono.defer(() -> super.writeAndFlushWith(body)));
 			}
@@ -220,20 +188,12 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		});
 	}
 
-	/**
-	 * Ends an exchange whose handler result wrote nothing through this response (an empty
-	 * {@code Mono} of a {@code ResponseEntity}, as a replay's stand-in is): a replay is
-	 * written, a first call recorded with an empty body.
-	 */
+	// For a handler result that wrote nothing, as a replay's stand-in.
 	Mono<Void> finish() {
 		return (this.state.get() != null) ? setComplete() : Mono.empty();
 	}
 
-	/**
-	 * The exchange has ended, however it ended: a recording not ended yet ends as not
-	 * stored (or released, when the handler's result failed), and a call whose method is
-	 * still running ends so when it returns (its recorder finds this response done).
-	 */
+	// A call whose method still runs ends when it returns: its recorder finds this done.
 	void abandon() {
 		State state = this.state.getAndUpdate((current) -> (current instanceof Replaying) ? current : Done.INSTANCE);
 		if (state instanceof Recording recording) {
@@ -241,17 +201,11 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		}
 	}
 
-	/**
-	 * The status the client is sent: 200 unless one was set.
-	 */
 	private int status() {
 		HttpStatusCode status = getStatusCode();
 		return (status != null) ? status.value() : HttpStatus.OK.value();
 	}
 
-	/**
-	 * Stores the response as written; a handler whose result failed releases its key.
-	 */
 	private Mono<Void> record(Recording recording, byte[] body) {
 		int code = status();
 		if (body.length > this.limit) {
@@ -261,11 +215,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return stored(recording.end(response));
 	}
 
-	/**
-	 * The end of a recording, once the store has answered, signalled on {@link #resume}:
-	 * the response is committed and written after it, and what runs on its commit (the
-	 * application's own actions) must not run on the thread that read the store's reply.
-	 */
+	// The commit's own actions must not run on the thread that read the store's reply.
 	private Mono<Void> stored(CompletableFuture<Void> ended) {
 		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
 	}
@@ -274,7 +224,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		HttpHeaders current = getHeaders();
 		RecordedHeaders headers = new RecordedHeaders(this.replayedHeaders, current.getFirst(HttpHeaders.CONTENT_TYPE));
 		current.forEach((name, values) -> {
-			// Only the headers set since the method returned.
 			if (!values.contains(null) && !values.equals(before.get(name))) {
 				headers.add(name, values);
 			}
@@ -292,8 +241,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		if (!this.state.compareAndSet(replaying, Done.INSTANCE)) {
 			return Mono.empty();
 		}
-		// The other headers were set by replay(); the status and the body's type again,
-		// over what the stand-in's handling may have applied or removed.
+		// Again, over what the stand-in's handling may have applied or removed.
 		setStatusCode(HttpStatusCode.valueOf(replaying.response.status()));
 		String contentType = replaying.response.contentType();
 		if (contentType != null) {
@@ -310,9 +258,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(bytes)));
 	}
 
-	/**
-	 * The buffers of a body held while it is recorded, up to the result size limit.
-	 */
 	private static final class HeldBuffers {
 
 		private final long limit;
@@ -327,10 +272,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			this.limit = limit;
 		}
 
-		/**
-		 * Holds {@code buffer} if it fits under the limit; else marks the body overflowed
-		 * and holds nothing more.
-		 */
 		synchronized boolean hold(DataBuffer buffer) {
 			if (this.size + buffer.readableByteCount() <= this.limit) {
 				this.buffers.add(buffer);
@@ -345,9 +286,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			return this.overflowed;
 		}
 
-		/**
-		 * What was held, then {@code next}, which did not fit: to be sent as they are.
-		 */
 		synchronized Flux<DataBuffer> spill(DataBuffer next) {
 			List<DataBuffer> spilled = new ArrayList<>(this.buffers);
 			spilled.add(next);
@@ -355,9 +293,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			return Flux.fromIterable(spilled);
 		}
 
-		/**
-		 * The whole body, its buffers released.
-		 */
 		synchronized byte[] bytes() {
 			byte[] bytes = new byte[(int) this.size];
 			int position = 0;
@@ -382,10 +317,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	}
 
-	/**
-	 * A call whose response is being recorded; ended exactly once, whichever signal comes
-	 * first: released when the handler's result failed, whatever was written.
-	 */
+	// Released when the handler's result failed, whatever was written.
 	private record Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response,
 			AtomicBoolean ended) implements State {
 

@@ -25,22 +25,10 @@ import io.github.idempotent.core.OwnerHandle;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * The response of one request, which passes everything through until the web layer starts
- * a guarded call of its handler ({@link #hold()}). From then on the status, the headers
- * set and the body are held back: once the request's last dispatch ends, {@link #finish}
- * stores them as written and only then sends them, so that a client that retries as soon
- * as it has the answer gets a replay. A replay writes a recorded response in place of
- * whatever the handler's stand-in would have written.
- * <p>
- * A handler that failed ends with its key released (or its error stored, for the types
- * its {@code cacheFor} lists). A handler that ran but whose response cannot be stored as
- * written (an error or redirect sent through the container, a body above
- * {@code idempotent.max-result-size}, a stream of events, an exception while the response
- * was written) ends with a record that says the call completed and its result is not
- * stored: a retry is told so, never served an empty success, never run again.
- * <p>
- * The body is held in a {@link HeldBody}; the headers the record keeps are chosen by
- * {@link RecordedHeaders}, as for WebFlux.
+ * Holds back the response of a guarded call from {@link #hold()} on, and at
+ * {@link #finish} stores it before it sends it, so that a client retrying at once gets a
+ * replay. A response that cannot be stored as written ends as "completed, not stored"
+ * (docs/http.md, "Replays are exact").
  */
 final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder {
 
@@ -56,17 +44,15 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private volatile Mode mode = Mode.PASS;
 
-	/** Names of the headers set while recording, lower case to the name as set. */
+	// Lower case to the name as set.
 	private final Map<String, String> touched = new LinkedHashMap<>();
 
 	private @Nullable RecordingOutputStream stream;
 
 	private @Nullable PrintWriter writer;
 
-	/** An error was sent: the container writes the rest. */
 	private boolean errorSent;
 
-	/** A redirect was written while recording: nothing more is written. */
 	private boolean redirected;
 
 	private @Nullable String unrecordable;
@@ -87,10 +73,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		this.customizers = customizers;
 	}
 
-	/**
-	 * Starts holding the response back: a guarded call of the request's handler is about
-	 * to start, and whatever it writes is its outcome.
-	 */
 	synchronized void hold() {
 		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
 			this.mode = Mode.RECORDING;
@@ -111,32 +93,22 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				return;
 			}
 		}
-		// Ended since the call started (an async request that timed out).
+		// An async request that timed out since the call started.
 		owner.completeNotStoredAsync(getStatus(), "the request ended before its response was written");
 	}
 
-	/**
-	 * The handler failed after its call returned (the future or {@code Mono} it returned
-	 * failed): the call ends by releasing its key, unless its {@code cacheFor} stores the
-	 * failure.
-	 */
+	// The future or Mono the handler returned failed.
 	synchronized void failed(Throwable failure) {
 		this.failure = failure;
 	}
 
-	/**
-	 * The handler ran but its response cannot be stored as written.
-	 */
 	synchronized void unrecordable(String why) {
 		if (this.unrecordable == null) {
 			this.unrecordable = why;
 		}
 	}
 
-	/**
-	 * The guarded call failed before it returned and has ended its hold itself: what it
-	 * held is dropped, and the error handling writes the response.
-	 */
+	// The call failed before it returned: the error handling writes the response.
 	synchronized void passThrough() {
 		if (this.mode == Mode.RECORDING || this.mode == Mode.STREAMING) {
 			this.held.reset();
@@ -148,9 +120,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	public synchronized @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
 		this.replay = response;
 		this.mode = Mode.REPLAYING;
-		// Status, type and headers first, so that the handler's stand-in writes nothing
-		// that content negotiation would refuse; headers the request sets after this are
-		// its own and win. The customizers' headers replace the stored ones.
+		// Before the stand-in runs, so that content negotiation accepts the stored type;
+		// headers set after this win.
 		writeHead(response);
 		setHeaders(this.customizers.recorded(policy.name(), key, response));
 		return null;
@@ -176,8 +147,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	/**
-	 * Ends the request: stores and sends a recorded response, or sends a replay. Called
-	 * once the request's last dispatch has ended; the store is written outside the lock.
+	 * Called once the request's last dispatch has ended; writes the store outside the
+	 * lock.
 	 * @param exceptionResolved whether an exception was resolved into the response after
 	 * the handler's call returned (a converter that failed, a 406)
 	 */
@@ -212,8 +183,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			writeBody(body);
 		}
 		else if (mode == Mode.REPLAYING) {
-			// The status and the body's type again, over what the stand-in's handling
-			// applied (a @ResponseStatus); the other headers were set by replay().
+			// Again, over what the stand-in's handling applied (a @ResponseStatus).
 			HttpServletResponse target = (HttpServletResponse) getResponse();
 			target.setStatus(this.replay.status());
 			if (this.replay.contentType() != null) {
@@ -223,9 +193,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	/**
-	 * Why the response cannot be stored as written, or {@code null} when it can.
-	 */
 	private @Nullable String unrecordable(Mode mode, boolean exceptionResolved) {
 		if (mode == Mode.STREAMING) {
 			return "its response was a stream of events, sent as it came";
@@ -242,10 +209,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return null;
 	}
 
-	/**
-	 * Ends a request that failed after its handler's call returned, with no response
-	 * written by the error handling: the call ran, so its key is not freed.
-	 */
+	// A request that failed after its handler's call returned: the call ran, so its key
+	// is not freed.
 	void abandon() {
 		OwnerHandle owner;
 		Throwable failure;
@@ -334,10 +299,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return mode == Mode.RECORDING || mode == Mode.REPLAYING;
 	}
 
-	/**
-	 * A handler that sends a stream of events sends them as they come: what was held goes
-	 * out, the rest passes through, and the response is not stored.
-	 */
 	@Override
 	public void setContentType(@Nullable String type) {
 		super.setContentType(type);
@@ -350,7 +311,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		if (this.mode == Mode.RECORDING) {
 			this.mode = Mode.STREAMING;
 			if (this.stream == null) {
-				// Nothing written yet: the handler writes to the container's own stream.
 				return;
 			}
 			try {
@@ -388,8 +348,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			return this.writer;
 		}
 		if (!isHolding()) {
-			// The container's own writer, flushed by the container: a handler that is
-			// not recorded writes as if this wrapper were not there.
 			return super.getWriter();
 		}
 		if (this.stream != null) {
@@ -464,11 +422,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		sendRedirect(location, SC_FOUND, clearBuffer);
 	}
 
-	/**
-	 * A redirect of a guarded call is written here, as the container would write it
-	 * (status, {@code Location}, no body), so that it is recorded and replayed; any other
-	 * goes to the container.
-	 */
+	// Written here as the container would, so that it is recorded and replayed.
 	@Override
 	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
 		synchronized (this) {
@@ -537,11 +491,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		super.addDateHeader(name, date);
 	}
 
-	/**
-	 * Writes through until the response is held back; then into the {@link HeldBody}
-	 * (bounded by the result size limit, past which the held bytes are sent and the rest
-	 * passes through, and the return value is stored instead); during a replay, nowhere.
-	 */
 	private final class RecordingOutputStream extends ServletOutputStream {
 
 		private @Nullable ServletOutputStream target;

@@ -10,8 +10,8 @@ import org.springframework.http.HttpHeaders;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * Runs the application's {@link IdempotentReplayCustomizer}s on a replay, in order, each
- * guarded: one that throws is logged and its changes dropped, and the replay goes on.
+ * Runs the {@link IdempotentReplayCustomizer}s on a replay; one that throws is logged and
+ * its changes dropped.
  */
 final class ReplayCustomizers {
 
@@ -26,17 +26,12 @@ final class ReplayCustomizers {
 		this.replayedHeaders = replayedHeaders;
 	}
 
-	/**
-	 * The headers the customizers set on a replay of a recorded response, each to replace
-	 * the header of that name; empty without customizers.
-	 */
 	HttpHeaders recorded(String operation, String key, RecordedResponse response) {
 		if (this.customizers.isEmpty()) {
 			return HttpHeaders.EMPTY;
 		}
 		HttpHeaders stored = new HttpHeaders();
 		response.headers().forEach(stored::put);
-		// The record's body is shared with the replay: the customizers get copies.
 		return run(
 				new ReplayedResponse(operation, key, response.status(), stored, response.body(), this.replayedHeaders));
 	}

@@ -9,20 +9,12 @@ import java.util.Set;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Which response headers a replay carries: all that the first call's response set, except
- * hop-by-hop headers, headers the server computes for each response, CORS headers
- * (computed for each request's origin) and credentials. A replay goes to whoever sends
- * the key again, and must never hand them the first caller's session cookie or token.
- * With an allow-list, only the headers it names, still less those.
+ * Which response headers a replay carries: never hop-by-hop, per-response, CORS or
+ * credential headers, since a replay goes to whoever sends the key again.
  */
 final class ReplayedHeaders {
 
-	/**
-	 * Hop-by-hop headers (RFC 9110 section 7.6.1), framing headers the container
-	 * recomputes, and credentials: the standard ones, and the custom ones common enough
-	 * that a handler may set them on a {@code ResponseEntity} (a session or API token, a
-	 * CSRF token bound to the first caller's session).
-	 */
+	// Hop-by-hop (RFC 9110 7.6.1), framing, and credentials, standard or common custom.
 	private static final Set<String> NOT_REPLAYED = Set.of("connection", "keep-alive", "proxy-authenticate",
 			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
 			"content-length", "date", "set-cookie", "set-cookie2", "authorization", "www-authenticate",
@@ -34,20 +26,10 @@ final class ReplayedHeaders {
 
 	private final Set<String> replayedOnly;
 
-	/**
-	 * @param excludedHeaders further headers never stored, case-insensitive (the
-	 * application's own, the key and replay markers that each response sets anew)
-	 */
 	ReplayedHeaders(Collection<String> excludedHeaders) {
 		this(excludedHeaders, List.of());
 	}
 
-	/**
-	 * @param excludedHeaders further headers never stored, case-insensitive (the
-	 * application's own, the key and replay markers that each response sets anew)
-	 * @param replayedOnlyHeaders when not empty, the only headers stored,
-	 * case-insensitive, still less the excluded ones and credentials
-	 */
 	ReplayedHeaders(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
 		Set<String> excluded = new HashSet<>(NOT_REPLAYED);
 		excludedHeaders.forEach((name) -> excluded.add(name.toLowerCase(Locale.ROOT)));
@@ -63,10 +45,7 @@ final class ReplayedHeaders {
 				&& (this.replayedOnly.isEmpty() || this.replayedOnly.contains(lower));
 	}
 
-	/**
-	 * Whether a header is set by the container for each response rather than stored: the
-	 * body's length, and its type, which is recorded apart.
-	 */
+	// The type is recorded apart; the length is the container's.
 	static boolean isContentHeader(String name) {
 		return name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) || name.equalsIgnoreCase(HttpHeaders.CONTENT_LENGTH);
 	}

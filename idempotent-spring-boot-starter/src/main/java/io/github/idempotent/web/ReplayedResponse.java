@@ -9,9 +9,8 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
 
 /**
- * A replay about to be written, as an {@link IdempotentReplayCustomizer} sees it: which
- * call it replays, the response as it was recorded, and the headers customizers add or
- * set on it. Valid only during {@link IdempotentReplayCustomizer#customize}.
+ * A replay about to be written, as an {@link IdempotentReplayCustomizer} sees it. Valid
+ * only during {@link IdempotentReplayCustomizer#customize}.
  */
 public final class ReplayedResponse {
 
@@ -40,40 +39,33 @@ public final class ReplayedResponse {
 	}
 
 	/**
-	 * Name of the operation replayed: the annotation's {@code name}, by default the
-	 * handler method's class and signature. Also the {@code operation} tag of the
-	 * metrics.
+	 * Name of the operation replayed, as in the {@code operation} tag of the metrics.
 	 */
 	public String operation() {
 		return this.operation;
 	}
 
 	/**
-	 * Idempotency key the client sent (or the key expression gave), unscoped.
+	 * Idempotency key of the call, unscoped.
 	 */
 	public String key() {
 		return this.key;
 	}
 
-	/**
-	 * Status of the replay, as recorded.
-	 */
 	public int status() {
 		return this.status;
 	}
 
 	/**
-	 * Body bytes as the first caller got them (a copy: changing it changes nothing).
+	 * Body bytes as the first caller got them, copied.
 	 */
 	public byte[] body() {
 		return Arrays.copyOf(this.body, this.body.length);
 	}
 
 	/**
-	 * Headers the replay carries (read-only): the stored ones, with those the customizers
-	 * before this one set. Without the ones each response gets anew
-	 * ({@code Idempotent-Replayed}, the key echo) or that the server computes
-	 * ({@code Content-Length}, {@code Date}).
+	 * Headers the replay carries (read-only): the stored ones and those earlier
+	 * customizers set, without those each response gets anew.
 	 */
 	public HttpHeaders headers() {
 		return HttpHeaders.readOnlyHttpHeaders(this.headers);
@@ -99,10 +91,7 @@ public final class ReplayedResponse {
 		this.changed.add(name.toLowerCase(Locale.ROOT));
 	}
 
-	/**
-	 * Headers that say how the stored body bytes are to be read: changing one on a replay
-	 * would make the client decode those bytes differently from the first caller.
-	 */
+	// Changing one would make the client decode the stored bytes differently.
 	private static final Set<String> DECODING_HEADERS = Set.of("content-encoding", "content-range",
 			"transfer-encoding");
 
@@ -132,10 +121,7 @@ public final class ReplayedResponse {
 		}
 	}
 
-	/**
-	 * Runs one customizer; a customizer that throws leaves the headers as they were
-	 * before it ran.
-	 */
+	// A customizer that throws leaves the headers as they were.
 	void customize(IdempotentReplayCustomizer customizer) {
 		HttpHeaders before = copy(this.headers);
 		Set<String> changedBefore = new LinkedHashSet<>(this.changed);
@@ -149,10 +135,7 @@ public final class ReplayedResponse {
 		}
 	}
 
-	/**
-	 * The headers customizers set or added, with all their values: each replaces the
-	 * header of that name on the response.
-	 */
+	// Each replaces the header of that name on the response.
 	HttpHeaders changes() {
 		HttpHeaders changes = new HttpHeaders();
 		this.headers.forEach((name, values) -> {

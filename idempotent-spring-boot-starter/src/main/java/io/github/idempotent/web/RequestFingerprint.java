@@ -23,17 +23,9 @@ import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.store.Fingerprint;
 
 /**
- * The fingerprint of an HTTP request as its client sent it: the method, the path and the
- * route it matched, the query (and form) parameters, and the body as received. A JSON
- * body is canonicalised as RFC 8785 (JSON Canonicalization Scheme) does: members sorted
- * by their UTF-16 code units, insignificant whitespace dropped, strings escaped one way,
- * and numbers by value, so that {@code {"amount":12.50}} and {@code {"amount": 12.5}} are
- * the same request. Numbers are compared by their exact decimal value rather than as IEEE
- * 754 doubles, which RFC 8785 uses: two 20-digit account numbers that a double cannot
- * tell apart stay two requests. Any other body counts byte for byte.
- * <p>
- * Nothing the binding drops or hides escapes it: a field the handler's type does not
- * have, or writes masked, is still part of the request.
+ * The fingerprint of an HTTP request as its client sent it, a JSON body canonicalised as
+ * RFC 8785 but with numbers by exact decimal value rather than as doubles (docs/http.md,
+ * "What the fingerprint covers").
  */
 final class RequestFingerprint {
 
@@ -47,9 +39,7 @@ final class RequestFingerprint {
 
 	/**
 	 * @param parameters the query parameters, and the form parameters of a form post
-	 * @param contentType the body's type, or {@code null}
-	 * @param body the body as received; empty for a form post, whose fields are
-	 * parameters
+	 * @param body the body as received; empty for a form post
 	 */
 	Fingerprint of(String method, String path, @Nullable String route, MultiValueMap<String, String> parameters,
 			@Nullable MediaType contentType, byte[] body) {
@@ -88,17 +78,14 @@ final class RequestFingerprint {
 		field(out, value.getBytes(StandardCharsets.UTF_8));
 	}
 
-	/**
-	 * Each part with its length first, so that no two requests write the same bytes.
-	 */
+	// Length first, so that no two requests write the same bytes.
 	private static void field(OutputStream out, byte[] value) throws IOException {
 		out.write((value.length + ":").getBytes(StandardCharsets.US_ASCII));
 		out.write(value);
 	}
 
 	/**
-	 * The canonical form of a JSON document, or {@code null} when the body is not JSON
-	 * (then its bytes count as they are).
+	 * The canonical form of a JSON document, or {@code null} when the body is not JSON.
 	 */
 	static byte @Nullable [] canonicalJson(byte[] body) {
 		if (body.length == 0) {
@@ -159,11 +146,7 @@ final class RequestFingerprint {
 		}
 	}
 
-	/**
-	 * A number as RFC 8785 writes it (ECMAScript's {@code Number.prototype.toString}):
-	 * plain digits from 1e-6 up to 1e21, else {@code 1.5e+30} style, both from the exact
-	 * decimal value.
-	 */
+	// ECMAScript's Number.prototype.toString, from the exact decimal value.
 	static String number(BigDecimal value) {
 		if (value.signum() == 0) {
 			return "0";
@@ -182,10 +165,6 @@ final class RequestFingerprint {
 		return out.append('e').append((exponent > 0) ? "+" : "").append(exponent).toString();
 	}
 
-	/**
-	 * A string as RFC 8785 writes it: only {@code "}, {@code \} and control characters
-	 * escaped, the short escapes where JSON has them.
-	 */
 	private static void string(String value, StringBuilder out) {
 		out.append('"');
 		for (int i = 0; i < value.length(); i++) {

@@ -15,31 +15,16 @@ import org.springframework.http.ResponseEntity;
 import io.github.idempotent.core.ResultConverter;
 
 /**
- * Stores a {@link ResponseEntity} as its status, its end-to-end headers and its body
- * (typed by the entity's generic type), so a replay is the same response. Hop-by-hop
- * headers, headers the server computes for each response and credentials are not stored:
- * a replay goes to whoever sends the key again, and must never hand them the first
- * caller's session cookie or token.
+ * Stores a {@link ResponseEntity} as its status, its replayed headers (never credentials)
+ * and its typed body.
  */
 public class ResponseEntityResultConverter implements ResultConverter {
 
 	private final ReplayedHeaders replayed;
 
-	public ResponseEntityResultConverter() {
-		this(List.of());
-	}
-
 	/**
-	 * @param excludedHeaders further response headers never stored, case-insensitive
-	 */
-	public ResponseEntityResultConverter(Collection<String> excludedHeaders) {
-		this(excludedHeaders, List.of());
-	}
-
-	/**
-	 * @param excludedHeaders further response headers never stored, case-insensitive
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored,
-	 * case-insensitive, still less the excluded ones and credentials
+	 * @param excludedHeaders further response headers never stored
+	 * @param replayedOnlyHeaders when not empty, the only response headers stored
 	 */
 	public ResponseEntityResultConverter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
 		this.replayed = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
@@ -77,9 +62,6 @@ public class ResponseEntityResultConverter implements ResultConverter {
 		return ResponseEntity.status(response.status()).headers(headers).body(response.body());
 	}
 
-	/**
-	 * The stored form of a response entity.
-	 */
 	public record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {
 	}
 

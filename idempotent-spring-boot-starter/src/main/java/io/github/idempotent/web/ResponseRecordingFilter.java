@@ -16,21 +16,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
- * Records the response of an {@code @Idempotent} handler method on Spring MVC as it was
- * written, so that a replay is byte for byte what the first caller got: the status, the
- * headers set from the handler's call on, and the body as the message converters (and any
- * {@code ResponseBodyAdvice}) produced it. Every response passes through untouched until
- * the web layer starts a guarded call of the request's handler; then its body is held
- * until the request's last dispatch (the async one, for a future or a {@code Mono}) has
- * ended, stored, and sent. The request's body is kept too, once read, so that the guard
- * can fingerprint it and the handler still read it. Runs after Spring Security's filters,
- * so that the headers they write for each response are theirs to write again on a replay.
+ * Records the response of a guarded Spring MVC handler as it was written, and keeps the
+ * request's body for the fingerprint. Runs after Spring Security's filters, so that the
+ * headers they write are written again on a replay.
  */
 public class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	/**
-	 * Order of this filter: after Spring Security's filter chain (-100) and the request
-	 * context and observation filters.
+	 * After Spring Security's filter chain (-100) and the observation filters.
 	 */
 	public static final int ORDER = 0;
 
@@ -43,12 +36,9 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 	private final long maxResultSize;
 
 	/**
-	 * @param excludedHeaders response headers never stored, case-insensitive, besides
-	 * credentials and hop-by-hop headers
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored,
-	 * case-insensitive, still less the excluded ones, credentials and hop-by-hop headers
-	 * @param maxResultSize largest body recorded, in bytes
-	 * @param customizers shown each replay before it is written, in this order
+	 * @param excludedHeaders response headers never stored, besides credentials and
+	 * hop-by-hop headers
+	 * @param replayedOnlyHeaders when not empty, the only response headers stored
 	 */
 	public ResponseRecordingFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
 			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
@@ -63,8 +53,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		if (request.getAttribute(RECORDING) instanceof RecordingServletResponse recording) {
-			// The async dispatch of a request this filter wraps: the response is the
-			// recording one, wrapped by the async machinery.
+			// An async dispatch: the response is the recording one, wrapped again.
 			proceed(request, response, chain, recording);
 			return;
 		}
@@ -97,10 +86,6 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 		return false;
 	}
 
-	/**
-	 * The recording response of {@code request}, or {@code null} when this filter does
-	 * not wrap it.
-	 */
 	static @Nullable RecordingServletResponse recording(HttpServletRequest request) {
 		return (request.getAttribute(RECORDING) instanceof RecordingServletResponse recording) ? recording : null;
 	}

@@ -14,10 +14,7 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Records the response of an {@code @Idempotent} handler method on WebFlux as it was
- * written (see {@link ResponseRecordingFilter} for Spring MVC): decorates each exchange's
- * response, which passes everything through until the web layer starts a guarded call of
- * the exchange's handler. Runs after Spring Security's web filters.
+ * The WebFlux twin of {@link ResponseRecordingFilter}.
  */
 public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
@@ -30,12 +27,7 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	private final long maxResultSize;
 
 	/**
-	 * @param excludedHeaders response headers never stored, case-insensitive, besides
-	 * credentials and hop-by-hop headers
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored,
-	 * case-insensitive, still less the excluded ones, credentials and hop-by-hop headers
-	 * @param maxResultSize largest body recorded, in bytes
-	 * @param customizers shown each replay before it is written, in this order
+	 * See {@link ResponseRecordingFilter#ResponseRecordingFilter}.
 	 */
 	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
 			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
@@ -46,12 +38,7 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 		this.maxResultSize = maxResultSize;
 	}
 
-	/**
-	 * Runs the rest of the chain. A client that goes away while a guarded call runs does
-	 * not cancel it: the call ran (or is running), so its response is still written here
-	 * and stored, and the client's retry gets it; any other exchange is cancelled as
-	 * usual.
-	 */
+	// A client that goes away does not cancel a guarded call: its retry gets the replay.
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(),
@@ -71,10 +58,6 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 		});
 	}
 
-	/**
-	 * The recording response of {@code exchange}, or {@code null} when this filter does
-	 * not decorate it.
-	 */
 	static @Nullable RecordingServerHttpResponse recording(ServerWebExchange exchange) {
 		return (exchange.getAttribute(RECORDING) instanceof RecordingServerHttpResponse recording) ? recording : null;
 	}

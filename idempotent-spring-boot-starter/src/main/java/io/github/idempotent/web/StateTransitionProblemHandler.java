@@ -12,10 +12,8 @@ import io.github.idempotent.state.IllegalStateTransitionException;
 
 /**
  * Maps a transition a {@code StateMachine} refuses to a 409 problem without
- * {@code Retry-After}: a conflict with the resource's state that a retry cannot fix. It
- * is a domain answer that applications often shape themselves, so unlike
- * {@link IdempotencyProblemHandler} it has the lowest precedence: any application advice
- * that handles the exception wins.
+ * {@code Retry-After}, at the lowest precedence: any application advice that handles it
+ * wins.
  */
 @RestControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE)
