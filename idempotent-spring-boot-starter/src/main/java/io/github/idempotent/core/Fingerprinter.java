@@ -27,24 +27,14 @@ import tools.jackson.databind.introspect.JacksonAnnotationIntrospector;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Computes the {@link Fingerprint} of a payload: SHA-256 of its canonical JSON
- * (properties and map entries sorted), so that two equal payloads give the same
- * fingerprint whatever the order of their map entries.
+ * Computes the {@link Fingerprint} of a payload: SHA-256, or HMAC-SHA256 under a secret,
+ * of its canonical JSON (properties and map entries sorted).
  * <p>
- * The JSON is written with the application's mapper, except that nothing is hidden from
- * it: properties marked {@code @JsonIgnore}, {@code @JsonIgnoreProperties},
- * {@code WRITE_ONLY} (a card number, a password) or in a {@code @JsonView}, types marked
- * {@code @JsonIgnoreType}, fields without a getter (a setter-only property), values a
- * {@code @JsonSerialize} serializer would mask and types whose {@code @JsonValue} writes
- * less than they hold are all part of the payload a key was first used with, so a retry
- * that changes them is refused.
- * <p>
- * With a secret, the fingerprint is the HMAC-SHA256 of that JSON under it instead: such
- * payloads may hold low-entropy secrets (a card number), and an unkeyed digest of them,
- * read from a record, lets whoever reads it guess them offline. The secret must be the
- * same on every instance and across restarts, or a retry that reaches another instance
- * would be refused as a reuse of its key; a secret made up at start-up cannot be, which
- * is why there is none by default.
+ * Nothing is hidden from that JSON: {@code @JsonIgnore}, {@code WRITE_ONLY},
+ * {@code @JsonView}, custom serializers and setter-only fields are all part of the
+ * payload, so a retry that changes them is refused. A secret keeps low-entropy values (a
+ * card number) from being guessed offline from a record; it must be the same on every
+ * instance and across restarts.
  */
 public final class Fingerprinter {
 
@@ -52,10 +42,7 @@ public final class Fingerprinter {
 
 	private final JsonMapper canonicalMapper;
 
-	/**
-	 * Cloned per call: a clone copies a few words of state, where
-	 * {@link MessageDigest#getInstance} looks the algorithm up among the providers.
-	 */
+	/** Cloned per call: cheaper than {@link MessageDigest#getInstance}. */
 	private final MessageDigest prototype = RecordKey.sha256();
 
 	private final boolean cloneable;
@@ -64,17 +51,13 @@ public final class Fingerprinter {
 
 	private final @Nullable SecretKeySpec macKey;
 
-	/**
-	 * Fingerprints as the unkeyed SHA-256 of the payload's canonical JSON.
-	 */
 	public Fingerprinter(JsonMapper mapper) {
 		this(mapper, null);
 	}
 
 	/**
-	 * Fingerprints as the HMAC-SHA256 of the payload's canonical JSON under
-	 * {@code secret}, or, when it is {@code null}, as its unkeyed SHA-256.
-	 * @param secret the same on every instance and across restarts
+	 * Fingerprints as the HMAC-SHA256 under {@code secret}, or the unkeyed SHA-256 when
+	 * it is {@code null}.
 	 */
 	public Fingerprinter(JsonMapper mapper, @Nullable String secret) {
 		this.canonicalMapper = mapper.rebuild()
@@ -95,9 +78,6 @@ public final class Fingerprinter {
 		}
 	}
 
-	/**
-	 * Whether fingerprints are keyed.
-	 */
 	public boolean isKeyed() {
 		return this.macPrototype != null;
 	}
@@ -145,13 +125,12 @@ public final class Fingerprinter {
 	}
 
 	public Fingerprint fingerprint(@Nullable Object payload) {
-		// The JSON is streamed into the digest: never materialised as a String or array.
 		return fingerprint((out) -> this.canonicalMapper.writeValue(out, payload));
 	}
 
 	/**
-	 * The fingerprint of the bytes {@code writer} writes, keyed as {@link #fingerprint}
-	 * is: for inputs that are not a Java payload (an HTTP request as it was received).
+	 * The fingerprint of the bytes {@code writer} writes, for inputs that are not a Java
+	 * payload (an HTTP request as received).
 	 */
 	public Fingerprint fingerprint(Writer writer) {
 		Mac macPrototype = this.macPrototype;
@@ -165,9 +144,6 @@ public final class Fingerprinter {
 		return new Fingerprint(BASE64.encodeToString(digest.digest()));
 	}
 
-	/**
-	 * Writes what is fingerprinted.
-	 */
 	@FunctionalInterface
 	public interface Writer {
 
@@ -222,8 +198,7 @@ public final class Fingerprinter {
 		}
 
 		/**
-		 * Fields count whatever their visibility: a property with a setter and no getter
-		 * is data the client sent.
+		 * A property with a setter and no getter is data the client sent.
 		 */
 		@Override
 		public VisibilityChecker findAutoDetectVisibility(MapperConfig<?> config, AnnotatedClass annotated,

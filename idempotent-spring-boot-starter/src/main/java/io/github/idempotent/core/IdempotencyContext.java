@@ -10,44 +10,24 @@ import org.springframework.util.Assert;
 import io.github.idempotent.annotation.DuplicateHandling;
 
 /**
- * What an idempotent method can learn about the call it is running in: which attempt at
- * its key this is, when the attempt before it started, and whether it runs for a
- * duplicate.
- * <p>
- * A call that claims a key whose previous owner never finished (its lease ran out, or an
- * operator forced the key free) runs the method again, and that owner may have had side
- * effects before it stopped: a payment charged, a message sent. Such a call is a
- * {@link #isTakeover() takeover}; a method with an external side effect looks it up by
- * the key before repeating it:
+ * What an idempotent method can learn about the call it runs in: its attempt at the key,
+ * and whether it runs for a duplicate. A {@link #isTakeover() takeover} claimed a key
+ * whose previous owner never finished and may have had side effects, so a method with an
+ * external side effect looks it up before repeating it:
  *
  * <pre class="code">
- * &#64;Idempotent(key = "#request.orderNo")
- * public Charge charge(ChargeRequest request) {
- *     if (IdempotencyContext.current().map(IdempotencyContext::isTakeover).orElse(true)) {
- *         Optional&lt;Charge&gt; earlier = provider.findCharge(request.orderNo());
- *         if (earlier.isPresent()) {
- *             return earlier.get();
- *         }
- *     }
- *     return provider.charge(request);
+ * if (IdempotencyContext.current().map(IdempotencyContext::isTakeover).orElse(true)) {
+ *     // look up the earlier attempt's charge before charging again
  * }
  * </pre>
  *
- * The context is bound to the thread that runs the method, for as long as it runs: a
- * method that returns a {@code CompletableFuture} reads it before handing work to another
- * thread, and a reactive method reads it from its Reactor context (see the reference
- * documentation). No context is bound when no key protects the call: a call run
- * unprotected because the store could not be reached ({@code failure-mode=open}), or a
- * method not guarded at all; the example above then takes the careful path.
- *
- * @see io.github.idempotent.store.ClaimResult.Acquired
+ * The context is bound to the thread that runs the method (a reactive method reads it
+ * from its Reactor context). None is bound when no key protects the call, such as a call
+ * run unprotected with {@code failure-mode=open}.
  */
 public final class IdempotencyContext {
 
-	/**
-	 * The key under which a reactive method finds its context in its Reactor context:
-	 * {@code Mono.deferContextual((context) -> context.getOrEmpty(IdempotencyContext.REACTOR_CONTEXT_KEY))}.
-	 */
+	/** The key of the context in a reactive method's Reactor context. */
 	public static final Class<IdempotencyContext> REACTOR_CONTEXT_KEY = IdempotencyContext.class;
 
 	private static final ThreadLocal<@Nullable IdempotencyContext> current = new ThreadLocal<>();
@@ -83,8 +63,8 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * The context of a duplicate that runs although its key has completed, because its
-	 * operation asked to see duplicates ({@link DuplicateHandling#FLAG}).
+	 * The context of a duplicate run because its operation asked to see duplicates
+	 * ({@link DuplicateHandling#FLAG}).
 	 */
 	public static IdempotencyContext duplicate(String operation, String key) {
 		return new IdempotencyContext(operation, key, 1, null, true);
@@ -99,7 +79,7 @@ public final class IdempotencyContext {
 
 	/**
 	 * Binds {@code context} to this thread until the returned scope is closed, which
-	 * restores what was bound before (the context of an enclosing idempotent call).
+	 * restores what was bound before.
 	 */
 	public static Scope bind(IdempotencyContext context) {
 		Assert.notNull(context, "context must not be null");
@@ -116,9 +96,8 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * Binds no context to this thread until the returned scope is closed, which restores
-	 * what was bound before: for a call that runs unprotected inside an idempotent one,
-	 * which must not take the enclosing call's context for its own.
+	 * Binds no context to this thread until the returned scope is closed: for a call that
+	 * runs unprotected inside an idempotent one.
 	 */
 	public static Scope unbind() {
 		IdempotencyContext previous = current.get();
@@ -138,42 +117,37 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * The idempotency key as the caller sent it (or as the key expression gave it).
+	 * The idempotency key as the caller sent it.
 	 */
 	public String getKey() {
 		return this.key;
 	}
 
 	/**
-	 * Which attempt at the key this call is: 1 for the first, one more for each call
-	 * taken over before it. A store remembers an unfinished attempt for a limited time
-	 * (docs/stores.md); a takeover after that counts as attempt 1 again.
+	 * Which attempt at the key this call is: 1 for the first, one more for each takeover.
 	 */
 	public int getAttempt() {
 		return this.attempt;
 	}
 
 	/**
-	 * Whether this call took its key over from a call that never finished, whose side
-	 * effects may have happened.
+	 * Whether this call took its key over from a call that never finished.
 	 */
 	public boolean isTakeover() {
 		return this.attempt > 1;
 	}
 
 	/**
-	 * When the attempt this call took over claimed the key, to the second, by the clock
-	 * of the instance that claimed it; empty on attempt 1, or when the store does not
-	 * know.
+	 * When the attempt this call took over claimed the key; empty on attempt 1 or when
+	 * the store does not know.
 	 */
 	public Optional<Instant> getPreviousAttemptStartedAt() {
 		return Optional.ofNullable(this.previousAttemptStartedAt);
 	}
 
 	/**
-	 * Whether this call is a duplicate of a call that has completed, run only because its
-	 * operation asked to see duplicates ({@link DuplicateHandling#FLAG}); its outcome is
-	 * not stored.
+	 * Whether this call is a completed key's duplicate, run for
+	 * {@link DuplicateHandling#FLAG}; its outcome is not stored.
 	 */
 	public boolean isDuplicate() {
 		return this.duplicate;

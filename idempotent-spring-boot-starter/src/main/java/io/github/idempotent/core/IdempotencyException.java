@@ -1,8 +1,7 @@
 package io.github.idempotent.core;
 
 /**
- * Base of the exceptions the idempotency protocol throws. The {@linkplain #getMessage()
- * message} is for logs and may name methods, expressions and stores; the
+ * Base of the exceptions the idempotency protocol throws: the message is for logs, the
  * {@linkplain #getDetail() detail} is what a client may be told.
  */
 public abstract class IdempotencyException extends RuntimeException {
@@ -23,8 +22,7 @@ public abstract class IdempotencyException extends RuntimeException {
 	}
 
 	/**
-	 * What went wrong, in words fit for the caller of an API: no class, method or
-	 * expression names, no store addresses.
+	 * What went wrong, fit for an API's caller: no class, expression or store names.
 	 */
 	public String getDetail() {
 		return this.detail;

@@ -1,8 +1,8 @@
 package io.github.idempotent.core;
 
 /**
- * The idempotency key (or the scope) of a call is missing, blank, too long or malformed.
- * Maps to HTTP 400.
+ * The idempotency key or scope of a call is missing, blank, too long or malformed (HTTP
+ * 400).
  */
 public class IdempotencyKeyException extends IdempotencyException {
 
@@ -16,7 +16,7 @@ public class IdempotencyKeyException extends IdempotencyException {
 
 	/**
 	 * @param detail what the caller is told
-	 * @param message what the log says, with the method and expression at fault
+	 * @param message what the log says
 	 */
 	public IdempotencyKeyException(String detail, String message) {
 		super(detail, message, null);

@@ -5,9 +5,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Supplies the key of a call whose annotation has no key expression, from the calling
- * context: the {@code Idempotency-Key} header of the current HTTP request, or the id of
- * the message a listener is handling.
+ * Supplies the key of a call whose annotation has no key expression: the
+ * {@code Idempotency-Key} header of the current HTTP request, or a message's id.
  */
 @FunctionalInterface
 public interface IdempotencyKeyResolver {
@@ -27,37 +26,32 @@ public interface IdempotencyKeyResolver {
 
 	/**
 	 * Whether the current thread is in the context this resolver reads (an HTTP request,
-	 * a message being handled). An application with both controllers and listeners has
-	 * one resolver per context; the one that applies answers for the call.
+	 * a message being handled).
 	 */
 	default boolean appliesToCurrentCall() {
 		return true;
 	}
 
 	/**
-	 * Whether the current call, in this resolver's context, has no caller to scope its
-	 * key by: a message, whose key (its id) is the same whoever sent it. Such a call
-	 * takes the {@link IdempotencyScopeResolver#GLOBAL global} scope when the scope
-	 * resolver finds no caller, where any other call fails with
-	 * {@link IdempotencyScopeException}.
+	 * Whether the current call has no caller to scope its key by, such as a message: it
+	 * then takes the {@link IdempotencyScopeResolver#GLOBAL global} scope instead of
+	 * failing with {@link IdempotencyScopeException}.
 	 */
 	default boolean isCallerless() {
 		return false;
 	}
 
 	/**
-	 * A SpEL variable the context offers to key, scope and payload expressions
-	 * ({@code #headers} of the current message), or {@code null} if it has none of that
-	 * name. Arguments of the method take precedence.
+	 * A SpEL variable the context offers to expressions ({@code #headers} of a message),
+	 * or {@code null}. Method arguments take precedence.
 	 */
 	default @Nullable Object resolveVariable(String name) {
 		return null;
 	}
 
 	/**
-	 * Resolver that answers with the first key of those of {@code resolvers} that apply
-	 * to the current call; its source and variables are those of the first that applies,
-	 * or of the first of all when none does.
+	 * Resolver that answers with the first key among {@code resolvers} that apply to the
+	 * current call.
 	 */
 	static IdempotencyKeyResolver composite(List<? extends IdempotencyKeyResolver> resolvers) {
 		if (resolvers.size() == 1) {
@@ -78,11 +72,8 @@ public interface IdempotencyKeyResolver {
 				return all.get(0);
 			}
 
-			/**
-			 * The first key among the resolvers that apply: a resolver of the
-			 * application's that does not override {@code appliesToCurrentCall} and has
-			 * no key outside its own context leaves the message's key to the next.
-			 */
+			// The first key among those that apply: an application's resolver with no key
+			// outside its context leaves a message's key to the next.
 			@Override
 			public @Nullable String resolveKey() {
 				for (IdempotencyKeyResolver resolver : all) {

@@ -5,22 +5,18 @@ import java.util.List;
 import io.github.idempotent.annotation.DuplicateHandling;
 
 /**
- * Callbacks on the outcomes of the protocol, for metrics, logs and the HTTP layer (which
- * marks replays). Called on the caller's thread; implementations must be fast and must
- * not throw.
+ * Callbacks on the outcomes of idempotent calls, for metrics, logs and the HTTP layer.
+ * Called on the caller's thread: implementations must be fast and must not throw.
  */
 public interface IdempotencyObserver {
 
-	/**
-	 * Observer that does nothing.
-	 */
+	/** Observer that does nothing. */
 	IdempotencyObserver NONE = new IdempotencyObserver() {
 	};
 
 	/**
-	 * Observer that passes every callback to {@code observer} and logs, rather than
-	 * throws, what it throws: an observer is told about a call after the fact, and its
-	 * failure must not lose that call's result or turn a replay into an error.
+	 * Observer that passes every callback to {@code observer} and logs what it throws, so
+	 * an observer's failure never loses a call's result.
 	 */
 	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
 		if (observer == NONE || observer instanceof FailSafeObserver) {
@@ -29,9 +25,6 @@ public interface IdempotencyObserver {
 		return new FailSafeObserver(observer);
 	}
 
-	/**
-	 * Observer that notifies each of {@code observers} in turn.
-	 */
 	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {
 		if (observers.isEmpty()) {
 			return NONE;
@@ -84,8 +77,7 @@ public interface IdempotencyObserver {
 
 			@Override
 			public void step(IdempotencyPolicy policy, String key, Step step) {
-				// A loop, not forEach: called on every call, a capturing lambda would be
-				// an allocation per step.
+				// A loop, not forEach: no capturing lambda per step.
 				for (int i = 0; i < all.size(); i++) {
 					all.get(i).step(policy, key, step);
 				}
@@ -100,10 +92,9 @@ public interface IdempotencyObserver {
 	}
 
 	/**
-	 * The observer to notify about an asynchronous call, whose outcome is known later and
-	 * on another thread. Called on the calling thread when the call starts, so that an
-	 * observer bound to the calling thread (the current HTTP response, say) can capture
-	 * what it needs. By default this observer itself.
+	 * The observer of an asynchronous call, asked on the calling thread when the call
+	 * starts, so that one bound to that thread (an HTTP response) can capture what it
+	 * needs. By default this observer itself.
 	 */
 	default IdempotencyObserver forAsyncCall() {
 		return this;
@@ -122,35 +113,34 @@ public interface IdempotencyObserver {
 	}
 
 	/**
-	 * A duplicate of a completed call returned {@code null} without running the method or
-	 * reading the stored result ({@link DuplicateHandling#SKIP}).
+	 * A duplicate of a completed call returned {@code null} without running the method
+	 * ({@link DuplicateHandling#SKIP}).
 	 */
 	default void skipped(IdempotencyPolicy policy, String key) {
 	}
 
 	/**
-	 * A duplicate of a completed call is about to run the method again, flagged as a
-	 * duplicate; its outcome will not be stored ({@link DuplicateHandling#FLAG}).
+	 * A duplicate of a completed call is about to run the method again; its outcome will
+	 * not be stored ({@link DuplicateHandling#FLAG}).
 	 */
 	default void flagged(IdempotencyPolicy policy, String key) {
 	}
 
 	/**
 	 * A call was refused: a duplicate in progress, the key reused with another payload,
-	 * or a store with no room for the key ({@link IdempotencyStoreFullException}).
+	 * or a full store.
 	 */
 	default void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 	}
 
 	/**
-	 * The store was unreachable and the method ran unprotected (fail open).
+	 * The store was unreachable and the method ran unprotected.
 	 */
 	default void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
 	}
 
 	/**
-	 * The caller's placeholder was taken over or deleted (its lease ran out before it
-	 * completed or renewed, or an operator deleted it), so a second execution may have
+	 * The caller's placeholder was taken over or deleted, so a second execution may have
 	 * started.
 	 */
 	default void leaseLost(IdempotencyPolicy policy, String key) {
@@ -158,40 +148,30 @@ public interface IdempotencyObserver {
 
 	/**
 	 * The call has held its key for its {@code maxDuration}: its lease is no longer
-	 * renewed, so a retry runs the method once the lease runs out, and its result will
-	 * not be stored.
+	 * renewed and its result will not be stored.
 	 */
 	default void maxDurationExceeded(IdempotencyPolicy policy, String key) {
 	}
 
 	/**
-	 * The call reached a {@link Step} of the protocol: for observers that time one call
-	 * (a trace), which mark where its time went. Called on every call, up to twice more
-	 * per call than the outcome callbacks, so it must be cheaper still.
+	 * The call reached a {@link Step} of the protocol, for observers that time one call.
+	 * Called on every call, so it must be cheap.
 	 */
 	default void step(IdempotencyPolicy policy, String key, Step step) {
 	}
 
 	/**
-	 * Points in one call's protocol where the store is involved.
+	 * Points in one call where the store is involved.
 	 */
 	enum Step {
 
-		/**
-		 * The store has answered a claim of the key (a duplicate that waits claims again:
-		 * one step per claim).
-		 */
+		/** The store has answered a claim of the key (once per claim). */
 		CLAIMED,
 
-		/**
-		 * The method has returned (or thrown an exception it caches): its outcome is
-		 * about to be written to the store.
-		 */
+		/** The method has returned; its outcome is about to be stored. */
 		COMPLETING,
 
-		/**
-		 * The method has failed: its placeholder is about to be released.
-		 */
+		/** The method has failed; its placeholder is about to be released. */
 		RELEASING
 
 	}

@@ -8,8 +8,7 @@ import org.springframework.util.Assert;
 import io.github.idempotent.annotation.DuplicateHandling;
 
 /**
- * Settings of one idempotent operation, resolved once (from the annotation and the
- * properties) and reused on every call.
+ * Settings of one idempotent operation, resolved once and reused on every call.
  *
  * @param name operation name, part of the record key
  * @param ttl how long a completed result is replayed
@@ -18,22 +17,18 @@ import io.github.idempotent.annotation.DuplicateHandling;
  * @param retryAfter delay suggested to a refused duplicate
  * @param cacheFor exception types stored as outcomes instead of releasing the key
  * @param codec codec bound to the operation's return type
- * @param maxDuration how long one call may hold its key: past it the owner stops renewing
- * its lease, so the key frees when the lease runs out, and its result is not stored (a
- * call that returns before a retry took its key over keeps it, with a record that says
- * so)
+ * @param maxDuration how long one call may hold its key: past it, its lease is no longer
+ * renewed and its result is not stored
  * @param duplicates what a call does when its key has completed
- * @param releaseOnStatus statuses of an HTTP handler's response that release its key
- * instead of being stored
+ * @param releaseOnStatus response statuses of an HTTP handler that release its key
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 		List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration,
 		DuplicateHandling duplicates, ReleasedStatuses releaseOnStatus) {
 
 	/**
-	 * Default of {@link #maxDuration}: longer than any client, gateway or broker timeout
-	 * a request could still be waiting behind (those are seconds to a few minutes), and
-	 * short enough that a hung call frees its key within the hour.
+	 * Default of {@link #maxDuration}: longer than any client or gateway timeout, short
+	 * enough that a hung call frees its key soon.
 	 */
 	public static final Duration DEFAULT_MAX_DURATION = Duration.ofMinutes(10);
 
@@ -88,18 +83,13 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	}
 
 	/**
-	 * Whether {@code ex} is of a type {@code cacheFor} lists, exactly: a replay rebuilds
-	 * a stored exception by its class name, and only the listed classes may be named (see
-	 * {@link StoredOutcome#replay}).
+	 * Whether {@code ex}'s exact class is listed in {@code cacheFor}: only those may be
+	 * recreated by name on replay.
 	 */
 	boolean isCached(Throwable ex) {
 		return this.cacheFor.contains(ex.getClass());
 	}
 
-	/**
-	 * Whether {@code ex} is of a subtype of a type {@code cacheFor} lists, not of a
-	 * listed type itself.
-	 */
 	boolean isSubtypeOfCached(Throwable ex) {
 		for (Class<? extends Throwable> type : this.cacheFor) {
 			if (type.isInstance(ex)) {

@@ -1,12 +1,9 @@
 package io.github.idempotent.core;
 
 /**
- * The record of a key cannot be read: overwritten, truncated, of another type in the
- * store, in a layout or format this version does not know, or with a compressed result
- * that does not inflate. Answered like any result that cannot be returned again
- * ({@code result-unavailable}), and never taken for an absent record: it may be all that
- * is left of a call that ran, so running the method again could repeat its side effects.
- * Deleting the record (the Actuator endpoint {@code idempotency}) lets the key run again.
+ * The record of a key cannot be read. Never taken for an absent record, as it may be all
+ * that is left of a call that ran; deleting it (Actuator endpoint {@code idempotency})
+ * lets the key run again.
  */
 public class IdempotencyRecordDamagedException extends IdempotencyResultException {
 
@@ -18,7 +15,7 @@ public class IdempotencyRecordDamagedException extends IdempotencyResultExceptio
 	}
 
 	/**
-	 * What is wrong with the record, as the store or the format reader found it.
+	 * What is wrong with the record.
 	 */
 	public String getDamage() {
 		return this.damage;

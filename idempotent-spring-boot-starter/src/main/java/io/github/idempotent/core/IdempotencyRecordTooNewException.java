@@ -3,12 +3,9 @@ package io.github.idempotent.core;
 import java.time.Duration;
 
 /**
- * The record of the call's key was written by a newer version of the starter, in a format
- * this one does not read (docs/stores.md, "Record format 1"): during a rolling upgrade,
- * or after a rollback. The method did not run. Maps to HTTP 503 with {@code Retry-After},
- * since the retry may reach an instance of the newer version; a listener gets its message
- * again later. Never answered as a damaged record (500), and never a reason to run the
- * method again: the record may hold the outcome of a call that ran.
+ * The record of the key was written by a newer version in a format this one does not
+ * read, as during a rolling upgrade. The method did not run; HTTP 503 with
+ * {@code Retry-After}, as a retry may reach a newer instance.
  */
 public class IdempotencyRecordTooNewException extends IdempotencyStoreUnavailableException {
 

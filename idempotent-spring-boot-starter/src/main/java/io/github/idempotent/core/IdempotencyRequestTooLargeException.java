@@ -1,9 +1,8 @@
 package io.github.idempotent.core;
 
 /**
- * A keyed request whose body is larger than the guard reads to fingerprint it
- * ({@code idempotent.web.max-request-size}): refused before any store work, so that a
- * client cannot make the guard hold an unbounded body (HTTP 413).
+ * A keyed request's body is larger than {@code idempotent.web.max-request-size} (HTTP
+ * 413).
  */
 public class IdempotencyRequestTooLargeException extends IdempotencyException {
 

@@ -3,10 +3,8 @@ package io.github.idempotent.core;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The stored result of a completed call cannot be replayed: it was not stored (it could
- * not be encoded, it exceeded the size limit, the store refused it), or it no longer
- * decodes into the method's return type. The method is deliberately not run again, since
- * it already ran once.
+ * The result of a completed call cannot be replayed: it was not stored, or no longer
+ * decodes. The method is not run again, since it already ran.
  */
 public class IdempotencyResultException extends IdempotencyException {
 

@@ -3,12 +3,9 @@ package io.github.idempotent.core;
 import java.time.Duration;
 
 /**
- * The store had no room for the call's key, and the method did not run: in every
- * {@link FailureMode}, since a store that is full is not an outage, and running
- * unprotected would let whoever fills it turn the protection off for everyone. Maps to
- * HTTP 503 with {@code Retry-After} and a problem of its own; a listener gets its message
- * again later, as during an outage (it is an {@link IdempotencyStoreUnavailableException}
- * for everything that handles those).
+ * The store had no room for the key and the method did not run, in every
+ * {@link FailureMode}: running unprotected would let whoever fills the store turn the
+ * protection off. HTTP 503 with {@code Retry-After}.
  */
 public class IdempotencyStoreFullException extends IdempotencyStoreUnavailableException {
 

@@ -3,9 +3,8 @@ package io.github.idempotent.core;
 import java.time.Duration;
 
 /**
- * The store could not be reached and the failure mode is {@link FailureMode#CLOSED
- * closed}, or it had no room for the key ({@link IdempotencyStoreFullException}, in every
- * failure mode): the method did not run. Maps to HTTP 503 with {@code Retry-After}.
+ * The store could not be reached with {@link FailureMode#CLOSED}, or was full: the method
+ * did not run. HTTP 503 with {@code Retry-After}.
  */
 public class IdempotencyStoreUnavailableException extends IdempotencyException {
 

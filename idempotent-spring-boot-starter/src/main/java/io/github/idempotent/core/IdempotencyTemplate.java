@@ -26,10 +26,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Runs any piece of code at most once per key, with the guarantees, stores, observation,
- * metrics and failure mode of {@code @Idempotent}, for what the annotation cannot reach:
- * a message handler that is a function bean, a scheduled job keyed by its run, a step
- * inside a method, a key known only at run time.
+ * Runs any piece of code at most once per key, with the stores, guarantees and failure
+ * mode of {@code @Idempotent}, where the annotation cannot reach: a function bean, a
+ * scheduled job, a step inside a method, a key known only at run time.
  *
  * <pre class="code">
  * Receipt receipt = idempotency.operation("payments")
@@ -38,18 +37,8 @@ import io.github.idempotent.store.RecordKey;
  *     .execute(Receipt.class, () -&gt; payments.charge(request));
  * </pre>
  *
- * The first call with a key runs the callback and stores what it returns; a later call
- * with that key and an equal payload gets the stored result back (of the type asked for,
- * a {@code Class} or a {@link ParameterizedTypeReference}) without running it; a call
- * with the key and another payload is refused ({@link IdempotencyKeyReusedException}),
- * and one that arrives while the first still runs waits up to {@code waitFor}, then is
- * refused ({@link IdempotencyInProgressException}). A callback that throws releases the
- * key, so a retry runs it again, unless its exception is one of
- * {@link OperationSpec#cacheFor}. Settings not given come from the {@code idempotent.*}
- * properties, as the annotation's do.
- * <p>
- * The template is thread-safe and meant to be one shared bean; the {@link OperationSpec}
- * that {@link #operation} returns describes one call and is not to be shared.
+ * A later call with the key and an equal payload gets the stored result without running
+ * the callback. Thread-safe; the {@link OperationSpec} from {@link #operation} is not.
  *
  * @see io.github.idempotent.annotation.Idempotent
  */
@@ -68,20 +57,8 @@ public class IdempotencyTemplate {
 
 	private final IdempotencyDefaults defaults;
 
-	/**
-	 * Codecs bound per result type, as {@code @Idempotent} binds one per method.
-	 */
 	private final Map<Type, ResultCodec.Binding> bindings = new ConcurrentHashMap<>();
 
-	/**
-	 * @param codec encodes results, as for {@code @Idempotent} methods
-	 * @param scopeResolver scope of a call that names none (the authenticated principal
-	 * when Spring Security is present)
-	 * @param defaults settings of an operation that names none
-	 * @param keyPrefix first part of every record key ({@code idempotent.key-prefix})
-	 * @param maxKeyLength longest key a caller may send
-	 * ({@code idempotent.max-key-length})
-	 */
 	public IdempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter, ResultCodec codec,
 			IdempotencyScopeResolver scopeResolver, IdempotencyDefaults defaults, String keyPrefix, int maxKeyLength) {
 		Assert.notNull(codec, "codec must not be null");
@@ -94,25 +71,23 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * Sets the resolver that {@code executeMono} calls take their scope from when they
-	 * name none; {@code null} to ask the blocking resolver on the subscribing thread.
+	 * Sets the resolver {@code executeMono} calls take their scope from; {@code null} to
+	 * ask the blocking resolver on the subscribing thread.
 	 */
 	public void setReactiveScopeResolver(@Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver) {
 		this.reactiveScopeResolver = reactiveScopeResolver;
 	}
 
 	/**
-	 * Sets what observes each call (a Micrometer observation, as for {@code @Idempotent}
-	 * calls); {@code null} for none.
+	 * Sets what observes each call; {@code null} for none.
 	 */
 	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
 		this.calls.setCallObservations(observations);
 	}
 
 	/**
-	 * Starts describing a call of the operation {@code name}: part of the record key, so
-	 * that two operations never share records, and the {@code operation} of metrics and
-	 * observations (keep it low-cardinality: {@code "payments"}, never a key).
+	 * Starts describing a call of the operation {@code name}, which is part of the record
+	 * key and tags metrics (keep it low-cardinality).
 	 */
 	public OperationSpec operation(String name) {
 		Assert.hasText(name, "IdempotencyTemplate needs an operation name, such as \"payments\": it is part of "
@@ -121,38 +96,30 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * One call of an operation: its key, scope, payload and settings, then the callback
-	 * to run. Not thread-safe: describe each call anew.
+	 * One call of an operation: its key, scope, payload and settings, then the callback.
 	 */
 	public interface OperationSpec {
 
 		/**
-		 * The idempotency key of this call: a client's {@code Idempotency-Key}, a
-		 * message's id, a job's run. Required: a missing or blank key is an
-		 * {@link IdempotencyKeyException} when the call runs, as is one longer than
-		 * {@code idempotent.max-key-length}.
+		 * The idempotency key of this call; required, at most
+		 * {@code idempotent.max-key-length} long.
 		 */
 		OperationSpec key(@Nullable String key);
 
 		/**
-		 * The scope of the key (a tenant, a user): records of one scope are invisible to
-		 * every other. Without it, the scope of {@code @Idempotent} calls: the
-		 * authenticated principal when Spring Security is present and
-		 * {@code idempotent.default-scope=principal}, else one global scope.
+		 * The scope of the key (a tenant, a user); by default that of {@code @Idempotent}
+		 * calls ({@code idempotent.default-scope}).
 		 */
 		OperationSpec scope(String scope);
 
 		/**
-		 * What identifies the request, fingerprinted as {@code @Idempotent} fingerprints
-		 * its payload (canonical JSON, SHA-256): a later call with the key and another
-		 * payload is refused as a reuse of the key. Without a payload or a fingerprint,
-		 * every call with the key counts as the same request.
+		 * What identifies the request, fingerprinted as {@code @Idempotent} payloads are:
+		 * a later call with the key and another payload is refused.
 		 */
 		OperationSpec payload(@Nullable Object payload);
 
 		/**
-		 * A fingerprint computed by the application (a hash, a version), used as it is
-		 * instead of a payload's.
+		 * A fingerprint computed by the application, used instead of a payload's.
 		 */
 		OperationSpec fingerprint(String fingerprint);
 
@@ -168,8 +135,8 @@ public class IdempotencyTemplate {
 		OperationSpec lease(Duration lease);
 
 		/**
-		 * How long a duplicate waits for the first call's result before it is refused as
-		 * in progress; {@code idempotent.wait-for} by default.
+		 * How long a duplicate waits for the first call's result before it is refused;
+		 * {@code idempotent.wait-for} by default.
 		 */
 		OperationSpec waitFor(Duration waitFor);
 
@@ -180,41 +147,36 @@ public class IdempotencyTemplate {
 		OperationSpec retryAfter(Duration retryAfter);
 
 		/**
-		 * How long one call may hold its key; {@code idempotent.max-duration} by default
-		 * (or the lease, when longer).
+		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
 		 */
 		OperationSpec maxDuration(Duration maxDuration);
 
 		/**
-		 * An exception stored as the outcome, so that a retry gets the same exception
-		 * instead of running again; every other exception releases the key. Call once per
-		 * type.
+		 * An exception stored as the outcome and replayed to retries; any other exception
+		 * releases the key.
 		 */
 		OperationSpec cacheFor(Class<? extends Throwable> exceptionType);
 
 		/**
-		 * What a call does when its key has completed: replay the stored result (the
-		 * default), skip (return {@code null}, a {@code Mono} completes empty), or run
-		 * flagged as a duplicate ({@link IdempotencyContext#isDuplicate()}).
+		 * What a call does when its key has completed: replay (the default), skip, or run
+		 * flagged as a duplicate.
 		 */
 		OperationSpec duplicates(DuplicateHandling duplicates);
 
 		/**
 		 * Runs {@code callback} once for the key and returns its result, or the stored
-		 * result of the call that ran, as a {@code resultType}.
-		 * @throws IdempotencyKeyException if the key is missing, blank, too long or
-		 * malformed
+		 * result of the call that ran.
+		 * @throws IdempotencyKeyException if the key is missing or invalid
 		 * @throws IdempotencyKeyReusedException if the key was used with another payload
 		 * @throws IdempotencyInProgressException if the first call still runs after
 		 * {@code waitFor}
 		 * @throws IdempotencyStoreUnavailableException if the store cannot be reached and
-		 * {@code idempotent.failure-mode=closed}
+		 * the failure mode is closed
 		 */
 		<T> @Nullable T execute(Class<T> resultType, Supplier<? extends @Nullable T> callback);
 
 		/**
-		 * {@link #execute(Class, Supplier)} for a generic result type: {@code new
-		 * ParameterizedTypeReference<List<Order>>() {}}.
+		 * {@link #execute(Class, Supplier)} for a generic result type.
 		 */
 		<T> @Nullable T execute(ParameterizedTypeReference<T> resultType, Supplier<? extends @Nullable T> callback);
 
@@ -224,11 +186,9 @@ public class IdempotencyTemplate {
 		void run(Runnable callback);
 
 		/**
-		 * Runs the asynchronous {@code callback} once for the key: the key is completed
-		 * (or released) when its stage completes. A replay is a completed future; a
-		 * refusal, including an invalid key, completes the future exceptionally.
-		 * Cancelling the future leaves a started callback running to completion, its
-		 * outcome stored.
+		 * Runs the asynchronous {@code callback} once for the key, which is completed or
+		 * released when its stage completes. Refusals complete the future exceptionally;
+		 * cancelling it leaves a started callback running.
 		 */
 		<T> CompletableFuture<@Nullable T> executeAsync(Class<T> resultType,
 				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
@@ -240,10 +200,8 @@ public class IdempotencyTemplate {
 				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
 
 		/**
-		 * Runs the {@code Mono} that {@code callback} creates once for the key, without
-		 * blocking: nothing happens until subscription, and the callback is called only
-		 * by the subscription that claims the key. An empty {@code Mono} is a result and
-		 * replays as empty. Needs Reactor.
+		 * Runs the {@code Mono} that {@code callback} creates once for the key, on
+		 * subscription and without blocking. Needs Reactor.
 		 */
 		<T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback);
 
@@ -255,9 +213,6 @@ public class IdempotencyTemplate {
 
 	}
 
-	/**
-	 * A call resolved for the executor.
-	 */
 	private record Prepared(IdempotencyPolicy policy, String key, RecordKey recordKey, Fingerprint fingerprint) {
 	}
 
@@ -399,8 +354,7 @@ public class IdempotencyTemplate {
 				throw ex;
 			}
 			catch (Throwable ex) {
-				// A checked exception thrown past the compiler (a sneaky throw) or
-				// replayed from cacheFor.
+				// A sneaky-thrown checked exception, or one replayed from cacheFor.
 				throw new UndeclaredThrowableException(ex);
 			}
 			finally {
@@ -461,10 +415,8 @@ public class IdempotencyTemplate {
 		private <T> Mono<T> callMono(Type resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
 			Assert.notNull(callback, "callback must not be null");
-			// Reactor is touched only from here on: the template itself loads without
-			// it.
-			// The caller of a Mono lives in its Reactor context, not on the subscribing
-			// thread: the resolver is asked with that context.
+			// Reactor is touched only from here on. A Mono's caller lives in its
+			// context, not on the subscribing thread.
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
 			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
 					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
@@ -473,11 +425,7 @@ public class IdempotencyTemplate {
 		}
 
 		/**
-		 * The operation's settings, key and fingerprint of this call, or an
-		 * {@link IdempotencyKeyException} that says what is wrong with the key.
-		 * @param resolvedScope the scope the resolver gave a reactive call, or
-		 * {@code null} to take the one passed to {@code scope(...)}, else to ask the
-		 * resolver on this thread
+		 * @param resolvedScope the scope resolved for a reactive call, or {@code null}
 		 */
 		private Prepared prepare(Type resultType, @Nullable String resolvedScope) {
 			String key = this.key;
@@ -528,15 +476,10 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * The {@code Mono} calls, in a class of their own so that the template loads no
-	 * Reactor class until one is made.
+	 * Separate so that the template loads no Reactor class until a Mono call is made.
 	 */
 	private static final class MonoCalls {
 
-		/**
-		 * @param scopes resolver asked for the scope with the subscriber's context, or
-		 * {@code null} when the call names its scope
-		 */
 		@SuppressWarnings("unchecked")
 		static <T> Mono<T> execute(IdempotentCalls calls, @Nullable ReactiveIdempotencyScopeResolver scopes,
 				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {

@@ -15,18 +15,15 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * The threads of the protocol, apart from the callers': the timer that ticks lease
- * renewals and times the waits of asynchronous duplicates, the threads that renew leases,
- * and those that run blocking store calls for asynchronous callers. Each is started on
- * demand, and those created here are stopped by {@link #close()}.
+ * The protocol's own threads: the timer, the lease renewal threads, and those that run
+ * blocking store calls for asynchronous callers. Started on demand; {@link #close()}
+ * stops those created here.
  */
 final class IdempotencyThreads implements AutoCloseable {
 
 	/**
-	 * Most lease renewals running at once. A renewal normally takes one round trip, so
-	 * one thread keeps up with thousands of calls; the others are for renewals stuck
-	 * until the client's timeout, each of which holds a thread meanwhile (at most
-	 * {@link LeaseWatchdog#MAX_ATTEMPTS} per call).
+	 * One renewal thread keeps up with thousands of calls; the others are for renewals
+	 * stuck until the client's timeout.
 	 */
 	private static final int RENEWAL_THREADS = 16;
 
@@ -42,9 +39,6 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
-	/**
-	 * Threads with a timer of their own.
-	 */
 	IdempotencyThreads() {
 		this(newTimer(), true);
 	}
@@ -70,8 +64,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	/**
-	 * Renewal threads started on demand and stopped after a while idle; a renewal that
-	 * finds all of them busy is rejected and retried by the watchdog shortly after.
+	 * A renewal that finds every thread busy is rejected and retried by the watchdog.
 	 */
 	private static ThreadPoolExecutor newRenewals() {
 		AtomicInteger threads = new AtomicInteger();
@@ -83,25 +76,17 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	/**
-	 * From now on a call that would wait for the store again ends instead: the
-	 * application is shutting down. Calls that run go on, and their leases are renewed,
-	 * until {@link #close()}.
+	 * The application is shutting down: a call that would wait for the store again ends
+	 * instead. Running calls go on until {@link #close()}.
 	 */
 	void stopWaiting() {
 		this.stopping = true;
 	}
 
-	/**
-	 * Whether {@link #stopWaiting()} or {@link #close()} has been called.
-	 */
 	boolean isStopping() {
 		return this.stopping;
 	}
 
-	/**
-	 * The timer: it only starts work (a renewal handed to {@link #renewals()}, the next
-	 * claim of a waiting duplicate), never waits for the store itself.
-	 */
 	ScheduledExecutorService timer() {
 		return this.timer;
 	}
@@ -116,8 +101,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	/**
-	 * Where blocking store calls of asynchronous callers run: never the thread that
-	 * completes a caller's future, which may be an event loop.
+	 * Never the thread that completes a caller's future, which may be an event loop.
 	 */
 	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
@@ -135,8 +119,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	private static ExecutorService newBlockingStoreExecutor() {
-		// Used only when no executor was set (no Reactor): bounded, like Reactor's
-		// bounded elastic scheduler, with idle threads let go.
+		// Only when no executor was set (no Reactor): bounded, idle threads let go.
 		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
 				(task) -> {
 					Thread thread = new Thread(task, "idempotent-store");
@@ -148,8 +131,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	/**
-	 * Waits on the caller's own thread (a duplicate's poll, a step asked again); false if
-	 * the thread was interrupted, whose flag is kept.
+	 * False if the thread was interrupted, whose flag is kept.
 	 */
 	static boolean sleep(long millis) {
 		try {
@@ -162,20 +144,14 @@ final class IdempotencyThreads implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * Stops the renewal threads, the store threads created here, and the timer if it was
-	 * created here.
-	 */
 	@Override
 	public void close() {
 		this.stopping = true;
 		this.renewals.shutdownNow();
 		if (this.ownsTimer) {
-			// Not shutdownNow: a task it dropped would never run, and a duplicate waiting
-			// for its next claim, or a step waiting to be confirmed, would wait for ever
-			// (a WebFlux handler returning a plain value holds its event loop while it
-			// waits). Each task still runs when it is due, finds the threads closed and
-			// ends its call; a new one is refused.
+			// Not shutdownNow: a dropped task would leave a waiting duplicate or step
+			// waiting for ever. Each task still runs when due, finds the threads closed
+			// and ends its call.
 			this.timer.shutdown();
 		}
 		synchronized (this) {

@@ -16,16 +16,9 @@ import org.springframework.util.Assert;
 
 /**
  * {@link ResultCodec} that writes JSON with the application's {@link JsonMapper}, typed
- * by the method's generic return type (never by a type name stored in the data, which is
- * what makes polymorphic deserialization unsafe).
- * <p>
- * Numbers in the parts of a value that the type leaves untyped ({@code Object},
- * {@code Map<String, Object>}, ...) are read as {@code BigDecimal} when they have a
- * fraction or an exponent, so that a {@code BigDecimal} replays with its digits and scale
- * instead of being rounded through a {@code double}; integers are read as
- * {@code Integer}, {@code Long} or {@code BigInteger}, whichever holds them. Typed parts
- * ({@code double}, {@code BigDecimal} components) read as declared. These settings are
- * the codec's own readers' and writers': the application's mapper is not changed.
+ * by the method's generic return type, never by a type name stored in the data. Untyped
+ * floating-point numbers are read as {@code BigDecimal}, so they replay with their digits
+ * and scale.
  */
 public class JacksonResultCodec implements ResultCodec {
 
@@ -60,18 +53,14 @@ public class JacksonResultCodec implements ResultCodec {
 
 	private JsonBinding jsonBinding(ResolvableType type) {
 		JavaType javaType = javaType(type);
-		// The stored JSON is the codec's own; a replay renders the value read back
-		// with the application's mapper again. So BigDecimal's own notation here (1E+3,
-		// which plain notation turns into the integer 1000) changes no replayed response.
+		// The stored JSON is the codec's own: its BigDecimal notation changes no replay.
 		return new JsonBinding(this.mapper.writerFor(javaType).without(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN),
 				this.mapper.readerFor(javaType).with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS));
 	}
 
 	/**
-	 * The Jackson type of a resolved type, built from its resolved parts: the underlying
-	 * {@code java.lang.reflect.Type} of a method's return type may still be a type
-	 * variable ({@code T} of {@code Base<T>.make()}), which Jackson would read as
-	 * {@code Object}, and replay as a map.
+	 * Built from the resolved parts: the raw return type may still be a type variable,
+	 * which Jackson would replay as a map.
 	 */
 	private JavaType javaType(ResolvableType type) {
 		TypeFactory types = this.mapper.getTypeFactory();

@@ -19,41 +19,21 @@ import io.github.idempotent.store.IdempotencyStore;
 
 /**
  * Renews the lease of every running call each third of its lease, with one timer for all
- * calls instead of one scheduled task per call.
+ * calls: a registration later than the pending tick costs no scheduling.
  * <p>
- * A call registers its lease in a set; the scheduler holds a single tick, due at the
- * earliest renewal. A call that registers later than that tick (the usual case: every
- * call has the same lease) touches only the set and one atomic read: it neither schedules
- * a task nor wakes the scheduler's thread, so a call shorter than a third of its lease
- * costs no thread hop. When the tick finds no call left, nothing is scheduled until the
- * next call registers.
- * <p>
- * The tick itself never waits for the store: it hands each due renewal to a pool of
- * renewal threads, so one renewal stuck in a pool wait or on a dead connection (up to the
- * client's own timeout, a minute by default with Lettuce) holds up no other lease. A
- * renewal that has not answered within a third of the lease counts as failed and is tried
- * again at once, on another thread; one that fails is tried again after a short back-off
- * (a tenth of the renewal period, doubling, at most a third of it), not a whole period
- * later, so a lease gets several tries before it ends. At most {@value #MAX_ATTEMPTS}
- * renewals of one lease run at once, so that one stuck key cannot take every renewal
- * thread.
- * <p>
- * No lease is renewed past its operation's {@code maxDuration} from the claim: the first
- * tick after it stops renewing and reports it, so the key frees when the lease runs out
- * however long the call hangs.
+ * The tick never waits for the store: it hands due renewals to a pool, so one stuck
+ * renewal holds up no other lease. A renewal unanswered within a period counts as failed
+ * and is retried at once; a failed one after a short back-off. No lease is renewed past
+ * its operation's {@code maxDuration}.
  */
 final class LeaseWatchdog {
 
 	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
 
-	/**
-	 * Value of {@link #nextTick} when no tick is scheduled.
-	 */
 	private static final long IDLE = Long.MIN_VALUE;
 
 	/**
-	 * Renewals of one lease in flight at once: the one the tick waits for and one that
-	 * timed out but has not returned yet.
+	 * Renewals of one lease in flight at once: the awaited one and one that timed out.
 	 */
 	static final int MAX_ATTEMPTS = 2;
 
@@ -70,16 +50,14 @@ final class LeaseWatchdog {
 	private final Set<Lease> running = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * Due time ({@link System#nanoTime()}) of the earliest scheduled tick, or
-	 * {@link #IDLE}. Invariant: while it is not IDLE, a tick for that time is pending or
-	 * running, and it will scan every lease registered before it starts.
+	 * Due time of the earliest scheduled tick, or {@link #IDLE}. Invariant: while not
+	 * IDLE, a tick for that time is pending or running and will scan every lease
+	 * registered before it starts.
 	 */
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
 	/**
-	 * Creates a watchdog whose ticks run on {@code scheduler} and whose renewals run on
-	 * {@code renewals}, which should run tasks concurrently and may reject them when full
-	 * (a rejected renewal is retried like a failed one).
+	 * A renewal that {@code renewals} rejects is retried like a failed one.
 	 */
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
 			LeaseListener leaseListener) {
@@ -101,11 +79,10 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Stops renewing {@code lease}. Returns once no renewal of it is running, and none
-	 * starts later: a renewal re-creates a record that has vanished, so one that ran
-	 * after the caller released the key would leave a placeholder behind that blocks
-	 * retries until its lease ends. Waits, so only on a blocking caller's own thread; a
-	 * completion signal's thread uses {@link #unwatchAsync}.
+	 * Stops renewing {@code lease}; returns once no renewal of it runs or will start. A
+	 * renewal re-creates a vanished record, so one after the release would block retries
+	 * until its lease ends. Blocks: a completion signal's thread uses
+	 * {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
 		synchronized (lease) {
@@ -128,10 +105,8 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * {@link #unwatch} for a call that ended on a completion signal, whose thread may be
-	 * an event loop: never waits. The returned stage completes once no renewal of
-	 * {@code lease} is running, at once unless one is in flight; the owner's store write
-	 * follows it, on the thread that ends that renewal.
+	 * {@link #unwatch} that never waits: the returned stage completes once no renewal of
+	 * {@code lease} is running.
 	 */
 	CompletableFuture<Void> unwatchAsync(Lease lease) {
 		CompletableFuture<Void> renewed = null;
@@ -149,10 +124,8 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Renews {@code lease} again, at once, after {@link #unwatch}: for an owner whose
-	 * completion could not be confirmed and is about to be sent again. When the renewal
-	 * stopped is unknown (an attempt may have hung until the client's timeout), so the
-	 * first renewal is not left for a whole period.
+	 * Renews {@code lease} again at once after {@link #unwatch}, for an owner about to
+	 * resend an unconfirmed completion.
 	 */
 	void rewatch(Lease lease) {
 		long now = System.nanoTime();
@@ -162,8 +135,8 @@ final class LeaseWatchdog {
 			}
 			lease.ended = false;
 			lease.renewAt = now;
-			// A renewal handed out before the unwatch and not started yet runs when its
-			// thread gets to it; the tick does not wait for it.
+			// A renewal handed out before the unwatch may still run; the tick does not
+			// wait for it.
 			lease.awaited = null;
 		}
 		this.running.add(lease);
@@ -189,14 +162,12 @@ final class LeaseWatchdog {
 					TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
-			// Shut down with the executor: nothing is renewed any more.
 			this.nextTick.compareAndSet(deadline, IDLE);
 		}
 	}
 
 	private synchronized void tick(long deadline) {
-		// Only the tick that nextTick names clears it: an earlier one superseded by a
-		// registration leaves the later one in charge.
+		// Only the tick that nextTick names clears it.
 		this.nextTick.compareAndSet(deadline, IDLE);
 		long earliest = 0;
 		boolean any = false;
@@ -213,10 +184,10 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Starts a renewal of {@code lease} if one is due, or gives up waiting for one that
-	 * has not answered in time.
-	 * @return when the lease next needs a tick, or {@link #IDLE} if only the end of a
-	 * renewal in flight can change anything (that renewal asks for a tick itself)
+	 * Starts a renewal of {@code lease} if one is due, or gives up on one that has not
+	 * answered in time.
+	 * @return when the lease next needs a tick, or {@link #IDLE} if only a renewal in
+	 * flight can change anything
 	 */
 	private long check(Lease lease, long now) {
 		Attempt attempt = null;
@@ -227,9 +198,7 @@ final class LeaseWatchdog {
 				return IDLE;
 			}
 			if (now - lease.deadline >= 0) {
-				// Checked before any renewal is sent: none starts past maxDuration, so
-				// the
-				// last one extended the lease from before it.
+				// Checked before any renewal is sent: none starts past maxDuration.
 				lease.overdue = true;
 			}
 		}
@@ -247,8 +216,7 @@ final class LeaseWatchdog {
 				if (now - awaited.deadline < 0) {
 					return awaited.deadline;
 				}
-				// Counts as failed, and is tried again at once: the deadline already
-				// leaves less than two thirds of the lease.
+				// Counts as failed and is retried at once.
 				awaited.abandoned = true;
 				lease.awaited = null;
 				lease.failures++;
@@ -294,7 +262,6 @@ final class LeaseWatchdog {
 			if (this.renewals.isShutdown()) {
 				return IDLE;
 			}
-			// Every renewal thread is busy: tried again like a failed renewal.
 			lease.failures++;
 			lease.renewAt = System.nanoTime() + lease.retryDelay();
 			return lease.renewAt;
@@ -350,8 +317,7 @@ final class LeaseWatchdog {
 					whileHeld = lease.isHeld(System.nanoTime());
 				}
 				else if (renewed != null) {
-					// Even a renewal that answered late extended the lease from when it
-					// was sent, at the latest.
+					// A late answer still extended the lease from when it was sent.
 					if (attempt.started - lease.renewedAt > 0) {
 						lease.renewedAt = attempt.started;
 						lease.failures = 0;
@@ -366,16 +332,13 @@ final class LeaseWatchdog {
 			}
 		}
 		if (unwatched != null) {
-			// The owner ended while this renewal was in flight: its completion goes on
-			// here, outside the lease's monitor.
 			unwatched.complete(null);
 		}
 		if (over) {
 			return;
 		}
 		if (lost) {
-			// Not renewed again: whoever holds the key now is not this call. Reported
-			// here once; the call's complete or release does not report it again.
+			// Reported here once; the call's complete or release does not report it.
 			this.running.remove(lease);
 			this.leaseListener.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
 			return;
@@ -387,9 +350,6 @@ final class LeaseWatchdog {
 		ended(lease);
 	}
 
-	/**
-	 * A renewal of {@code lease} has ended: the tick may now start the next one.
-	 */
 	private void ended(Lease lease) {
 		long renewAt;
 		synchronized (lease) {
@@ -401,9 +361,6 @@ final class LeaseWatchdog {
 		tickBy(renewAt);
 	}
 
-	/**
-	 * One renewal of a lease, run on a renewal thread.
-	 */
 	private final class Attempt implements Runnable {
 
 		private final Lease lease;
@@ -413,8 +370,8 @@ final class LeaseWatchdog {
 		private final long deadline;
 
 		/**
-		 * Whether the tick gave up waiting for it (guarded by the lease): one that has
-		 * not started yet then never starts.
+		 * The tick gave up waiting for it (guarded by the lease): if not started, it
+		 * never starts.
 		 */
 		private boolean abandoned;
 
@@ -432,7 +389,7 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * The lease of one running call. Its mutable state is guarded by its monitor.
+	 * The lease of one running call; its mutable state is guarded by its monitor.
 	 */
 	static final class Lease {
 
@@ -446,41 +403,27 @@ final class LeaseWatchdog {
 
 		private final Fingerprint fingerprint;
 
-		/**
-		 * The call's observer, which hears of the lease's loss.
-		 */
 		private final IdempotencyObserver observer;
 
 		private final long period;
 
-		/**
-		 * When the lease was last known extended: the claim, then the sending of the
-		 * latest renewal that succeeded.
-		 */
+		/** Sending time of the claim or of the latest successful renewal. */
 		private long renewedAt;
 
 		private long renewAt;
 
 		private int failures;
 
-		/**
-		 * The renewal the tick waits for, if any.
-		 */
 		private Attempt awaited;
 
-		/**
-		 * Renewals handed to the renewal threads and not finished.
-		 */
 		private int inFlight;
 
-		/**
-		 * Renewals inside the store's renew.
-		 */
+		/** Renewals inside the store's renew. */
 		private int renewing;
 
 		/**
-		 * Completed when {@link #renewing} drops to 0, for an owner that ended while a
-		 * renewal was in flight (see {@link LeaseWatchdog#unwatchAsync}).
+		 * Completed when {@link #renewing} drops to 0 (see
+		 * {@link LeaseWatchdog#unwatchAsync}).
 		 */
 		private CompletableFuture<Void> drained;
 
@@ -488,15 +431,9 @@ final class LeaseWatchdog {
 
 		private volatile boolean lost;
 
-		/**
-		 * When ({@link System#nanoTime()}) the call's {@code maxDuration} ends.
-		 */
+		/** End of the call's {@code maxDuration}, by {@link System#nanoTime()}. */
 		private final long deadline;
 
-		/**
-		 * Whether the watchdog stopped renewing because the call outlived its
-		 * {@code maxDuration} (and reported it).
-		 */
 		private volatile boolean overdue;
 
 		Lease(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
@@ -515,10 +452,6 @@ final class LeaseWatchdog {
 			this.deadline = claimedAt + max.toNanos();
 		}
 
-		/**
-		 * Back-off after the current run of failures: a tenth of the period, doubling, at
-		 * most a third of it, never under a millisecond.
-		 */
 		private long retryDelay() {
 			long first = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.period / 10);
 			long delay = first << Math.min(Math.max(this.failures - 1, 0), 10);
@@ -533,27 +466,17 @@ final class LeaseWatchdog {
 			return this.fingerprint;
 		}
 
-		/**
-		 * Whether a renewal found the key held by someone else (and reported it).
-		 */
 		boolean isLost() {
 			return this.lost;
 		}
 
-		/**
-		 * Whether the call outlived its {@code maxDuration}, so its lease is no longer
-		 * renewed (and that was reported).
-		 */
 		boolean isOverdue() {
 			return this.overdue;
 		}
 
 		/**
-		 * Whether the lease still held at {@code now} by this JVM's clock: the claim or
-		 * the latest renewal that succeeded was sent less than a lease ago, and the store
-		 * extended the lease from when it received it, later still. A store that answers
-		 * then that another token holds the key, or none, cannot have let it expire: the
-		 * record was deleted (an operator's forced delete, which leaves a tombstone), not
+		 * Whether the lease still held at {@code now}: the claim or latest successful
+		 * renewal was sent less than a lease ago. A key found taken then was deleted, not
 		 * taken over after a stall.
 		 */
 		synchronized boolean isHeld(long now) {
@@ -564,10 +487,6 @@ final class LeaseWatchdog {
 
 	interface LeaseListener {
 
-		/**
-		 * @param whileHeld whether the key was taken while this owner's lease still held
-		 * (see {@link Lease#isHeld})
-		 */
 		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
 				IdempotencyObserver observer);
 

@@ -3,6 +3,7 @@ package io.github.idempotent.core;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,38 +17,27 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * A response as its first caller was sent it: the status, the headers that are replayed,
- * and the body bytes exactly as the application's message converters wrote them. A replay
- * writes these bytes again, never decoding or encoding the body, so it is byte for byte
- * what the first caller got, whatever the body's format. Knows no HTTP library: the web
- * layer records and writes it.
- * <p>
- * Stored behind the {@code H} outcome marker (status, headers and body, deflated together
- * when that is smaller), or, for a JSON {@code 200} or {@code 201} with no other header,
- * behind one of the markers {@code J} to {@code Q} that says all of that, as few bytes as
- * its typed value took: docs/stores.md, "Record format 1", has both byte by byte.
+ * A response as its first caller was sent it: status, replayed headers and the body bytes
+ * as the message converters wrote them, so a replay is byte for byte the same. Its stored
+ * layouts are in docs/stores.md, "Record format 1".
  *
  * @param status the HTTP status code
- * @param headers the replayed headers, names as written, in the order they were set
+ * @param headers the replayed headers, in the order they were set
  * @param body the body bytes, shared, not copied: never modify them
  */
 public record RecordedResponse(int status, Map<String, List<String>> headers, byte[] body) {
 
-	/** The outcome marker of a recorded response. */
 	static final byte MARKER = 'H';
 
 	private static final int DEFLATED = 1;
 
-	/** The first marker of the compact JSON layout, {@code 200 application/json}. */
+	/** The first marker of the compact JSON layout; the flags below are added to it. */
 	static final byte JSON = 'J';
 
-	/** Added to {@link #JSON}: status {@code 201}. */
 	private static final int JSON_CREATED = 1;
 
-	/** Added to {@link #JSON}: {@code ;charset=UTF-8}. */
 	private static final int JSON_CHARSET = 2;
 
-	/** Added to {@link #JSON}: the body is deflated. */
 	private static final int JSON_DEFLATED = 4;
 
 	private static final String CONTENT_TYPE = "Content-Type";
@@ -67,9 +57,6 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		headers = Collections.unmodifiableMap(copy);
 	}
 
-	/**
-	 * The {@code Content-Type} header, or {@code null} when the response had none.
-	 */
 	public @Nullable String contentType() {
 		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
 			if (header.getKey().equalsIgnoreCase("Content-Type") && !header.getValue().isEmpty()) {
@@ -80,19 +67,16 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * This response as a first call stores it (without the size limit that call checks):
-	 * public for tools that write records the way the executor does, such as the sizing
-	 * benchmark.
+	 * This response as a first call stores it, without the size limit: for tools that
+	 * write records, such as the sizing benchmark.
 	 */
 	public StoredResult toStoredResult(ResultCompression compression) {
 		return new StoredResult(encode(compression));
 	}
 
 	/**
-	 * Writes this response behind its marker: status, headers and body, deflated together
-	 * when {@code compression} asks for it and that makes them smaller (a small body
-	 * compresses with the headers it repeats, such as a payment id in its
-	 * {@code Location}).
+	 * Status, headers and body behind the marker, deflated together when that is smaller
+	 * (a small body compresses with the headers it repeats).
 	 */
 	byte[] encode(ResultCompression compression) {
 		int json = jsonLayout();
@@ -110,7 +94,6 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 				writeText(head, value);
 			}
 		}
-		// The rest of the record, in an array of its exact size: one copy of the body.
 		byte[] written = head.toByteArray();
 		byte[] rest = new byte[written.length + this.body.length];
 		System.arraycopy(written, 0, rest, 0, written.length);
@@ -131,10 +114,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * The compact layout's marker offset for this response (status and charset), or -1
-	 * when it needs the general layout: another status, another header, another spelling
-	 * of the type. Names and values are compared exactly, so a replay sends what was
-	 * recorded.
+	 * The compact layout's marker offset, or -1 when the response needs the general
+	 * layout. Compared exactly, so a replay sends what was recorded.
 	 */
 	private int jsonLayout() {
 		if ((this.status != 200 && this.status != 201) || this.headers.size() != 1) {
@@ -152,10 +133,6 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		};
 	}
 
-	/**
-	 * Writes this response in the compact layout: its marker, then the body, or the
-	 * body's length and the body deflated when that is smaller.
-	 */
 	private byte[] encodeJson(int layout, ResultCompression compression) {
 		byte[] deflated = compression.deflate(this.body);
 		if (deflated != null) {
@@ -173,20 +150,15 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		return record;
 	}
 
-	/**
-	 * Whether {@code marker} is one of the compact JSON layout's.
-	 */
 	static boolean isJson(byte marker) {
 		return marker >= JSON && marker <= JSON + JSON_CREATED + JSON_CHARSET + JSON_DEFLATED;
 	}
 
 	/**
 	 * The response a stored outcome recorded, or {@code null} when it holds something
-	 * else (a return value, an error): for tools that show stored records, such as the
-	 * Actuator endpoint.
+	 * else: for tools that show stored records, such as the Actuator endpoint.
 	 * @param maxBodySize largest body inflated, in bytes
-	 * @throws IllegalArgumentException when the record is a recorded response that cannot
-	 * be read
+	 * @throws IllegalArgumentException if the recorded response cannot be read
 	 */
 	public static @Nullable RecordedResponse read(StoredResult result, long maxBodySize) {
 		byte[] bytes = result.bytes();
@@ -202,10 +174,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * Reads a response written by {@link #encode} from {@code offset} (just past the
-	 * marker). A deflated body is inflated to at most {@code maxBodySize} bytes: the
-	 * store is not trusted to hold what this application wrote.
-	 * @throws IllegalArgumentException naming what is malformed
+	 * Reads a response written by {@link #encode}, from just past the marker. Inflates to
+	 * at most {@code maxBodySize} bytes: the store is not trusted.
 	 */
 	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
 		if (offset >= bytes.length) {
@@ -221,8 +191,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		if ((flags & DEFLATED) != 0) {
 			Reader length = new Reader(bytes, position);
 			int declared = length.readVarint();
-			// Status and headers on top of the body: a header block beyond 64 KB is not
-			// one a response of this application had.
+			// A header block beyond 64 KB is not one this application wrote.
 			rest = ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared,
 					maxBodySize + MAX_HEAD_SIZE);
 			position = 0;
@@ -246,13 +215,9 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			}
 			headers.put(name, values);
 		}
-		return new RecordedResponse(status, headers, java.util.Arrays.copyOfRange(rest, in.position, rest.length));
+		return new RecordedResponse(status, headers, Arrays.copyOfRange(rest, in.position, rest.length));
 	}
 
-	/**
-	 * Reads a response written in the compact layout, marker first; a deflated body is
-	 * inflated to at most {@code maxBodySize} bytes.
-	 */
 	private static RecordedResponse decodeJson(byte[] bytes, long maxBodySize) {
 		int layout = bytes[0] - JSON;
 		int status = ((layout & JSON_CREATED) != 0) ? 201 : 200;
@@ -265,7 +230,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 					maxBodySize);
 		}
 		else {
-			body = java.util.Arrays.copyOfRange(bytes, 1, bytes.length);
+			body = Arrays.copyOfRange(bytes, 1, bytes.length);
 		}
 		return new RecordedResponse(status, Map.of(CONTENT_TYPE, List.of(type)), body);
 	}
@@ -288,12 +253,12 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	@Override
 	public boolean equals(Object other) {
 		return (other instanceof RecordedResponse that) && this.status == that.status
-				&& this.headers.equals(that.headers) && java.util.Arrays.equals(this.body, that.body);
+				&& this.headers.equals(that.headers) && Arrays.equals(this.body, that.body);
 	}
 
 	@Override
 	public int hashCode() {
-		return 31 * (31 * this.status + this.headers.hashCode()) + java.util.Arrays.hashCode(this.body);
+		return 31 * (31 * this.status + this.headers.hashCode()) + Arrays.hashCode(this.body);
 	}
 
 	@Override

@@ -10,23 +10,16 @@ import java.util.Locale;
 import org.springframework.util.Assert;
 
 /**
- * The HTTP statuses whose responses are not final: a handler's response with one of them
- * releases its key, as a thrown exception does, and nothing is stored, so that a retry
- * with the same key runs the method again. Error statuses only, one by one ({@code 429})
- * or by class ({@code 5xx}); {@code none} for no status at all.
+ * The HTTP error statuses whose responses release their key instead of being stored, as a
+ * thrown exception does, so a retry runs the method again: one by one ({@code 429}), by
+ * class ({@code 5xx}), or {@code none}.
  */
 public final class ReleasedStatuses {
 
-	/**
-	 * Every 5xx and 429, the statuses that say "not now" rather than "no": a client (the
-	 * starter's own retry interceptor among them) sends the same key again after one, and
-	 * a thrown exception, which Spring answers with a 5xx, releases its key already.
-	 */
+	/** Every 5xx and 429: the statuses that say "not now" rather than "no". */
 	public static final ReleasedStatuses DEFAULT = of("429", "5xx");
 
-	/**
-	 * No status: every response is stored and replayed.
-	 */
+	/** No status: every response is stored and replayed. */
 	public static final ReleasedStatuses NONE = of("none");
 
 	private static final int LOWEST = 400;
@@ -43,9 +36,8 @@ public final class ReleasedStatuses {
 	}
 
 	/**
-	 * The statuses {@code values} name: each a status from 400 to 599, {@code 4xx},
-	 * {@code 5xx}, or {@code none} alone; a value may hold several, separated by commas
-	 * (as a placeholder resolves). No value at all is {@code none}.
+	 * The statuses {@code values} name: each 400 to 599, {@code 4xx}, {@code 5xx}, or
+	 * {@code none} alone; a value may hold several, separated by commas.
 	 * @throws IllegalArgumentException naming a value that is none of these
 	 */
 	public static ReleasedStatuses of(Collection<String> values) {

@@ -5,15 +5,13 @@ import java.io.OutputStream;
 import org.springframework.core.ResolvableType;
 
 /**
- * Turns a method's return value into bytes and back. Bound once per method to the
- * method's generic return type, so that {@code List<Order>} comes back as a list of
- * orders. Never Java native serialization.
+ * Turns a method's return value into bytes and back, bound to its generic return type.
+ * Never Java native serialization.
  */
 public interface ResultCodec {
 
 	/**
-	 * Prepares encoding and decoding for one return type. Called once per method, when
-	 * the annotation is parsed; the returned binding is used on every call.
+	 * Prepares encoding and decoding for one return type, once per method.
 	 */
 	Binding bind(ResolvableType returnType);
 

@@ -5,15 +5,13 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.core.ResolvableType;
 
 /**
- * Strategy for return types that are not stored as they are, such as an HTTP response
- * entity that is stored as status, headers and body. Registered as beans; the first one
- * that supports a return type wins.
+ * Stores a return type other than as it is, such as a response entity. Registered as
+ * beans; the first that supports a return type wins.
  */
 public interface ResultConverter {
 
 	/**
-	 * Type that is stored for the given return type, or {@code null} when this converter
-	 * does not handle it.
+	 * Type stored for {@code returnType}, or {@code null} when not handled.
 	 */
 	@Nullable ResolvableType storedType(ResolvableType returnType);
 

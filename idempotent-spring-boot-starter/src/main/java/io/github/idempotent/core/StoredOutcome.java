@@ -16,15 +16,10 @@ import org.springframework.util.ReflectionUtils;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The format of a stored outcome, record format 1 (docs/stores.md, "Record format 1";
- * golden records under {@code src/test/resources/format-1}), shared by every path that
- * completes a key and by every store: a marker byte, {@code V} a value, {@code Z} a value
- * compressed ({@link ResultCompression}), {@code H} or {@code J} to {@code Q} a response
- * as written ({@link RecordedResponse}), {@code E} an exception listed in
- * {@code cacheFor}, {@code X} a call that completed but whose result was not stored. A
- * marker from 0x01 to 0x1F was written by a later format ({@link LaterFormatException});
- * anything else is damage. Kept apart from the executor so that the protocol and the
- * format change independently.
+ * Record format 1 of a stored outcome (docs/stores.md, "Record format 1"): a marker byte,
+ * {@code V} a value, {@code Z} a compressed value, {@code H} or {@code J} to {@code Q} a
+ * recorded response, {@code E} a {@code cacheFor} exception, {@code X} a result not
+ * stored. Markers 0x01 to 0x1F are reserved for later formats.
  */
 final class StoredOutcome {
 
@@ -63,8 +58,7 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The stored form of a response recorded as written, or of why it cannot be stored: a
-	 * body above {@code maxResultSize} is not kept, as a value would not be.
+	 * A body above {@code maxResultSize} is not kept, as a value would not be.
 	 */
 	static StoredResult recorded(IdempotencyPolicy policy, String clientKey, RecordedResponse response,
 			long maxResultSize, ResultCompression compression) {
@@ -77,10 +71,6 @@ final class StoredOutcome {
 		return response.toStoredResult(compression);
 	}
 
-	/**
-	 * The response a stored outcome recorded, or {@code null} when it holds something
-	 * else (a value, an error).
-	 */
 	static @Nullable RecordedResponse recordedResponse(StoredResult result, long maxResultSize) {
 		try {
 			return RecordedResponse.read(result, maxResultSize);
@@ -96,10 +86,9 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The outcome of a call that completed but whose result is not stored, for
-	 * {@code reason}: retries get an error that says so, never a second run. Keep the
-	 * reason short where the record must pass a store that refused the result (a full
-	 * Redis takes a record no bigger than its placeholder).
+	 * The outcome of a call whose result is not stored: retries get an error, never a
+	 * second run. Keep {@code reason} short: a full Redis takes a record no bigger than
+	 * its placeholder.
 	 */
 	static StoredResult notStored(String reason) {
 		return new StoredResult(concat(UNSTORABLE, reason));
@@ -114,13 +103,8 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * Whether {@code ex} is stored rather than released: its class is listed in
-	 * {@code cacheFor} (itself, not a superclass) and a replay would throw the same
-	 * exception, the same class with the same message, recreated as {@link #replay} will
-	 * recreate it. An exception that cannot be (a {@code ResponseStatusException} under
-	 * {@code cacheFor =
-	 * RuntimeException.class}, whose status would be lost) is not stored: its key is
-	 * released, so a retry runs the method and gets the real outcome again.
+	 * Whether {@code ex} is stored rather than released: its exact class is listed in
+	 * {@code cacheFor} and {@link #replay} can recreate it with the same message.
 	 */
 	static boolean isStored(IdempotencyPolicy policy, String clientKey, Throwable ex) {
 		if (!policy.isCached(ex)) {
@@ -154,9 +138,8 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The value a stored outcome replays, or the exception it rethrows. A compressed
-	 * value is inflated to at most {@code maxResultSize} bytes: the store is not trusted
-	 * to hold what this application wrote.
+	 * The value a stored outcome replays, or the exception it rethrows. Inflates to at
+	 * most {@code maxResultSize} bytes: the store is not trusted.
 	 */
 	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result, long maxResultSize)
 			throws Throwable {
@@ -213,9 +196,8 @@ final class StoredOutcome {
 		int newline = text.indexOf('\n');
 		String typeName = text.substring(0, newline);
 		String message = text.substring(newline + 1);
-		// Only the types the annotation lists are instantiated, by their exact name: the
-		// stored name picks among them, and never loads a class, not even a subclass of
-		// one, whose constructor a record written by someone else could run.
+		// Only the listed types are instantiated, by exact name: a record written by
+		// someone else must not load a class whose constructor it could run.
 		for (Class<? extends Throwable> allowed : policy.cacheFor()) {
 			if (allowed.getName().equals(typeName)) {
 				try {
@@ -253,9 +235,8 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * A stored outcome that cannot be read: the executor, which knows the record's key,
-	 * turns it into {@link IdempotencyRecordDamagedException}. Without a stack trace: the
-	 * message names the damage, and the trace would only show the reader.
+	 * A stored outcome that cannot be read; without a stack trace, which would only show
+	 * the reader.
 	 */
 	static class DamagedOutcomeException extends RuntimeException {
 
@@ -265,11 +246,6 @@ final class StoredOutcome {
 
 	}
 
-	/**
-	 * A stored outcome that a newer version wrote, in a format this one does not read:
-	 * the executor turns it into {@link IdempotencyRecordTooNewException}, and a retry
-	 * may reach an instance of that version.
-	 */
 	static final class LaterFormatException extends DamagedOutcomeException {
 
 		LaterFormatException(String damage) {
@@ -279,12 +255,8 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The encoded result behind its marker byte, copied as little as possible: the codec
-	 * writes through its own buffer, so a result that fits in that buffer (8 KB with
-	 * Jackson) arrives in one write, which is copied once into an array of exactly the
-	 * final size, and that array is stored as it is. A larger result arrives in a few
-	 * chunks, each copied once and joined once. Bytes past {@code limit} are counted, not
-	 * kept.
+	 * The marker byte and encoded result, copied once when it fits in one write (the
+	 * codec's buffer). Bytes past {@code limit} are counted, not kept.
 	 */
 	private static final class ResultBuffer extends OutputStream {
 

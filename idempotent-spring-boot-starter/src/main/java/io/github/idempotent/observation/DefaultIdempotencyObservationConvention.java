@@ -9,35 +9,24 @@ import io.github.idempotent.observation.IdempotencyObservationDocumentation.LowC
 
 /**
  * The observation {@code idempotent.call}, named {@code idempotent <operation>} in
- * traces, with the low-cardinality key values {@code operation}, {@code outcome} and
- * {@code store}. The client's key is added as the high-cardinality
- * {@code idempotency.key} only when asked for.
+ * traces; the client's key is added to spans only when asked for.
  */
 public class DefaultIdempotencyObservationConvention implements IdempotencyObservationConvention {
 
-	/**
-	 * Name of the observation, and so of its timer.
-	 */
 	public static final String NAME = "idempotent.call";
 
 	/**
-	 * The {@code outcome} while the call runs: what long-task timers and the counters of
-	 * events, which are recorded before the outcome is known, are tagged with.
+	 * The {@code outcome} before it is known, as long-task timers and event counters see
+	 * it.
 	 */
 	private static final KeyValue OUTCOME_UNKNOWN = KeyValue.of(LowCardinalityKeyNames.OUTCOME, "unknown");
 
 	private final boolean includeKey;
 
-	/**
-	 * Creates a convention that keeps the client's key out of spans.
-	 */
 	public DefaultIdempotencyObservationConvention() {
 		this(false);
 	}
 
-	/**
-	 * Creates a convention that adds the client's key to spans when {@code includeKey}.
-	 */
 	public DefaultIdempotencyObservationConvention(boolean includeKey) {
 		this.includeKey = includeKey;
 	}

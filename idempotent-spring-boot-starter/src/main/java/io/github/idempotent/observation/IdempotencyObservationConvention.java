@@ -4,9 +4,8 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * Names and key values of the observation of {@code @Idempotent} calls. Declare a bean of
- * this type to replace {@link DefaultIdempotencyObservationConvention}, or extend that
- * class to add to it.
+ * Names and key values of the observation of idempotent calls. Declare a bean of this
+ * type to replace {@link DefaultIdempotencyObservationConvention}.
  */
 public interface IdempotencyObservationConvention extends ObservationConvention<IdempotencyObservationContext> {
 

@@ -10,9 +10,7 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  */
 public enum IdempotencyObservationDocumentation implements ObservationDocumentation {
 
-	/**
-	 * One guarded call, from its claim to the store's answer about its outcome.
-	 */
+	/** One guarded call, from its claim to the store's answer about its outcome. */
 	IDEMPOTENT_CALL {
 
 		@Override
@@ -42,10 +40,6 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum LowCardinalityKeyNames implements KeyName {
 
-		/**
-		 * The operation's name ({@code @Idempotent(name)}, by default
-		 * {@code Class#method}).
-		 */
 		OPERATION {
 
 			@Override
@@ -56,10 +50,7 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 		},
 
 		/**
-		 * What became of the call: {@code executed}, {@code replayed}, {@code skipped},
-		 * {@code flagged}, {@code in-progress}, {@code key-reused},
-		 * {@code store-unavailable}, {@code bypassed}, {@code lease-lost} or
-		 * {@code error}.
+		 * What became of the call ({@link IdempotencyObservationContext.Outcome}).
 		 */
 		OUTCOME {
 
@@ -70,10 +61,6 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 		},
 
-		/**
-		 * The store: {@code redis}, {@code jdbc}, {@code memory}, or the simple name of
-		 * another store's class.
-		 */
 		STORE {
 
 			@Override
@@ -86,15 +73,13 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	}
 
 	/**
-	 * Key values with one value per call, for spans only; none is added by default.
+	 * Key values with one value per call, for spans only.
 	 */
 	public enum HighCardinalityKeyNames implements KeyName {
 
 		/**
-		 * The key as the caller sent it. Added only with
-		 * {@code idempotent.observation.include-key=true}: a client key can be a secret
-		 * (anyone who knows it gets the stored result replayed), and traces are often
-		 * readable by more people than the data.
+		 * The key as the caller sent it; only with
+		 * {@code idempotent.observation.include-key=true}, as a key can be a secret.
 		 */
 		IDEMPOTENCY_KEY {
 
@@ -108,16 +93,10 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	}
 
 	/**
-	 * Steps of a call that involve the store, marked as events on the observation (span
-	 * annotations when tracing is on). The time from the start to {@code claimed} is the
-	 * claim's round trip; from {@code completing} or {@code releasing} to the end, the
-	 * write of the outcome; between them, the method.
+	 * Steps of a call that involve the store, marked as events on the observation.
 	 */
 	public enum Events implements Observation.Event {
 
-		/**
-		 * The store answered a claim of the key (a duplicate that waits claims again).
-		 */
 		CLAIMED {
 
 			@Override
@@ -132,10 +111,6 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 		},
 
-		/**
-		 * The method returned (or threw an exception it caches): its outcome is being
-		 * stored.
-		 */
 		COMPLETING {
 
 			@Override
@@ -150,9 +125,6 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 		},
 
-		/**
-		 * The method failed: the key is being released for a retry.
-		 */
 		RELEASING {
 
 			@Override

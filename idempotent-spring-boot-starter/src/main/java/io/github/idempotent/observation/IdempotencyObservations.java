@@ -20,15 +20,10 @@ import io.github.idempotent.observation.IdempotencyObservationDocumentation.Even
 import io.github.idempotent.store.IdempotencyStore;
 
 /**
- * One Micrometer {@link Observation} per {@code @Idempotent} call, documented by
+ * One Micrometer {@link Observation} per idempotent call, documented by
  * {@link IdempotencyObservationDocumentation#IDEMPOTENT_CALL}. The store's steps are
- * events of that observation rather than observations of their own: an event is a
- * timestamp on the call's span (and a counter), where a child observation would be a
- * span, a timer and a long-task timer for each round trip, and the events already show
- * how the call's time divides between claim, method and store write.
- * <p>
- * A call is not observed while the registry is a no-op (no handler), so an application
- * without observation handlers pays nothing but that check.
+ * events of it, cheaper than child observations. Nothing is observed while the registry
+ * is a no-op.
  */
 public class IdempotencyObservations implements IdempotentCallObservations {
 
@@ -44,7 +39,6 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	private final IdempotencyObservationConvention defaultConvention;
 
 	/**
-	 * Creates the observations of calls guarded by {@code store}.
 	 * @param customConvention a convention that replaces the default, or {@code null}
 	 * @param includeKey whether the default convention adds the client's key to spans
 	 */
@@ -59,19 +53,15 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	}
 
 	/**
-	 * The {@code store} key value: {@code redis}, {@code jdbc}, {@code memory}, or the
-	 * simple name of another store's class. A local cache in front of a store is named
-	 * after the store behind it.
+	 * A local cache in front of a store is named after the store behind it.
 	 */
 	static String storeName(IdempotencyStore store) {
 		IdempotencyStore named = store;
-		// Compared by name: CachingIdempotencyStore needs Caffeine, which an application
-		// may exclude.
+		// By name: CachingIdempotencyStore needs Caffeine, which may be absent.
 		if ("io.github.idempotent.store.cache.CachingIdempotencyStore"
 			.equals(ClassUtils.getUserClass(named).getName())) {
 			named = ((io.github.idempotent.store.cache.CachingIdempotencyStore) named).getDelegate();
 		}
-		// The class the application wrote, not a proxy's (a store advised by AOP).
 		Class<?> type = ClassUtils.getUserClass(named);
 		return switch (type.getName()) {
 			case "io.github.idempotent.store.redis.RedisIdempotencyStore" -> "redis";
@@ -100,9 +90,8 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	}
 
 	/**
-	 * The observation of one call. Its callbacks may come from several threads (a lease's
-	 * loss from the renewal thread, the outcome from the thread that completed the
-	 * method's future).
+	 * Its callbacks may come from several threads (the renewal thread, the thread that
+	 * completed the method's future).
 	 */
 	private static final class Call implements ObservedCall {
 
@@ -113,8 +102,8 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 		private final AtomicBoolean stopped = new AtomicBoolean();
 
 		/**
-		 * Whether the method has run to its end (its outcome stored or its key released):
-		 * an exception after that is the method's, not the store's.
+		 * The method has run to its end: an exception after that is the method's, not the
+		 * store's.
 		 */
 		private volatile boolean ran;
 

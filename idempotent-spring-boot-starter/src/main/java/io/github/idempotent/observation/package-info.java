@@ -1,7 +1,5 @@
 /**
- * Micrometer Observation of {@code @Idempotent} calls: one observation per call, named
- * {@code idempotent.call}, documented by
- * {@link io.github.idempotent.observation.IdempotencyObservationDocumentation}. Loaded
- * only when {@code micrometer-observation} is on the class path.
+ * Micrometer Observation of idempotent calls; loaded only with
+ * {@code micrometer-observation} on the class path.
  */
 package io.github.idempotent.observation;

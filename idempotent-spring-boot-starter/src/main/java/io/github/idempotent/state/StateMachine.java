@@ -9,8 +9,7 @@ import java.util.Set;
 import org.springframework.util.Assert;
 
 /**
- * Transition table of an enum of states: which state may move to which. Immutable and
- * thread-safe once built.
+ * Transition table of an enum of states; immutable once built.
  *
  * <pre class="code">
  * StateMachine&lt;OrderStatus&gt; orders = StateMachine.builder(OrderStatus.class)
@@ -70,11 +69,8 @@ public final class StateMachine<S extends Enum<S>> {
 
 	/**
 	 * Decides what asking an entity in state {@code current} to move to {@code target}
-	 * means.
-	 * @return {@link Decision#APPLY} when the transition is legal,
-	 * {@link Decision#ALREADY_IN_TARGET} when the entity is already there (a repeated
-	 * request, which must do nothing)
-	 * @throws IllegalStateTransitionException when the transition is not in the table
+	 * means: {@link Decision#ALREADY_IN_TARGET} for a repeated request.
+	 * @throws IllegalStateTransitionException if the transition is not in the table
 	 */
 	public Decision decide(Object id, S current, S target) {
 		Assert.notNull(current, "current must not be null");
@@ -88,19 +84,12 @@ public final class StateMachine<S extends Enum<S>> {
 		throw new IllegalStateTransitionException(id, current, target, targetsOf(current));
 	}
 
-	/**
-	 * Outcome of {@link #decide}.
-	 */
 	public enum Decision {
 
-		/**
-		 * The transition is legal: apply it.
-		 */
+		/** The transition is legal: apply it. */
 		APPLY,
 
-		/**
-		 * The entity is already in the target state: a repeat, nothing to do.
-		 */
+		/** The entity is already in the target state: a repeat, nothing to do. */
 		ALREADY_IN_TARGET
 
 	}
