@@ -107,23 +107,6 @@ class ArchitectureTests {
 	}
 
 	/**
-	 * micrometer-observation is optional: a class that uses it is loaded only behind a
-	 * class-path condition, so only the observation package and its auto-configuration
-	 * may refer to it.
-	 */
-	@Test
-	void onlyTheObservationPackageUsesMicrometerObservation() {
-		noClasses().that()
-			.resideOutsideOfPackage("io.github.idempotent.observation..")
-			.and()
-			.doNotHaveFullyQualifiedName("io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration")
-			.should()
-			.dependOnClassesThat()
-			.resideInAPackage("io.micrometer.observation..")
-			.check(this.classes);
-	}
-
-	/**
 	 * Reactor is optional: an application without it uses {@code @Idempotent} and
 	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
 	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of

@@ -5,6 +5,8 @@ import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.micrometer.observation.ObservationRegistry;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -29,9 +31,9 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
-import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
@@ -59,7 +61,7 @@ import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotentProperties.class)
+@EnableConfigurationProperties({ IdempotentProperties.class, IdempotentObservationProperties.class })
 @Import({ RedisStoreConfiguration.class, RedisMemoryPolicyConfiguration.class, JdbcStoreConfiguration.class,
 		MemoryStoreConfiguration.class, LocalCacheConfiguration.class })
 public final class IdempotentAutoConfiguration {
@@ -221,11 +223,14 @@ public final class IdempotentAutoConfiguration {
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter,
 			ResultCodec codec, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
-			ObjectProvider<IdempotentCallObservations> callObservations) {
+			ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<IdempotencyObservationConvention> observationConvention,
+			IdempotentObservationProperties observationProperties) {
 		IdempotencyTemplate template = new IdempotencyTemplate(executor, fingerprinter, codec, scopeResolver,
 				defaults(properties), properties.getKeyPrefix(), properties.getMaxKeyLength());
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
-		callObservations.ifAvailable(template::setCallObservations);
+		observations.ifAvailable((registry) -> template.observeWith(registry, observationConvention.getIfUnique(),
+				observationProperties.isIncludeKey()));
 		return template;
 	}
 
@@ -236,10 +241,13 @@ public final class IdempotentAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentCalls idempotentCalls(IdempotencyExecutor executor, Fingerprinter fingerprinter,
-			IdempotentProperties properties, ObjectProvider<IdempotentCallObservations> callObservations) {
+			IdempotentProperties properties, ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<IdempotencyObservationConvention> observationConvention,
+			IdempotentObservationProperties observationProperties) {
 		IdempotentCalls calls = new IdempotentCalls(executor, fingerprinter, properties.getKeyPrefix(),
 				properties.getMaxKeyLength());
-		callObservations.ifAvailable(calls::setCallObservations);
+		observations.ifAvailable((registry) -> calls.observeWith(registry, observationConvention.getIfUnique(),
+				observationProperties.isIncludeKey()));
 		return calls;
 	}
 

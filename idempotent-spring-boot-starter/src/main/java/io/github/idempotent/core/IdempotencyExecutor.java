@@ -126,7 +126,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				? this.observer
 				: IdempotencyObserver.composite(List.of(this.observer, IdempotencyObserver.failSafe(callObserver)));
 		return BlockingCall.execute(this.protocol,
-				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder), invocation);
+				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder, true), invocation);
 	}
 
 	/**
@@ -225,7 +225,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				: IdempotencyObserver
 					.composite(List.of(this.observer.forAsyncCall(), IdempotencyObserver.failSafe(callObserver)));
 		return new CompletionStageCall(this.protocol,
-				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder), invocation, handoff);
+				new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder, false), invocation, handoff);
 	}
 
 	/**

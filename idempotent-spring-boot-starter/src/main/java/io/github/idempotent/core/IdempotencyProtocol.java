@@ -232,7 +232,7 @@ final class IdempotencyProtocol {
 	private OwnerHandle own(ProtocolCall call, String token) {
 		return new OwnerHandle(this, call.policy, call.clientKey, call.key,
 				this.leases.watch(call.policy, call.clientKey, call.key, token, call.fingerprint, call.observer),
-				call.observer);
+				call.observer, call.blocking);
 	}
 
 	/**

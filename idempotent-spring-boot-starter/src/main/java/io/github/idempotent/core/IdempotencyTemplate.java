@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -22,6 +23,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.DuplicateHandling;
+import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -79,10 +81,13 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * Sets what observes each call; {@code null} for none.
+	 * Observes each call in {@code registry}, as {@code idempotent.call}.
+	 * @param convention a convention that replaces the default, or {@code null}
+	 * @param includeKey whether the default convention puts the caller's key on spans
 	 */
-	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
-		this.calls.setCallObservations(observations);
+	public void observeWith(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
+			boolean includeKey) {
+		this.calls.observeWith(registry, convention, includeKey);
 	}
 
 	/**

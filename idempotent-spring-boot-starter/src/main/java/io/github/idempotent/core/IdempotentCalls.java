@@ -4,13 +4,15 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 
-import io.github.idempotent.core.IdempotentCallObservations.ObservedCall;
+import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -42,11 +44,7 @@ public final class IdempotentCalls {
 
 	private final int maxKeyLength;
 
-	/**
-	 * Observation of each call, when an observation registry is present; without one the
-	 * calls take the paths they always took.
-	 */
-	private volatile @Nullable IdempotentCallObservations observations;
+	private volatile @Nullable CallObservations observations;
 
 	public IdempotentCalls(IdempotencyExecutor executor, Fingerprinter fingerprinter, String keyPrefix,
 			int maxKeyLength) {
@@ -69,13 +67,16 @@ public final class IdempotentCalls {
 	}
 
 	/**
-	 * Sets what observes each call (a Micrometer observation); {@code null} for none.
+	 * Observes each call in {@code registry}, as {@code idempotent.call}.
+	 * @param convention a convention that replaces the default, or {@code null}
+	 * @param includeKey whether the default convention puts the caller's key on spans
 	 */
-	public void setCallObservations(@Nullable IdempotentCallObservations observations) {
-		this.observations = observations;
+	public void observeWith(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
+			boolean includeKey) {
+		this.observations = new CallObservations(registry, this.executor.getStore(), convention, includeKey);
 	}
 
-	public @Nullable IdempotentCallObservations getCallObservations() {
+	@Nullable CallObservations observations() {
 		return this.observations;
 	}
 
@@ -162,13 +163,13 @@ public final class IdempotentCalls {
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			IdempotencyExecutor.Invocation invocation, IdempotencyObserver callObserver,
 			@Nullable OutcomeRecorder recorder) throws Throwable {
-		IdempotentCallObservations observations = this.observations;
-		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
+		CallObservations observations = this.observations;
+		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
 		if (observed == null) {
 			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, callObserver, recorder);
 		}
 		Throwable failure = null;
-		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+		try (Observation.Scope scope = observed.openScope()) {
 			return this.executor.execute(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed),
 					recorder);
 		}
@@ -190,13 +191,13 @@ public final class IdempotentCalls {
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, IdempotencyExecutor.AsyncInvocation invocation, IdempotencyObserver callObserver,
 			@Nullable OutcomeRecorder recorder) {
-		IdempotentCallObservations observations = this.observations;
-		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
+		CallObservations observations = this.observations;
+		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey, null) : null;
 		if (observed == null) {
 			return this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation, callObserver, recorder);
 		}
 		CompletableFuture<@Nullable Object> result;
-		try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+		try (Observation.Scope scope = observed.openScope()) {
 			result = this.executor.executeAsync(policy, clientKey, key, fingerprint, invocation,
 					both(callObserver, observed), recorder);
 		}
@@ -218,7 +219,7 @@ public final class IdempotentCalls {
 	 * future (which detaches the caller, see {@link IdempotencyExecutor#executeAsync}).
 	 */
 	private static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
-			ObservedCall observed) {
+			CallObservations.Call observed) {
 		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
 
 			@Override

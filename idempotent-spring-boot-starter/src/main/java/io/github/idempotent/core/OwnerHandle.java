@@ -38,14 +38,22 @@ public final class OwnerHandle {
 	private final IdempotencyObserver observer;
 
 	/**
+	 * Whether the call returned on the calling thread, whose steps then run there too (a
+	 * JDBC store may write the result in the caller's transaction), retried after a
+	 * sleep; else they run without blocking the thread that signals the completion.
+	 */
+	private final boolean blocking;
+
+	/**
 	 * Whether the observers have heard that the method ran: at its return, when its
 	 * outcome is recorded later.
 	 */
 	private volatile boolean announced;
 
 	OwnerHandle(IdempotencyProtocol protocol, IdempotencyPolicy policy, String clientKey, RecordKey key,
-			LeaseWatchdog.Lease lease, IdempotencyObserver observer) {
+			LeaseWatchdog.Lease lease, IdempotencyObserver observer, boolean blocking) {
 		this.protocol = protocol;
+		this.blocking = blocking;
 		this.observer = observer;
 		this.policy = policy;
 		this.clientKey = clientKey;
@@ -73,15 +81,7 @@ public final class OwnerHandle {
 	 * cannot be stored never frees the key ({@link #keepKey}).
 	 */
 	public void complete(@Nullable Object result) {
-		this.protocol.leases().unwatch(this.lease);
-		announce();
-		if (isFencedOut()) {
-			keepKeyFencedOut(null);
-			return;
-		}
-		StoredResult encoded = encode(result);
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-		store(encoded);
+		completeAsync(result).join();
 	}
 
 	/**
@@ -106,25 +106,7 @@ public final class OwnerHandle {
 	 * or, when its status is not final ({@link #releases}), the key released.
 	 */
 	public void completeRecorded(RecordedResponse response) {
-		this.protocol.leases().unwatch(this.lease);
-		announce();
-		boolean released = releases(response.status());
-		if (isFencedOut()) {
-			if (released) {
-				releaseFencedOut();
-			}
-			else {
-				keepKeyFencedOut(null);
-			}
-			return;
-		}
-		if (released) {
-			delete(null);
-			return;
-		}
-		StoredResult stored = recorded(response);
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-		store(stored);
+		completeRecordedAsync(response).join();
 	}
 
 	/**
@@ -136,14 +118,14 @@ public final class OwnerHandle {
 		boolean released = releases(response.status());
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return released ? releaseFencedOutAsync() : keepKeyFencedOutAsync(null);
+				return released ? releaseFencedOut() : keepKeyFencedOut(null);
 			}
 			if (released) {
-				return deleteAsync(null);
+				return delete(null);
 			}
 			StoredResult stored = recorded(response);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return storeAsync(stored);
+			return store(stored);
 		});
 	}
 
@@ -162,27 +144,44 @@ public final class OwnerHandle {
 		boolean released = releases(status);
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return released ? releaseFencedOutAsync() : keepKeyFencedOutAsync(null);
+				return released ? releaseFencedOut() : keepKeyFencedOut(null);
 			}
 			if (released) {
-				return deleteAsync(null);
+				return delete(null);
 			}
 			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
 					+ why + ". Retries of the key are told that it completed and that its result is unavailable; "
 					+ "the method is not run again for it");
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return storeAsync(StoredOutcome.notStored("response not recordable"));
+			return store(StoredOutcome.notStored("response not recordable"));
 		});
 	}
 
 	/**
-	 * Stops the lease renewal without waiting for one in flight, then takes {@code step}:
-	 * a renewal re-creates a record that has vanished, so the step must follow it, and
-	 * the thread that signalled the completion (an event loop) must not wait for it. The
-	 * step runs at once, or on the thread that ends the renewal.
+	 * Stops the lease renewal, then takes {@code step}: a renewal re-creates a record
+	 * that has vanished, so the step must follow it. A non-blocking call does not wait
+	 * for a renewal in flight: the step runs at once, or on the thread that ends it.
 	 */
 	private CompletableFuture<Void> afterRenewal(Supplier<CompletableFuture<Void>> step) {
+		if (this.blocking) {
+			this.protocol.leases().unwatch(this.lease);
+			return step.get();
+		}
 		return this.protocol.leases().unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
+	}
+
+	private CompletableFuture<Boolean> sendCompletion(StoredResult result) {
+		StoreAccess store = this.protocol.store();
+		return this.blocking
+				? Futures.call(() -> CompletableFuture
+					.completedFuture(store.complete(this.key, token(), fingerprint(), result, this.policy.ttl())))
+				: store.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl());
+	}
+
+	private CompletableFuture<Boolean> sendRelease() {
+		StoreAccess store = this.protocol.store();
+		return this.blocking ? Futures.call(() -> CompletableFuture.completedFuture(store.release(this.key, token())))
+				: store.releaseAsync(this.key, token());
 	}
 
 	/**
@@ -216,43 +215,7 @@ public final class OwnerHandle {
 	 * suppressed.
 	 */
 	public void release(Throwable failure) {
-		this.protocol.leases().unwatch(this.lease);
-		if (isFencedOut()) {
-			releaseFencedOut();
-			return;
-		}
-		if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
-			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			store(StoredOutcome.error(failure));
-			return;
-		}
-		delete(failure);
-	}
-
-	/**
-	 * Deletes the placeholder, asking again until {@link #confirmWithin() the bound}; a
-	 * failure left is added to {@code failure}, if any, as suppressed.
-	 */
-	private void delete(@Nullable Throwable failure) {
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
-		StepConfirmation confirmation = new StepConfirmation(this.lease, confirmWithin());
-		while (true) {
-			try {
-				if (!this.protocol.store().release(this.key, token()) && !confirmation.repeated()) {
-					releasedByOther();
-				}
-				return;
-			}
-			catch (RuntimeException ex) {
-				long delay = confirmation.retryIn(ex);
-				if (delay < 0 || !IdempotencyThreads.sleep(delay)) {
-					suppress(failure, ex);
-					logReleaseFailure(ex);
-					return;
-				}
-				logRetry("release", ex);
-			}
-		}
+		releaseAsync(failure).join();
 	}
 
 	/**
@@ -264,11 +227,11 @@ public final class OwnerHandle {
 		announce();
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return keepKeyFencedOutAsync(null);
+				return keepKeyFencedOut(null);
 			}
 			StoredResult encoded = encode(result);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return storeAsync(encoded);
+			return store(encoded);
 		});
 	}
 
@@ -280,13 +243,13 @@ public final class OwnerHandle {
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
 		return afterRenewal(() -> {
 			if (isFencedOut()) {
-				return releaseFencedOutAsync();
+				return releaseFencedOut();
 			}
 			if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
 				this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-				return storeAsync(StoredOutcome.error(failure));
+				return store(StoredOutcome.error(failure));
 			}
-			return deleteAsync(failure);
+			return delete(failure);
 		});
 	}
 
@@ -295,19 +258,18 @@ public final class OwnerHandle {
 	 * the method started, when nothing ran that could be stored.
 	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
-		return afterRenewal(() -> deleteAsync(failure));
+		return afterRenewal(() -> delete(failure));
 	}
 
-	private CompletableFuture<Void> deleteAsync(@Nullable Throwable failure) {
+	private CompletableFuture<Void> delete(@Nullable Throwable failure) {
 		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		releaseAsync(failure, new StepConfirmation(this.lease, confirmWithin()), done);
+		delete(failure, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
 	}
 
-	private void releaseAsync(@Nullable Throwable failure, StepConfirmation confirmation,
-			CompletableFuture<Void> done) {
-		this.protocol.store().releaseAsync(this.key, token()).whenComplete((released, error) -> {
+	private void delete(@Nullable Throwable failure, StepConfirmation confirmation, CompletableFuture<Void> done) {
+		sendRelease().whenComplete((released, error) -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
 					releasedByOther();
@@ -324,7 +286,7 @@ public final class OwnerHandle {
 				return;
 			}
 			logRetry("release", ex);
-			later(delay, () -> releaseAsync(failure, confirmation, done), done);
+			later(delay, () -> delete(failure, confirmation, done), done);
 		});
 	}
 
@@ -334,48 +296,47 @@ public final class OwnerHandle {
 		}
 	}
 
-	private CompletableFuture<Void> storeAsync(StoredResult result) {
+	private CompletableFuture<Void> store(StoredResult result) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		storeAsync(result, new StepConfirmation(this.lease, confirmWithin()), done);
+		store(result, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
 	}
 
-	private void storeAsync(StoredResult result, StepConfirmation confirmation, CompletableFuture<Void> done) {
-		this.protocol.store()
-			.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl())
-			.whenComplete((completed, error) -> {
-				if (error == null) {
-					if (!completed) {
-						completedByOther();
-					}
+	private void store(StoredResult result, StepConfirmation confirmation, CompletableFuture<Void> done) {
+		sendCompletion(result).whenComplete((completed, error) -> {
+			if (error == null) {
+				if (!completed) {
+					completedByOther();
+				}
+				done.complete(null);
+				return;
+			}
+			Throwable ex = Futures.unwrap(error);
+			long delay = confirmation.retryIn(ex);
+			if (delay < 0) {
+				if (isUnreachable(ex)) {
+					logCompleteFailure(ex);
 					done.complete(null);
-					return;
 				}
-				Throwable ex = Futures.unwrap(error);
-				long delay = confirmation.retryIn(ex);
-				if (delay < 0) {
-					if (isUnreachable(ex)) {
-						logCompleteFailure(ex);
-						done.complete(null);
-					}
-					else {
-						keepKeyAsync(ex).whenComplete((kept, never) -> done.complete(null));
-					}
-					return;
+				else {
+					keepKey(ex).whenComplete((kept, never) -> done.complete(null));
 				}
-				logRetry("completion", ex);
-				this.protocol.leases().rewatch(this.lease);
-				later(delay, () -> afterRenewal(() -> {
-					if (isFencedOut()) {
-						// As in store(): the result is never written once fenced out.
-						keepKeyFencedOutAsync(ex).whenComplete((kept, never) -> done.complete(null));
-					}
-					else {
-						storeAsync(result, confirmation, done);
-					}
-					return done;
-				}), done);
-			});
+				return;
+			}
+			logRetry("completion", ex);
+			this.protocol.leases().rewatch(this.lease);
+			later(delay, () -> afterRenewal(() -> {
+				if (isFencedOut()) {
+					// A renewal between the attempts found a tombstone, or the call
+					// ran past its maxDuration: the result is never written then.
+					keepKeyFencedOut(ex).whenComplete((kept, never) -> done.complete(null));
+				}
+				else {
+					store(result, confirmation, done);
+				}
+				return done;
+			}), done);
+		});
 	}
 
 	/**
@@ -389,32 +350,12 @@ public final class OwnerHandle {
 		return this.lease.isLost() || this.lease.isOverdue();
 	}
 
-	/**
-	 * Ends a fenced-out call that failed without writing. Past maxDuration its
-	 * placeholder may still be there until its lease runs out: it is released, which
-	 * deletes it only if it still holds this token, so the key frees at once for a retry,
-	 * as after any failure. After a lost lease the key is someone else's, or a
-	 * tombstone's: nothing is sent.
-	 */
-	private void releaseFencedOut() {
-		if (!this.lease.isOverdue()) {
-			return;
-		}
-		logNotStored();
-		try {
-			this.protocol.store().release(this.key, token());
-		}
-		catch (RuntimeException ex) {
-			logReleaseFailure(ex);
-		}
-	}
-
-	private CompletableFuture<Void> releaseFencedOutAsync() {
+	private CompletableFuture<Void> releaseFencedOut() {
 		if (!this.lease.isOverdue()) {
 			return CompletableFuture.completedFuture(null);
 		}
 		logNotStored();
-		return this.protocol.store().releaseAsync(this.key, token()).handle((released, ex) -> {
+		return sendRelease().handle((released, ex) -> {
 			if (ex != null) {
 				logReleaseFailure(ex);
 			}
@@ -427,50 +368,16 @@ public final class OwnerHandle {
 				+ ": the call failed after its maxDuration (" + this.policy.maxDuration() + "); its key is released");
 	}
 
-	/**
-	 * Ends a fenced-out completion. After a lost lease the key is someone else's, or a
-	 * tombstone's: nothing is sent. Past maxDuration (the call, or the retries of its
-	 * completion, outlived it) the result is not stored, but the key is kept.
-	 */
-	private void keepKeyFencedOut(@Nullable Throwable failure) {
-		if (this.lease.isOverdue()) {
-			keepKey(failure);
-		}
+	private CompletableFuture<Void> keepKeyFencedOut(@Nullable Throwable failure) {
+		return this.lease.isOverdue() ? keepKey(failure) : CompletableFuture.completedFuture(null);
 	}
 
-	private CompletableFuture<Void> keepKeyFencedOutAsync(@Nullable Throwable failure) {
-		return this.lease.isOverdue() ? keepKeyAsync(failure) : CompletableFuture.completedFuture(null);
-	}
-
-	/**
-	 * Keeps the key of a call that returned but whose result is not stored: a completion
-	 * that records only that the call completed ({@link StoredOutcome#notStored}), small
-	 * enough to pass where the result did not, so that retries get an error that says so
-	 * rather than run the method again. Fenced by the token like any completion: a key
-	 * taken over meanwhile is left to its new owner. If even that fails, the placeholder
-	 * holds the key until its lease ends. The owner never frees its key itself.
-	 */
-	private void keepKey(@Nullable Throwable failure) {
+	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
 		String reason = notStoredReason(failure);
-		try {
-			logNotStored(reason,
-					this.protocol.store()
-						.complete(this.key, token(), fingerprint(), StoredOutcome.notStored(reason), this.policy.ttl()),
-					failure);
-		}
-		catch (RuntimeException ex) {
-			logNotStored(reason, null, ex);
-		}
-	}
-
-	private CompletableFuture<Void> keepKeyAsync(@Nullable Throwable failure) {
-		String reason = notStoredReason(failure);
-		return this.protocol.store()
-			.completeAsync(this.key, token(), fingerprint(), StoredOutcome.notStored(reason), this.policy.ttl())
-			.handle((kept, ex) -> {
-				logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
-				return null;
-			});
+		return sendCompletion(StoredOutcome.notStored(reason)).handle((kept, ex) -> {
+			logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
+			return null;
+		});
 	}
 
 	/**
@@ -511,13 +418,22 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Runs {@code retry} after {@code delayMillis} on the blocking-store threads (a store
-	 * without asynchronous calls is called there): the timer only hands it over. Once the
+	 * Runs {@code retry} after {@code delayMillis}: on the calling thread after a sleep
+	 * for a blocking call, else on the blocking-store threads (a store without
+	 * asynchronous calls is called there), which the timer only hands it to. Once the
 	 * application shuts down nothing retries, and {@code done} completes instead of
-	 * never: a caller may be waiting for it (a WebFlux response is sent after the store
-	 * has answered).
+	 * never: a caller may be waiting for it.
 	 */
 	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
+		if (this.blocking) {
+			if (IdempotencyThreads.sleep(delayMillis)) {
+				retry.run();
+			}
+			else {
+				gaveUp("interrupted", done);
+			}
+			return;
+		}
 		IdempotencyThreads threads = this.protocol.threads();
 		try {
 			threads.timer().schedule(() -> {
@@ -525,68 +441,25 @@ public final class OwnerHandle {
 					threads.blockingStoreExecutor().execute(retry);
 				}
 				catch (RejectedExecutionException ex) {
-					gaveUp(ex, done);
+					gaveUp(ex.getMessage(), done);
 				}
 			}, delayMillis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
-			gaveUp(ex, done);
+			gaveUp(ex.getMessage(), done);
 		}
 	}
 
-	private void gaveUp(RejectedExecutionException ex, CompletableFuture<Void> done) {
+	private void gaveUp(@Nullable String why, CompletableFuture<Void> done) {
 		this.protocol.leases().unwatchAsync(this.lease);
 		logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
-				+ ": the application is shutting down (" + ex.getMessage() + ")");
+				+ ": the application is shutting down (" + why + ")");
 		done.complete(null);
 	}
 
 	StoredResult encode(@Nullable Object result) {
 		return StoredOutcome.value(this.policy, this.clientKey, result, this.protocol.maxResultSize(),
 				this.protocol.resultCompression());
-	}
-
-	private void store(StoredResult result) {
-		StepConfirmation confirmation = new StepConfirmation(this.lease, confirmWithin());
-		while (true) {
-			try {
-				if (!this.protocol.store().complete(this.key, token(), fingerprint(), result, this.policy.ttl())) {
-					completedByOther();
-				}
-				return;
-			}
-			catch (RuntimeException ex) {
-				long delay = confirmation.retryIn(ex);
-				if (delay < 0) {
-					if (isUnreachable(ex)) {
-						logCompleteFailure(ex);
-					}
-					else {
-						keepKey(ex);
-					}
-					return;
-				}
-				logRetry("completion", ex);
-				// Renewed between the attempts, so that the placeholder does not lapse
-				// and let a retry of the caller's run the method again while the store
-				// is briefly out of reach. Not during an attempt: a renewal that met the
-				// completed record would report the lease lost.
-				this.protocol.leases().rewatch(this.lease);
-				boolean slept = IdempotencyThreads.sleep(delay);
-				this.protocol.leases().unwatch(this.lease);
-				if (!slept) {
-					logCompleteFailure(ex);
-					return;
-				}
-				if (isFencedOut()) {
-					// A renewal between the attempts found a tombstone, or the call ran
-					// past its maxDuration: sending the result again could write it anew
-					// once the tombstone or the lease has lapsed.
-					keepKeyFencedOut(ex);
-					return;
-				}
-			}
-		}
 	}
 
 	/**

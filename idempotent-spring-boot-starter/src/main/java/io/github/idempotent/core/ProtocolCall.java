@@ -31,18 +31,24 @@ final class ProtocolCall {
 
 	final @Nullable OutcomeRecorder recorder;
 
+	/**
+	 * Whether the method returns on the calling thread, where the owner's steps then run.
+	 */
+	final boolean blocking;
+
 	private long deadline;
 
 	private long pollMillis = FIRST_POLL_MILLIS;
 
 	ProtocolCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver observer, @Nullable OutcomeRecorder recorder) {
+			IdempotencyObserver observer, @Nullable OutcomeRecorder recorder, boolean blocking) {
 		this.policy = policy;
 		this.clientKey = clientKey;
 		this.key = key;
 		this.fingerprint = fingerprint;
 		this.observer = observer;
 		this.recorder = recorder;
+		this.blocking = blocking;
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
+import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -17,7 +18,6 @@ import reactor.util.context.ContextView;
 
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.core.IdempotentCallObservations.ObservedCall;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -69,19 +69,19 @@ public final class ReactiveIdempotentCalls {
 		// WebFlux handler) must not be handed its continuation: it would wait for itself.
 		Executor subscriberThread = contextView.hasKey(CALLER_WAITS) ? on(Schedulers.boundedElastic())
 				: subscriberThread();
-		IdempotentCallObservations observations = calls.getCallObservations();
-		ObservedCall observed = (observations != null) ? observations.start(policy, clientKey,
-				contextView.getOrDefault(IdempotentCallObservations.REACTOR_CONTEXT_KEY, null)) : null;
+		CallObservations observations = calls.observations();
+		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey,
+				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null)) : null;
 		if (observed != null) {
 			return observe(observed,
 					(callObserver) -> executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
-						try (IdempotentCallObservations.Scope scope = observed.openScope()) {
+						try (Observation.Scope scope = observed.openScope()) {
 							// The call's Mono sees this call as its parent observation;
 							// written inside the subscriber's context so that it wins
 							// over the subscriber's own.
 							return withIdempotencyContext(call.get())
-								.contextWrite((methodContext) -> methodContext
-									.put(IdempotentCallObservations.REACTOR_CONTEXT_KEY, observed.contextValue()))
+								.contextWrite((methodContext) -> methodContext.put(CallObservations.REACTOR_CONTEXT_KEY,
+										observed.observation()))
 								.contextWrite(contextView)
 								.toFuture();
 						}
@@ -99,7 +99,7 @@ public final class ReactiveIdempotentCalls {
 	 * the observation has stopped. A subscriber that cancels leaves the call running (see
 	 * above): its observation stops when the call ends.
 	 */
-	private static Mono<?> observe(ObservedCall observed,
+	private static Mono<?> observe(CallObservations.Call observed,
 			Function<IdempotencyObserver, CompletableFuture<@Nullable Object>> execution,
 			IdempotencyObserver responseObserver) {
 		IdempotencyObserver callObserver = (responseObserver == IdempotencyObserver.NONE) ? observed

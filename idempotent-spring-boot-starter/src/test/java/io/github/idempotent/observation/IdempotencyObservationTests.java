@@ -26,9 +26,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotentCallObservations;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
 import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.core.IdempotencyInProgressException;
@@ -53,7 +51,7 @@ class IdempotencyObservationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				IdempotentAutoConfiguration.class, IdempotentObservationAutoConfiguration.class))
+				IdempotentAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"idempotent.key-prefix=" + this.prefix, "idempotent.default-scope=global")
 		.withBean(ObservationRegistry.class, () -> this.registry)
@@ -254,11 +252,6 @@ class IdempotencyObservationTests {
 				.doesNotHaveParentObservation()
 				.hasBeenStopped();
 		});
-	}
-
-	@Test
-	void theReactorContextKeyIsMicrometers() {
-		assertThat(IdempotentCallObservations.REACTOR_CONTEXT_KEY).isEqualTo(ObservationThreadLocalAccessor.KEY);
 	}
 
 	@Test

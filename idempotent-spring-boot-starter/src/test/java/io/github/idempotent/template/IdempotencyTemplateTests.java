@@ -20,7 +20,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
 import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
@@ -45,8 +44,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class IdempotencyTemplateTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
-				IdempotentObservationAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
 		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(PolicyLog.class);
 

@@ -1,4 +1,4 @@
-package io.github.idempotent.observation;
+package io.github.idempotent.core;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -9,23 +9,27 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.core.IdempotentCallObservations;
-import io.github.idempotent.core.IdempotencyException;
-import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.core.IdempotencyStoreFullException;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyStoreUnavailableException;
+import io.github.idempotent.observation.DefaultIdempotencyObservationConvention;
+import io.github.idempotent.observation.IdempotencyObservationContext;
 import io.github.idempotent.observation.IdempotencyObservationContext.Outcome;
+import io.github.idempotent.observation.IdempotencyObservationConvention;
+import io.github.idempotent.observation.IdempotencyObservationDocumentation;
 import io.github.idempotent.observation.IdempotencyObservationDocumentation.Events;
 import io.github.idempotent.store.IdempotencyStore;
 
 /**
- * One Micrometer {@link Observation} per idempotent call, documented by
+ * One Micrometer {@link Observation} per guarded call, documented by
  * {@link IdempotencyObservationDocumentation#IDEMPOTENT_CALL}. The store's steps are
  * events of it, cheaper than child observations. Nothing is observed while the registry
  * is a no-op.
  */
-public class IdempotencyObservations implements IdempotentCallObservations {
+final class CallObservations {
+
+	/**
+	 * Key of the current observation in a Reactor context: Micrometer's
+	 * {@code ObservationThreadLocalAccessor.KEY}.
+	 */
+	static final String REACTOR_CONTEXT_KEY = "micrometer.observation";
 
 	private static final DefaultIdempotencyObservationConvention KEY_LESS = new DefaultIdempotencyObservationConvention(
 			false);
@@ -38,11 +42,7 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 
 	private final IdempotencyObservationConvention defaultConvention;
 
-	/**
-	 * @param customConvention a convention that replaces the default, or {@code null}
-	 * @param includeKey whether the default convention adds the client's key to spans
-	 */
-	public IdempotencyObservations(ObservationRegistry registry, IdempotencyStore store,
+	CallObservations(ObservationRegistry registry, IdempotencyStore store,
 			@Nullable IdempotencyObservationConvention customConvention, boolean includeKey) {
 		Assert.notNull(registry, "registry must not be null");
 		Assert.notNull(store, "store must not be null");
@@ -71,8 +71,12 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 		};
 	}
 
-	@Override
-	public @Nullable ObservedCall start(IdempotencyPolicy policy, String clientKey, @Nullable Object parent) {
+	/**
+	 * Starts observing one call, or answers {@code null} when it is not observed.
+	 * @param parent the caller's observation when no thread carries it (a {@code Mono}'s
+	 * subscriber context), else {@code null}
+	 */
+	@Nullable Call start(IdempotencyPolicy policy, String clientKey, @Nullable Object parent) {
 		if (this.registry.isNoop()) {
 			return null;
 		}
@@ -93,7 +97,7 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 	 * Its callbacks may come from several threads (the renewal thread, the thread that
 	 * completed the method's future).
 	 */
-	private static final class Call implements ObservedCall {
+	static final class Call implements IdempotencyObserver {
 
 		private final Observation observation;
 
@@ -170,19 +174,22 @@ public class IdempotencyObservations implements IdempotentCallObservations {
 			}
 		}
 
-		@Override
-		public Scope openScope() {
-			Observation.Scope scope = this.observation.openScope();
-			return scope::close;
+		/**
+		 * Makes the call the current observation of this thread until the scope closes,
+		 * so that what the method observes nests inside.
+		 */
+		Observation.Scope openScope() {
+			return this.observation.openScope();
 		}
 
-		@Override
-		public Object contextValue() {
+		Observation observation() {
 			return this.observation;
 		}
 
-		@Override
-		public void stop(@Nullable Throwable failure) {
+		/**
+		 * Ends the observation; calls after the first do nothing.
+		 */
+		void stop(@Nullable Throwable failure) {
 			if (!this.stopped.compareAndSet(false, true)) {
 				return;
 			}

@@ -10,21 +10,18 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotentCallObservations;
-import io.github.idempotent.observation.IdempotencyObservations;
+import io.github.idempotent.core.IdempotentCalls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The observation of calls is configured only with micrometer-observation on the class
- * path and an {@link ObservationRegistry} in the context; without them the starter works
- * as before.
+ * Calls are observed in the application's {@link ObservationRegistry} when it has one;
+ * without one, or without micrometer-core, the starter works the same.
  */
-class IdempotentObservationAutoConfigurationTests {
+class IdempotentAutoConfigurationObservationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
-				IdempotentObservationAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
 		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(Counter.class);
 
@@ -32,28 +29,25 @@ class IdempotentObservationAutoConfigurationTests {
 	void observesCallsWhenARegistryIsPresent() {
 		TestObservationRegistry registry = TestObservationRegistry.create();
 		this.runner.withBean(ObservationRegistry.class, () -> registry).run((context) -> {
-			assertThat(context).hasSingleBean(IdempotencyObservations.class);
 			assertThat(context.getBean(Counter.class).next("k")).isEqualTo(1);
 			assertThat(registry).hasSingleObservationThat().hasNameEqualTo("idempotent.call");
 		});
 	}
 
 	@Test
-	void backsOffWithoutARegistryBean() {
+	void guardsCallsWithoutARegistryBean() {
 		this.runner.run((context) -> {
-			assertThat(context).doesNotHaveBean(IdempotentCallObservations.class);
 			assertThat(context.getBean(Counter.class).next("k")).isEqualTo(1);
 			assertThat(context.getBean(Counter.class).next("k")).isEqualTo(1);
 		});
 	}
 
 	@Test
-	void backsOffWithoutMicrometerObservationAndTheStarterStillWorks() {
-		this.runner.withClassLoader(new FilteredClassLoader("io.micrometer"))
+	void guardsCallsWithoutMicrometerCore() {
+		this.runner.withClassLoader(new FilteredClassLoader("io.micrometer.core"))
 			.withBean(ObservationRegistry.class, TestObservationRegistry::create)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context).doesNotHaveBean(IdempotentCallObservations.class);
 				assertThat(context).doesNotHaveBean(IdempotencyMetrics.class);
 				Counter counter = context.getBean(Counter.class);
 				assertThat(counter.next("k")).isEqualTo(1);
@@ -62,18 +56,15 @@ class IdempotentObservationAutoConfigurationTests {
 	}
 
 	@Test
-	void backsOffWhenTheApplicationObservesCallsItself() {
-		IdempotentCallObservations own = (policy, key, parent) -> null;
-		this.runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
-			.withBean(IdempotentCallObservations.class, () -> own)
-			.run((context) -> assertThat(context.getBean(IdempotentCallObservations.class)).isSameAs(own));
-	}
-
-	@Test
-	void backsOffWhenIdempotencyIsDisabled() {
-		this.runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+	void observesNothingWhenIdempotencyIsDisabled() {
+		TestObservationRegistry registry = TestObservationRegistry.create();
+		this.runner.withBean(ObservationRegistry.class, () -> registry)
 			.withPropertyValues("idempotent.enabled=false")
-			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentCallObservations.class));
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(IdempotentCalls.class);
+				context.getBean(Counter.class).next("k");
+				assertThat(registry).doesNotHaveAnyObservation();
+			});
 	}
 
 	public static class Counter {
