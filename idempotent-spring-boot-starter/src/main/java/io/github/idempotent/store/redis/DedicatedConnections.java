@@ -28,9 +28,7 @@ import org.springframework.util.Assert;
  * Lettuce connections of the store's own, one caller at a time, for the writes followed
  * by WAIT. WAIT blocks the connection it is sent on and counts only that connection's
  * writes: on the shared connection one lagging replica would hold up every command behind
- * it. Connections come from the factory's own {@link RedisClient} and default URI; a
- * connection that failed is closed, never reused, since a WAIT may still be pending on
- * it.
+ * it. A connection that failed is closed, never reused: a WAIT may still be pending.
  */
 final class DedicatedConnections implements AutoCloseable {
 
@@ -84,8 +82,7 @@ final class DedicatedConnections implements AutoCloseable {
 	}
 
 	/**
-	 * Too few acknowledgements, or none in time, are logged, not thrown: the write has
-	 * happened.
+	 * Too few acknowledgements are logged, not thrown: the write has happened.
 	 * @return whether the connection has no command pending and can be reused
 	 */
 	private static boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection, int replicas,

@@ -19,8 +19,8 @@ import io.github.idempotent.store.Fingerprint;
  * The bytes of a Redis record, format 1 (docs/stores.md, "Record format 1"; pinned by the
  * golden records under {@code src/test/resources/format-1}). One string, not a hash,
  * which would leave Redis's compact encoding past 64 bytes a field. The Lua scripts read
- * the state byte, the token and the fixed-size ends; everything else is built and parsed
- * here.
+ * only the state byte, the token and the fixed-size ends.
+ *
  */
 final class RecordLayout {
 

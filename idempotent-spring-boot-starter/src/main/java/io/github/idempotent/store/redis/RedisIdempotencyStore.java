@@ -162,10 +162,8 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * While Redis refuses writes but answers reads (memory full, the claim memory limit,
-	 * a replica during a failover), a completed record is still replayed and a record in
-	 * progress reported, so that a retry is not refused or run again; a free key stays
-	 * refused.
+	 * While Redis refuses writes but answers reads (memory full, a replica during a
+	 * failover), a completed record is still replayed and a record in progress reported.
 	 */
 	private CompletableFuture<ClaimResult> claim(RecordKey key, Fingerprint fingerprint, Duration lease,
 			RedisScriptRunner.Commands commands) {
@@ -440,10 +438,8 @@ public class RedisIdempotencyStore
 		return fenced(this.scripts::async, RedisScripts.RELEASE, false, key, RecordLayout.token(token));
 	}
 
-	/**
-	 * A script fenced by the owner's token; {@code awaited}: WAIT for replicas after it
-	 * wrote.
-	 */
+	/** A script fenced by the owner's token; {@code awaited}: WAIT after it wrote. */
+
 	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
 		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, new byte[][] { keyOf(key) }, args)

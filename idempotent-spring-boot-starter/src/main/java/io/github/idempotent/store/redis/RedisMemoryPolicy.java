@@ -21,9 +21,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @param server the server, as host and port where known
  * @param maxmemory memory limit in bytes, 0 for none
- * @param policy {@code maxmemory-policy}
  * @param evictedKeys keys evicted since the server started, -1 when not read
- * @param usedMemory memory in use in bytes ({@code used_memory}), -1 when not read
+ * @param usedMemory memory in use in bytes, -1 when not read
  */
 public record RedisMemoryPolicy(String server, long maxmemory, String policy, long evictedKeys, long usedMemory) {
 
@@ -50,10 +49,8 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 	}
 
 	/**
-	 * Reads the memory of every server behind {@code connectionFactory} (every node of a
-	 * cluster); empty when a proxy hides it.
-	 * @param connectionFactory the store's connection factory
-	 * @return one policy per server
+	 * Reads the memory of every server behind {@code connectionFactory}; empty when a
+	 * proxy hides it.
 	 */
 	public static List<RedisMemoryPolicy> read(RedisConnectionFactory connectionFactory) {
 		try (RedisConnection redis = connectionFactory.getConnection()) {
@@ -74,9 +71,6 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 	/**
 	 * Refuses a bounded memory with an evicting policy unless the application accepted
 	 * the risk; a Redis down at start-up is only logged.
-	 * @param connectionFactory the store's connection factory
-	 * @param evictingPolicyAllowed whether the application accepts a Redis that may evict
-	 * records
 	 * @throws IllegalStateException when the policy evicts and that is not accepted
 	 */
 	public static void check(RedisConnectionFactory connectionFactory, boolean evictingPolicyAllowed) {
@@ -118,9 +112,7 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 				+ ALLOW_PROPERTY + "=true";
 	}
 
-	/**
-	 * One policy per server; a cluster connection prefixes keys with the node's address.
-	 */
+	/** A cluster connection prefixes keys with the node's address. */
 	static List<RedisMemoryPolicy> of(@Nullable Properties info, String server) {
 		if (info == null) {
 			return List.of();

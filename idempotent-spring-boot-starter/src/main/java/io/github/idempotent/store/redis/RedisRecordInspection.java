@@ -97,8 +97,7 @@ final class RedisRecordInspection {
 			for (byte[] key : scanned.keys()) {
 				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
 						now);
-				// An unreadable record may be a call in progress: listed whatever its
-				// age.
+				// An unreadable record may be a call in progress: listed at any age.
 				if (record != null && record.state() == IdempotencyRecord.State.UNREADABLE) {
 					records.add(record);
 				}

@@ -59,8 +59,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	private static final Duration MIN_RECONNECT_AFTER = Duration.ofSeconds(2);
 
 	/**
-	 * Only tells whether tracking is possible: each connection uses the factory's current
-	 * client ({@link #connect()}), since a restarted factory has made a new one.
+	 * Only tells whether tracking is possible: a restarted factory makes a new client.
 	 */
 	private final @Nullable RedisClient client;
 
@@ -390,8 +389,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 			current = this.session;
 		}
 		if (this.scheduler != null) {
-			// Heartbeats run one at a time: after this no-op, a connect() in flight has
-			// seen stopped.
+			// Heartbeats run one at a time: after this no-op, connect() has seen stopped.
 			try {
 				this.scheduler.submit(() -> {
 				}).get(10, TimeUnit.SECONDS);
@@ -449,9 +447,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 			this.confirmedAt = startedAt;
 		}
 
-		/**
-		 * @return whether this call ended the session
-		 */
 		synchronized boolean end() {
 			if (this.lost) {
 				return false;

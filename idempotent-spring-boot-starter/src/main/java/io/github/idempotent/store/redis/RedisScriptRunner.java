@@ -140,9 +140,9 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Each command answered before the next is sent; then WAIT as {@link #executeAndWait}
-	 * does.
+	 * Each command answered before the next; then WAIT as {@link #executeAndWait} does.
 	 */
+
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
 		return answer(
@@ -181,8 +181,7 @@ final class RedisScriptRunner {
 
 		@Override
 		public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
-			// A pipelined or queued connection answers null, which would read as
-			// acquired.
+			// A pipelined or queued connection answers null, read as acquired.
 			Assert.state(!this.connection.isPipelined() && !this.connection.isQueueing(),
 					"Claims need a connection that answers");
 			return answer(() -> this.connection.stringCommands()
