@@ -4,8 +4,7 @@ import java.util.Set;
 
 /**
  * A transition the {@link StateMachine} does not allow from the entity's current state,
- * such as refunding an order that was never paid. A conflict with the resource's state:
- * maps to HTTP 409, and a retry cannot succeed until something else moves the entity.
+ * such as refunding an order that was never paid: a conflict (HTTP 409).
  */
 public class IllegalStateTransitionException extends RuntimeException {
 
@@ -30,23 +29,17 @@ public class IllegalStateTransitionException extends RuntimeException {
 		return this.id;
 	}
 
-	/**
-	 * State the entity was found in.
-	 */
+	/** State the entity was found in. */
 	public Enum<?> getCurrent() {
 		return this.current;
 	}
 
-	/**
-	 * State that was asked for.
-	 */
+	/** State that was asked for. */
 	public Enum<?> getTarget() {
 		return this.target;
 	}
 
-	/**
-	 * States the entity could have moved to.
-	 */
+	/** States the entity could have moved to. */
 	public Set<? extends Enum<?>> getAllowed() {
 		return this.allowed;
 	}

@@ -7,14 +7,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.util.Assert;
 
 /**
- * Applies the transitions of a {@link StateMachine} to the state column of a table as a
- * compare-and-set: {@code UPDATE table SET state = :to WHERE id = :id AND state = :from}.
- * The database serializes two updates of the same row, so of two concurrent identical
- * requests exactly one sees one updated row and does the side effects; the other sees
- * none and is told the row is already in the target state.
- * <p>
- * Call it inside the transaction that does the side effects (the debit of a payment),
- * first: the row lock it takes is held until that transaction ends.
+ * Applies the transitions of a {@link StateMachine} to a state column as a
+ * compare-and-set ({@code UPDATE ... WHERE id = :id AND state = :from}): of two
+ * concurrent identical requests exactly one updates the row and does the side effects.
+ * Call it first in the transaction that does them: its row lock is held until that
+ * transaction ends.
  *
  * @param <S> the state type, stored by {@link Enum#name()}
  */
@@ -46,16 +43,11 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		this.jdbc = jdbc;
 		this.update = "UPDATE %s SET %s = :to WHERE %s = :id AND %s = :from".formatted(table, stateColumn, idColumn,
 				stateColumn);
-		// A locking read: it sees the latest committed state even under REPEATABLE READ
-		// (InnoDB), where a plain read would return this transaction's older snapshot.
+		// A locking read sees the latest committed state even under REPEATABLE READ.
 		this.select = "SELECT %s FROM %s WHERE %s = :id FOR UPDATE".formatted(stateColumn, table, idColumn);
 	}
 
-	/**
-	 * The state a column holds. A {@code CHAR(n)} column pads the name with spaces to
-	 * {@code n} characters (PostgreSQL and H2 return them; the UPDATE's comparison
-	 * ignores them), so trailing spaces are not part of the name.
-	 */
+	/** Trailing spaces are not part of the name: a {@code CHAR(n)} column pads it. */
 	private S state(Object id, String column) {
 		String name = (column != null) ? column.stripTrailing() : null;
 		for (S state : this.machine.getType().getEnumConstants()) {
@@ -80,8 +72,8 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 	 * Moves row {@code id} from {@code from} to {@code to} if it is still in
 	 * {@code from}.
 	 * @throws IllegalArgumentException when the machine does not allow {@code from} to
-	 * {@code to} at all (a programming error)
-	 * @throws IllegalStateTransitionException when the row is in a state other than
+	 * {@code to} at all
+	 * @throws IllegalStateTransitionException when the row is in another state than
 	 * {@code from} and {@code to}
 	 */
 	public TransitionResult<S> transition(Object id, S from, S to) {
@@ -105,9 +97,7 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		if (current == to) {
 			return new TransitionResult.AlreadyInTarget<>(to);
 		}
-		// Not in from (else the update would have matched) and not in to: whether or not
-		// the table allows current -> to, this caller's premise (the row is in from) is
-		// wrong, so its side effects must not run.
+		// The caller's premise (the row is in from) is wrong: no side effects.
 		throw new IllegalStateTransitionException(id, current, to, this.machine.targetsOf(current));
 	}
 

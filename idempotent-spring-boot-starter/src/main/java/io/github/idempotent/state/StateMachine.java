@@ -9,8 +9,7 @@ import java.util.Set;
 import org.springframework.util.Assert;
 
 /**
- * Transition table of an enum of states: which state may move to which. Immutable and
- * thread-safe once built.
+ * Transition table of an enum of states. Immutable once built.
  *
  * <pre class="code">
  * StateMachine&lt;OrderStatus&gt; orders = StateMachine.builder(OrderStatus.class)
@@ -41,23 +40,17 @@ public final class StateMachine<S extends Enum<S>> {
 		return this.type;
 	}
 
-	/**
-	 * Whether {@code from} may move to {@code to} in one step.
-	 */
+	/** Whether {@code from} may move to {@code to} in one step. */
 	public boolean allows(S from, S to) {
 		return this.targets.get(from).contains(to);
 	}
 
-	/**
-	 * States that {@code from} may move to, empty for a final state.
-	 */
+	/** States that {@code from} may move to, empty for a final state. */
 	public Set<S> targetsOf(S from) {
 		return this.targets.get(from);
 	}
 
-	/**
-	 * States that may move to {@code to}.
-	 */
+	/** States that may move to {@code to}. */
 	public Set<S> sourcesOf(S to) {
 		EnumSet<S> sources = EnumSet.noneOf(this.type);
 		this.targets.forEach((from, targets) -> {
@@ -69,11 +62,8 @@ public final class StateMachine<S extends Enum<S>> {
 	}
 
 	/**
-	 * Decides what asking an entity in state {@code current} to move to {@code target}
-	 * means.
-	 * @return {@link Decision#APPLY} when the transition is legal,
-	 * {@link Decision#ALREADY_IN_TARGET} when the entity is already there (a repeated
-	 * request, which must do nothing)
+	 * Decides what moving an entity from {@code current} to {@code target} means.
+	 * @return {@link Decision#APPLY}, or {@link Decision#ALREADY_IN_TARGET} for a repeat
 	 * @throws IllegalStateTransitionException when the transition is not in the table
 	 */
 	public Decision decide(Object id, S current, S target) {
@@ -88,19 +78,13 @@ public final class StateMachine<S extends Enum<S>> {
 		throw new IllegalStateTransitionException(id, current, target, targetsOf(current));
 	}
 
-	/**
-	 * Outcome of {@link #decide}.
-	 */
+	/** Outcome of {@link #decide}. */
 	public enum Decision {
 
-		/**
-		 * The transition is legal: apply it.
-		 */
+		/** The transition is legal: apply it. */
 		APPLY,
 
-		/**
-		 * The entity is already in the target state: a repeat, nothing to do.
-		 */
+		/** The entity is already in the target state: a repeat, nothing to do. */
 		ALREADY_IN_TARGET
 
 	}
@@ -121,9 +105,7 @@ public final class StateMachine<S extends Enum<S>> {
 			this.targets = new EnumMap<>(type);
 		}
 
-		/**
-		 * Allows {@code from} to move to each of {@code to}.
-		 */
+		/** Allows {@code from} to move to each of {@code to}. */
 		@SafeVarargs
 		public final Builder<S> allow(S from, S... to) {
 			Assert.notNull(from, "from must not be null");

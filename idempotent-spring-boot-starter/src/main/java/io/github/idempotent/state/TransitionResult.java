@@ -8,23 +8,15 @@ package io.github.idempotent.state;
  */
 public sealed interface TransitionResult<S extends Enum<S>> {
 
-	/**
-	 * This call moved the row from {@code from} to {@code to}: do the side effects now,
-	 * in the same transaction.
-	 */
+	/** This call moved the row: do the side effects now, in the same transaction. */
 	record Applied<S extends Enum<S>>(S from, S to) implements TransitionResult<S> {
 	}
 
-	/**
-	 * The row was already in the target state, moved there by an earlier call: do no side
-	 * effect, answer as the earlier call did.
-	 */
+	/** An earlier call moved the row there: no side effect. */
 	record AlreadyInTarget<S extends Enum<S>>(S state) implements TransitionResult<S> {
 	}
 
-	/**
-	 * No row has that id.
-	 */
+	/** No row has that id. */
 	record NotFound<S extends Enum<S>>() implements TransitionResult<S> {
 	}
 

@@ -1,8 +1,6 @@
 /**
- * Guarded state transitions, the third mechanism beside idempotency keys and unique
- * constraints: a {@link io.github.idempotent.state.StateMachine} says which transitions
- * are legal, and {@link io.github.idempotent.state.JdbcStateTransitions} applies one as a
- * compare-and-set {@code UPDATE ... WHERE state = :from}, so that the second of two
- * identical operations finds the row already moved and does nothing.
+ * Guarded state transitions: a {@link io.github.idempotent.state.StateMachine} says which
+ * transitions are legal, and {@link io.github.idempotent.state.JdbcStateTransitions}
+ * applies one as a compare-and-set.
  */
 package io.github.idempotent.state;
