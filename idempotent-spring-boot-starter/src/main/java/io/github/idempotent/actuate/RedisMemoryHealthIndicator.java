@@ -25,7 +25,6 @@ public class RedisMemoryHealthIndicator extends AbstractHealthIndicator {
 	/**
 	 * @param evictingPolicyAllowed whether the application accepts an evicting Redis
 	 * @param claimMemoryLimit share of {@code maxmemory} above which claims are refused
-	 *
 	 */
 	public RedisMemoryHealthIndicator(RedisConnectionFactory connectionFactory, boolean evictingPolicyAllowed,
 			double claimMemoryLimit) {

@@ -29,7 +29,6 @@ public @interface Idempotent {
 	/**
 	 * SpEL expression over the arguments that yields the key ({@code #request.orderNo}).
 	 * Empty: the {@code Idempotency-Key} request header.
-	 *
 	 */
 	String key() default "";
 

@@ -87,7 +87,6 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 	}
 
 	/** {@code type} as the named supertype, as {@link ResolvableType#as(Class)} does. */
-
 	private static ResolvableType as(ResolvableType type, String name) {
 		Class<?> raw = type.resolve();
 		if (raw == null || raw == Object.class) {

@@ -27,7 +27,6 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
 /**
  * The Actuator endpoint {@code idempotency}, when available and the store inspectable.
  */
-
 @AutoConfiguration(after = IdempotentAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)

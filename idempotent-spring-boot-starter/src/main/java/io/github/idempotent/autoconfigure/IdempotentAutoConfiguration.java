@@ -67,7 +67,6 @@ public final class IdempotentAutoConfiguration {
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
 
 	/** Outside a listener there is no key in context: the annotation must name one. */
-
 	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
 
 	private static final String REACTOR_SCHEDULERS = "reactor.core.scheduler.Schedulers";

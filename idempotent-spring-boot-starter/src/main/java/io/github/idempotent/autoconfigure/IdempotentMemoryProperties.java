@@ -14,7 +14,6 @@ public class IdempotentMemoryProperties {
 	/**
 	 * Estimated heap the in-memory store's records may take; then new keys are refused.
 	 */
-
 	private DataSize maximumSize = DataSize.ofMegabytes(100);
 
 	/** Heap the records of one scope may take; unset for no quota. */

@@ -42,7 +42,6 @@ public class IdempotentProperties {
 	private Duration maxDuration = Duration.ofMinutes(10);
 
 	/** Time a duplicate waits for the first call to finish before it is refused. */
-
 	private Duration waitFor = Duration.ZERO;
 
 	/**

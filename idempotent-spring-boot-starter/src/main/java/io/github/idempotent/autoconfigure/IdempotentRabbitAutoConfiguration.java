@@ -40,7 +40,6 @@ import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
  * {@code message-id}, the advice in every listener container factory's chain, recoverers
  * that leave in-progress duplicates alone, and a {@code message-id} on every message
  * sent. After the web auto-configuration, whose key resolver backs off for this one.
- *
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class, after = IdempotentWebMvcAutoConfiguration.class,
 		afterName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")

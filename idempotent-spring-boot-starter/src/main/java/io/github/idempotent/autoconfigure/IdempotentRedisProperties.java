@@ -14,7 +14,6 @@ public class IdempotentRedisProperties {
 	/**
 	 * Longest wait for replica acknowledgements; then the call goes on with a warning.
 	 */
-
 	private Duration waitTimeout = Duration.ofMillis(500);
 
 	/** Whether the store starts on a Redis whose maxmemory-policy may evict records. */

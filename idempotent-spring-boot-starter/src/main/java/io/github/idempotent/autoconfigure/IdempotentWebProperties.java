@@ -18,7 +18,6 @@ public class IdempotentWebProperties {
 	private String replayedHeader = "Idempotent-Replayed";
 
 	/** Whether the protocol's exceptions are mapped to problem responses. */
-
 	private boolean problemDetails = true;
 
 	/**

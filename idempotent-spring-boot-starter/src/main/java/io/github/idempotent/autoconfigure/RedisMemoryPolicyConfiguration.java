@@ -19,7 +19,6 @@ import io.github.idempotent.store.redis.RedisMemoryPolicy;
  * Refuses to start the Redis store on a Redis that may evict its records, unless
  * accepted, and reports the policy as the health indicator {@code idempotentRedisMemory}.
  * Reads the store's own factory: the application's primary may be another Redis.
- *
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(RedisConnectionFactory.class)

@@ -23,7 +23,6 @@ import org.springframework.http.client.ClientHttpResponse;
 final class PeekedResponse implements ClientHttpResponse {
 
 	/** How much of a {@code 500} body is read for its problem type. */
-
 	private static final int PROBLEM_PEEK_LIMIT = 8 * 1024;
 
 	private static final JsonFactory JSON = new JsonFactory();

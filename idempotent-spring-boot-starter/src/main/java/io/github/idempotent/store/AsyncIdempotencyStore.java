@@ -8,7 +8,6 @@ import java.util.concurrent.CompletionStage;
  * server without holding a thread (Lettuce for Redis). Without it, asynchronous methods
  * run the blocking primitives on a separate executor. Each method means what its blocking
  * twin does; an unreachable store completes the stage exceptionally.
- *
  */
 public interface AsyncIdempotencyStore extends IdempotencyStore {
 

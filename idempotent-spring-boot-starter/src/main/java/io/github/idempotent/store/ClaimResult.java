@@ -56,7 +56,6 @@ public sealed interface ClaimResult {
 	 *
 	 * @param damage what is wrong with the record, for the log and for operators
 	 * @param laterFormat whether a newer version wrote it (a retry may reach it)
-	 *
 	 */
 	record Damaged(String damage, boolean laterFormat) implements ClaimResult {
 

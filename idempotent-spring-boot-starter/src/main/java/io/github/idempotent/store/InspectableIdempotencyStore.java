@@ -9,7 +9,6 @@ import org.jspecify.annotations.Nullable;
 /**
  * Optional extension of {@link IdempotencyStore} for operators (the Actuator endpoint):
  * read one record, find the records in progress, delete one.
- *
  */
 public interface InspectableIdempotencyStore extends IdempotencyStore {
 

@@ -14,7 +14,6 @@ import org.jspecify.annotations.Nullable;
 public interface RecordTracking extends AutoCloseable {
 
 	/** Starts tracking, once; changes are reported to {@code listener} on any thread. */
-
 	void start(Listener listener);
 
 	/** Whether tracking can work in this setup at all. */

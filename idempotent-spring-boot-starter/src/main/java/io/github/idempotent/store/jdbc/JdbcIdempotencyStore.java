@@ -43,7 +43,6 @@ import io.github.idempotent.store.StoredResult;
  * same {@link DataSource}: a claim must be visible to concurrent duplicates at once. With
  * {@link #setJoinTransaction(boolean) joinTransaction}, a completion inside such a
  * transaction commits with the business rows and a rollback releases the key.
- *
  */
 public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 

@@ -78,7 +78,6 @@ final class PendingCompletion {
 	}
 
 	/** Keeps duplicates out while the caller's transaction stays open. */
-
 	private synchronized void renewLease() {
 		if (this.ended || this.completing) {
 			return;

@@ -12,7 +12,6 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.store.Fingerprint;
 
 /** A row of the store's table as {@link JdbcStatements#select} reads it. */
-
 record RecordRow(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result, long millisLeft,
 		boolean expired) {
 

@@ -20,7 +20,6 @@ import io.github.idempotent.store.Fingerprint;
  * golden records under {@code src/test/resources/format-1}). One string, not a hash,
  * which would leave Redis's compact encoding past 64 bytes a field. The Lua scripts read
  * only the state byte, the token and the fixed-size ends.
- *
  */
 final class RecordLayout {
 

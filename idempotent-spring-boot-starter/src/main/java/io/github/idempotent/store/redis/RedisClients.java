@@ -35,7 +35,6 @@ final class RedisClients {
 	 * An error reply that starts with one of {@code prefixes} (a script's:
 	 * {@code -PREFIX}).
 	 */
-
 	static boolean isErrorReply(Throwable ex, String... prefixes) {
 		String message = ex.getMessage();
 		if (message == null || !isA(ex, ERROR_REPLIES)) {

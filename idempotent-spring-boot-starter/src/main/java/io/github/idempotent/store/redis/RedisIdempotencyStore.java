@@ -439,7 +439,6 @@ public class RedisIdempotencyStore
 	}
 
 	/** A script fenced by the owner's token; {@code awaited}: WAIT after it wrote. */
-
 	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
 		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, new byte[][] { keyOf(key) }, args)

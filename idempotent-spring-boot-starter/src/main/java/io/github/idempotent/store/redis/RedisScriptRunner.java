@@ -142,7 +142,6 @@ final class RedisScriptRunner {
 	/**
 	 * Each command answered before the next; then WAIT as {@link #executeAndWait} does.
 	 */
-
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
 		return answer(
