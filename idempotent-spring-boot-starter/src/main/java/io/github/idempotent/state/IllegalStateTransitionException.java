@@ -4,7 +4,7 @@ import java.util.Set;
 
 /**
  * A transition the {@link StateMachine} does not allow from the entity's current state,
- * such as refunding an order that was never paid: a conflict (HTTP 409).
+ * such as refunding an order never paid: a conflict (HTTP 409) a retry cannot fix.
  */
 public class IllegalStateTransitionException extends RuntimeException {
 
@@ -29,17 +29,17 @@ public class IllegalStateTransitionException extends RuntimeException {
 		return this.id;
 	}
 
-	/** State the entity was found in. */
 	public Enum<?> getCurrent() {
 		return this.current;
 	}
 
-	/** State that was asked for. */
 	public Enum<?> getTarget() {
 		return this.target;
 	}
 
-	/** States the entity could have moved to. */
+	/**
+	 * States the entity could have moved to.
+	 */
 	public Set<? extends Enum<?>> getAllowed() {
 		return this.allowed;
 	}

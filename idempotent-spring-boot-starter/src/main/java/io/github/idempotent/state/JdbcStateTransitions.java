@@ -8,10 +8,9 @@ import org.springframework.util.Assert;
 
 /**
  * Applies the transitions of a {@link StateMachine} to a state column as a
- * compare-and-set ({@code UPDATE ... WHERE id = :id AND state = :from}): of two
- * concurrent identical requests exactly one updates the row and does the side effects.
- * Call it first in the transaction that does them: its row lock is held until that
- * transaction ends.
+ * compare-and-set ({@code UPDATE ... WHERE id = :id AND state = :from}), so that of two
+ * concurrent identical requests exactly one moves the row. Call it first inside the
+ * transaction that does the side effects: the row lock is held until it ends.
  *
  * @param <S> the state type, stored by {@link Enum#name()}
  */
@@ -47,7 +46,9 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		this.select = "SELECT %s FROM %s WHERE %s = :id FOR UPDATE".formatted(stateColumn, table, idColumn);
 	}
 
-	/** Trailing spaces are not part of the name: a {@code CHAR(n)} column pads it. */
+	/**
+	 * A {@code CHAR(n)} column pads the name with spaces, which are not part of it.
+	 */
 	private S state(Object id, String column) {
 		String name = (column != null) ? column.stripTrailing() : null;
 		for (S state : this.machine.getType().getEnumConstants()) {
@@ -71,9 +72,9 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 	/**
 	 * Moves row {@code id} from {@code from} to {@code to} if it is still in
 	 * {@code from}.
-	 * @throws IllegalArgumentException when the machine does not allow {@code from} to
-	 * {@code to} at all
-	 * @throws IllegalStateTransitionException when the row is in another state than
+	 * @throws IllegalArgumentException if the machine never allows {@code from} to
+	 * {@code to}
+	 * @throws IllegalStateTransitionException if the row is in another state than
 	 * {@code from} and {@code to}
 	 */
 	public TransitionResult<S> transition(Object id, S from, S to) {
@@ -97,7 +98,8 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		if (current == to) {
 			return new TransitionResult.AlreadyInTarget<>(to);
 		}
-		// The caller's premise (the row is in from) is wrong: no side effects.
+		// The caller's premise (the row is in from) is wrong: its side effects must not
+		// run, whether or not current -> to is allowed.
 		throw new IllegalStateTransitionException(id, current, to, this.machine.targetsOf(current));
 	}
 

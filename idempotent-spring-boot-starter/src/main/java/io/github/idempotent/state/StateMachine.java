@@ -9,7 +9,7 @@ import java.util.Set;
 import org.springframework.util.Assert;
 
 /**
- * Transition table of an enum of states. Immutable once built.
+ * Transition table of an enum of states; immutable once built.
  *
  * <pre class="code">
  * StateMachine&lt;OrderStatus&gt; orders = StateMachine.builder(OrderStatus.class)
@@ -40,17 +40,23 @@ public final class StateMachine<S extends Enum<S>> {
 		return this.type;
 	}
 
-	/** Whether {@code from} may move to {@code to} in one step. */
+	/**
+	 * Whether {@code from} may move to {@code to} in one step.
+	 */
 	public boolean allows(S from, S to) {
 		return this.targets.get(from).contains(to);
 	}
 
-	/** States that {@code from} may move to, empty for a final state. */
+	/**
+	 * States that {@code from} may move to, empty for a final state.
+	 */
 	public Set<S> targetsOf(S from) {
 		return this.targets.get(from);
 	}
 
-	/** States that may move to {@code to}. */
+	/**
+	 * States that may move to {@code to}.
+	 */
 	public Set<S> sourcesOf(S to) {
 		EnumSet<S> sources = EnumSet.noneOf(this.type);
 		this.targets.forEach((from, targets) -> {
@@ -62,9 +68,9 @@ public final class StateMachine<S extends Enum<S>> {
 	}
 
 	/**
-	 * Decides what moving an entity from {@code current} to {@code target} means.
-	 * @return {@link Decision#APPLY}, or {@link Decision#ALREADY_IN_TARGET} for a repeat
-	 * @throws IllegalStateTransitionException when the transition is not in the table
+	 * Decides what asking an entity in state {@code current} to move to {@code target}
+	 * means: {@link Decision#ALREADY_IN_TARGET} for a repeated request.
+	 * @throws IllegalStateTransitionException if the transition is not in the table
 	 */
 	public Decision decide(Object id, S current, S target) {
 		Assert.notNull(current, "current must not be null");
@@ -78,7 +84,6 @@ public final class StateMachine<S extends Enum<S>> {
 		throw new IllegalStateTransitionException(id, current, target, targetsOf(current));
 	}
 
-	/** Outcome of {@link #decide}. */
 	public enum Decision {
 
 		/** The transition is legal: apply it. */
@@ -105,7 +110,9 @@ public final class StateMachine<S extends Enum<S>> {
 			this.targets = new EnumMap<>(type);
 		}
 
-		/** Allows {@code from} to move to each of {@code to}. */
+		/**
+		 * Allows {@code from} to move to each of {@code to}.
+		 */
 		@SafeVarargs
 		public final Builder<S> allow(S from, S... to) {
 			Assert.notNull(from, "from must not be null");
