@@ -37,18 +37,10 @@ import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
 
 /**
- * Actuator endpoint {@code idempotency}, for operators: the records still in progress
- * ({@code GET /actuator/idempotency?olderThan=30s}), one record ({@code GET
- * /actuator/idempotency/{operation}/{key}}) and its deletion ({@code DELETE}, a write
- * operation: only with {@code management.endpoint.idempotency.access=unrestricted}). The
- * operation is named as in {@code @Idempotent(name = ...)}, by its default name, or by
- * the part of the default name a record key shows ({@code PaymentController.pay}); the
- * record key is derived from it, the scope and the client's key exactly as the
- * interceptor derives it. Stored results are shown only as {@code show-values} allows, as
- * Boot's {@code env} endpoint does.
- * <p>
- * The operations are here; {@link OperationNames} finds the operation an operator means,
- * and {@link RecordDescriptions} turns a record into its JSON descriptor.
+ * Actuator endpoint {@code idempotency}, for operators: the records still in progress,
+ * one record, and its deletion (a write operation). The operation is named as in
+ * {@code @Idempotent(name = ...)}, by its default name, or as a record key shows it.
+ * Stored results are shown only as {@code show-values} allows. See docs/operations.md.
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
@@ -76,14 +68,9 @@ public class IdempotencyEndpoint {
 	private final RecordDescriptions descriptions;
 
 	/**
-	 * @param store the store the interceptor uses
-	 * @param operationNames names of the {@code @Idempotent} operations of the
-	 * application
-	 * @param keyPrefix {@code idempotent.key-prefix}
-	 * @param showValues when stored results are shown
+	 * @param operationNames names of the application's {@code @Idempotent} operations
 	 * @param roles roles that may see stored results under {@link Show#WHEN_AUTHORIZED}
 	 * (empty: any authenticated user)
-	 * @param deletionCounter counts each deletion
 	 */
 	public IdempotencyEndpoint(InspectableIdempotencyStore store, Supplier<Set<String>> operationNames,
 			String keyPrefix, Show showValues, Set<String> roles, Runnable deletionCounter) {
@@ -98,10 +85,7 @@ public class IdempotencyEndpoint {
 		this.descriptions = new RecordDescriptions(keyPrefix, this.operationNames);
 	}
 
-	/**
-	 * One page of the records in progress for at least {@code olderThan} (default: all),
-	 * examining up to {@code limit} records; {@code cursor} continues a listing.
-	 */
+	/** The records in progress for at least {@code olderThan} (default: all). */
 	@ReadOperation
 	public InProgressDescriptor inProgress(@Nullable String olderThan, @Nullable String cursor,
 			@Nullable Integer limit) {
@@ -122,9 +106,8 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * The record of {@code key} for {@code operation}, in {@code scope} (default: the
-	 * global scope {@code _}); {@code null}, answered 404, when there is none. The key is
-	 * the rest of the path, slashes included ({@code /orders/ORD/2026/0042}).
+	 * The record of {@code key} for {@code operation}, in {@code scope} (default
+	 * {@code _}); {@code null}, answered 404, when there is none.
 	 */
 	@ReadOperation
 	public @Nullable RecordDescriptor record(@Selector(match = Match.ALL_REMAINING) String[] path,
@@ -136,21 +119,15 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * Deletes the record of {@code key} for {@code operation}, so that the next call with
-	 * the key runs the method. Without {@code force}, a completed record (or one whose
-	 * owner's lease ran out) is deleted, and a call in progress under its lease is left
-	 * alone: its owner may be alive, and a retry would run alongside it. With
-	 * {@code force=true}, only a record still in progress is deleted, lease or not, and a
-	 * result stored meanwhile is kept. Each decision is made by the store in the same
-	 * atomic step as the deletion; {@code deleted} is {@code false} in the answer when
-	 * nothing was deleted, with the reason.
+	 * Deletes the record of {@code key} for {@code operation}: without {@code force}
+	 * unless a call holds its lease, with {@code force=true} only while still in
+	 * progress. The store decides in the same atomic step as the deletion.
 	 */
 	@DeleteOperation
 	public Map<String, Object> delete(@Selector(match = Match.ALL_REMAINING) String[] path, @Nullable String scope,
 			@Nullable Boolean force, SecurityContext securityContext) {
 		RecordKey recordKey = recordKey(path, scope);
 		boolean forced = Boolean.TRUE.equals(force);
-		// Read for the answer and the log only: the deletion decides by itself.
 		Optional<IdempotencyRecord> seen = this.store.inspect(recordKey);
 		Deletion deletion = forced ? this.store.deleteInProgress(recordKey) : this.store.deleteUnlessHeld(recordKey);
 		String who = who(securityContext);
@@ -214,10 +191,8 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * The record key that a path names: its first segment is the operation, the rest the
-	 * client key, slashes included. One selector for both, not two: WebFlux's endpoint
-	 * mapping hands a remaining-segments selector that follows another the whole path,
-	 * the operation's segment included, and the key then named no record.
+	 * The first segment is the operation, the rest the key. One selector, not two:
+	 * WebFlux hands a remaining-segments selector that follows another the whole path.
 	 */
 	private RecordKey recordKey(String[] path, @Nullable String scope) {
 		if (path.length < 2) {
@@ -227,47 +202,24 @@ public class IdempotencyEndpoint {
 		return recordKey(path[0], String.join("/", Arrays.copyOfRange(path, 1, path.length)), scope);
 	}
 
-	/**
-	 * The record key of a call, as the interceptor builds it.
-	 */
 	RecordKey recordKey(String operation, String key, @Nullable String scope) {
 		String name = this.operationNames.resolve(operation);
 		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
 		return RecordKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
 	}
 
-	/**
-	 * A page of records in progress.
-	 *
-	 * @param olderThan the minimum age asked for
-	 * @param records the records of this page
-	 * @param cursor pass as {@code cursor} for the next page; {@code null} on the last
-	 */
+	/** A page of records in progress; pass {@code cursor} for the next page. */
 	public record InProgressDescriptor(String olderThan, List<RecordDescriptor> records, @Nullable String cursor) {
 	}
 
 	/**
-	 * One record. Durations are ISO-8601 ({@code PT42S}); a field without a value is left
-	 * out.
+	 * One record. Durations are ISO-8601; a field without a value is left out.
 	 *
-	 * @param operation the operation's name, when the record key shows it
-	 * @param scope the caller scope, when the record key shows it
 	 * @param key the client's key, when the record key shows it (a long key is hashed)
-	 * @param storedKey the record key in the store
-	 * @param state {@code IN_PROGRESS}, {@code COMPLETED} or {@code UNREADABLE} (the
-	 * store cannot read what the key holds; calls with the key are answered
-	 * {@code result-unavailable})
-	 * @param claimedAt when the running call claimed the key, if known
-	 * @param age how long ago it was claimed, if known, to the second
-	 * @param leaseRemaining lease left of a record in progress
-	 * @param expiresIn time left before a completed result is forgotten
-	 * @param fingerprint SHA-256 of the payload fingerprint, shortened; {@code null} when
-	 * unreadable
-	 * @param resultSize bytes of the stored result
+	 * @param fingerprint SHA-256 of the payload fingerprint, shortened
 	 * @param result the stored return value, when shown and text (decompressed)
 	 * @param resultBase64 the stored return value, when shown and not text
 	 * @param response the stored HTTP response, when shown and the result is one
-	 * @param reason what keeps an unreadable record from being read
 	 */
 	@JsonInclude(JsonInclude.Include.NON_NULL)
 	public record RecordDescriptor(@Nullable String operation, @Nullable String scope, @Nullable String key,
@@ -278,12 +230,9 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
-	 * A stored HTTP response, as a replay writes it; a field without a value is left out.
+	 * A stored HTTP response, as a replay writes it.
 	 *
-	 * @param status the status code
-	 * @param headers the replayed headers
-	 * @param body the body as text, when its content type is text, JSON or XML and it
-	 * decodes in its charset (UTF-8 unless it names another); decompressed
+	 * @param body the body as text, when it is text and decodes in its charset
 	 * @param bodyBase64 the body otherwise
 	 */
 	@JsonInclude(JsonInclude.Include.NON_NULL)

@@ -7,10 +7,8 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * The scope, operation and client key that a record key
- * ({@code {prefix}:{scope}:{name}:{key}}, see {@link RecordKey}) was built from, so that
- * an operator can name the record in the endpoint's paths. A hashed record key
- * ({@code {prefix}:#:...}) shows none of them.
+ * The scope, operation and client key a record key was built from; a hashed record key
+ * shows none of them.
  */
 record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable String key) {
 
@@ -34,9 +32,7 @@ record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable St
 		return new KeyParts(operation, unescape(parts[0]), unescape(parts[2]));
 	}
 
-	/**
-	 * Undoes the escaping of {@link RecordKey#of}.
-	 */
+	/** Undoes the escaping of {@link RecordKey#of}. */
 	private static String unescape(String part) {
 		if (part.indexOf('%') < 0) {
 			return part;

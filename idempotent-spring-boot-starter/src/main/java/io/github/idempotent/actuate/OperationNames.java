@@ -10,9 +10,7 @@ import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException
 
 import io.github.idempotent.store.RecordKey;
 
-/**
- * The full name of the operation an operator means, from the names the application knows.
- */
+/** The full name of the operation an operator means. */
 final class OperationNames {
 
 	private final Supplier<Set<String>> known;
@@ -26,11 +24,8 @@ final class OperationNames {
 	}
 
 	/**
-	 * The full name of the operation an operator means: a known name as it is; else the
-	 * known name whose form in record keys it is
-	 * ({@code PaymentController.pay~3f9a1c2b}); else the one known default name it
-	 * abbreviates ({@code PaymentController.pay} or {@code PaymentController#pay}); else,
-	 * for records of operations this instance does not have, the name as given.
+	 * A known name as it is; else the known name whose record-key form it is; else the
+	 * one known default name it abbreviates; else the name as given.
 	 */
 	String resolve(String operation) {
 		Collection<String> known = this.known.get();
@@ -51,8 +46,7 @@ final class OperationNames {
 	}
 
 	/**
-	 * Whether {@code operation} is {@code SimpleClass.method} or
-	 * {@code SimpleClass#method} of the default name
+	 * {@code SimpleClass.method} or {@code SimpleClass#method} of
 	 * {@code pkg.SimpleClass#method(types)}.
 	 */
 	private static boolean abbreviates(String operation, String name) {

@@ -24,16 +24,10 @@ import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.RecordKey;
 
-/**
- * How the endpoint shows a record: its key split into its parts, its times as ISO-8601,
- * its fingerprint hashed, and its result as text where it is text (fingerprint and result
- * only as {@code show-values} allows).
- */
+/** How the endpoint shows a record. */
 final class RecordDescriptions {
 
-	/**
-	 * Largest stored result the endpoint decompresses to show.
-	 */
+	/** Largest stored result the endpoint decompresses to show. */
 	private static final long MAX_SHOWN_SIZE = 16 * 1024 * 1024;
 
 	private final String keyPrefix;
@@ -87,10 +81,9 @@ final class RecordDescriptions {
 	}
 
 	/**
-	 * The fingerprint hashed again: two records can be compared, while a fingerprint that
-	 * is not a digest (a store's or a custom fingerprinter's) reveals nothing. Shown only
-	 * as {@code show-values} allows, like the result: an unkeyed fingerprint hashed again
-	 * still lets whoever reads it test guesses of a low-entropy field of the payload.
+	 * Hashed again: records can be compared, and a fingerprint that is no digest reveals
+	 * nothing. Still shown only as {@code show-values} allows: a hash lets a reader test
+	 * guesses of a low-entropy payload.
 	 */
 	private static String hash(String fingerprint) {
 		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));

@@ -10,13 +10,9 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.redis.RedisMemoryPolicy;
 
 /**
- * Health of the Redis store's memory, read from {@code INFO} whenever it is asked (every
- * node of a cluster), so that a restart, a failover to a differently configured server or
- * a policy changed at runtime shows at the next check: {@code DOWN} when a server may
- * evict records ({@link RedisMemoryPolicy#evicts()}) and the application has not accepted
- * it, or when Redis cannot be reached; {@code UP} otherwise. Its details are, per server,
- * the policy, the memory in use and its limit, the keys evicted since the server started,
- * and whether new claims are refused for want of room.
+ * Health of the Redis store's memory, read from {@code INFO} on every check: {@code DOWN}
+ * when a server may evict records and the application has not accepted it, or when Redis
+ * cannot be reached.
  */
 public class RedisMemoryHealthIndicator extends AbstractHealthIndicator {
 
@@ -27,11 +23,8 @@ public class RedisMemoryHealthIndicator extends AbstractHealthIndicator {
 	private final double claimMemoryLimit;
 
 	/**
-	 * @param connectionFactory the store's connection factory
-	 * @param evictingPolicyAllowed whether the application accepts a Redis that may evict
-	 * records
-	 * @param claimMemoryLimit share of {@code maxmemory} above which new claims are
-	 * refused
+	 * @param evictingPolicyAllowed whether the application accepts an evicting Redis
+	 * @param claimMemoryLimit share of {@code maxmemory} above which claims are refused
 	 */
 	public RedisMemoryHealthIndicator(RedisConnectionFactory connectionFactory, boolean evictingPolicyAllowed,
 			double claimMemoryLimit) {

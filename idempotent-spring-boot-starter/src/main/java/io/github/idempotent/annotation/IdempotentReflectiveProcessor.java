@@ -16,38 +16,20 @@ import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
- * Registers, during Spring's AOT processing, the reflection a native image needs to run
- * an {@link Idempotent @Idempotent} method; Spring applies it to every bean class that
- * has one, as it does for {@code @EventListener} or {@code @MessageMapping} methods.
- * <ul>
- * <li>the method itself: the interceptor reads its annotation and the proxy invokes it
- * reflectively;</li>
- * <li>the {@code String} (or no-argument) constructor of each {@code cacheFor} type: a
- * replay recreates the stored exception through it;</li>
- * <li>binding hints for the stored value's type (the return type, {@code T} of
- * {@code CompletableFuture<T>}, {@code Mono<T>} or {@code ResponseEntity<T>}, a Kotlin
- * suspend function's declared type): Jackson writes it and reads it back on a
- * replay;</li>
- * <li>binding hints for the application's own parameter types: Jackson writes them to
- * fingerprint the payload, and SpEL key expressions such as {@code #request.orderNo} call
- * their accessors.</li>
- * </ul>
- * Compared by class name rather than by class, so that this package needs neither Reactor
- * nor Spring Web.
+ * Registers, during AOT processing, the reflection a native image needs to run an
+ * {@link Idempotent @Idempotent} method: the method, the constructors of its
+ * {@code cacheFor} types, and binding hints for the stored value's type and the
+ * application's parameter types. Compares by class name, so that this package needs
+ * neither Reactor nor Spring Web.
  */
 class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 
-	/**
-	 * Wrappers whose first type argument is the value stored.
-	 */
+	/** Wrappers whose first type argument is the value stored. */
 	private static final List<String> WRAPPERS = List.of("java.util.concurrent.CompletableFuture",
 			"java.util.concurrent.CompletionStage", "reactor.core.publisher.Mono",
 			"org.springframework.http.ResponseEntity", "org.springframework.http.HttpEntity");
 
-	/**
-	 * Parameters that are the framework's, not the application's payload: no binding
-	 * hints for their members (Spring hints its own types where it needs to).
-	 */
+	/** The framework's parameters, not the application's payload. */
 	private static final List<String> FRAMEWORK_PACKAGES = List.of("jakarta.", "javax.", "org.springframework.",
 			"kotlin.", "kotlinx.", "reactor.", "com.rabbitmq.", "org.apache.kafka.");
 
@@ -55,8 +37,7 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 
 	@Override
 	public void registerReflectionHints(ReflectionHints hints, AnnotatedElement element) {
-		// Kotlin copies the annotations of an open suspend function onto a synthetic
-		// static twin that holds its body; the function itself is the one proxied.
+		// Kotlin copies an open suspend function's annotations onto a synthetic twin.
 		if (!(element instanceof Method method) || method.isSynthetic() || method.isBridge()) {
 			return;
 		}
@@ -78,10 +59,7 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 		}
 	}
 
-	/**
-	 * The constructors {@code StoredOutcome} looks for, in its order: one taking the
-	 * message, else none.
-	 */
+	/** The constructors {@code StoredOutcome} looks for, in its order. */
 	private static void registerRecreatable(ReflectionHints hints, Class<? extends Throwable> type) {
 		hints.registerType(type);
 		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
@@ -108,10 +86,7 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 		return type;
 	}
 
-	/**
-	 * {@code type} seen as the named supertype, as {@link ResolvableType#as(Class)} would
-	 * see it, or {@code NONE}.
-	 */
+	/** {@code type} as the named supertype, as {@link ResolvableType#as(Class)} does. */
 	private static ResolvableType as(ResolvableType type, String name) {
 		Class<?> raw = type.resolve();
 		if (raw == null || raw == Object.class) {

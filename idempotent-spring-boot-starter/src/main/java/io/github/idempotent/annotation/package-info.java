@@ -1,4 +1,2 @@
-/**
- * The {@link io.github.idempotent.annotation.Idempotent} annotation.
- */
+/** The {@link io.github.idempotent.annotation.Idempotent} annotation. */
 package io.github.idempotent.annotation;

@@ -10,17 +10,9 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 
 /**
- * Hints that do not depend on the application's methods, registered through
- * {@code META-INF/spring/aot.factories}:
- * <ul>
- * <li>the JDBC store's {@code schema-*.sql} scripts, read from the class path when the
- * table is created at start-up, and the Flyway and Liquibase migrations that run
- * them;</li>
- * <li>the Redis store's Lua scripts ({@code *.lua}), read from the class path once, when
- * the store is first used;</li>
- * <li>the stored form of a {@code ResponseEntity} result, which Jackson writes and reads
- * back on a replay.</li>
- * </ul>
+ * Hints that do not depend on the application's methods: the JDBC store's schema scripts
+ * and migrations, the Redis store's Lua scripts, and the stored form of a
+ * {@code ResponseEntity}.
  */
 public class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 

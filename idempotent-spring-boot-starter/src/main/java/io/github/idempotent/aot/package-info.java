@@ -1,6 +1,2 @@
-/**
- * Runtime hints for Spring's AOT processing and GraalVM native images: what the starter
- * loads as a resource or through reflection whatever the application's methods are. The
- * hints for each {@code @Idempotent} method come from the annotation itself.
- */
+/** Runtime hints for AOT processing and native images. */
 package io.github.idempotent.aot;

@@ -10,9 +10,7 @@ import org.springframework.context.annotation.Conditional;
 
 import io.github.idempotent.autoconfigure.IdempotentProperties.StoreType;
 
-/**
- * Matches when {@code idempotent.store.type} is {@code auto} or the given type.
- */
+/** Matches when {@code idempotent.store.type} is {@code auto} or the given type. */
 @Target({ ElementType.TYPE, ElementType.METHOD })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented

@@ -6,16 +6,11 @@ import java.util.Set;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/**
- * Settings of the Actuator endpoint {@code idempotency}. Its access is Boot's
- * {@code management.endpoint.idempotency.access} ({@code read-only} by default).
- */
+/** Settings of the Actuator endpoint {@code idempotency}. */
 @ConfigurationProperties("management.endpoint.idempotency")
 public class IdempotencyEndpointProperties {
 
-	/**
-	 * When to show stored results: never, when-authorized or always.
-	 */
+	/** When to show stored results: never, when-authorized or always. */
 	private Show showValues = Show.NEVER;
 
 	/**

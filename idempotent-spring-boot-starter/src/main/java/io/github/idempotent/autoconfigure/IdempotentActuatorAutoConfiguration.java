@@ -25,9 +25,7 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
 
 /**
- * The Actuator endpoint {@code idempotency}, when Actuator is on the classpath, the
- * endpoint is available (its access is not {@code none} and it is exposed), and the store
- * can be inspected ({@link InspectableIdempotencyStore}, as every shipped store is).
+ * The Actuator endpoint {@code idempotency}, when available and the store inspectable.
  */
 @AutoConfiguration(after = IdempotentAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
@@ -58,10 +56,7 @@ public final class IdempotentActuatorAutoConfiguration {
 				endpoint.getShowValues(), endpoint.getRoles(), deletions);
 	}
 
-	/**
-	 * Counts deletions when the application has a {@link MeterRegistry}; loaded only when
-	 * Micrometer is on the classpath.
-	 */
+	/** Loaded only when Micrometer is present. */
 	private static final class DeletionCounter implements Runnable {
 
 		private final ObjectProvider<MeterRegistry> registry;

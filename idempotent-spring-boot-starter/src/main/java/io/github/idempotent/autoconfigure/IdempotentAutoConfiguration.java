@@ -53,9 +53,9 @@ import io.github.idempotent.web.PrincipalScopeResolver;
 import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 
 /**
- * Auto-configuration of {@code @Idempotent} and {@link IdempotencyTemplate}: the store
- * (Redis, JDBC or memory), the executor, the interceptor and the template. Every bean
- * backs off when the application defines its own.
+ * Auto-configuration of {@code @Idempotent} and {@link IdempotencyTemplate}: the store,
+ * the executor, the interceptor and the template. Every bean backs off when the
+ * application defines its own.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -68,10 +68,7 @@ public final class IdempotentAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
 
-	/**
-	 * Without a listener's message there is no context to take a key from: the annotation
-	 * must name one.
-	 */
+	/** Outside a listener there is no key in context: the annotation must name one. */
 	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
 
 	private static final String REACTOR_SCHEDULERS = "reactor.core.scheduler.Schedulers";
@@ -84,10 +81,6 @@ public final class IdempotentAutoConfiguration {
 		return new IdempotentAnnotationBeanPostProcessor();
 	}
 
-	/**
-	 * Scope of keys: the authenticated principal when Spring Security is present (and
-	 * {@code idempotent.default-scope=principal}), else one global scope.
-	 */
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyScopeResolver idempotencyScopeResolver(IdempotentProperties properties,
@@ -100,9 +93,8 @@ public final class IdempotentAutoConfiguration {
 	}
 
 	/**
-	 * Scope of reactive calls, where Reactor is: the application's resolver, asked with
-	 * the caller of the Reactor context bound to the thread when it scopes by Spring
-	 * Security's principal, else on the subscribing thread.
+	 * Scope of reactive calls: asked with the Reactor context's caller bound to the
+	 * thread when it scopes by Spring Security's principal.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(Mono.class)
@@ -175,11 +167,7 @@ public final class IdempotentAutoConfiguration {
 		return new StopWaitingOnClose(executor);
 	}
 
-	/**
-	 * Runs blocking store calls of asynchronous callers on Reactor's bounded elastic
-	 * scheduler, the place Reactor gives blocking work; loaded only when Reactor is
-	 * present.
-	 */
+	/** Blocking store calls of asynchronous callers, on Reactor's bounded elastic. */
 	static final class BoundedElastic {
 
 		static Executor executor() {
@@ -195,10 +183,6 @@ public final class IdempotentAutoConfiguration {
 		return new IdempotentOperationSource(defaults(properties), codec, beanFactory);
 	}
 
-	/**
-	 * What an operation takes where it names nothing, for the annotation and the template
-	 * alike.
-	 */
 	private static IdempotencyDefaults defaults(IdempotentProperties properties) {
 		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
 				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
@@ -214,10 +198,6 @@ public final class IdempotentAutoConfiguration {
 		}
 	}
 
-	/**
-	 * The programmatic API, on the executor, store, codec, scope and observations of
-	 * {@code @Idempotent}.
-	 */
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter,
@@ -235,8 +215,8 @@ public final class IdempotentAutoConfiguration {
 	}
 
 	/**
-	 * The steps every guarded call takes, whatever guards it: the annotation's
-	 * interceptor and the web layer's handler adapters.
+	 * The steps every guarded call takes, for the interceptor and the web handler
+	 * adapters alike.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
@@ -256,8 +236,7 @@ public final class IdempotentAutoConfiguration {
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
 			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
-		// One resolver per context (a message of each broker): the one that applies to
-		// the current call answers.
+		// One resolver per context; the one that applies to the current call answers.
 		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
 		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
 				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,

@@ -12,21 +12,10 @@ import org.springframework.web.client.RestClient;
 import io.github.idempotent.client.IdempotentRetryInterceptor;
 
 /**
- * Provides an {@link IdempotentRetryInterceptor} bean configured from
- * {@code idempotent.client.*}, for the clients that ask for it:
- *
- * <pre class="code">
- * &#64;Bean
- * RestClient payments(RestClient.Builder builder, IdempotentRetryInterceptor idempotentRetry) {
- * 	return builder.baseUrl("https://payments.example").requestInterceptor(idempotentRetry).build();
- * }
- * </pre>
- *
- * The interceptor is not added to other clients: a POST to a third-party API that does
- * not honour idempotency keys must not be retried, since each retry may run again there.
- * {@code idempotent.client.apply-to-all-rest-clients=true} adds it to every
- * {@code RestClient.Builder} Spring Boot hands out, for applications that only talk to
- * servers that do.
+ * Provides an {@link IdempotentRetryInterceptor} bean from {@code idempotent.client.*}
+ * for the clients that ask for it; added to every {@code RestClient.Builder} only with
+ * {@code apply-to-all-rest-clients}, since a server that does not honour keys may run a
+ * retried POST again.
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration")
 @ConditionalOnClass({ RestClient.class, RestClientCustomizer.class })
@@ -47,8 +36,7 @@ public final class IdempotentClientAutoConfiguration {
 			.build();
 	}
 
-	// Boot applies every RestClientCustomizer bean to every builder (and to HTTP service
-	// clients), so this bean exists only when the application asks for exactly that.
+	// Boot applies every RestClientCustomizer to every builder: only when asked.
 	@Bean
 	@ConditionalOnBooleanProperty("idempotent.client.apply-to-all-rest-clients")
 	RestClientCustomizer idempotentRetryRestClientCustomizer(IdempotentRetryInterceptor interceptor) {

@@ -4,53 +4,34 @@ import java.time.Duration;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/**
- * Settings of the client side: the {@code RestClient} interceptor that sends one
- * idempotency key per POST or PATCH and retries it.
- */
+/** Settings of the client side's {@code RestClient} interceptor. */
 @ConfigurationProperties("idempotent.client")
 public class IdempotentClientProperties {
 
 	/**
-	 * Whether to provide an IdempotentRetryInterceptor bean, which RestClients opt into
-	 * with requestInterceptor(...).
+	 * Whether to provide an IdempotentRetryInterceptor bean, which RestClients opt into.
 	 */
 	private boolean enabled = true;
 
-	/**
-	 * Whether every RestClient.Builder of the application gets the interceptor, so that
-	 * POSTs and PATCHes to third-party APIs are retried with keys too.
-	 */
+	/** Whether every RestClient.Builder of the application gets the interceptor. */
 	private boolean applyToAllRestClients;
 
-	/**
-	 * Request header that carries the key.
-	 */
+	/** Request header that carries the key. */
 	private String headerName = "Idempotency-Key";
 
-	/**
-	 * Retries after the first attempt; 0 sends the key but never retries.
-	 */
+	/** Retries after the first attempt; 0 sends the key but never retries. */
 	private long maxRetries = 3;
 
-	/**
-	 * Back-off before the first retry when the server sends no Retry-After.
-	 */
+	/** Back-off before the first retry when the server sends no Retry-After. */
 	private Duration delay = Duration.ofMillis(100);
 
-	/**
-	 * Factor applied to the back-off after each retry.
-	 */
+	/** Factor applied to the back-off after each retry. */
 	private double multiplier = 2;
 
-	/**
-	 * Longest back-off between two attempts.
-	 */
+	/** Longest back-off between two attempts. */
 	private Duration maxDelay = Duration.ofSeconds(2);
 
-	/**
-	 * Longest Retry-After honoured; a response asking for longer is returned as is.
-	 */
+	/** Longest Retry-After honoured; a response asking for longer is returned as is. */
 	private Duration maxRetryAfter = Duration.ofSeconds(30);
 
 	public boolean isEnabled() {

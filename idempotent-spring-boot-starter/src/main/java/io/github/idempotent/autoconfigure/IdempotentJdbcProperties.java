@@ -8,11 +8,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
 
 /**
- * Configuration of the JDBC store, {@code idempotent.store.jdbc.*}. The schema settings
- * ({@code initialize-schema}, {@code schema}, {@code platform},
- * {@code continue-on-error}) are Spring Boot's, as for Spring Session JDBC or Spring
- * Batch. A class of its own, bound only when the JDBC store is configured, so that
- * {@link IdempotentProperties} loads without Spring Boot's JDBC support on the classpath.
+ * Configuration of the JDBC store; the schema settings are Spring Boot's. A class of its
+ * own, so that {@link IdempotentProperties} loads without Boot's JDBC support.
  */
 @ConfigurationProperties("idempotent.store.jdbc")
 public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
@@ -20,39 +17,29 @@ public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
 	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:io/github/idempotent/store/jdbc/"
 			+ "schema-@@platform@@.sql";
 
-	/**
-	 * Name of the table of idempotency records, optionally schema-qualified.
-	 */
+	/** Name of the table of idempotency records, optionally schema-qualified. */
 	private String tableName = "idempotency_record";
 
 	/**
 	 * Whether a result completed inside a transaction on the store's DataSource is
-	 * written in that transaction, so that it commits or rolls back with the business
-	 * rows.
+	 * written in that transaction.
 	 */
 	private boolean joinTransaction;
 
-	/**
-	 * Interval between purges of expired records; zero disables purging.
-	 */
+	/** Interval between purges of expired records; zero disables purging. */
 	private Duration purgeInterval = Duration.ofMinutes(5);
 
-	/**
-	 * Largest number of expired records deleted by one purge statement.
-	 */
+	/** Largest number of expired records deleted by one purge statement. */
 	private int purgeBatchSize = 1000;
 
 	/**
-	 * Whether a claim reads the row before it inserts its placeholder, on databases whose
-	 * claim is two statements: on by default on MySQL and MariaDB (a replay is one SELECT
-	 * that never waits for an open transaction; a first call sends one statement more),
-	 * off on H2. PostgreSQL's claim is one statement either way.
+	 * Whether a two-statement claim reads the row before it inserts its placeholder.
+	 * Unset: on for MySQL and MariaDB, off for H2.
 	 */
 	private @Nullable Boolean claimReadsFirst;
 
 	public IdempotentJdbcProperties() {
-		// A table that could not be created must stop the start-up, not surface as a
-		// 503 on the first guarded call; the shipped scripts are safe to run again.
+		// A table that could not be created must stop the start-up.
 		setContinueOnError(false);
 	}
 

@@ -33,13 +33,9 @@ import io.github.idempotent.messaging.kafka.KafkaRecordKeyResolver;
 
 /**
  * {@code @Idempotent} on {@code @KafkaListener} methods: the key from the record, a
- * record interceptor in front of the application's own on every listener container
- * factory, the classification of the protocol's refusals on every
- * {@code DefaultErrorHandler} bean (and a {@code DefaultErrorHandler} when the
- * application has no {@code CommonErrorHandler}), and a key header on every record sent.
- * <p>
- * After the web auto-configuration, whose key resolver backs off when it finds another
- * one: a web application with listeners needs both.
+ * record interceptor on every listener container factory, the classification of the
+ * refusals on every {@code DefaultErrorHandler}, and a key header on every record sent.
+ * After the web auto-configuration, whose key resolver backs off when it finds another.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class, after = IdempotentWebMvcAutoConfiguration.class,
 		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -84,10 +80,7 @@ public final class IdempotentKafkaAutoConfiguration {
 		};
 	}
 
-	/**
-	 * Spring Kafka's own default, which Boot hands to the listener container factory:
-	 * defined as a bean so that the classification above applies to it.
-	 */
+	/** Spring Kafka's own default, as a bean so that the classification applies to it. */
 	@Bean
 	@ConditionalOnMissingBean(CommonErrorHandler.class)
 	DefaultErrorHandler idempotentKafkaErrorHandler() {

@@ -6,37 +6,26 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
-/**
- * Local cache of completed results in front of the store (needs Caffeine), under
- * {@code idempotent.local-cache}.
- */
+/** Local cache of completed results in front of the store (needs Caffeine). */
 public class IdempotentLocalCacheProperties {
 
 	/**
-	 * Whether completed results are also kept in this JVM, so that replaying a hot key
-	 * needs no round trip to the store. Unset: on for the Redis store while Redis
-	 * invalidation tracking is established, off for the others; true on a store without
-	 * tracking keeps results until the local cache's ttl, even if deleted from the store
-	 * meanwhile.
+	 * Whether completed results are also kept in this JVM. Unset: on for the Redis store
+	 * while invalidation tracking is established, off for the others.
 	 */
 	private @Nullable Boolean enabled;
 
-	/**
-	 * Largest total size of the results kept in the local cache, with their keys; a
-	 * number without a unit is bytes.
-	 */
+	/** Largest total size of the results kept in the local cache, with their keys. */
 	private DataSize maximumSize = DataSize.ofMegabytes(16);
 
 	/**
-	 * Longest time a result stays in the local cache, and never longer than its record's
-	 * TTL; keep it below the shortest @Idempotent ttl.
+	 * Longest time a result stays in the local cache; keep it below the
+	 * shortest @Idempotent ttl.
 	 */
 	private Duration ttl = Duration.ofMinutes(1);
 
 	/**
-	 * Longest time a result changed or deleted in Redis by anyone else may still be
-	 * replayed from the local cache when invalidation messages are held up (a stalled
-	 * connection); heartbeats on the tracking connection are sent five times as often.
+	 * Longest time a result changed in Redis may still be replayed from the local cache.
 	 */
 	private Duration maxStaleness = Duration.ofMillis(500);
 

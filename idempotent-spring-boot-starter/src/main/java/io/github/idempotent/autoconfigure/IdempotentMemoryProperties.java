@@ -4,32 +4,19 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
-/**
- * In-memory store, under {@code idempotent.store.memory}.
- */
+/** In-memory store, under {@code idempotent.store.memory}. */
 public class IdempotentMemoryProperties {
 
-	// A literal, not InMemoryIdempotencyStore.DEFAULT_MAXIMUM_RECORDS: the metadata
-	// processor reads only literals, and IDEs show the default from the metadata.
-	/**
-	 * Largest number of records the in-memory store holds, besides maximum-size. When it
-	 * is full and none has expired, new keys are refused (503, in every failure-mode)
-	 * rather than a live record evicted.
-	 */
+	// A literal: the metadata processor reads only literals.
+	/** Most records the in-memory store holds; when full, new keys are refused. */
 	private int maximumRecords = 100_000;
 
 	/**
-	 * Heap the in-memory store's records may take, estimated from their keys and results.
-	 * When it is full and none has expired, new keys are refused (503, in every
-	 * failure-mode) rather than a live record evicted.
+	 * Estimated heap the in-memory store's records may take; then new keys are refused.
 	 */
 	private DataSize maximumSize = DataSize.ofMegabytes(100);
 
-	/**
-	 * Heap the records of one scope (one user, under the principal scope) may take, so
-	 * that one client cannot fill the store for everyone. Unset for no quota; the global
-	 * scope counts as one client.
-	 */
+	/** Heap the records of one scope may take; unset for no quota. */
 	private @Nullable DataSize maximumSizePerScope;
 
 	public int getMaximumRecords() {

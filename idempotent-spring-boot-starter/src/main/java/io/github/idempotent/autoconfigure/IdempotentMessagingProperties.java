@@ -8,21 +8,18 @@ import java.time.Duration;
  */
 public class IdempotentMessagingProperties {
 
-	/**
-	 * Delay before a message that arrived while a duplicate of it was still being
-	 * processed is redelivered.
-	 */
+	/** Delay before a message whose duplicate is still being processed is redelivered. */
 	private Duration inProgressBackOff = Duration.ofSeconds(1);
 
 	/**
-	 * Kafka record header that carries the idempotency key; a record without it is keyed
-	 * by its topic, partition, offset and timestamp.
+	 * Kafka record header that carries the idempotency key; without it, the record's
+	 * position is the key.
 	 */
 	private String keyHeader = "Idempotency-Key";
 
 	/**
-	 * Whether messages sent with RabbitTemplate and KafkaTemplate get a key (AMQP
-	 * message-id, Kafka key header) when they have none, once per send.
+	 * Whether messages sent with RabbitTemplate and KafkaTemplate get a key when they
+	 * have none.
 	 */
 	private boolean stampOutgoing = true;
 

@@ -12,10 +12,7 @@ import org.springframework.context.annotation.Bean;
 
 import io.github.idempotent.web.openapi.IdempotencyOperationCustomizer;
 
-/**
- * Documents the idempotency contract of {@code @Idempotent} endpoints in springdoc's
- * OpenAPI description, when springdoc is on the classpath.
- */
+/** Documents the idempotency contract in springdoc's OpenAPI description. */
 @AutoConfiguration
 @ConditionalOnClass(OperationCustomizer.class)
 @ConditionalOnWebApplication

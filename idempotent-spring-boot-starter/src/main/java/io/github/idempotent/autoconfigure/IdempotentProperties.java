@@ -10,68 +10,47 @@ import org.springframework.util.unit.DataSize;
 
 import io.github.idempotent.core.FailureMode;
 
-/**
- * Configuration of {@code @Idempotent}.
- */
+/** Configuration of {@code @Idempotent}. */
 @ConfigurationProperties("idempotent")
 public class IdempotentProperties {
 
-	/**
-	 * Whether @Idempotent methods are guarded.
-	 */
+	/** Whether @Idempotent methods are guarded. */
 	private boolean enabled = true;
 
 	/**
-	 * Prefix of every record key in the store. Two applications that share a store and
-	 * contain the same classes (two deployments of one code base) need different
-	 * prefixes; every instance of one application needs the same one.
+	 * Prefix of every record key; the same on every instance of one application,
+	 * different between applications that share a store.
 	 */
 	private String keyPrefix = "idempotent";
 
 	/**
-	 * Secret under which payload fingerprints are keyed (HMAC-SHA256), so that a record's
-	 * fingerprint does not let whoever reads it guess a low-entropy field of the payload
-	 * (a card number). The same on every instance and across restarts. Unset: unkeyed
-	 * SHA-256.
+	 * Secret under which payload fingerprints are keyed (HMAC-SHA256), the same on every
+	 * instance. Unset: unkeyed SHA-256.
 	 */
 	private @Nullable String fingerprintSecret;
 
-	/**
-	 * Time to keep and replay completed results.
-	 */
+	/** Time to keep and replay completed results. */
 	private Duration ttl = Duration.ofHours(24);
 
-	/**
-	 * Lease of an in-progress call, renewed every third of it while the method runs; a
-	 * crashed instance blocks retries of its keys for at most this long.
-	 */
+	/** Lease of an in-progress call, renewed every third of it while the method runs. */
 	private Duration lease = Duration.ofSeconds(30);
 
 	/**
-	 * Longest time one call may hold its key, at least the lease: past it the lease is no
-	 * longer renewed and the call's result is not stored, so a hung call frees its key.
-	 * Longer than any client, gateway or broker timeout a request may wait behind.
+	 * Longest time one call may hold its key, at least the lease; past it the lease is no
+	 * longer renewed and the result is not stored.
 	 */
 	private Duration maxDuration = Duration.ofMinutes(10);
 
-	/**
-	 * Time a duplicate waits for the first call to finish before it is refused as in
-	 * progress.
-	 */
+	/** Time a duplicate waits for the first call to finish before it is refused. */
 	private Duration waitFor = Duration.ZERO;
 
 	/**
-	 * Time a duplicate call of an @Async, @EventListener or @Scheduled method waits for
-	 * the first call to finish when its annotation sets no waitFor; nobody retries such a
-	 * call, so one still refused then is dropped with a warning. Unset, the operation's
-	 * lease.
+	 * Time a duplicate of an @Async, @EventListener or @Scheduled call waits when its
+	 * annotation sets no waitFor. Unset: the operation's lease.
 	 */
 	private @Nullable Duration inProcessWaitFor;
 
-	/**
-	 * Delay suggested to refused duplicates and to callers refused while the store is
-	 * down (HTTP Retry-After).
-	 */
+	/** Delay suggested to refused callers (HTTP Retry-After). */
 	private Duration retryAfter = Duration.ofSeconds(1);
 
 	/**
@@ -80,20 +59,13 @@ public class IdempotentProperties {
 	 */
 	private FailureMode failureMode = FailureMode.CLOSED;
 
-	/**
-	 * Longest key a caller may send, in characters.
-	 */
+	/** Longest key a caller may send, in characters. */
 	private int maxKeyLength = 255;
 
-	/**
-	 * Largest encoded result that is stored.
-	 */
+	/** Largest encoded result that is stored. */
 	private DataSize maxResultSize = DataSize.ofMegabytes(1);
 
-	/**
-	 * Scope of keys when the annotation names none: the authenticated principal, or one
-	 * scope shared by every caller.
-	 */
+	/** Scope of keys when the annotation names none. */
 	private DefaultScope defaultScope = DefaultScope.PRINCIPAL;
 
 	@NestedConfigurationProperty
@@ -235,46 +207,30 @@ public class IdempotentProperties {
 		return this.localCache;
 	}
 
-	/**
-	 * Scope of keys when the annotation names none.
-	 */
+	/** Scope of keys when the annotation names none. */
 	public enum DefaultScope {
 
-		/**
-		 * The authenticated principal's name (Spring Security), else global.
-		 */
+		/** The authenticated principal's name (Spring Security), else global. */
 		PRINCIPAL,
 
-		/**
-		 * One scope for every caller: keys must be unguessable and unique per client.
-		 */
+		/** One scope for every caller: keys must be unguessable and unique per client. */
 		GLOBAL
 
 	}
 
-	/**
-	 * Kinds of store.
-	 */
+	/** Kinds of store. */
 	public enum StoreType {
 
-		/**
-		 * Redis when a RedisConnectionFactory exists, else memory.
-		 */
+		/** Redis when a RedisConnectionFactory exists, else memory. */
 		AUTO,
 
-		/**
-		 * Redis, through the application's RedisConnectionFactory.
-		 */
+		/** Redis, through the application's RedisConnectionFactory. */
 		REDIS,
 
-		/**
-		 * A relational table, through the application's DataSource.
-		 */
+		/** A relational table, through the application's DataSource. */
 		JDBC,
 
-		/**
-		 * This JVM's memory: one instance only.
-		 */
+		/** This JVM's memory: one instance only. */
 		MEMORY
 
 	}

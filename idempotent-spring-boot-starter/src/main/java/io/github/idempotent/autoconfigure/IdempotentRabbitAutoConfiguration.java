@@ -36,14 +36,10 @@ import io.github.idempotent.messaging.amqp.QuietRequeueErrorHandler;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
 
 /**
- * {@code @Idempotent} on {@code @RabbitListener} methods: the key from the message's
- * {@code message-id}, the failure classification in every listener container factory's
- * advice chain (added to the application's chain, not replacing it), retry recoverers
+ * {@code @Idempotent} on {@code @RabbitListener} methods: the key from the
+ * {@code message-id}, the advice in every listener container factory's chain, recoverers
  * that leave in-progress duplicates alone, and a {@code message-id} on every message
- * {@code RabbitTemplate} sends.
- * <p>
- * After the web auto-configuration, whose key resolver backs off when it finds another
- * one: a web application with listeners needs both.
+ * sent. After the web auto-configuration, whose key resolver backs off for this one.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class, after = IdempotentWebMvcAutoConfiguration.class,
 		afterName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
@@ -86,10 +82,7 @@ public final class IdempotentRabbitAutoConfiguration {
 		};
 	}
 
-	/**
-	 * First in the chain, so that it sees what a retry interceptor's recoverer makes of a
-	 * failure and can still requeue an in-progress duplicate.
-	 */
+	/** First, so that it sees what a retry recoverer makes of a failure. */
 	static void addAdvice(BaseRabbitListenerContainerFactory<?> factory, IdempotentRabbitListenerAdvice advice) {
 		Advice[] existing = factory.getAdviceChain();
 		List<Advice> chain = new ArrayList<>();
@@ -103,12 +96,9 @@ public final class IdempotentRabbitAutoConfiguration {
 	}
 
 	/**
-	 * Wraps the error handler of every container the factory creates (the container's
-	 * default when the factory set none) so that the requeues of the advice, above all
-	 * those of a store outage, are not logged with a stack trace for every redelivery.
-	 * The factory keeps its error handler to itself; its containers show theirs. A
-	 * class-based proxy, so that the bean keeps its type; a final factory class is left
-	 * as it is.
+	 * Wraps the error handler of every container the factory creates, so that the
+	 * advice's requeues are not logged with a stack trace for every redelivery. A
+	 * class-based proxy keeps the bean's type; a final factory class is left as it is.
 	 */
 	static Object quietRequeues(BaseRabbitListenerContainerFactory<?> factory) {
 		if (factory instanceof Advised || Modifier.isFinal(factory.getClass().getModifiers())) {
@@ -130,11 +120,8 @@ public final class IdempotentRabbitAutoConfiguration {
 	}
 
 	/**
-	 * A retry recoverer that republishes (Spring AMQP's
-	 * {@code RepublishMessageRecoverer}, to a dead-letter exchange with the exception in
-	 * headers) and then acknowledges would dead-letter a duplicate that is merely in
-	 * progress. Such a duplicate is requeued instead, and never reaches it. A class-based
-	 * proxy, so that the bean keeps its type for whoever injects it.
+	 * A republishing recoverer would dead-letter a duplicate merely in progress: it is
+	 * requeued instead. A class-based proxy keeps the bean's type.
 	 */
 	static Object requeueInProgress(MessageRecoverer recoverer) {
 		ProxyFactory proxy = new ProxyFactory(recoverer);

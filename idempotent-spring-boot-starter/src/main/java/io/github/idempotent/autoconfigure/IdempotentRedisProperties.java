@@ -2,34 +2,26 @@ package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
 
-/**
- * Redis store, under {@code idempotent.store.redis}.
- */
+/** Redis store, under {@code idempotent.store.redis}. */
 public class IdempotentRedisProperties {
 
 	/**
-	 * Number of replicas that must acknowledge each claim and result (Redis WAIT) before
-	 * the call goes on; 0 does not wait.
+	 * Number of replicas that must acknowledge each claim and result (Redis WAIT); 0 does
+	 * not wait.
 	 */
 	private int waitReplicas;
 
 	/**
-	 * Longest wait for replica acknowledgements, after which the call goes on with a
-	 * warning.
+	 * Longest wait for replica acknowledgements; then the call goes on with a warning.
 	 */
 	private Duration waitTimeout = Duration.ofMillis(500);
 
-	/**
-	 * Whether the store starts on a Redis whose memory is bounded and whose
-	 * maxmemory-policy may evict records (any but noeviction), accepting that a retry of
-	 * an evicted key runs its method again.
-	 */
+	/** Whether the store starts on a Redis whose maxmemory-policy may evict records. */
 	private boolean allowEvictingPolicy;
 
 	/**
-	 * Share of Redis's maxmemory in use (under maxmemory-policy noeviction) above which
-	 * new claims are refused as the store being full, so that the calls in progress keep
-	 * the rest for their results; 1 refuses nothing before Redis does.
+	 * Share of Redis's maxmemory in use above which new claims are refused as the store
+	 * being full.
 	 */
 	private double claimMemoryLimit = 0.9;
 

@@ -2,20 +2,13 @@ package io.github.idempotent.autoconfigure;
 
 import org.springframework.util.unit.DataSize;
 
-/**
- * Compression of stored results, under {@code idempotent.result-compression}.
- */
+/** Compression of stored results, under {@code idempotent.result-compression}. */
 public class IdempotentResultCompressionProperties {
 
-	/**
-	 * Whether results larger than the threshold are stored deflated. Compressed records
-	 * are replayed whatever this setting.
-	 */
+	/** Whether results larger than the threshold are stored deflated. */
 	private boolean enabled = true;
 
-	/**
-	 * Size above which an encoded result is compressed; a number without a unit is bytes.
-	 */
+	/** Size above which an encoded result is compressed. */
 	private DataSize threshold = DataSize.ofBytes(256);
 
 	public boolean isEnabled() {

@@ -2,10 +2,7 @@ package io.github.idempotent.autoconfigure;
 
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
-/**
- * Choice of the store, under {@code idempotent.store}; the JDBC store's settings are
- * {@link IdempotentJdbcProperties}.
- */
+/** Choice of the store, under {@code idempotent.store}. */
 public class IdempotentStoreProperties {
 
 	/**

@@ -26,11 +26,8 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
 /**
- * The HTTP contract of {@code @Idempotent} on Spring WebFlux: handler calls guarded by
- * {@link IdempotentReactiveHandlerAdapter} with the exchange in hand, responses recorded
- * as written and replayed byte for byte, replay headers, and the same problem responses
- * as on MVC (the handler is an {@code @RestControllerAdvice}, which WebFlux applies too).
- * Backs off without WebFlux or Reactor, and in servlet applications.
+ * The HTTP contract of {@code @Idempotent} on Spring WebFlux, guarded by
+ * {@link IdempotentReactiveHandlerAdapter}. Backs off in servlet applications.
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
 		afterName = "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration")

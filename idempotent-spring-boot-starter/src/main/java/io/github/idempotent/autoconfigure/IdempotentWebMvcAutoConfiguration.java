@@ -22,11 +22,7 @@ import io.github.idempotent.core.IdempotentCalls;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import io.github.idempotent.web.StateTransitionProblemHandler;
 
-/**
- * The HTTP contract of {@code @Idempotent} on Spring MVC: the key from the
- * {@code Idempotency-Key} header, responses recorded as written and replayed byte for
- * byte, replay headers, and problem responses.
- */
+/** The HTTP contract of {@code @Idempotent} on Spring MVC. */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
 		afterName = "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

@@ -8,56 +8,39 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
-/**
- * HTTP endpoints, under {@code idempotent.web}.
- */
+/** HTTP endpoints, under {@code idempotent.web}. */
 public class IdempotentWebProperties {
 
-	/**
-	 * Request header that carries the idempotency key when the annotation has no key
-	 * expression.
-	 */
+	/** Request header that carries the key when the annotation has no key expression. */
 	private String headerName = "Idempotency-Key";
 
-	/**
-	 * Response header that marks a replayed response (with the value "true").
-	 */
+	/** Response header that marks a replayed response (with the value "true"). */
 	private String replayedHeader = "Idempotent-Replayed";
 
-	/**
-	 * Whether the protocol's exceptions are mapped to problem responses (400, 409, 422,
-	 * 503).
-	 */
+	/** Whether the protocol's exceptions are mapped to problem responses. */
 	private boolean problemDetails = true;
 
 	/**
-	 * Response headers never stored with a ResponseEntity result nor replayed, besides
-	 * the credential headers that are never stored (Set-Cookie, Authorization,
-	 * WWW-Authenticate and their proxy counterparts, X-Auth-Token, X-API-Key,
-	 * X-Access-Token, X-Refresh-Token, X-ID-Token, X-CSRF-TOKEN, X-XSRF-TOKEN) and
-	 * hop-by-hop headers.
+	 * Response headers never stored nor replayed, besides the credential and hop-by-hop
+	 * headers, which never are.
 	 */
 	private List<String> excludedResponseHeaders = new ArrayList<>();
 
 	/**
-	 * Response headers stored with a response and replayed, when not empty: an
-	 * allow-list, for APIs whose handlers may set headers that must not reach whoever
-	 * sends the key again. Credential, hop-by-hop and excluded headers are never stored
-	 * even when listed; Content-Type is always kept.
+	 * Allow-list of response headers stored and replayed, when not empty; Content-Type is
+	 * always kept.
 	 */
 	private List<String> replayedResponseHeaders = new ArrayList<>();
 
 	/**
-	 * Largest body of a request to an idempotent handler method: it is read whole to
-	 * fingerprint it, so a larger one is refused with 413 before any store work.
+	 * Largest request body of an idempotent handler, read whole to fingerprint it; larger
+	 * is 413.
 	 */
 	private DataSize maxRequestSize = DataSize.ofMegabytes(1);
 
 	/**
-	 * Statuses of an idempotent handler's response that release its key instead of being
-	 * stored, so that a retry with the same key runs the handler again: error statuses
-	 * ("503"), classes ("4xx", "5xx"), or "none" to store every response. An annotation's
-	 * releaseOnStatus overrides it.
+	 * Statuses that release the key instead of being stored: "503", "4xx", "5xx", or
+	 * "none" to store every response.
 	 */
 	private List<String> releaseOnStatus = new ArrayList<>(List.of("429", "5xx"));
 
@@ -69,10 +52,7 @@ public class IdempotentWebProperties {
 		this.releaseOnStatus = releaseOnStatus;
 	}
 
-	/**
-	 * Requests guarded without @Idempotent, the key from the request header; the first
-	 * route that matches a request applies, and a handler's own @Idempotent wins.
-	 */
+	/** Requests guarded without @Idempotent; the first route that matches applies. */
 	private List<Route> routes = new ArrayList<>();
 
 	public List<Route> getRoutes() {
@@ -92,8 +72,8 @@ public class IdempotentWebProperties {
 	}
 
 	/**
-	 * The headers never stored with a response: the configured ones, the replay marker
-	 * and the key echo, which each response sets anew.
+	 * The configured headers, the replay marker and the key echo, which each response
+	 * sets anew.
 	 */
 	List<String> notStoredResponseHeaders() {
 		List<String> excluded = new ArrayList<>(this.excludedResponseHeaders);
@@ -142,58 +122,38 @@ public class IdempotentWebProperties {
 		this.problemDetails = problemDetails;
 	}
 
-	/**
-	 * Requests guarded by configuration, as if their handler method carried @Idempotent.
-	 */
+	/** Requests guarded by configuration, as if their handler carried @Idempotent. */
 	public static class Route {
 
-		/**
-		 * Path patterns of the requests guarded, as request mappings write them (/api/**,
-		 * /orders/{id}).
-		 */
+		/** Path patterns of the requests guarded (/api/**, /orders/{id}). */
 		private List<String> paths = new ArrayList<>();
 
-		/**
-		 * Path patterns of requests that the paths match but that are not guarded.
-		 */
+		/** Path patterns the paths match that are not guarded. */
 		private List<String> excludePaths = new ArrayList<>();
 
-		/**
-		 * HTTP methods of the requests guarded.
-		 */
+		/** HTTP methods of the requests guarded. */
 		private List<String> methods = new ArrayList<>(List.of("POST", "PUT", "PATCH"));
 
 		/**
-		 * Whether a request without a key is refused with 400. When false, it runs
-		 * unguarded.
+		 * Whether a request without a key is refused with 400; else it runs unguarded.
 		 */
 		private boolean required;
 
-		/**
-		 * How long a completed response is replayed. Default: idempotent.ttl.
-		 */
+		/** How long a completed response is replayed. Default: idempotent.ttl. */
 		private @Nullable Duration ttl;
 
-		/**
-		 * How long the record of a call in progress lives without renewal. Default:
-		 * idempotent.lease.
-		 */
+		/** Lease of a call in progress. Default: idempotent.lease. */
 		private @Nullable Duration lease;
 
-		/**
-		 * How long one call may hold its key. Default: idempotent.max-duration.
-		 */
+		/** How long one call may hold its key. Default: idempotent.max-duration. */
 		private @Nullable Duration maxDuration;
 
 		/**
-		 * How long a duplicate waits for the first call to finish before it gets 409.
-		 * Default: idempotent.wait-for.
+		 * How long a duplicate waits before it gets 409. Default: idempotent.wait-for.
 		 */
 		private @Nullable Duration waitFor;
 
-		/**
-		 * Retry-After suggested with a 409. Default: idempotent.retry-after.
-		 */
+		/** Retry-After suggested with a 409. Default: idempotent.retry-after. */
 		private @Nullable Duration retryAfter;
 
 		public List<String> getPaths() {

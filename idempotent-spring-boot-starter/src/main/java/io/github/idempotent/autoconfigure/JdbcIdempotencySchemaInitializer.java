@@ -19,14 +19,9 @@ import org.springframework.util.StreamUtils;
 import io.github.idempotent.store.jdbc.JdbcDialect;
 
 /**
- * Creates the JDBC store's table at start-up from the shipped {@code schema-*.sql} of the
- * database (or the script of {@code idempotent.store.jdbc.schema}), as Spring Session
- * JDBC does: a Boot database initializer driven by {@link IdempotentJdbcProperties}, so
- * that JPA and other users of the database start after it. The shipped scripts create the
- * table only if it does not exist, so {@code always} is safe on every start; the table
- * name in them is replaced by {@code idempotent.store.jdbc.table-name}. Define a bean of
- * this type (or of Boot's {@code DataSourceScriptDatabaseInitializer} family) to replace
- * it, for example with scripts of your own migration tool's layout.
+ * Creates the JDBC store's table at start-up from the shipped {@code schema-*.sql} (or
+ * {@code idempotent.store.jdbc.schema}), as a Boot database initializer, so that JPA
+ * starts after it. Define a bean of this type to replace it.
  */
 public class JdbcIdempotencySchemaInitializer
 		extends PropertiesBasedDataSourceScriptDatabaseInitializer<IdempotentJdbcProperties> {

@@ -26,8 +26,7 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyPurger;
 import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 
 /**
- * The JDBC store, when {@code idempotent.store.type=jdbc} and the application has one
- * {@link DataSource}: never chosen by {@code auto}, since a table has to be planned for.
+ * The JDBC store, when {@code idempotent.store.type=jdbc}: never chosen by {@code auto}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ JdbcTemplate.class, DataSourceScriptDatabaseInitializer.class })
@@ -37,11 +36,7 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 @Import(DatabaseInitializationDependencyConfigurer.class)
 class JdbcStoreConfiguration {
 
-	/**
-	 * The store, once the database's initializers have run (the schema script below,
-	 * Flyway, Liquibase), on a table that it checks at once: a missing table fails the
-	 * start-up with what to do, rather than every guarded call later.
-	 */
+	/** Once the database's initializers have run; a missing table fails the start-up. */
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@DependsOnDatabaseInitialization
@@ -59,9 +54,6 @@ class JdbcStoreConfiguration {
 		return store;
 	}
 
-	/**
-	 * The application's {@code JdbcTemplate}, when it works on the store's data source.
-	 */
 	private static JdbcOperations jdbcOperations(ObjectProvider<JdbcOperations> candidates, DataSource dataSource) {
 		JdbcOperations jdbc = candidates.getIfUnique();
 		return (jdbc instanceof JdbcTemplate template && template.getDataSource() == dataSource) ? jdbc
@@ -69,9 +61,7 @@ class JdbcStoreConfiguration {
 	}
 
 	/**
-	 * The application's transaction manager, when it manages transactions of the store's
-	 * data source itself; not a JPA one, whose new transactions would open an entity
-	 * manager for each claim.
+	 * Not a JPA one, whose new transactions would open an entity manager for each claim.
 	 */
 	private static PlatformTransactionManager transactionManager(ObjectProvider<PlatformTransactionManager> candidates,
 			DataSource dataSource) {

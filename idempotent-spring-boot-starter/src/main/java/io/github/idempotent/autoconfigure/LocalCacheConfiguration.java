@@ -25,16 +25,10 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.store.redis.RedisRecordTracking;
 
 /**
- * Puts a local cache of completed results in front of the store when Caffeine is on the
- * classpath (the starter brings it; an application may exclude it): by default for the
- * Redis store on Lettuce, kept right by Redis invalidation tracking
- * ({@link RedisRecordTracking}, a class of Lettuce's, created only when Lettuce is on the
- * classpath) and bypassed whenever tracking is not established; for any store with
- * {@code idempotent.local-cache.enabled=true} (a store without tracking then gets a cache
- * bounded by its TTL only). The caching store is a bean of its own, primary so that the
- * executor (and any other user of an {@link IdempotencyStore}) goes through it, while the
- * store behind it stays a bean of its concrete type for those that need that type (the
- * JDBC purger).
+ * Puts a local cache of completed results in front of the store when Caffeine is present:
+ * by default for the Redis store on Lettuce, kept right by {@link RedisRecordTracking};
+ * for any store with {@code idempotent.local-cache.enabled=true}. The caching store is a
+ * primary bean of its own; the store behind it stays a bean of its concrete type.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(Caffeine.class)
@@ -52,15 +46,13 @@ class LocalCacheConfiguration {
 		IdempotentLocalCacheProperties cache = properties.getLocalCache();
 		DataSize maximumSize = cache.getMaximumSize();
 		if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
-			// Most likely a number of results from before the property became a size.
 			logger.warn("idempotent.local-cache.maximum-size is " + maximumSize.toBytes() + " bytes, less than "
 					+ "idempotent.max-result-size (" + properties.getMaxResultSize().toBytes() + " bytes): larger "
 					+ "results are never cached. It is a size, not a number of results: give it a unit, e.g. 16MB");
 		}
 		RecordTracking tracking = recordTracking.getIfUnique();
 		if (tracking != null && (tracking.isSupported() || cache.getEnabled() == null)) {
-			// Unset on a setup that cannot track (Redis Cluster): a cache that never
-			// serves.
+			// A setup that cannot track (Redis Cluster): a cache that never serves.
 			return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), tracking);
 		}
 		if (tracking != null) {
@@ -68,9 +60,8 @@ class LocalCacheConfiguration {
 					+ "): a result deleted from the store is still replayed from the local cache for up to "
 					+ "idempotent.local-cache.ttl (" + cache.getTtl() + ")");
 		}
-		// A result completed in the caller's transaction may still roll back: it is
-		// cached once read back from the store, never written through. (Read from the
-		// environment: IdempotentJdbcProperties needs Boot's JDBC support.)
+		// A result completed in the caller's transaction may still roll back: never
+		// written through. (IdempotentJdbcProperties needs Boot's JDBC support.)
 		boolean writeThrough = !environment.getProperty("idempotent.store.jdbc.join-transaction", Boolean.class, false);
 		return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
 	}
@@ -81,8 +72,7 @@ class LocalCacheConfiguration {
 	@ConditionalOnBean(RedisIdempotencyStore.class)
 	static class RedisTrackingConfiguration {
 
-		// Tracks through the store's own connection factory: the application's primary
-		// one may be another Redis.
+		// The store's own factory: the application's primary may be another Redis.
 		@Bean
 		@ConditionalOnMissingBean(RecordTracking.class)
 		@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
@@ -92,11 +82,7 @@ class LocalCacheConfiguration {
 
 	}
 
-	/**
-	 * Explicitly enabled, or unset with the Redis store on a class path with Lettuce
-	 * (Jedis and Redisson have no invalidation tracking: the store says so when it
-	 * starts).
-	 */
+	/** Explicitly enabled, or unset with the Redis store and Lettuce present. */
 	static final class LocalCacheWanted extends AnyNestedCondition {
 
 		static final String LETTUCE = "io.lettuce.core.RedisClient";

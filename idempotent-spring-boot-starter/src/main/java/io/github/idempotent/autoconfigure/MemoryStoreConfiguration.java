@@ -16,8 +16,8 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 /**
- * The in-memory store, when no other store applies. When the type names a store that
- * could not be set up, fails with what is missing rather than falling back silently.
+ * The in-memory store, when no other store applies; a store type that could not be set up
+ * fails with what is missing.
  */
 @Configuration(proxyBeanMethods = false)
 class MemoryStoreConfiguration {
@@ -48,10 +48,7 @@ class MemoryStoreConfiguration {
 				InMemoryIdempotencyStore.DEFAULT_TAKEOVER_MEMORY);
 	}
 
-	/**
-	 * The store to suggest: an application that has a database already is told to keep
-	 * its records there, rather than to add a Redis it may not run.
-	 */
+	/** An application with a database is told to keep its records there. */
 	private static String whereToKeepRecords(ListableBeanFactory beanFactory) {
 		if (beanFactory.getBeanNamesForType(DataSource.class, false, false).length > 0) {
 			return "This application has a DataSource: set idempotent.store.type=jdbc to keep them in its "

@@ -17,11 +17,8 @@ import io.github.idempotent.store.redis.RedisMemoryPolicy;
 
 /**
  * Refuses to start the Redis store on a Redis that may evict its records, unless
- * {@code idempotent.store.redis.allow-evicting-policy} accepts it, and reports the memory
- * policy as the health indicator {@code idempotentRedisMemory} when Actuator is there;
- * imported after {@link RedisStoreConfiguration}, so that it also guards a store the
- * application defined. Both read the store's own connection factory: the application's
- * primary one may be another Redis.
+ * accepted, and reports the policy as the health indicator {@code idempotentRedisMemory}.
+ * Reads the store's own factory: the application's primary may be another Redis.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(RedisConnectionFactory.class)
@@ -29,8 +26,7 @@ import io.github.idempotent.store.redis.RedisMemoryPolicy;
 @ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
 class RedisMemoryPolicyConfiguration {
 
-	// A SmartInitializingSingleton: never lazy, and it runs before any listener or web
-	// server starts.
+	// Never lazy, and runs before any listener or web server starts.
 	@Bean
 	SmartInitializingSingleton redisMemoryPolicyCheck(RedisIdempotencyStore store, IdempotentProperties properties) {
 		return () -> RedisMemoryPolicy.check(store.getConnectionFactory(),

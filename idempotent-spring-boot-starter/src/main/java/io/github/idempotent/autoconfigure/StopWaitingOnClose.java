@@ -9,10 +9,8 @@ import org.springframework.context.event.ContextClosedEvent;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * Tells the executor, as soon as its application starts to shut down (before the web
- * server's graceful shutdown and before the store's connections stop), that duplicates
- * waiting for a call in progress end now with 503 and {@code Retry-After}: a waiting
- * duplicate would otherwise hold the graceful shutdown, then meet a stopped store.
+ * On shutdown, ends duplicates waiting for a call in progress with 503, before the web
+ * server's graceful shutdown would wait for them and the store stops.
  */
 class StopWaitingOnClose implements ApplicationListener<ContextClosedEvent>, ApplicationContextAware {
 

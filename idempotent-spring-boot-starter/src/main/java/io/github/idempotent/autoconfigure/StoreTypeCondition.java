@@ -11,8 +11,8 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import io.github.idempotent.autoconfigure.IdempotentProperties.StoreType;
 
 /**
- * Matches when {@code idempotent.store.type} is {@code auto} (or missing) or the type
- * named by {@link ConditionalOnStoreType}.
+ * {@code idempotent.store.type} is {@code auto} (or missing) or the type of
+ * {@link ConditionalOnStoreType}.
  */
 class StoreTypeCondition extends SpringBootCondition {
 

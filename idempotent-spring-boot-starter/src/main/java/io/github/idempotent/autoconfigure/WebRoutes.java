@@ -8,8 +8,8 @@ import org.springframework.http.HttpMethod;
 import io.github.idempotent.web.IdempotentRoutes;
 
 /**
- * The configured routes, for the handler adapters of Spring MVC and WebFlux. Kept out of
- * {@link IdempotentWebProperties}, which is bound in applications without Spring Web.
+ * The configured routes, kept out of {@link IdempotentWebProperties}, which binds without
+ * Spring Web.
  */
 final class WebRoutes {
 

@@ -23,29 +23,14 @@ import org.springframework.util.Assert;
 /**
  * {@link ClientHttpRequestInterceptor} for {@code RestClient} that makes a POST or PATCH
  * safe to retry: the request gets one {@code Idempotency-Key} (a random UUID unless the
- * caller set one) for the whole logical call, and every retry sends the same key, so the
- * server runs the operation at most once however many attempts it takes.
+ * caller set one) for the whole logical call, and every retry sends the same key.
  * <p>
- * Retried, with exponential back-off and jitter: I/O errors (connection refused or reset,
- * a response lost before its status line and headers arrive, a read timeout; not a
- * connection that breaks while the caller reads the body, after this interceptor has
- * returned), {@code 500}, {@code 502}, {@code 503} and {@code 504}, and {@code 409} and
- * {@code 429} when they carry {@code Retry-After} (the same key still in progress, or a
- * rate limit that names its end). A {@code Retry-After} header replaces the back-off
- * delay for the next attempt, up to {@link Builder#maxRetryAfter}. Every other status is
- * returned at once: a {@code 409} without {@code Retry-After} is a conflict with the
- * resource's state, such as an illegal state transition, and a {@code 501} or {@code 505}
- * says what the server cannot do; no retry fixes either. So is a {@code 500} whose
- * problem type is {@value #RESULT_UNAVAILABLE}: the server holds a result for the key
- * that it cannot read, and will answer the same for as long as it keeps it. When the
- * attempts run out, the last response is returned (so {@code RestClient}'s status
- * handlers see it) or the last I/O error is thrown.
- * <p>
- * Add it only to clients of servers that honour idempotency keys: elsewhere each retry of
- * a POST may run the operation again.
- * <p>
- * The retries run on Spring Framework's {@link RetryTemplate}, on the schedule of a
- * {@link RetrySchedule}; the key is fixed by a {@link KeyedRequest}.
+ * Retried with exponential back-off and jitter: I/O errors, {@code 500} (unless its
+ * problem type is {@value #RESULT_UNAVAILABLE}), {@code 502}, {@code 503}, {@code 504},
+ * and {@code 409} and {@code 429} with {@code Retry-After}, which replaces the back-off
+ * up to {@link Builder#maxRetryAfter}. When the attempts run out, the last response is
+ * returned or the last I/O error thrown. Add it only to clients of servers that honour
+ * idempotency keys.
  *
  * <pre class="code">
  * RestClient client = RestClient.builder()
@@ -58,10 +43,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 
 	/**
 	 * Problem type of an {@code @Idempotent} server's {@code 500} for a stored result it
-	 * cannot read (a damaged record): the key's outcome is fixed, so a retry with the
-	 * same key gets the same answer until the record expires. Spelled out here rather
-	 * than shared with the web package, which a client of someone else's API does not
-	 * need.
+	 * cannot read: a retry with the same key gets the same answer.
 	 */
 	public static final String RESULT_UNAVAILABLE = "urn:idempotent:result-unavailable";
 
@@ -83,8 +65,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 
 	/**
 	 * Interceptor with the defaults: POST and PATCH, {@code Idempotency-Key}, 3 retries
-	 * starting at 100 ms, doubling, at most 2 s apart, {@code Retry-After} honoured up to
-	 * 30 s.
+	 * from 100 ms, doubling, at most 2 s apart, {@code Retry-After} honoured up to 30 s.
 	 */
 	public static IdempotentRetryInterceptor withDefaults() {
 		return builder().build();
@@ -121,18 +102,13 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		}
 	}
 
-	/**
-	 * Delay asked for by a {@code Retry-After} header: see
-	 * {@link RetrySchedule#parseRetryAfter}.
-	 */
+	/** See {@link RetrySchedule#parseRetryAfter}. */
 	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
 		return RetrySchedule.parseRetryAfter(value, now);
 	}
 
 	/**
-	 * One logical call across its attempts: each attempt sends the request, and a
-	 * response that calls for a retry is kept, to be returned if the attempts run out,
-	 * until the next attempt closes it.
+	 * One logical call; a retryable response is kept until the next attempt closes it.
 	 */
 	private static final class Call {
 
@@ -168,9 +144,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 
 	}
 
-	/**
-	 * Settings of an {@link IdempotentRetryInterceptor}.
-	 */
+	/** Settings of an {@link IdempotentRetryInterceptor}. */
 	public static final class Builder {
 
 		private String headerName = "Idempotency-Key";
@@ -192,74 +166,56 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		private Builder() {
 		}
 
-		/**
-		 * Header that carries the key. Default {@code Idempotency-Key}.
-		 */
+		/** Header that carries the key. Default {@code Idempotency-Key}. */
 		public Builder headerName(String headerName) {
 			Assert.hasText(headerName, "headerName must not be empty");
 			this.headerName = headerName;
 			return this;
 		}
 
-		/**
-		 * Methods that get a key and retries. Default POST and PATCH; the others are
-		 * passed through untouched.
-		 */
+		/** Methods that get a key and retries. Default POST and PATCH. */
 		public Builder methods(HttpMethod... methods) {
 			Assert.notEmpty(methods, "methods must not be empty");
 			this.methods = Set.of(methods);
 			return this;
 		}
 
-		/**
-		 * Source of new keys. Default random UUIDs.
-		 */
+		/** Source of new keys. Default random UUIDs. */
 		public Builder keyGenerator(Supplier<String> keyGenerator) {
 			Assert.notNull(keyGenerator, "keyGenerator must not be null");
 			this.keyGenerator = keyGenerator;
 			return this;
 		}
 
-		/**
-		 * Retries after the first attempt. Default 3; 0 sends the key but never retries.
-		 */
+		/** Retries after the first attempt; 0 never retries. Default 3. */
 		public Builder maxRetries(long maxRetries) {
 			Assert.isTrue(maxRetries >= 0, "maxRetries must not be negative");
 			this.maxRetries = maxRetries;
 			return this;
 		}
 
-		/**
-		 * Delay before the first retry when the server names none. Default 100 ms.
-		 */
+		/** Delay before the first retry when the server names none. Default 100 ms. */
 		public Builder delay(Duration delay) {
 			Assert.isTrue(delay != null && !delay.isNegative(), "delay must not be negative");
 			this.delay = delay;
 			return this;
 		}
 
-		/**
-		 * Factor applied to the delay after each retry. Default 2.
-		 */
+		/** Factor applied to the delay after each retry. Default 2. */
 		public Builder multiplier(double multiplier) {
 			Assert.isTrue(multiplier >= 1, "multiplier must be at least 1");
 			this.multiplier = multiplier;
 			return this;
 		}
 
-		/**
-		 * Longest back-off delay. Default 2 s.
-		 */
+		/** Longest back-off delay. Default 2 s. */
 		public Builder maxDelay(Duration maxDelay) {
 			Assert.isTrue(maxDelay != null && !maxDelay.isNegative(), "maxDelay must not be negative");
 			this.maxDelay = maxDelay;
 			return this;
 		}
 
-		/**
-		 * Longest {@code Retry-After} honoured; a response asking for longer is returned
-		 * to the caller instead. Default 30 s.
-		 */
+		/** Longest {@code Retry-After} honoured. Default 30 s. */
 		public Builder maxRetryAfter(Duration maxRetryAfter) {
 			Assert.isTrue(maxRetryAfter != null && !maxRetryAfter.isNegative(), "maxRetryAfter must not be negative");
 			this.maxRetryAfter = maxRetryAfter;

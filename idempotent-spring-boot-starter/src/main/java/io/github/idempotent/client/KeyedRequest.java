@@ -7,10 +7,7 @@ import org.springframework.http.HttpRequest;
 import org.springframework.http.client.support.HttpRequestWrapper;
 import org.springframework.util.StringUtils;
 
-/**
- * The request with its idempotency key, fixed once for all attempts: the caller's own, or
- * a new one from the key generator.
- */
+/** The request with its idempotency key, fixed once for all attempts. */
 final class KeyedRequest extends HttpRequestWrapper {
 
 	private final HttpHeaders headers;

@@ -18,16 +18,11 @@ import org.springframework.http.MediaType;
 import org.springframework.http.client.ClientHttpResponse;
 
 /**
- * A response whose head of the body has been read to find its problem type, and is given
- * back in front of the rest, so the caller reads the body as it was sent.
+ * A response whose head was read for its problem type, given back in front of the rest.
  */
 final class PeekedResponse implements ClientHttpResponse {
 
-	/**
-	 * How much of a {@code 500} body is read to find its problem type. A problem of this
-	 * starter is a few hundred bytes with {@code type} first; a longer body is not read
-	 * further, and the caller gets it whole all the same.
-	 */
+	/** How much of a {@code 500} body is read for its problem type. */
 	private static final int PROBLEM_PEEK_LIMIT = 8 * 1024;
 
 	private static final JsonFactory JSON = new JsonFactory();
@@ -62,10 +57,7 @@ final class PeekedResponse implements ClientHttpResponse {
 		}
 	}
 
-	/**
-	 * The top-level {@code type} of a JSON object, read as far as the head goes: a cut or
-	 * malformed body simply has none.
-	 */
+	/** The top-level {@code type} of a JSON object, as far as the head goes. */
 	private static @Nullable String problemType(byte[] head) {
 		try (JsonParser parser = JSON.createParser(ObjectReadContext.empty(), head)) {
 			if (parser.nextToken() != JsonToken.START_OBJECT) {

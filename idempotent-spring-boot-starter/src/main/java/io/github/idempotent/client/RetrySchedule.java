@@ -21,10 +21,7 @@ import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
-/**
- * Which responses get another attempt, and when: exponential back-off with jitter, up to
- * a number of retries, replaced by the server's {@code Retry-After} up to a maximum.
- */
+/** Which responses get another attempt, and when. */
 final class RetrySchedule {
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
@@ -44,22 +41,14 @@ final class RetrySchedule {
 		this.backOff = backOff;
 	}
 
-	/**
-	 * The schedule of one logical call.
-	 */
 	Attempts start() {
 		return new Attempts();
 	}
 
 	/**
-	 * Whether the status says that the same request may succeed later. Most 5xx do not:
-	 * {@code 501}, {@code 505} and the like describe the server or the request, and a
-	 * retry only repeats them. {@code 500} is retried because Spring applications answer
-	 * it for transient failures too (a deadlock, a dropped database connection), and an
-	 * {@code @Idempotent} server releases the key of a failed call precisely so that it
-	 * may be retried. {@code 409} and {@code 429} are retried only when the server says
-	 * when, with {@code Retry-After}: without it, a 409 is a conflict with the resource's
-	 * state and a 429 a rate limit whose window a short back-off would not outlast.
+	 * {@code 500} is retried because Spring applications answer it for transient failures
+	 * too; {@code 409} and {@code 429} only with {@code Retry-After}, else they are a
+	 * conflict with the resource's state and a rate limit a back-off would not outlast.
 	 */
 	static boolean isRetryable(ClientHttpResponse response) throws IOException {
 		HttpStatusCode status = response.getStatusCode();
@@ -72,10 +61,7 @@ final class RetrySchedule {
 				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
 	}
 
-	/**
-	 * Delay asked for by a {@code Retry-After} header, in delta-seconds or as an
-	 * HTTP-date; {@code null} when absent or unreadable.
-	 */
+	/** Delta-seconds or an HTTP-date; {@code null} when absent or unreadable. */
 	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
 		if (!StringUtils.hasText(value)) {
 			return null;
@@ -102,8 +88,7 @@ final class RetrySchedule {
 	}
 
 	/**
-	 * The attempts of one logical call; also its retry policy, since the back-off of the
-	 * next attempt depends on the last response's {@code Retry-After}.
+	 * Also the retry policy: the next back-off depends on the last {@code Retry-After}.
 	 */
 	final class Attempts implements RetryPolicy, BackOff {
 
@@ -111,18 +96,11 @@ final class RetrySchedule {
 
 		private int attempts;
 
-		/**
-		 * An attempt starts: it has no {@code Retry-After} yet.
-		 */
 		void attempting() {
 			this.retryAfter = null;
 			this.attempts++;
 		}
 
-		/**
-		 * The attempt's response asks for another, after its {@code Retry-After} if it
-		 * has one.
-		 */
 		RetryableResponseException retry(ClientHttpResponse response) throws IOException {
 			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
 			return new RetryableResponseException(response.getStatusCode());
@@ -160,9 +138,7 @@ final class RetrySchedule {
 
 	}
 
-	/**
-	 * A response whose status calls for a retry; never leaves the interceptor.
-	 */
+	/** A response whose status calls for a retry; never leaves the interceptor. */
 	static final class RetryableResponseException extends RuntimeException {
 
 		RetryableResponseException(HttpStatusCode status) {

@@ -9,11 +9,8 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Logs at debug each duplicate message acknowledged without running its listener, and
- * each one handed to its listener flagged as a duplicate: the normal fate of a
- * redelivery, worth a trace but not a warning. Counted like every duplicate through
- * {@link IdempotencyObserver#replayed}, {@link IdempotencyObserver#skipped} and
- * {@link IdempotencyObserver#flagged} (metrics, the application's observers).
+ * Logs at debug each duplicate message acknowledged without running its listener, or
+ * handed to it flagged as a duplicate: the normal fate of a redelivery.
  */
 public class DuplicateMessageLogger implements IdempotencyObserver {
 

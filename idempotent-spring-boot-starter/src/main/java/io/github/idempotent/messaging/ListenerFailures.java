@@ -15,25 +15,13 @@ import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
  * How a broker should treat a listener failure raised by {@code @Idempotent}, found
- * anywhere in the cause chain (containers wrap it in their own exceptions):
- * <ul>
- * <li>{@link IdempotencyInProgressException}: a duplicate arrived while the first
- * delivery was still being processed. Retryable, and never dead-lettered for that alone:
- * once the first completes, the redelivery is acknowledged without running.
- * <li>{@link #NOT_RETRYABLE}: the key was reused with another payload, the message has no
- * key or a malformed one, its payload cannot be fingerprinted, or a key expression cannot
- * be evaluated against it; or the key's stored result cannot be returned
- * ({@link IdempotencyResultException}: its record is damaged, or its result was not
- * storable or no longer decodes), while the listener must not run again for it. Every
- * redelivery would fail the same way, so the message goes to the dead-letter path at
- * once.
- * </ul>
+ * anywhere in the cause chain: a duplicate in progress or a store outage is retried and
+ * never dead-lettered for that alone; {@link #NOT_RETRYABLE} failures go to the
+ * dead-letter path at once.
  */
 public final class ListenerFailures {
 
-	/**
-	 * Failures that no redelivery can fix.
-	 */
+	/** Failures that no redelivery can fix. */
 	public static final List<Class<? extends Exception>> NOT_RETRYABLE = List.of(IdempotencyKeyReusedException.class,
 			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class,
 			IdempotencyResultException.class);
@@ -41,35 +29,28 @@ public final class ListenerFailures {
 	private ListenerFailures() {
 	}
 
-	/**
-	 * The in-progress refusal in the cause chain of {@code failure}, if any.
-	 */
+	/** The in-progress refusal in the cause chain of {@code failure}, if any. */
 	public static @Nullable IdempotencyInProgressException inProgress(@Nullable Throwable failure) {
 		return find(failure, IdempotencyInProgressException.class);
 	}
 
 	/**
-	 * The store outage refusal ({@code failure-mode=closed}) in the cause chain of
-	 * {@code failure}, if any: the listener did not run, and must not be acknowledged
-	 * until it has.
+	 * The store outage refusal ({@code failure-mode=closed}) in the cause chain, if any.
 	 */
 	public static @Nullable IdempotencyStoreUnavailableException storeUnavailable(@Nullable Throwable failure) {
 		return find(failure, IdempotencyStoreUnavailableException.class);
 	}
 
 	/**
-	 * The refusal in the cause chain of {@code failure} under which the listener did not
-	 * run and the message must be requeued: the store unavailable, or a duplicate in
-	 * progress; {@code null} for none.
+	 * The refusal under which the listener did not run and the message must be requeued,
+	 * if any.
 	 */
 	public static @Nullable IdempotencyException notRun(@Nullable Throwable failure) {
 		IdempotencyException outage = storeUnavailable(failure);
 		return (outage != null) ? outage : inProgress(failure);
 	}
 
-	/**
-	 * The not-retryable failure in the cause chain of {@code failure}, if any.
-	 */
+	/** The not-retryable failure in the cause chain of {@code failure}, if any. */
 	public static @Nullable Exception notRetryable(@Nullable Throwable failure) {
 		for (Class<? extends Exception> type : NOT_RETRYABLE) {
 			Exception found = find(failure, type);

@@ -8,20 +8,17 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * One record as an {@link InspectableIdempotencyStore} reads it, for operators: never
- * used by the protocol.
+ * One record as an {@link InspectableIdempotencyStore} reads it, for operators.
  *
  * @param key the record key
  * @param state whether the call is still running or has completed
  * @param fingerprint the fingerprint of the payload the key was first used with
  * @param claimedAt when the running call claimed the key, by the claiming instance's
- * clock, to the second; {@code null} when the store does not know (a completed record, or
- * a store that keeps no claim time)
- * @param expiresIn the lease left while in progress, the time left before the result is
- * forgotten once completed; {@code null} for a record without expiry
+ * clock; {@code null} when unknown
+ * @param expiresIn the lease left while in progress, the TTL left once completed;
+ * {@code null} for a record without expiry
  * @param result the stored result of a completed record, {@code null} in progress
- * @param damage what keeps an {@link State#UNREADABLE unreadable} record from being read,
- * {@code null} for any other
+ * @param damage why an {@link State#UNREADABLE unreadable} record cannot be read
  */
 public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprint fingerprint,
 		@Nullable Instant claimedAt, @Nullable Duration expiresIn, @Nullable StoredResult result,
@@ -36,18 +33,13 @@ public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprin
 				"damage must be given for an unreadable record only");
 	}
 
-	/**
-	 * A record that can be read.
-	 */
+	/** A record that can be read. */
 	public IdempotencyRecord(RecordKey key, State state, Fingerprint fingerprint, @Nullable Instant claimedAt,
 			@Nullable Duration expiresIn, @Nullable StoredResult result) {
 		this(key, state, fingerprint, claimedAt, expiresIn, result, null);
 	}
 
-	/**
-	 * What the store found under {@code key} and cannot read as a record ({@code damage}
-	 * says why): shown to operators rather than failing their whole request.
-	 */
+	/** What the store found under {@code key} and cannot read as a record. */
 	public static IdempotencyRecord unreadable(RecordKey key, String damage, @Nullable Duration expiresIn) {
 		Assert.hasText(damage, "damage must not be empty");
 		return new IdempotencyRecord(key, State.UNREADABLE, null, null, expiresIn, null, damage);
@@ -61,10 +53,7 @@ public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprin
 				&& (this.expiresIn == null || !(this.expiresIn.isNegative() || this.expiresIn.isZero()));
 	}
 
-	/**
-	 * How long ago the key was claimed, or {@code null} when the claim time is unknown;
-	 * never negative, whatever the clocks of the instances say.
-	 */
+	/** How long ago the key was claimed, never negative; {@code null} when unknown. */
 	public @Nullable Duration age(Instant now) {
 		if (this.claimedAt == null) {
 			return null;
@@ -73,9 +62,7 @@ public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprin
 		return age.isNegative() ? Duration.ZERO : age;
 	}
 
-	/**
-	 * State of a record.
-	 */
+	/** State of a record. */
 	public enum State {
 
 		/** A call holds the key and has not finished. */
@@ -84,11 +71,7 @@ public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprin
 		/** The call has finished; its result is replayed. */
 		COMPLETED,
 
-		/**
-		 * The store cannot read what the key holds (overwritten, truncated, another
-		 * type); calls with the key are answered that their result is unavailable, never
-		 * run.
-		 */
+		/** The store cannot read what the key holds; calls with the key are never run. */
 		UNREADABLE
 
 	}

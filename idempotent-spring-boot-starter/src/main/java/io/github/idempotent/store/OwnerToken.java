@@ -6,9 +6,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Owner tokens for claims. A token fences its owner's later writes: it only needs to be
- * unique among the claims of one key, not secret, so 128 bits from a fast per-thread
- * generator do (a {@code SecureRandom} UUID costs more than the rest of a claim).
+ * Owner tokens for claims: unique among the claims of one key, not secret, so 128 bits
+ * from a fast per-thread generator.
  */
 public final class OwnerToken {
 
@@ -26,17 +25,15 @@ public final class OwnerToken {
 	}
 
 	/**
-	 * A token that also tells when it was claimed ({@link #claimedAt}): 32 random hex
-	 * digits, {@code -}, and the epoch second in hex. For stores that keep the token
-	 * anyway, so the claim time costs them no column of its own.
+	 * A token that also tells when it was claimed ({@link #claimedAt}), so that a store
+	 * keeps the claim time in no column of its own.
 	 */
 	public static String generate(Instant claimedAt) {
 		return generate() + "-" + Long.toHexString(claimedAt.getEpochSecond());
 	}
 
 	/**
-	 * When a token of {@link #generate(Instant)} was claimed; {@code null} for any other
-	 * token (those of {@link #generate()}, and of earlier versions, have no {@code -}).
+	 * When a token of {@link #generate(Instant)} was claimed; {@code null} for any other.
 	 */
 	public static @Nullable Instant claimedAt(String token) {
 		int dash = token.lastIndexOf('-');

@@ -10,56 +10,31 @@ import java.util.concurrent.ConcurrentMap;
 import org.springframework.util.Assert;
 
 /**
- * Key of one idempotency record in a store, scoped so that two callers or two operations
- * never share a record: {@code {prefix}:{scope}:{name}:{key}}.
- * <p>
- * The scope, the name and the key are escaped ({@code %} as {@code %25}, {@code :} as
- * {@code %3A}, and the braces as {@code %7B} and {@code %7D}), so the record key names
- * its three parts unambiguously ({@code name "a:b" + key "c"} is not {@code name "a" +
- * key "b:c"}), and a caller cannot choose the Redis Cluster slot of its record with a
- * {@code {hash tag}} in its key.
- * <p>
- * A scoped key longer than the store accepts is replaced by {@code {prefix}:#:} and the
- * SHA-256 of the whole scoped key, never truncated: truncation would let two different
- * keys collide.
- * <p>
- * An operation name longer than {@value #MAX_NAME_LENGTH} characters (every default name:
- * {@code com.shop.PaymentController#pay(com.shop.PaymentRequest)}) is kept short: its
- * readable end ({@code PaymentController.pay}, at most 23 characters), {@code ~}, and the
- * first 8 hex digits of the SHA-256 of the whole name, as in
- * {@code idempotent:_:PaymentController.pay~3f9a1c2b:<key>}. The readable part already
- * separates all but overloads and same-named classes of different packages; the 32 bits
- * of hash separate those, with odds of a collision among 100 such names of about one in a
- * million. A {@code ~} in a name is escaped ({@code %7E}), so no name of up to
- * {@value #MAX_NAME_LENGTH} characters can spell a shortened one. A record costs memory
- * per byte of its key, once per record: about 45 bytes saved on each.
+ * Key of one idempotency record, scoped so that two callers or two operations never share
+ * a record: {@code {prefix}:{scope}:{name}:{key}}, its parts escaped so that they are
+ * unambiguous and a caller cannot pick a Redis Cluster slot with a {@code {hash tag}}. A
+ * key longer than the store accepts is replaced by {@code {prefix}:#:} and its SHA-256,
+ * never truncated; a long operation name is shortened to its readable end, {@code ~} and
+ * 8 hex digits of its SHA-256 (docs/stores.md).
  */
 public record RecordKey(String value) {
 
-	/**
-	 * Longest operation name kept as it is in a record key.
-	 */
+	/** Longest operation name kept as it is in a record key. */
 	public static final int MAX_NAME_LENGTH = 32;
 
 	private static final int READABLE_LENGTH = MAX_NAME_LENGTH - 9;
 
 	private static final int MAX_CACHED_NAMES = 4096;
 
-	/**
-	 * Escaped short form of each long name: operation names are few and fixed at
-	 * start-up, so each is hashed once; the bound only guards against a caller that
-	 * passes a new name on every call.
-	 */
+	// Operation names are few and fixed, each hashed once; the bound guards against a
+	// caller that passes a new name on every call.
 	private static final ConcurrentMap<String, String> SHORT_NAMES = new ConcurrentHashMap<>();
 
 	public RecordKey {
 		Assert.hasText(value, "value must not be empty");
 	}
 
-	/**
-	 * Builds the scoped key, escaping its parts so that no two different (scope, name,
-	 * key) triples give the same record key.
-	 */
+	/** Builds the scoped key, escaping its parts. */
 	public static RecordKey of(String prefix, String scope, String name, String key, int maxLength) {
 		StringBuilder sb = new StringBuilder(prefix.length() + scope.length() + name.length() + key.length() + 8);
 		sb.append(prefix).append(':');
@@ -79,10 +54,7 @@ public record RecordKey(String value) {
 		return new RecordKey(prefix + ":#:" + sha256Hex(sb.toString()));
 	}
 
-	/**
-	 * How {@code name} appears in a record key: escaped, and shortened if longer than
-	 * {@link #MAX_NAME_LENGTH}.
-	 */
+	/** {@code name} as it appears in a record key: escaped, and shortened if long. */
 	public static String nameInKey(String name) {
 		if (name.length() > MAX_NAME_LENGTH) {
 			return shortName(name);
@@ -92,9 +64,6 @@ public record RecordKey(String value) {
 		return sb.toString();
 	}
 
-	/**
-	 * The escaped short form of a name longer than {@link #MAX_NAME_LENGTH}.
-	 */
 	static String shortName(String name) {
 		String cached = SHORT_NAMES.get(name);
 		if (cached != null) {
@@ -109,11 +78,7 @@ public record RecordKey(String value) {
 		return shortName;
 	}
 
-	/**
-	 * {@code SimpleClass.method} of a default name
-	 * ({@code pkg.SimpleClass#method(types)}), else the name; then its last
-	 * {@value #READABLE_LENGTH} characters, where names differ most.
-	 */
+	/** {@code SimpleClass.method} of a default name, else the name; then its end. */
 	private static String readablePart(String name) {
 		int parameters = name.indexOf('(');
 		String readable = (parameters >= 0) ? name.substring(0, parameters) : name;
@@ -144,9 +109,7 @@ public record RecordKey(String value) {
 		return HexFormat.of().formatHex(sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
 	}
 
-	/**
-	 * A new SHA-256 digest.
-	 */
+	/** A new SHA-256 digest. */
 	public static MessageDigest sha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");

@@ -3,11 +3,8 @@ package io.github.idempotent.store;
 import org.springframework.util.Assert;
 
 /**
- * Encoded outcome of a completed call, as the store keeps it. The bytes are opaque to the
- * store; {@link io.github.idempotent.core.ResultCodec} gives them meaning.
- * <p>
- * The array is shared, not copied, to keep the hot path free of copies: neither the store
- * nor the codec may modify it.
+ * Encoded outcome of a completed call, opaque to the store. The array is shared, not
+ * copied: neither the store nor the codec may modify it.
  */
 public record StoredResult(byte[] bytes) {
 

@@ -19,21 +19,11 @@ import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.messaging.ListenerFailures;
 
 /**
- * Advice for the advice chain of a Rabbit listener container, first in the chain: binds
- * the message being handled to the listener's thread (for
- * {@link RabbitMessageKeyResolver}) and turns the refusals of {@code @Idempotent} into
- * the container's requeue decisions, whatever error handler and retry recoverer the
- * application uses:
- * <ul>
- * <li>in progress (a duplicate of a message still being processed): requeued after
- * {@code inProgressBackOff}, even when a retry interceptor inside the chain has given up
- * and its recoverer rejected it, so that it is never dead-lettered for that alone;
- * <li>store unavailable ({@code failure-mode=closed}): requeued after the same back-off,
- * the listener did not run;
- * <li>key reused with another payload, no key, a payload that cannot be fingerprinted:
- * rejected without requeue, so the message goes to the queue's dead-letter exchange at
- * once instead of coming back forever.
- * </ul>
+ * Advice first in a Rabbit listener container's chain: binds the message to the
+ * listener's thread (for {@link RabbitMessageKeyResolver}) and turns the refusals of
+ * {@code @Idempotent} into requeue decisions, whatever error handler and recoverer the
+ * application uses. A duplicate in progress or a store outage is requeued after
+ * {@code inProgressBackOff}; what no redelivery can fix is rejected without requeue.
  */
 public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 
@@ -49,8 +39,7 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		// ContainerDelegate.invokeListener(Channel, Object data): one Message, or a List
-		// of them for a batch listener, which has no single key.
+		// One Message, or a List for a batch listener, which has no single key.
 		Object[] arguments = invocation.getArguments();
 		Message message = (arguments.length == 2 && arguments[1] instanceof Message one) ? one : null;
 		Message previous = RabbitMessageKeyResolver.bind(message);
@@ -75,9 +64,7 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		IdempotencyException requeued = ListenerFailures.notRun(failure);
 		if (requeued != null) {
 			boolean outage = requeued instanceof IdempotencyStoreUnavailableException;
-			// Not run, so requeued, after a back-off rather than at once in a loop. At
-			// debug: an outage refuses every redelivery, and the executor reports it in
-			// one warning per interval with a count; a duplicate in progress is normal.
+			// At debug: the executor reports an outage once per interval with a count.
 			String reason = outage ? "Idempotency store unavailable, requeued: "
 					: "Duplicate still in progress, requeued: ";
 			if (logger.isDebugEnabled()) {
@@ -92,9 +79,7 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		return failure;
 	}
 
-	/**
-	 * The advice's requeue, which {@link QuietRequeueErrorHandler} does not log.
-	 */
+	/** The advice's requeue, which {@link QuietRequeueErrorHandler} does not log. */
 	static final class Requeued extends ImmediateRequeueAmqpException {
 
 		Requeued(String message, Throwable cause) {
@@ -114,10 +99,7 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 
 	}
 
-	/**
-	 * Holds the consumer back before the requeue: the broker would otherwise hand the
-	 * duplicate straight back, in a loop, while the first delivery is being processed.
-	 */
+	/** The broker would otherwise hand the duplicate straight back, in a loop. */
 	private void backOff() {
 		if (this.inProgressBackOff.isZero()) {
 			return;

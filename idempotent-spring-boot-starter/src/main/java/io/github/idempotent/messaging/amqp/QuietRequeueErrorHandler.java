@@ -12,17 +12,9 @@ import org.springframework.util.ErrorHandler;
 
 /**
  * Error handler of a Rabbit listener container that lets the requeues of
- * {@link IdempotentRabbitListenerAdvice} pass without a log line, logs its rejections (a
- * key reused with another payload, a message without a key) in one line, and hands every
- * other failure to the handler it wraps. A message refused because the store is
- * unavailable, or because a duplicate of it is still in progress, did not run and is
- * requeued; the container's default handler would log a warning with a stack trace for
- * each redelivery, every back-off, for as long as the outage lasts. The executor reports
- * an outage instead, in one line per interval that counts the refused calls.
- * <p>
- * Auto-configured on every container a listener container factory creates, around the
- * error handler the container has (Spring AMQP's {@link ConditionalRejectingErrorHandler}
- * when the factory set none).
+ * {@link IdempotentRabbitListenerAdvice} pass without a log line (the default would log a
+ * stack trace per redelivery for as long as an outage lasts), logs its rejections in one
+ * line, and hands every other failure to the handler it wraps.
  */
 public class QuietRequeueErrorHandler implements ErrorHandler {
 
@@ -30,9 +22,7 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 
 	private final ErrorHandler delegate;
 
-	/**
-	 * Around the container's default, a {@link ConditionalRejectingErrorHandler}.
-	 */
+	/** Around a {@link ConditionalRejectingErrorHandler}. */
 	public QuietRequeueErrorHandler() {
 		this(new ConditionalRejectingErrorHandler());
 	}
@@ -52,9 +42,7 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 				return;
 			}
 			if (ex instanceof IdempotentRabbitListenerAdvice.Rejected rejected) {
-				// Expected of a client that reused a key or sent none: one line, no stack
-				// trace. The exception the container goes on with still rejects the
-				// message without requeue.
+				// Expected of a client that reused a key or sent none: one line.
 				logger.warn(describe(failure) + " rejected without requeue, to the queue's dead-letter exchange if it "
 						+ "has one: " + rejected.getCause().getMessage());
 				return;

@@ -13,19 +13,15 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 
 /**
- * Takes the key of a {@code @RabbitListener} call from the AMQP {@code message-id}
- * property of the message being handled, which {@link IdempotentRabbitListenerAdvice}
- * binds to the listener's thread. Offers the message's headers to expressions as
- * {@code #headers} (with {@code messageId}, {@code correlationId} and {@code type}
- * besides the application headers) and the message itself as {@code #amqpMessage}.
+ * Takes the key of a {@code @RabbitListener} call from the AMQP {@code message-id} of the
+ * message being handled. Offers its headers to expressions as {@code #headers} and the
+ * message as {@code #amqpMessage}.
  */
 public class RabbitMessageKeyResolver implements IdempotencyKeyResolver {
 
 	private static final ThreadLocal<Message> CURRENT = new ThreadLocal<>();
 
-	/**
-	 * The message the current thread handles, or {@code null} outside a listener.
-	 */
+	/** The message the current thread handles, or {@code null} outside a listener. */
 	public static @Nullable Message currentMessage() {
 		return CURRENT.get();
 	}

@@ -10,22 +10,13 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
  * Kafka producer interceptor that gives a record without an {@code Idempotency-Key}
- * header a random one, and leaves one that has a key alone. It runs once per
- * {@code send}: the producer's own retries resend the record as it was stamped, and a
- * {@code ProducerRecord} the application sends again keeps the header it got the first
- * time, so the consumer's {@code @Idempotent} sees one key. A publish retried by building
- * a new record is a new message: give it a key of its own (an event id) to make the two
- * one.
- * <p>
- * Registered through the producer property {@code interceptor.classes}; the header name
- * is read from the property {@value #HEADER_NAME_CONFIG} ({@code Idempotency-Key} if
- * unset).
+ * header a random one. Runs once per {@code send}: the producer's retries resend the
+ * record as stamped. Registered through {@code interceptor.classes}; the header name is
+ * read from {@value #HEADER_NAME_CONFIG}.
  */
 public class IdempotencyKeyProducerInterceptor implements ProducerInterceptor<Object, Object> {
 
-	/**
-	 * Producer property that names the header.
-	 */
+	/** Producer property that names the header. */
 	public static final String HEADER_NAME_CONFIG = "idempotent.key-header";
 
 	private String headerName = "Idempotency-Key";

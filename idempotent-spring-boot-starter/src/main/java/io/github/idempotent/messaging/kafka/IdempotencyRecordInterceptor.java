@@ -7,10 +7,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.kafka.listener.RecordInterceptor;
 
 /**
- * Binds the record a listener container is about to hand its listener to the listener's
- * thread, for {@link KafkaRecordKeyResolver}, and unbinds it once the record is done
- * with. Auto-configured in front of the application's own record interceptor, not in its
- * place.
+ * Binds the record a listener container hands its listener to the listener's thread, for
+ * {@link KafkaRecordKeyResolver}; auto-configured in front of the application's own.
  */
 public class IdempotencyRecordInterceptor implements RecordInterceptor<Object, Object> {
 

@@ -16,42 +16,20 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Takes the key of a {@code @KafkaListener} call from the record being handled, which
- * {@link IdempotencyRecordInterceptor} binds to the listener's thread: its
- * {@code Idempotency-Key} header (set by the producer, see
- * {@link IdempotencyKeyProducerInterceptor}), else its topic, partition, offset and
- * timestamp ({@code orders-0@42/1764770000000}).
- * <p>
- * The position catches a redelivery of the same record (after a crash before the offset
- * was committed, or a rebalance), but not a message published twice: the second copy is
- * another record at another offset. Only a key the producer sets catches that.
- * <p>
- * The timestamp is there because a position alone does not name one record: a topic
- * deleted and created again numbers its records from offset 0 again, and within the TTL
- * its new records would be taken for replays of the old ones (skipped, or dead-lettered
- * as a reused key). What would name the incarnation, the topic id, is not exposed to
- * consumers by kafka-clients ({@code ConsumerRecord} and {@code Consumer} have none; only
- * the admin client's {@code describeTopics} does, by topic name, which a running consumer
- * cannot tell is stale). A redelivery carries the record's own timestamp, while a record
- * of a new incarnation at the same offset was produced (or appended) later.
- * <p>
- * A derived key is never refused for its length, as a producer's key longer than
- * {@code idempotent.max-key-length} is: the topic name may be 249 characters, which with
- * the position exceeds the default 255. When it does, the topic is replaced by {@code ~}
- * and the SHA-256 of its name ({@code ~3f9a...-0@42/1764770000000}; a topic name cannot
- * hold {@code ~}, so no other topic's key can spell it), and under a limit too short for
- * that, the whole key by as many hex digits of its SHA-256 as fit.
- * <p>
- * Offers the record's headers (decoded as UTF-8) to expressions as {@code #headers} and
- * the record as {@code #record}.
+ * Takes the key of a {@code @KafkaListener} call from the record being handled: its
+ * {@code Idempotency-Key} header, else its topic, partition, offset and timestamp
+ * ({@code orders-0@42/1764770000000}). The position catches a redelivery, not a message
+ * published twice. The timestamp tells a topic deleted and created again, whose offsets
+ * start at 0 again (kafka-clients exposes no topic id to consumers). A derived key too
+ * long for {@code idempotent.max-key-length} hashes the topic, then the whole key. Offers
+ * the record's headers to expressions as {@code #headers} and the record as
+ * {@code #record}.
  */
 public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 
 	private static final ThreadLocal<ConsumerRecord<?, ?>> CURRENT = new ThreadLocal<>();
 
-	/**
-	 * The default of {@code idempotent.max-key-length}.
-	 */
+	/** The default of {@code idempotent.max-key-length}. */
 	private static final int DEFAULT_MAX_KEY_LENGTH = 255;
 
 	private final String headerName;
@@ -62,10 +40,7 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		this(headerName, DEFAULT_MAX_KEY_LENGTH);
 	}
 
-	/**
-	 * Creates a resolver whose derived keys are at most {@code maxKeyLength} characters
-	 * ({@code idempotent.max-key-length}).
-	 */
+	/** Derived keys are at most {@code maxKeyLength} characters. */
 	public KafkaRecordKeyResolver(String headerName, int maxKeyLength) {
 		Assert.hasText(headerName, "headerName must not be empty");
 		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
@@ -73,9 +48,7 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		this.maxKeyLength = maxKeyLength;
 	}
 
-	/**
-	 * The record the current thread handles, or {@code null} outside a listener.
-	 */
+	/** The record the current thread handles, or {@code null} outside a listener. */
 	public static @Nullable ConsumerRecord<?, ?> currentRecord() {
 		return CURRENT.get();
 	}

@@ -25,36 +25,15 @@ import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * Keeps completed results in a bounded local cache in front of another store, so that a
- * replay of a hot key is answered from this JVM's memory without a round trip.
+ * Keeps completed results in a local cache bounded by bytes in front of another store, so
+ * that a replay of a hot key costs no round trip. Only completed results are cached: the
+ * store alone still decides who runs a call.
  * <p>
- * Only completed results are cached: a claim that finds a key in progress, or acquires
- * it, always goes to the store, so the store alone still decides who runs a call, and its
- * answer is handed on as it is, on the blocking and the asynchronous path alike: an
- * {@link ClaimResult.Acquired} keeps the attempt and the start of the call it takes over,
- * which only the store can know. The cached fingerprint goes back to the executor with
- * the result, so a different payload under the same key is still refused.
- * <p>
- * <b>With {@link RecordTracking}</b> (the Redis store's, on by default): the store tells
- * the cache when a record changes there, whoever changes it, so a result deleted,
- * replaced or expired in the store is not replayed from here once the store's report has
- * arrived, and never later than the tracker's maximum staleness after the change. A
- * result enters the cache on its first replay here, through a tracked read off the
- * caller's path (never written through: the store tracks only what the tracker read);
- * while the tracker is not current (connection lost, stalled, being re-established) the
- * cache is bypassed, and whatever it held is dropped whenever reports may have been lost.
- * <p>
- * <b>Without</b> (any store, opt-in): a result enters the cache when this instance
- * completes it (write-through: the store's {@code complete} comes first) or when a claim
- * reads it from the store, and is replayed until its cache entry expires even if the
- * record leaves the store earlier (deleted by hand, or evicted by Redis under memory
- * pressure). An entry lives at most {@code ttl}, and an entry written through lives no
- * longer than the record's own TTL; an entry read from the store cannot know how long its
- * record has left, so {@code ttl} should be no longer than the shortest TTL of the
- * methods that use the store.
- * <p>
- * The cache is bounded by bytes, not by a number of results (see
- * {@link LocalResultCache}); a tracker keeps it right through {@link TrackedEntries}.
+ * With {@link RecordTracking} (the Redis store's), the store reports every change of a
+ * cached record, and the cache is bypassed while the tracker is not current. Without it,
+ * a cached result is replayed until its entry expires, even if the record leaves the
+ * store earlier; {@code ttl} should then be no longer than the shortest TTL of the
+ * methods that use the store. See docs/stores.md.
  */
 public class CachingIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
 
@@ -72,29 +51,21 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	private final @Nullable TrackedEntries tracked;
 
-	/**
-	 * @param maximumSize largest total size of the cached results (with their keys)
-	 */
+	/** A cache bounded by its TTL only. */
 	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl) {
 		this(delegate, maximumSize, ttl, true);
 	}
 
 	/**
-	 * @param maximumSize largest total size of the cached results (with their keys)
 	 * @param writeThrough whether a result this instance completes is cached at once;
-	 * {@code false} when the store's {@code complete} joins the caller's transaction,
-	 * which may still roll back
+	 * {@code false} when {@code complete} joins the caller's transaction
 	 */
 	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl,
 			boolean writeThrough) {
 		this(delegate, maximumSize, ttl, writeThrough, null, Ticker.systemTicker());
 	}
 
-	/**
-	 * A cache kept right by {@code tracking}, which it starts and closes.
-	 * @param maximumSize largest total size of the cached results (with their keys)
-	 * @param ttl longest time a result stays cached, and never longer than its record
-	 */
+	/** A cache kept right by {@code tracking}, which it starts and closes. */
 	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl,
 			RecordTracking tracking) {
 		this(delegate, maximumSize, ttl, false, tracking, Ticker.systemTicker());
@@ -172,10 +143,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		}
 	}
 
-	/**
-	 * Whether the store behind can claim, complete and release without blocking; the
-	 * cache itself never blocks.
-	 */
+	/** Whether the store behind can claim, complete and release without blocking. */
 	@Override
 	public boolean supportsAsync() {
 		return this.delegate instanceof AsyncIdempotencyStore async && async.supportsAsync();
@@ -227,9 +195,6 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return this.delegate.maxKeyLength();
 	}
 
-	/**
-	 * The record as the store behind the cache holds it.
-	 */
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		return inspectableDelegate().inspect(key);
@@ -242,8 +207,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	/**
 	 * Deletes the record from the store and this instance's cache; other instances drop
-	 * it when their tracking reports the change, or, with a cache bounded by its TTL
-	 * only, when their entries expire.
+	 * it on their tracking's report, or when their entries expire.
 	 */
 	@Override
 	public boolean delete(RecordKey key) {
@@ -266,9 +230,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return deletion;
 	}
 
-	/**
-	 * Whether the store behind the cache can be inspected.
-	 */
+	/** Whether the store behind the cache can be inspected. */
 	public boolean isInspectable() {
 		return this.delegate instanceof InspectableIdempotencyStore;
 	}
@@ -282,9 +244,8 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	/**
-	 * Whether the calling thread is in a transaction: without write-through, a store that
-	 * joins transactions may answer a claim in one with a result its transaction has not
-	 * committed yet (and may still roll back).
+	 * Without write-through, a store that joins transactions may answer a claim with a
+	 * result its transaction may still roll back.
 	 */
 	private static boolean inTransaction() {
 		return TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive();
@@ -298,47 +259,32 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return this.writeThrough;
 	}
 
-	/**
-	 * The tracker that keeps this cache right, or {@code null} for a cache bounded by its
-	 * TTL only.
-	 */
+	/** The tracker that keeps this cache right, or {@code null}. */
 	public @Nullable RecordTracking getTracking() {
 		return this.tracking;
 	}
 
-	/**
-	 * Whether cached results are served now: always without a tracker; with one, while it
-	 * is current.
-	 */
+	/** Whether cached results are served now (with a tracker, while it is current). */
 	public boolean isServing() {
 		return this.tracking == null || this.tracking.isCurrent();
 	}
 
-	/**
-	 * Number of cached results (an estimate, as Caffeine gives it).
-	 */
+	/** Number of cached results (Caffeine's estimate). */
 	public long cachedResults() {
 		return this.completed.estimatedSize();
 	}
 
-	/**
-	 * Estimated total size of the cached results, in bytes, once pending evictions are
-	 * done.
-	 */
+	/** Estimated total size of the cached results, in bytes. */
 	public long cachedBytes() {
 		return this.completed.weightedSize();
 	}
 
-	/**
-	 * Drops every cached result; the store is untouched.
-	 */
+	/** Drops every cached result; the store is untouched. */
 	public void clear() {
 		this.completed.invalidateAll();
 	}
 
-	/**
-	 * Closes the tracker, if any; the store behind is left as it is.
-	 */
+	/** Closes the tracker, if any; the store behind is left as it is. */
 	@Override
 	public void close() {
 		if (this.tracking != null) {

@@ -16,18 +16,12 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The completed results this JVM holds: their entries, how long each lives and how much
- * heap they may take together.
- * <p>
- * The cache is bounded by bytes, not by a number of results: results range from a few
- * bytes to {@code max-result-size}, so a count says nothing about the heap it takes. Each
- * entry weighs its result, key and fingerprint plus a fixed estimate of the objects
- * around them.
+ * The completed results this JVM holds, bounded by bytes, not by count: results range
+ * from a few bytes to {@code max-result-size}.
  */
 final class LocalResultCache {
 
-	// Object headers and fields of the entry, its fingerprint, result and their arrays,
-	// and Caffeine's node: about 160 bytes on a 64-bit JVM with compressed pointers.
+	// The entry's objects and Caffeine's node, on a 64-bit JVM with compressed pointers.
 	private static final int ENTRY_OVERHEAD = 160;
 
 	private final long ttlNanos;
@@ -57,9 +51,7 @@ final class LocalResultCache {
 		return this.entries.getIfPresent(key);
 	}
 
-	/**
-	 * Caches a result for the cache's TTL, or for {@code timeToLive} if that is shorter.
-	 */
+	/** For the cache's TTL, or {@code timeToLive} if shorter. */
 	Entry put(String key, Fingerprint fingerprint, StoredResult result, @Nullable Duration timeToLive) {
 		long ttlNanos = (timeToLive != null) ? Math.min(this.ttlNanos, timeToLive.toNanos()) : this.ttlNanos;
 		Entry entry = new Entry(fingerprint, result, ttlNanos);
@@ -67,9 +59,7 @@ final class LocalResultCache {
 		return entry;
 	}
 
-	/**
-	 * Drops the entry of {@code key} if it is still {@code entry}.
-	 */
+	/** Drops the entry of {@code key} if it is still {@code entry}. */
 	void remove(String key, Entry entry) {
 		this.entries.asMap().remove(key, entry);
 	}
@@ -94,9 +84,7 @@ final class LocalResultCache {
 	record Entry(Fingerprint fingerprint, StoredResult result, long ttlNanos) {
 	}
 
-	/**
-	 * Each entry expires its own time after it was written; reads do not extend it.
-	 */
+	/** Each entry expires its own time after it was written; reads do not extend it. */
 	private static final class EntryExpiry implements Expiry<String, Entry> {
 
 		@Override

@@ -20,10 +20,7 @@ final class TrackedEntries implements RecordTracking.Listener {
 
 	private final LocalResultCache cache;
 
-	/**
-	 * Counts the tracker's reports: a tracked read whose reply lands after a report may
-	 * hold what the report was about, so it is not kept (see {@link #fill}).
-	 */
+	/** Counts the tracker's reports (see {@link #fill}). */
 	private final AtomicLong invalidations = new AtomicLong();
 
 	private final ConcurrentHashMap<String, Boolean> filling = new ConcurrentHashMap<>();
@@ -34,12 +31,10 @@ final class TrackedEntries implements RecordTracking.Listener {
 	}
 
 	/**
-	 * Caches what a tracked read of {@code key} returns, unless a report arrives while
-	 * the read is on its way: the report may be about this very record, changed after the
-	 * read. The count is read before the tracker is asked whether it is current (its
-	 * session ends before it reports that) and checked again after the entry is in (a
-	 * report between the check and the put would otherwise be missed), so an entry stays
-	 * only if no report came from before the read was sent to after it was cached.
+	 * Caches what a tracked read of {@code key} returns unless a report arrives
+	 * meanwhile: it may be about this very record. The count is read before the tracker
+	 * is asked whether it is current and checked again after the put, so an entry stays
+	 * only if no report came from before the read to after it was cached.
 	 */
 	void fill(RecordKey key) {
 		String cacheKey = this.tracking.trackingKey(key);
@@ -71,9 +66,6 @@ final class TrackedEntries implements RecordTracking.Listener {
 		});
 	}
 
-	/**
-	 * Counts a report before acting on it: see {@link #fill}.
-	 */
 	@Override
 	public void invalidated(String trackingKey) {
 		this.invalidations.incrementAndGet();

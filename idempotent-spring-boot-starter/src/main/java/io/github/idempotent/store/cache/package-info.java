@@ -1,5 +1,4 @@
 /**
- * A local cache of completed results in front of any store (Caffeine, which the starter
- * brings).
+ * A local cache of completed results in front of any store, on Caffeine.
  */
 package io.github.idempotent.store.cache;

@@ -11,26 +11,19 @@ import java.util.regex.Pattern;
 import org.springframework.util.Assert;
 
 /**
- * The few SQL fragments that differ between the supported databases. Every time the store
- * compares or computes is the database's clock, never the JVM's: instances whose clocks
- * drift apart still agree on when a lease or a result expires.
+ * The SQL fragments that differ between the supported databases. Every time is the
+ * database's clock, so that instances whose clocks drift still agree on expiry.
  */
 public enum JdbcDialect {
 
-	/**
-	 * H2 2.x. {@code CURRENT_TIMESTAMP} is fixed for a transaction on H2, which only
-	 * matters for a completion that joins a long transaction.
-	 */
+	/** H2 2.x; {@code CURRENT_TIMESTAMP} is fixed for a transaction. */
 	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
 			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "",
 			"DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY"),
 
 	/**
-	 * PostgreSQL. {@code statement_timestamp()} rather than {@code CURRENT_TIMESTAMP},
-	 * which is the start of the transaction. The claim uses {@code ON CONFLICT DO
-	 * NOTHING}: a duplicate is a row count of 0, not an error that aborts the surrounding
-	 * transaction and fills the server log with one ERROR per replay. The purge skips
-	 * rows that another instance is deleting.
+	 * PostgreSQL: {@code statement_timestamp()}, and a claim with {@code ON CONFLICT DO
+	 * NOTHING}, so that a duplicate does not abort the surrounding transaction.
 	 */
 	POSTGRESQL("postgresql", "statement_timestamp()",
 			"statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'",
@@ -41,42 +34,23 @@ public enum JdbcDialect {
 			null, JdbcDialect.POSTGRESQL_CLAIM),
 
 	/**
-	 * MySQL 8.0+ and MariaDB 10.6+, with {@code expires_at} in UTC so that sessions with
-	 * different time zones agree. The purge first locks a batch of expired rows, skipping
-	 * those that are locked, then deletes them by key, at READ COMMITTED: a plain
-	 * {@code DELETE ... LIMIT} locks index ranges (gaps included) in an order opposite to
-	 * a claim's, and InnoDB broke the resulting deadlocks by failing claims. A claim
-	 * reads the row before it inserts, so that a replay is one read without a lock. Its
-	 * INSERT is an {@code INSERT IGNORE}: a duplicate is a row count of 0, as on
-	 * PostgreSQL, not an error, which MariaDB's driver would log at WARN with the key in
-	 * it; it takes the same shared lock on the row it finds. The values it ignores errors
-	 * of are the store's own, each within the shipped columns (a key of up to 512
-	 * characters in 2048 bytes), and a completion's INSERT, which writes the result,
-	 * stays a plain one.
+	 * MySQL 8.0+ and MariaDB 10.6+, {@code expires_at} in UTC. The purge locks a batch,
+	 * skipping locked rows, then deletes it by key: a plain {@code DELETE ... LIMIT}
+	 * deadlocks with claims. {@code INSERT IGNORE} answers a duplicate with a row count.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
-			// By key only: the rows are locked, so nobody took them over since they were
-			// read expired; a condition on expires_at could make InnoDB scan that index
-			// and wait on rows another purge locked.
+			// By key only: a condition on expires_at could wait on another purge's rows.
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
 					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
 			null, true, "INSERT IGNORE");
 
 	/**
-	 * PostgreSQL's claim in one round trip: the placeholder inserted (a row with
-	 * {@code inserted = 1}), or the row that was there (the columns of
-	 * {@link JdbcStatements#select}, then whether another transaction had written or
-	 * locked that version). A duplicate writes nothing and locks nothing ({@code DO
-	 * NOTHING}, not a no-op update). The read of the existing row uses the statement's
-	 * snapshot, taken before the INSERT waited on a conflicting row whose transaction was
-	 * still open, so it may miss what that transaction committed meanwhile: a row it
-	 * inserted (the statement answers no row at all) or its update of the row (the
-	 * version read has that transaction in its {@code xmax}, which is 0 for a version
-	 * nobody touched, as the latest version of every completed or renewed row). In both
-	 * cases the claim reads the row again with a statement of its own, which at READ
-	 * COMMITTED takes a new snapshot.
+	 * PostgreSQL's claim in one round trip: the placeholder inserted ({@code inserted =
+	 * 1}), or the row that was there and whether another transaction had written or
+	 * locked it ({@code xmax}). That read uses the statement's snapshot, which may miss
+	 * what a transaction it waited for committed: then the claim reads the row again.
 	 */
 	private static final String POSTGRESQL_CLAIM = """
 			WITH inserted AS (
@@ -90,23 +64,12 @@ public enum JdbcDialect {
 			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END, CASE WHEN xmax::text = '0' THEN 0 ELSE 1 END
 			FROM %TABLE_NAME% WHERE idempotency_key = ? AND NOT EXISTS (SELECT 1 FROM inserted)""";
 
-	/**
-	 * The shipped Liquibase changelog: one changeset per database that runs its schema
-	 * script.
-	 */
 	static final String LIQUIBASE_CHANGELOG = "io/github/idempotent/store/jdbc/liquibase/changelog.xml";
 
 	private static final Pattern SHIPPED_NAMES = Pattern
 		.compile("\\b" + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "(?:_(\\w+))?\\b");
 
-	/**
-	 * Which rows a purge deletes: results past their TTL, and calls that never finished
-	 * (rows in progress, tombstones) only once the store's take-over memory (the
-	 * parameter, in milliseconds, negative) has passed since their lease ran out, so that
-	 * a claim of their key until then knows it takes one over. The first condition keeps
-	 * the range scan on the {@code expires_at} index; the few unfinished rows kept are
-	 * filtered out of it.
-	 */
+	/** The first condition keeps the range scan on the {@code expires_at} index. */
 	private static final String PURGEABLE = "expires_at < %NOW% AND (state = 'C' OR expires_at < %NOW_PLUS_MILLIS%)";
 
 	private final String platform;
@@ -158,16 +121,12 @@ public enum JdbcDialect {
 		this.claimInsert = claimInsert;
 	}
 
-	/**
-	 * Platform name of the schema script, as in {@code schema-{platform}.sql}.
-	 */
+	/** Platform name of the schema script, as in {@code schema-{platform}.sql}. */
 	public String getPlatform() {
 		return this.platform;
 	}
 
-	/**
-	 * Location of the schema script of this database, on the classpath.
-	 */
+	/** Location of the schema script of this database, on the classpath. */
 	public String getSchemaLocation() {
 		return "classpath:" + schemaPath(this.platform);
 	}
@@ -176,19 +135,11 @@ public enum JdbcDialect {
 		return "io/github/idempotent/store/jdbc/schema-" + platform + ".sql";
 	}
 
-	/**
-	 * Where Flyway finds the shipped migration of this database: a copy of its schema
-	 * script, as a repeatable migration ({@code R__idempotency_record.sql}).
-	 */
 	static String flywayLocation(String platform) {
 		return "classpath:io/github/idempotent/store/jdbc/flyway/" + platform;
 	}
 
-	/**
-	 * The schema script of this database for a table named {@code tableName}: the shipped
-	 * script names the table (and its index)
-	 * {@value JdbcIdempotencyStore#DEFAULT_TABLE_NAME}.
-	 */
+	/** The schema script of this database for a table named {@code tableName}. */
 	public String schema(String tableName) {
 		try (InputStream in = JdbcDialect.class.getClassLoader().getResourceAsStream(schemaPath(this.platform))) {
 			Assert.state(in != null, () -> "Schema script " + schemaPath(this.platform) + " is missing");
@@ -201,14 +152,11 @@ public enum JdbcDialect {
 
 	/**
 	 * Renames the table in a shipped schema script, and the constraint and indexes named
-	 * after it by the table's name without its schema: they live in the table's schema,
-	 * and PostgreSQL and MySQL refuse a qualified name for them.
+	 * after it by its unqualified name (PostgreSQL and MySQL refuse a qualified one).
 	 */
 	public static String withTableName(String script, String tableName) {
 		String objectPrefix = tableName.substring(tableName.lastIndexOf('.') + 1) + "_";
-		// In one pass: renaming the table first would qualify the names that start with
-		// it, and renaming them first would leave nothing to tell them from the table
-		// when the unqualified name is the shipped one (payments.idempotency_record).
+		// In one pass: renaming the table first would qualify the names starting with it.
 		return SHIPPED_NAMES.matcher(script)
 			.replaceAll((match) -> Matcher
 				.quoteReplacement((match.group(1) != null) ? objectPrefix + match.group(1) : tableName));
@@ -243,47 +191,25 @@ public enum JdbcDialect {
 			.replace("%TABLE_NAME%", tableName);
 	}
 
-	/**
-	 * One statement that deletes up to {@code ?} expired rows; or, when
-	 * {@link #purgeLockSql} is not {@code null}, the statement that deletes the rows it
-	 * locked, by key, in place of {@code %KEYS%}.
-	 */
 	String purgeSql(String tableName) {
 		return sql(this.purge, tableName);
 	}
 
-	/**
-	 * The claim as one query that inserts the placeholder or returns the row there was,
-	 * or {@code null} where the claim is an INSERT and a {@link JdbcStatements#select}
-	 * (in the order of {@link #claimReadsFirst}). MySQL and MariaDB have no such form: an
-	 * INSERT returns no row it did not insert (MariaDB's {@code RETURNING} included),
-	 * {@code ON DUPLICATE KEY UPDATE} locks the row it finds, and several statements in
-	 * one round trip need a connection setting ({@code allowMultiQueries}) that is off by
-	 * default.
-	 */
+	/** The claim as one query, or {@code null} where it is an INSERT and a SELECT. */
 	String claimSql(String tableName) {
 		return (this.claim != null) ? sql(this.claim, tableName) : null;
 	}
 
 	/**
-	 * Whether a claim without {@link #claimSql one statement} reads the row before it
-	 * inserts the placeholder (MySQL and MariaDB), rather than after its INSERT found a
-	 * duplicate (H2): the store's default, which
-	 * {@link JdbcIdempotencyStore#setClaimReadsFirst} changes. On InnoDB the read is a
-	 * consistent read, which locks nothing and waits for nobody, where an INSERT that
-	 * finds a duplicate takes a shared lock on it and so waits for any transaction that
-	 * has written or locked the row (a completion joined to its caller's transaction). A
-	 * replay, and the claim of a call in progress, are then that one {@code SELECT}; a
-	 * first claim is the {@code SELECT} that finds nothing and the INSERT.
+	 * Whether a two-statement claim reads before it inserts (MySQL and MariaDB): on
+	 * InnoDB the read locks nothing, where an INSERT that finds a duplicate waits for a
+	 * transaction that wrote it.
 	 */
 	boolean claimReadsFirst() {
 		return this.claimReadsFirst;
 	}
 
-	/**
-	 * The query that locks and returns the keys of up to {@code ?} expired rows, skipping
-	 * locked ones, or {@code null} when the purge is one statement.
-	 */
+	/** {@code null} for a one-statement purge. */
 	String purgeLockSql(String tableName) {
 		return (this.purgeLock != null) ? sql(this.purgeLock, tableName) : null;
 	}

@@ -19,13 +19,8 @@ import org.springframework.util.Assert;
 
 /**
  * Deletes the expired records of a {@link JdbcIdempotencyStore} on a schedule, on a
- * daemon thread of its own. Expired records are already ignored by claims; purging only
- * keeps the table small. Every instance of an application may run one: the first run is
- * at a random point of the first interval, so instances started together do not purge
- * together, and concurrent purges are safe anyway. A zero interval schedules nothing.
- * <p>
- * How a batch is deleted on each database (and why a purge never makes a claim fail) is
- * {@code ExpiredRows} below, which {@link JdbcIdempotencyStore#purgeExpired(int)} runs.
+ * daemon thread. Every instance may run one: the first run is at a random point of the
+ * first interval, and concurrent purges are safe. A zero interval schedules nothing.
  */
 public class JdbcIdempotencyPurger implements SmartLifecycle {
 
@@ -97,11 +92,7 @@ public class JdbcIdempotencyPurger implements SmartLifecycle {
 		return this.scheduler != null;
 	}
 
-	/**
-	 * The deletion of a store's expired rows, in batches (see
-	 * {@link JdbcIdempotencyStore#purgeExpired(int)}), with the statements of its
-	 * {@link JdbcDialect}.
-	 */
+	/** The deletion of a store's expired rows, in batches. */
 	static final class ExpiredRows {
 
 		private static final int MAX_PURGE_ATTEMPTS = 8;
@@ -143,17 +134,13 @@ public class JdbcIdempotencyPurger implements SmartLifecycle {
 					return lockAndPurgeBatch(memoryMillis, batchSize);
 				}
 				catch (PessimisticLockingFailureException ex) {
-					// Two purges can still deadlock on each other (InnoDB may keep locks
-					// on
-					// rows its skip-locked scan passed over); the loser's batch was
-					// rolled
-					// back whole and is simply tried again. Claims never wait on a purge
-					// here: every row it deletes it has locked before.
+					// Two purges can still deadlock on each other; the loser's batch was
+					// rolled back whole and is tried again. Claims never wait on a purge:
+					// every row it deletes it has locked before.
 					if (attempt == MAX_PURGE_ATTEMPTS) {
 						throw ex;
 					}
-					// Purges that deadlocked together would likely do so again at once:
-					// a random pause, growing with the attempts, lets one go first.
+					// A random pause, growing with the attempts, lets one go first.
 					try {
 						Thread.sleep(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt));
 					}
@@ -166,9 +153,8 @@ public class JdbcIdempotencyPurger implements SmartLifecycle {
 		}
 
 		private int lockAndPurgeBatch(long memoryMillis, int batchSize) {
-			// Always a transaction of its own at READ COMMITTED, even without a caller's:
-			// the row locks of the query must last until the delete, and no gap may be
-			// locked.
+			// READ COMMITTED of its own: the row locks must last until the delete, and no
+			// gap may be locked.
 			Integer deleted = this.ownTransaction.runInTransaction((status) -> {
 				List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1), memoryMillis,
 						batchSize);

@@ -35,62 +35,31 @@ import io.github.idempotent.store.StoredResult;
 /**
  * {@link IdempotencyStore} on a relational table (see the {@code schema-*.sql} scripts
  * next to this class): the primary key is the scoped key, so the database's unique
- * constraint decides which of many concurrent claims wins.
+ * constraint decides which of many concurrent claims wins. An expired row is taken over
+ * by an UPDATE conditional on the owner token that was read, never by delete-then-insert;
+ * complete, release and renew are conditional on the token.
  * <p>
- * A claim is an INSERT (on MySQL and MariaDB by default, after a {@code SELECT} that
- * found no row, so that a replay is a read that neither writes nor waits for a lock: see
- * {@link #setClaimReadsFirst}); when the row exists and has expired (a lease not renewed,
- * or a result past its TTL) it is taken over by an UPDATE conditional on the owner token
- * that was read, never by delete-then-insert, so two claimers can never both win.
- * Complete, release and renew are UPDATE or DELETE statements conditional on the token
- * and the in-progress state. Every time is the database's clock. An operator's forced
- * delete leaves a tombstone (state {@code D}) in place of the row in progress, which
- * fences its owner and which a claim takes over.
- * <p>
- * A claim that takes over a row in progress or a tombstone (a call that never finished)
- * reports the attempt after it and when that one started; both travel in the owner token
- * ({@link ClaimToken}), so the table needs no column for them. The purge keeps such rows
- * for the {@link #setTakeoverMemory take-over memory} after their lease ran out.
- * <p>
- * Claims, releases and renewals always commit on their own, even when the caller runs in
- * a transaction on the same {@link DataSource}: a claim must be visible to concurrent
- * duplicates at once. With {@link #setJoinTransaction(boolean) joinTransaction}, a
- * completion inside such a transaction is tied to it: the stored result commits with the
- * business rows, a rollback releases the key, and a second call with the same key in the
- * same transaction replays the result without waiting for the row its own transaction has
- * locked. The completion is written in the caller's transaction when that transaction can
- * see and update the placeholder's latest version (always at READ COMMITTED; at
- * REPEATABLE READ or SERIALIZABLE only if its snapshot postdates the claim and every
- * renewal, else PostgreSQL reports no row or a serialization failure). When it cannot,
- * the completion is written right after the commit, and until then the lease is renewed;
- * a crash between that commit and that write leaves the key to expire with its lease,
- * after which a retry runs the method again.
+ * Claims, releases and renewals commit on their own, even inside a transaction on the
+ * same {@link DataSource}: a claim must be visible to concurrent duplicates at once. With
+ * {@link #setJoinTransaction(boolean) joinTransaction}, a completion inside such a
+ * transaction commits with the business rows and a rollback releases the key.
  */
 public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
 
-	/**
-	 * Longest key, matching the key column of the shipped schemas.
-	 */
+	/** Longest key, matching the key column of the shipped schemas. */
 	public static final int MAX_KEY_LENGTH = 512;
 
-	/**
-	 * How long after its lease ran out a call that never finished is remembered by
-	 * default: as long as results are kept by default, since a client that retries a call
-	 * retries it within the time its result would be replayed.
-	 */
+	/** Default of {@link #setTakeoverMemory}. */
 	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
-	/**
-	 * Default name of the table.
-	 */
+	/** Default name of the table. */
 	public static final String DEFAULT_TABLE_NAME = "idempotency_record";
 
 	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?");
 
-	// Each failed attempt means another claimer changed the row in between (took it
-	// over, released or purged it); the next attempt reads what that claimer left.
+	// A failed attempt means another claimer changed the row in between.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
 	private final JdbcTable table;
@@ -119,10 +88,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	private volatile boolean claimReadsFirst;
 
-	/**
-	 * Creates a store on {@code tableName}, with the dialect of the database behind
-	 * {@code dataSource} (read from its metadata once, here).
-	 */
+	/** Creates a store on {@code tableName}, its dialect from the metadata. */
 	public JdbcIdempotencyStore(DataSource dataSource, String tableName) {
 		this(dataSource, tableName, detectDialect(dataSource));
 	}
@@ -134,14 +100,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Creates a store that runs its statements through {@code jdbc} and its own
-	 * transactions through {@code transactionManager}: the application's, so that their
-	 * settings (timeouts, exception translation, a listener) apply to the store too.
+	 * transactions through {@code transactionManager}, so that the application's settings
+	 * apply to the store too.
 	 * @param dataSource the database of the table
 	 * @param jdbc operations on {@code dataSource}
-	 * @param transactionManager a transaction manager of {@code dataSource} itself (a
-	 * {@code DataSourceTransactionManager} or {@code JdbcTransactionManager}); the store
-	 * runs the work that must commit on its own (claims, releases, renewals, purges) in
-	 * new READ COMMITTED transactions of it
+	 * @param transactionManager a transaction manager of {@code dataSource} itself; the
+	 * store runs claims, releases, renewals and purges in new READ COMMITTED transactions
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcOperations jdbc,
 			PlatformTransactionManager transactionManager, String tableName, JdbcDialect dialect) {
@@ -175,9 +139,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return dataSource;
 	}
 
-	/**
-	 * The dialect of the database behind {@code dataSource}, from its metadata.
-	 */
+	/** The dialect of the database behind {@code dataSource}, from its metadata. */
 	public static JdbcDialect detectDialect(DataSource dataSource) {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		try {
@@ -191,11 +153,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Checks that the table exists, with every column the store uses; the
-	 * auto-configuration does so at start-up, once the database's initializers (the
-	 * starter's schema script, Flyway, Liquibase) have run. Should the table go later,
-	 * the store's operations fail as a store that cannot be reached (a
-	 * {@code DataAccessResourceFailureException}), not as a bad request.
+	 * Checks that the table exists with every column the store uses.
 	 * @throws IllegalStateException naming the table, the database and how to create the
 	 * table, when it is missing or lacks a column
 	 */
@@ -205,8 +163,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Sets whether a completion inside a transaction on this store's {@link DataSource}
-	 * is written in that transaction (and a rollback releases the key) rather than
-	 * committed on its own at once.
+	 * is written in that transaction (a rollback releases the key) rather than committed
+	 * at once.
 	 */
 	public void setJoinTransaction(boolean joinTransaction) {
 		this.joinTransaction = joinTransaction;
@@ -217,12 +175,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Sets how long after its lease ran out the row of a call that never finished (its
-	 * owner died or hung, or an operator deleted it with force) is kept from the purge,
-	 * so that a claim of its key knows it takes that call over: which attempt it is, and
-	 * when the last one started. Such rows are few (calls that never finished) and cost a
-	 * claim nothing: it takes them over as before. Once purged, the next claim is attempt
-	 * 1 again.
+	 * Sets how long after its lease ran out the row of a call that never finished is kept
+	 * from the purge, so that a claim of its key knows it takes that call over.
 	 */
 	public void setTakeoverMemory(Duration takeoverMemory) {
 		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
@@ -234,19 +188,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Sets whether a claim reads the row before it inserts the placeholder, where the
-	 * claim is two statements (every database but PostgreSQL, whose claim is one either
-	 * way). On by default on MySQL and MariaDB, off on H2.
-	 * <p>
-	 * Reading first, a replay and a claim of a call in progress are one {@code SELECT}
-	 * that locks nothing and never waits for a transaction that has written the row (a
-	 * completion joined to its caller's transaction reads as in progress until it
-	 * commits); a first claim is that {@code SELECT} and the INSERT. Inserting first, a
-	 * first claim is the INSERT alone, one round trip fewer; a replay is the INSERT that
-	 * finds the row (on InnoDB it takes a shared lock on it, and so waits for a
-	 * transaction that has written it) and a {@code SELECT}. Either way the primary key
-	 * decides between concurrent claims. Turn it off where replays are rare and the
-	 * database is a round trip away.
+	 * Sets whether a claim reads the row before it inserts the placeholder (all but
+	 * PostgreSQL, whose claim is one statement either way). Reading first, a replay is
+	 * one {@code SELECT} that locks nothing and never waits; inserting first, a first
+	 * claim is one round trip fewer. On by default on MySQL and MariaDB, off on H2.
 	 */
 	public void setClaimReadsFirst(boolean claimReadsFirst) {
 		this.claimReadsFirst = claimReadsFirst;
@@ -295,9 +240,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
-		// The token carries the claim time (this instance's clock) and the attempt (see
-		// ClaimToken): the in-progress listing reads the claim time, the take-over of
-		// this claim both, and a vanished row written anew by its owner keeps them.
+		// The token carries the claim time and the attempt (ClaimToken).
 		Instant claimedAt = Instant.now();
 		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
@@ -310,18 +253,14 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
 					return new ClaimResult.Acquired(first);
 				}
-				// No row, or a version another transaction wrote or locked: what that
-				// transaction committed while the claim waited for it is newer than
-				// the statement's snapshot, and a statement of its own sees it.
+				// No row, or one another transaction wrote or locked: a statement of its
+				// own sees what it committed meanwhile.
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
 						: claimed.get(0).row();
 			}
 			else if (this.claimReadsFirst) {
-				// The row as last committed, without a lock: a transaction that has
-				// written it and is still open (a joined completion) is not waited for,
-				// and its row reads as it was before. A row the read misses because its
-				// INSERT is not committed yet is found by the INSERT, which waits for
-				// that transaction and fails if it commits; a new read then sees it.
+				// Without a lock, so an open transaction that wrote the row (a joined
+				// completion) is not waited for; an uncommitted INSERT is found by ours.
 				row = RecordRow.select(this.jdbc, this.sql, key);
 				if (row == null) {
 					if (insert(key, first, fingerprint, leaseMillis)) {
@@ -343,16 +282,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (held != null) {
 				return held;
 			}
-			// A row in progress past its lease, or the tombstone of one an operator
-			// deleted, is a call that never finished: this claim is the attempt after it.
-			// An expired result was a call that finished: its key starts again at 1.
+			// A row past its lease or a tombstone is a call that never finished: this is
+			// the attempt after it. An expired result starts again at 1.
 			ClaimResult.Acquired acquired = row.completed() ? new ClaimResult.Acquired(first)
 					: new ClaimResult.Acquired(ClaimToken.issue(claimedAt, ClaimToken.next(row.token())),
 							ClaimToken.next(row.token()), ClaimToken.claimedAt(row.token()));
-			// Expired: conditional on the token read, so of all the claimers that saw
-			// this row expired exactly one takes it over. It fails only if another
-			// claimer changed the row meanwhile: time only moves the row further into
-			// the past (and H2's clock, fixed for a transaction, does not move at all).
+			// Conditional on the token read: of all the claimers that saw this row
+			// expired, exactly one takes it over.
 			if (this.jdbc.update(this.sql.takeOver, acquired.token(), fingerprint, leaseMillis, key,
 					row.token()) == 1) {
 				return acquired;
@@ -362,11 +298,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				+ " attempts: its row changed between every read and write");
 	}
 
-	/**
-	 * The answer a live row gives a claim: its result, or that its call is in progress;
-	 * {@code null} for a row that has expired or is a tombstone, which a claim takes
-	 * over.
-	 */
+	/** A live row's answer; {@code null} for an expired row or a tombstone. */
 	private static @Nullable ClaimResult held(RecordRow row) {
 		if (row.expired() || row.tombstone()) {
 			return null;
@@ -381,15 +313,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * The answer to a claim that met contention it could not get through: a lock it
-	 * waited for past the database's lock-wait or statement timeout (a completion that
-	 * its caller's open transaction has written, or a take-over that another claimer is
-	 * writing), or a serialization failure or deadlock at every attempt. The key is
-	 * another caller's while that caller's transaction is open, so the claim answers as
-	 * the row last committed says, read without waiting for anyone: its result, or that
-	 * its call is in progress; with no live row to read, in progress all the same (with
-	 * the claim's own fingerprint: the transaction that holds the row decides what it
-	 * will be). Never an outage: a database that answered is not unreachable, and a
+	 * A claim that met a lock or serialization failure it could not get through answers
+	 * as the row last committed says, read without waiting: its result, or in progress
+	 * (with this claim's fingerprint when there is no live row). Never an outage: a
 	 * duplicate must not run while the first call may still commit.
 	 */
 	private ClaimResult contended(String key, Fingerprint fingerprint, Duration lease, RuntimeException contention) {
@@ -412,10 +338,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return (held != null) ? held : new ClaimResult.InProgress(fingerprint, lease);
 	}
 
-	/**
-	 * What the one-statement claim answered: the placeholder inserted, or the row that
-	 * was there when it can be trusted ({@code null} when it must be read again).
-	 */
+	/** {@code row} {@code null} when it must be read again. */
 	private record ClaimRow(boolean inserted, @Nullable RecordRow row) {
 	}
 
@@ -424,8 +347,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			return this.jdbc.update(this.sql.insert, key, token, fingerprint, leaseMillis) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// H2: the statement failed, the transaction (if any) did not; PostgreSQL and
-			// MySQL never get here (ON CONFLICT DO NOTHING, INSERT IGNORE).
+			// H2 only: PostgreSQL and MySQL never fail here.
 			return false;
 		}
 	}
@@ -467,9 +389,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return this.joinTransaction && this.transactionBound.isTransactionActive();
 	}
 
-	/**
-	 * Completes in a statement that commits on its own, not in the caller's transaction.
-	 */
 	boolean completeOnItsOwn(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		return this.ownTransaction
 			.run(() -> doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl)));
@@ -481,9 +400,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		RecordRow row = RecordRow.select(this.jdbc, this.sql, key);
 		if (row != null) {
-			// A completion sent again after its connection broke before the answer (the
-			// executor does so) finds the very record it would write, under its own
-			// token, and succeeds instead of reporting a lost lease.
+			// Sent again after a broken connection: finds its own record and succeeds.
 			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
 					&& Arrays.equals(result, row.result());
 		}
@@ -523,12 +440,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Deletes expired records in batches of {@code batchSize} rows (results past their
-	 * TTL; rows of calls that never finished once the {@link #setTakeoverMemory take-over
-	 * memory} has passed since their lease ran out), each batch its own statement (and so
-	 * its own short transaction), until a batch finds fewer rows. Safe to run on many
-	 * instances at once: a row that is taken over meanwhile is no longer expired and
-	 * stays.
+	 * Deletes expired records in batches of {@code batchSize} rows, each batch its own
+	 * statement, until a batch finds fewer rows. Safe on many instances at once.
 	 * @return the number of rows deleted
 	 */
 	public int purgeExpired(int batchSize) {
@@ -543,9 +456,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.transactionBound.close();
 	}
 
-	/**
-	 * A duration as the statements take it: in milliseconds, at least 1.
-	 */
+	/** In milliseconds, at least 1. */
 	static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
 	}

@@ -15,58 +15,36 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
 import io.github.idempotent.store.StoreFullException;
 
 /**
- * What a failure of a {@link JdbcIdempotencyStore}'s own statement means, by Spring's
- * translation of the database's error code for this database
- * ({@link SQLErrorCodeSQLExceptionTranslator}, whatever translator the application's
- * {@code JdbcTemplate} has: Boot's translates by SQL state only, which leaves MariaDB's
- * lock-wait timeout and PostgreSQL's {@code lock_not_available} uncategorized), and by
- * the codes Spring puts with others or leaves out (a full disk, which Spring calls a
- * resource failure as it does a refused connection). A database that answered but refused
- * a statement has not become unreachable: the store turns contention into the answers of
- * the SPI and a full database into {@link StoreFullException}, and leaves the rest (a
- * connection that fails, a pool that times out) to the executor's reading of an outage.
+ * What a failure of a {@link JdbcIdempotencyStore}'s own statement means, by the
+ * database's error code ({@link SQLErrorCodeSQLExceptionTranslator}: Boot's translation
+ * by SQL state leaves MariaDB's lock-wait timeout and PostgreSQL's
+ * {@code lock_not_available} uncategorized). A database that refused a statement has not
+ * become unreachable: contention and a full database get answers of their own.
  */
 final class JdbcRefusals {
 
 	/**
-	 * PostgreSQL's class of insufficient resources (a full disk 53100, out of memory
-	 * 53200, a configuration limit 53400), but for too many connections (53300): a
-	 * connection refused, as a server that is down refuses it.
+	 * Insufficient resources, but for too many connections (53300): a refused connection.
 	 */
 	private static final String POSTGRESQL_INSUFFICIENT_RESOURCES = "53";
 
 	private static final String POSTGRESQL_TOO_MANY_CONNECTIONS = "53300";
 
-	/**
-	 * MySQL's and MariaDB's disk full (1021), out of memory (1037), out of resources
-	 * (1041) and table full (1114).
-	 */
+	/** Disk full, out of memory, out of resources, table full. */
 	private static final Set<Integer> MYSQL_FULL = Set.of(1021, 1037, 1041, 1114);
 
-	/**
-	 * MariaDB's "Record has changed since last read" under
-	 * {@code innodb_snapshot_isolation}: a serialization failure that rolled the
-	 * statement back, under another code.
-	 */
+	/** "Record has changed since last read" under {@code innodb_snapshot_isolation}. */
 	private static final int MARIADB_RECORD_CHANGED = 1020;
 
 	enum Refusal {
 
-		/**
-		 * A serialization failure or a deadlock: the database rolled the statement (or
-		 * the store's transaction) back, and it can be sent again at once.
-		 */
+		/** A serialization failure or a deadlock: it can be sent again at once. */
 		CONFLICT,
 
-		/**
-		 * A lock wait or a statement that timed out: another transaction holds the row (a
-		 * completion in its caller's transaction that has not committed yet).
-		 */
+		/** A lock wait or statement timeout: another transaction holds the row. */
 		TIMEOUT,
 
-		/**
-		 * No room for what the statement writes.
-		 */
+		/** No room for what the statement writes. */
 		FULL
 
 	}
@@ -84,9 +62,7 @@ final class JdbcRefusals {
 		});
 	}
 
-	/**
-	 * What {@code failure} refused, or {@code null} for any other failure.
-	 */
+	/** {@code null} for any other failure. */
 	@Nullable Refusal of(Throwable failure) {
 		SQLException sql = sqlException(failure);
 		if (sql == null) {
@@ -105,17 +81,11 @@ final class JdbcRefusals {
 		return (meaning instanceof PessimisticLockingFailureException) ? Refusal.CONFLICT : null;
 	}
 
-	/**
-	 * Whether {@code failure} is contention: a conflict or a timeout.
-	 */
 	boolean isContention(Throwable failure) {
 		Refusal refusal = of(failure);
 		return refusal == Refusal.CONFLICT || refusal == Refusal.TIMEOUT;
 	}
 
-	/**
-	 * A {@link Refusal#FULL full} refusal as the SPI says it.
-	 */
 	static StoreFullException full(RuntimeException failure) {
 		SQLException sql = sqlException(failure);
 		StoreFullException full = new StoreFullException("The database of the JDBC idempotency store has no room "

@@ -3,9 +3,8 @@ package io.github.idempotent.store.jdbc;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Every SQL statement of a {@link JdbcIdempotencyStore}, written once for all databases
- * and rendered for one table in the {@link JdbcDialect} of its database (which supplies
- * the fragments that differ, and the purge).
+ * Every SQL statement of a {@link JdbcIdempotencyStore}, rendered for one table in the
+ * {@link JdbcDialect} of its database.
  */
 final class JdbcStatements {
 
@@ -14,9 +13,8 @@ final class JdbcStatements {
 			%CLAIM_INSERT% INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
 
-	// Whether the row has expired is decided by the same comparison as the take-over's,
-	// not by the milliseconds left: a row with less than 1 ms left reads as 0 ms left
-	// yet is not expired for the take-over, and the claim would loop on it.
+	// Expired by the take-over's own comparison, not the milliseconds left: a row with
+	// under 1 ms left would read as 0 yet not be taken over, and the claim would loop.
 	private static final String SELECT = """
 			SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
 			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
@@ -28,14 +26,13 @@ final class JdbcStatements {
 			expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""";
 
-	// Complete, release and renew hold for the owner token even past the lease: only a
-	// take-over writes another token, so a token that still holds proves nobody else ran.
+	// Only a take-over writes another token, so a token that still holds, even past the
+	// lease, proves nobody else ran.
 	private static final String COMPLETE = """
 			UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
-	// A row purged after its lease expired, with nobody claiming it since, is written
-	// anew by its owner; a concurrent claim makes this INSERT lose like any other.
+	// A concurrent claim makes this INSERT lose like any other.
 	private static final String INSERT_COMPLETED = """
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, result, expires_at)
 			VALUES (?, 'C', ?, ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""";
@@ -44,12 +41,8 @@ final class JdbcStatements {
 			DELETE FROM %TABLE_NAME%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
-	// The release of a takeover (attempt 2 or later, read from its token): the row
-	// becomes a tombstone, as with a forced delete, rather than going, so that the next
-	// claim still knows it takes over a call that never finished (which attempt, and
-	// when it started) instead of running as attempt 1 and repeating what the earlier
-	// attempts did. The purge keeps it for the take-over memory after its lease, as any
-	// row of a call that never finished.
+	// A released takeover becomes a tombstone rather than going, so that the next claim
+	// still knows it takes over a call that never finished.
 	private static final String RELEASE_TAKEOVER = """
 			UPDATE %TABLE_NAME% SET state = 'D'
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
@@ -58,12 +51,10 @@ final class JdbcStatements {
 			UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
 			WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""";
 
-	// What changes with every claim, renewal and completion of a row.
 	private static final String VERSION = """
 			SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
-	// Served by the in-progress index of the schema (partial on PostgreSQL); the state
-	// is a literal so that PostgreSQL can match the partial index's predicate.
+	// The state is a literal so that PostgreSQL can match the partial index's predicate.
 	private static final String IN_PROGRESS = """
 			SELECT idempotency_key, owner_token, fingerprint, %MILLIS_LEFT% AS millis_left
 			FROM %TABLE_NAME% WHERE state = 'P' AND idempotency_key > ? AND expires_at > %NOW%
@@ -72,21 +63,13 @@ final class JdbcStatements {
 	private static final String DELETE = """
 			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?""";
 
-	// A record in progress whose lease ran out is no longer held: the next claim would
-	// take it over.
-	// A tombstone is left to the purge: deleting it would let its owner write its
-	// record anew.
+	// A tombstone is left to the purge, lest its owner write its record anew.
 	private static final String DELETE_UNLESS_HELD = """
 			DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?
 			AND (state = 'C' OR (state = 'P' AND expires_at <= %NOW%))""";
 
-	// An operator's forced delete: the row becomes a tombstone (state D) that keeps the
-	// owner's token (the purge deletes it once the take-over memory has passed after the
-	// lease it had), rather than going; the claim that takes it over reads from the token
-	// which attempt it is. Its owner, if alive,
-	// renews within a third of the lease, and would write a vanished row anew (as the
-	// owner of a purged row does), undoing the deletion; complete, release and renew
-	// match state P only, so they find the tombstone and fail. A claim takes it over.
+	// The row becomes a tombstone with the owner's token: the owner's renewal cannot
+	// write it anew, and complete, release and renew match state P only.
 	private static final String DELETE_IN_PROGRESS = """
 			UPDATE %TABLE_NAME% SET state = 'D'
 			WHERE idempotency_key = ? AND state = 'P'""";
@@ -98,7 +81,6 @@ final class JdbcStatements {
 	private static final String COMPLETED_BY = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND owner_token = ? AND state = 'C'""";
 
-	// Whether a record is left after an operator's delete: a tombstone is none.
 	private static final String RECORD_EXISTS = """
 			SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND state <> 'D'""";
 
@@ -134,19 +116,13 @@ final class JdbcStatements {
 
 	final String recordExists;
 
-	/**
-	 * See {@link JdbcDialect#claimSql}.
-	 */
+	/** See {@link JdbcDialect#claimSql}. */
 	final @Nullable String claim;
 
-	/**
-	 * See {@link JdbcDialect#purgeSql}.
-	 */
+	/** See {@link JdbcDialect#purgeSql}. */
 	final String purge;
 
-	/**
-	 * See {@link JdbcDialect#purgeLockSql}.
-	 */
+	/** See {@link JdbcDialect#purgeLockSql}. */
 	final @Nullable String purgeLock;
 
 	JdbcStatements(JdbcDialect dialect, String tableName) {

@@ -19,9 +19,7 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * What an operator sees and does through the Actuator endpoint on a
- * {@link JdbcIdempotencyStore}: the {@code InspectableIdempotencyStore} methods, which
- * the store delegates here.
+ * What an operator sees and does through the Actuator on a {@link JdbcIdempotencyStore}.
  */
 final class JdbcStoreInspection {
 
@@ -42,7 +40,6 @@ final class JdbcStoreInspection {
 	Optional<IdempotencyRecord> inspect(RecordKey key) {
 		RecordRow row = RecordRow.select(this.jdbc, this.sql, key.value());
 		if (row == null || row.expired() || row.tombstone()) {
-			// A tombstone of a forced delete shows nothing: no call holds the key.
 			return Optional.empty();
 		}
 		Fingerprint fingerprint = RecordRow.fingerprintOf(row.fingerprint());
@@ -58,9 +55,8 @@ final class JdbcStoreInspection {
 	}
 
 	/**
-	 * The rows in progress in key order, {@code limit} at a time, through the index on
-	 * the in-progress rows; the claim time is read from the token, so the age is filtered
-	 * here, not in SQL. The cursor is the last key of the previous page.
+	 * Keyset pages by key through the in-progress index; the age is filtered here, since
+	 * the claim time is in the token.
 	 */
 	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		Assert.isTrue(limit > 0, "limit must be positive");
@@ -100,16 +96,11 @@ final class JdbcStoreInspection {
 		return deleteWhere(this.sql.deleteUnlessHeld, key, Deletion.HELD);
 	}
 
-	/**
-	 * Runs a conditional {@code DELETE} of {@code key}; {@code kept} is the answer when a
-	 * row remains.
-	 */
 	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
 		return this.ownTransaction.run(() -> {
 			if (this.jdbc.update(deleteSql, key.value()) > 0) {
 				return Deletion.DELETED;
 			}
-			// Only what to report: nothing was deleted either way.
 			return (this.jdbc.queryForObject(this.sql.recordExists, Integer.class, key.value()) > 0) ? kept
 					: Deletion.NONE;
 		});

@@ -22,33 +22,22 @@ import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
- * The table of a {@link JdbcIdempotencyStore}, as the database has it: checked once at
- * start-up (it exists, with every column the statements use), and, should it go
- * afterwards, the store's statements failing as a store that cannot be reached (a 503, or
- * an unprotected run under {@code failure-mode=open}) rather than as a bug of the
- * caller's (Boot's bare 500 for every guarded call).
+ * The table of a {@link JdbcIdempotencyStore}: checked once at start-up, and, should it
+ * go afterwards, its statements failing as a store that cannot be reached (503) rather
+ * than as the caller's bug.
  */
 final class JdbcTable {
 
-	/**
-	 * The columns the statements read and write.
-	 */
 	static final List<String> COLUMNS = List.of("idempotency_key", "state", "owner_token", "fingerprint", "result",
 			"expires_at");
 
 	/**
-	 * What the databases answer for a table, schema or column that is not there:
-	 * PostgreSQL's undefined table and column, the standard's base table and column not
-	 * found (MySQL, MariaDB, H2, which also has a variant with candidates, one for an
-	 * empty database, and its own code for a schema not found).
+	 * SQL states of a table, schema or column that is not there (PostgreSQL, MySQL, H2).
 	 */
 	private static final Set<String> NOT_FOUND_STATES = Set.of("42P01", "42703", "42S02", "42S03", "42S04", "42S22",
 			"90079");
 
-	/**
-	 * MySQL and MariaDB's unknown database (a schema-qualified table in a schema that is
-	 * not there), whose SQL state 42000 is also every syntax error's.
-	 */
+	/** Unknown database; its SQL state 42000 is also every syntax error's. */
 	private static final int MYSQL_UNKNOWN_DATABASE = 1049;
 
 	private final String tableName;
@@ -118,10 +107,7 @@ final class JdbcTable {
 				+ (missing ? "" : " (which keeps an existing table: drop it first)") + ".";
 	}
 
-	/**
-	 * The database as a user would find it: product, database and schema the session is
-	 * in, and the URL without its parameters (which may hold a password).
-	 */
+	/** Product, database, schema, and the URL without its parameters (a password). */
 	private static String describe(Connection connection) {
 		try {
 			DatabaseMetaData metaData = connection.getMetaData();
@@ -158,9 +144,8 @@ final class JdbcTable {
 	}
 
 	/**
-	 * {@code jdbc}, with the failures of statements on a table or column that is not
-	 * there reported as {@link DataAccessResourceFailureException}: the store cannot be
-	 * used until the table is back, as when its database cannot be reached.
+	 * Failures on a missing table or column as
+	 * {@link DataAccessResourceFailureException}.
 	 */
 	JdbcOperations guard(JdbcOperations jdbc) {
 		return (JdbcOperations) Proxy.newProxyInstance(JdbcTable.class.getClassLoader(),

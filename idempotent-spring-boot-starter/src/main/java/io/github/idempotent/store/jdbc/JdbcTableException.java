@@ -1,9 +1,8 @@
 package io.github.idempotent.store.jdbc;
 
 /**
- * The table of a {@link JdbcIdempotencyStore} is missing or lacks a column: what is
- * wrong, and what to do about it, apart, so that {@link JdbcTableFailureAnalyzer} can
- * show them as Spring Boot shows every start-up failure an application must fix.
+ * The table of a {@link JdbcIdempotencyStore} is missing or lacks a column; the problem
+ * and the action apart, for {@link JdbcTableFailureAnalyzer}.
  */
 @SuppressWarnings("serial")
 class JdbcTableException extends IllegalStateException {

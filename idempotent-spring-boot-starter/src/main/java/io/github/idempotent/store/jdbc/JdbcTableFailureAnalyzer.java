@@ -3,11 +3,7 @@ package io.github.idempotent.store.jdbc;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
-/**
- * Reports a table of the JDBC store that is missing or lacks a column in Spring Boot's
- * "APPLICATION FAILED TO START" box, rather than inside a chain of bean creation
- * exceptions. Registered in {@code META-INF/spring.factories}.
- */
+/** Reports a missing or incomplete table of the JDBC store in Boot's failure box. */
 class JdbcTableFailureAnalyzer extends AbstractFailureAnalyzer<JdbcTableException> {
 
 	@Override

@@ -19,14 +19,12 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * A completion tied to the caller's transaction (see
- * {@link TransactionBoundCompletions}): written in it (nothing left to do on commit), or
- * to be written after it, its lease renewed meanwhile. What it does when that transaction
- * ends: release the claim on a rollback, write the result after a commit.
+ * A completion tied to the caller's transaction ({@link TransactionBoundCompletions}):
+ * releases the claim on a rollback, writes the result after a commit if it could not be
+ * written in it, and renews the lease meanwhile.
  */
 final class PendingCompletion {
 
-	// The store's category: what is logged here is the store's doing.
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
 
 	private final JdbcIdempotencyStore store;
@@ -50,8 +48,7 @@ final class PendingCompletion {
 	private boolean ended;
 
 	/**
-	 * Whether a completion after the commit is being sent: a renewal then would meet the
-	 * completed row and report a take-over.
+	 * A renewal during the completion would meet the completed row and report a takeover.
 	 */
 	private boolean completing;
 
@@ -80,11 +77,7 @@ final class PendingCompletion {
 		this.renewal = scheduler.scheduleWithFixedDelay(this::renewLease, period, period, TimeUnit.MILLISECONDS);
 	}
 
-	/**
-	 * Keeps duplicates out while the caller's transaction stays open after the method
-	 * returned: without it they would take the key over once the lease ran out, and run
-	 * the method a second time.
-	 */
+	/** Keeps duplicates out while the caller's transaction stays open. */
 	private synchronized void renewLease() {
 		if (this.ended || this.completing) {
 			return;
@@ -108,8 +101,7 @@ final class PendingCompletion {
 			return;
 		}
 		synchronized (this) {
-			// Waits for a renewal in flight: one that ran after the release below would
-			// write the record anew.
+			// A renewal after the release below would write the record anew.
 			this.ended = true;
 			if (this.renewal != null) {
 				this.renewal.cancel(false);
@@ -118,11 +110,8 @@ final class PendingCompletion {
 		if (committed) {
 			return;
 		}
-		// In a new transaction, as Spring requires of work after completion; a retry then
-		// runs the method again at once instead of waiting for the lease. Sent again
-		// while
-		// its outcome is unknown: fenced by the token, a release that did land finds
-		// nothing (or the tombstone a released takeover leaves) and counts as done.
+		// In a new transaction, as Spring requires after completion. Sent again while its
+		// outcome is unknown: fenced by the token, a release that landed counts as done.
 		RuntimeException failure = confirm(() -> {
 			this.store.release(this.key, this.token);
 			return true;
@@ -135,11 +124,8 @@ final class PendingCompletion {
 	}
 
 	/**
-	 * Writes the result of a transaction that committed, sending the completion again
-	 * while its outcome is unknown (a connection cut on its way): fenced by the token, a
-	 * completion that did land finds its own result and answers {@code true}. The lease
-	 * is renewed between the attempts, never during one: a renewal that met the completed
-	 * row would report a take-over.
+	 * Sent again while its outcome is unknown: a completion that landed finds its own
+	 * result. The lease is renewed between attempts, never during one.
 	 */
 	private void storeAfterCommit() {
 		RuntimeException failure = confirm(() -> {
@@ -180,8 +166,7 @@ final class PendingCompletion {
 	}
 
 	/**
-	 * Runs {@code step} until it returns, asking again after a failure to reach the
-	 * database for up to one lease, with a back-off from 10 ms to 1 s.
+	 * Retries {@code step} after a failure to reach the database, for up to one lease.
 	 * @return the failure it gave up on, after running {@code giveUp}, or {@code null}
 	 */
 	private RuntimeException confirm(Supplier<Boolean> step, Supplier<Boolean> giveUp) {
@@ -204,10 +189,7 @@ final class PendingCompletion {
 		}
 	}
 
-	/**
-	 * Whether {@code ex} means the database could not be reached, so that the outcome of
-	 * the statement is unknown, as opposed to a failure of the statement itself.
-	 */
+	/** The database could not be reached: the statement's outcome is unknown. */
 	private static boolean isUnreachable(RuntimeException ex) {
 		return ex instanceof DataAccessResourceFailureException || ex instanceof TransientDataAccessException
 				|| ex instanceof RecoverableDataAccessException || ex instanceof CannotCreateTransactionException;

@@ -11,10 +11,7 @@ import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 
-/**
- * A row of a {@link JdbcIdempotencyStore}'s table as {@link JdbcStatements#select} reads
- * it: for a claim, for a completion sent again, and for an inspection.
- */
+/** A row of the store's table as {@link JdbcStatements#select} reads it. */
 record RecordRow(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result, long millisLeft,
 		boolean expired) {
 
@@ -23,19 +20,13 @@ record RecordRow(boolean completed, boolean tombstone, String token, String fing
 		return rows.isEmpty() ? null : rows.get(0);
 	}
 
-	/**
-	 * The row of the columns of {@link JdbcStatements#select}, from {@code first} on.
-	 */
 	static RecordRow read(ResultSet rs, int first) throws SQLException {
 		String state = rs.getString(first);
 		return new RecordRow("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
 				rs.getBytes(first + 3), rs.getLong(first + 4), rs.getInt(first + 5) == 1);
 	}
 
-	/**
-	 * The fingerprint a row holds, {@code null} for a blank one, which this store never
-	 * writes (a row written by hand, or by a broken migration).
-	 */
+	/** {@code null} for a blank fingerprint, which this store never writes. */
 	static @Nullable Fingerprint fingerprintOf(@Nullable String text) {
 		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
 	}

@@ -35,21 +35,15 @@ import io.github.idempotent.store.StoredResult;
 
 /**
  * Completions of a {@link JdbcIdempotencyStore} with
- * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}, inside a
- * transaction on the store's {@link DataSource}: tied to that transaction, so that the
- * stored result commits with the business rows, a rollback releases the key, and a second
- * call with the same key in the same transaction replays the result without waiting for
- * the row its own transaction has locked. The completion is written in the caller's
- * transaction when that transaction can see and update the placeholder's latest version,
+ * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}: written in
+ * the caller's transaction when it can see and update the placeholder's latest version,
  * else right after the commit ({@link PendingCompletion}).
  */
 final class TransactionBoundCompletions {
 
-	// The store's category: what is logged here is the store's doing.
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
 
-	// Lease of a completion that waits for its transaction to commit, when the claim
-	// was not made in that transaction (so its lease is unknown): the default lease.
+	// When the claim was not made in the transaction, its lease is unknown.
 	private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 
 	private static final RowMapper<Version> VERSION_MAPPER = (rs, rowNum) -> new Version(rs.getString(1),
@@ -67,10 +61,6 @@ final class TransactionBoundCompletions {
 
 	private final OwnTransaction ownTransaction;
 
-	/**
-	 * Key of the {@link TransactionState}s of these completions among the resources bound
-	 * to a thread.
-	 */
 	private final Object transactionStatesKey = new Object();
 
 	private ScheduledExecutorService renewals;
@@ -87,10 +77,6 @@ final class TransactionBoundCompletions {
 		this.ownTransaction = ownTransaction;
 	}
 
-	/**
-	 * Whether this thread is in a transaction on the store's data source that a
-	 * completion can be tied to.
-	 */
 	boolean isTransactionActive() {
 		return TransactionSynchronizationManager.isActualTransactionActive()
 				&& TransactionSynchronizationManager.isSynchronizationActive()
@@ -98,11 +84,10 @@ final class TransactionBoundCompletions {
 	}
 
 	/**
-	 * The answer to a claim of a key that a transaction on this thread has completed and
-	 * not yet committed: the same transaction replays its own result; another one (a
-	 * REQUIRES_NEW inside it) is told the key is in progress, as it is to everyone else
-	 * until the commit. Never the database's answer: its row may be locked by the very
-	 * transaction this thread is waiting in.
+	 * A claim of a key a transaction on this thread completed and has not committed: the
+	 * same transaction replays its result, another (REQUIRES_NEW) is told it is in
+	 * progress. Never the database's answer: its row may be locked by the very
+	 * transaction this thread waits in.
 	 * @return the answer, or {@code null} when no transaction on this thread completed
 	 * the key
 	 */
@@ -125,10 +110,7 @@ final class TransactionBoundCompletions {
 		return null;
 	}
 
-	/**
-	 * Remembers the lease of a claim made in the current transaction, for a completion
-	 * that has to wait for the commit: it renews the lease until then.
-	 */
+	/** For a completion that waits for the commit: it renews the lease until then. */
 	void claimed(String token, Duration lease) {
 		currentTransactionState().leases.put(token, lease);
 	}
@@ -137,8 +119,6 @@ final class TransactionBoundCompletions {
 		TransactionState state = currentTransactionState();
 		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
 		PendingCompletion pending = new PendingCompletion(this.store, key, token, fingerprint, result, ttl, lease);
-		// From here on a rollback releases the key, and a claim of the same key on this
-		// thread is answered without the database.
 		state.completions.put(key.value(), pending);
 		try {
 			if (completeInCallersTransaction(key.value(), token, result.bytes(), JdbcIdempotencyStore.millis(ttl))) {
@@ -146,20 +126,15 @@ final class TransactionBoundCompletions {
 			}
 		}
 		catch (DataAccessException ex) {
-			// The database has aborted or rolled back the caller's transaction (or may
-			// have: no savepoint to return to). It must not commit what is left of it,
-			// or later statements, as if the method's writes were in it: rolled back, it
-			// releases the key and the retry runs the method again.
+			// The database aborted the caller's transaction (or may have): rolled back,
+			// it releases the key and the retry runs the method again.
 			markRollbackOnly();
 			logger.warn("Could not complete key '" + key + "' in its transaction, which is now rollback-only "
 					+ "(its commit will fail and release the key): " + ex);
 			return true;
 		}
-		// The caller's transaction cannot see the placeholder's row, or cannot update it
-		// without a
-		// serialization failure: complete after the commit instead. Renewing now also
-		// tells a take-over (false) from a row this transaction cannot see, and writes
-		// anew a row that vanished, so that nobody else claims it meanwhile.
+		// The caller's transaction cannot see or update the placeholder: complete after
+		// the commit. Renewing now tells a takeover (false) from a row it cannot see.
 		boolean owned;
 		try {
 			owned = this.store.renew(key, token, fingerprint, lease);
@@ -178,26 +153,12 @@ final class TransactionBoundCompletions {
 	}
 
 	/**
-	 * Completes in the caller's transaction, as one UPDATE of the placeholder's row, when
-	 * that transaction can update the row's latest version without a failure that would
-	 * undo the caller's own work:
-	 * <ul>
-	 * <li>at READ COMMITTED or below every statement sees the latest version;</li>
-	 * <li>InnoDB's UPDATE reads the latest committed version at every level, unless
-	 * MariaDB's {@code innodb_snapshot_isolation} is on: then a locking read of a row
-	 * changed since the transaction's snapshot fails and rolls back the whole
-	 * transaction, and at SERIALIZABLE every read is a locking read, so the row is not
-	 * touched at all;</li>
-	 * <li>otherwise (PostgreSQL and H2 at REPEATABLE READ or SERIALIZABLE, MariaDB at
-	 * REPEATABLE READ with snapshot isolation) only if the row the transaction's snapshot
-	 * sees is the latest committed one: a snapshot older than the claim or than a renewal
-	 * makes the UPDATE find no row or fail.</li>
-	 * </ul>
-	 * In the last case the UPDATE runs behind a savepoint, so that a failure left
-	 * (another claimer's change in between) undoes only this statement. The savepoint is
-	 * not released: the commit releases it, and releasing costs one more round trip.
-	 * @return whether the row was updated in the caller's transaction; {@code false} if
-	 * the completion has to wait for the commit
+	 * Completes in the caller's transaction when it can update the row's latest version
+	 * without a failure that would undo the caller's work: at READ COMMITTED; on InnoDB
+	 * unless MariaDB's {@code innodb_snapshot_isolation} is on; otherwise only if the
+	 * transaction's snapshot sees the latest committed row, and behind a savepoint (not
+	 * released: the commit does, a round trip fewer).
+	 * @return {@code false} if the completion has to wait for the commit
 	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
 	 */
 	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
@@ -249,10 +210,7 @@ final class TransactionBoundCompletions {
 		}));
 	}
 
-	/**
-	 * Whether MariaDB's {@code innodb_snapshot_isolation} is on (the default from
-	 * 11.6.2), read once; MySQL has no such variable and behaves as if it were off.
-	 */
+	/** MariaDB's {@code innodb_snapshot_isolation} (on from 11.6.2); MySQL has none. */
 	private boolean innodbSnapshotIsolation() {
 		Boolean on = this.innodbSnapshotIsolation;
 		if (on == null) {
@@ -269,11 +227,6 @@ final class TransactionBoundCompletions {
 		return on;
 	}
 
-	/**
-	 * Whether the caller's transaction sees the placeholder's row as last committed: the
-	 * row read with the transaction's snapshot (a plain, non-locking read) against the
-	 * row read on a connection of its own.
-	 */
 	private boolean snapshotSeesLatest(String key) {
 		List<Version> seen = this.jdbc.query(this.sql.version, VERSION_MAPPER, key);
 		if (seen.isEmpty()) {
@@ -296,9 +249,6 @@ final class TransactionBoundCompletions {
 		}
 	}
 
-	/**
-	 * Stops renewing the leases of completions that wait for their transaction to commit.
-	 */
 	void close() {
 		synchronized (this.transactionStatesKey) {
 			if (this.renewals != null) {
@@ -330,8 +280,7 @@ final class TransactionBoundCompletions {
 			states = new IdentityHashMap<>();
 			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
 		}
-		// The connection holder of the data source identifies the transaction, also
-		// across a REQUIRES_NEW transaction that suspends it.
+		// Also across a REQUIRES_NEW transaction that suspends it.
 		Object transaction = TransactionSynchronizationManager.getResource(this.dataSource);
 		TransactionState state = states.get(transaction);
 		if (state == null) {
@@ -346,11 +295,9 @@ final class TransactionBoundCompletions {
 	}
 
 	/**
-	 * What one transaction on one thread has to do when it ends: the leases of the claims
-	 * made in it, and its completions, to release on a rollback or, for those that could
-	 * not be written in it, to write after its commit. Bound to the thread (not to the
-	 * transaction's synchronizations) so that a REQUIRES_NEW transaction inside it still
-	 * sees the keys it holds.
+	 * Leases and completions of one transaction on one thread. Bound to the thread, not
+	 * to the transaction's synchronizations, so that a REQUIRES_NEW transaction inside it
+	 * still sees the keys it holds.
 	 */
 	private final class TransactionState implements TransactionSynchronization {
 

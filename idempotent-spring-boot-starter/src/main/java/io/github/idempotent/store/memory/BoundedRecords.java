@@ -11,26 +11,15 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * The records of an {@link InMemoryIdempotencyStore}, at most {@code maximumRecords} of
- * them and about {@code maximumBytes} of heap, at most {@code maximumBytesPerScope} of it
- * for the records of one scope, and the sweeps that drop the expired ones: every so many
- * claims (see the store), and when a claim of a new key finds the store full.
- * <p>
- * Whoever adds a record to {@link #entries} or removes one tells this class, inside the
- * same {@code compute}: {@link #reserve} for a new key (which fails when full),
- * {@link #added} for a record that goes in regardless, {@link #replaced},
- * {@link #removed}; and, after the {@code compute}, {@link #written(long)} with its
- * expiry.
- * <p>
- * Sizes are estimates ({@link #sizeOf}): the characters of the record's strings at two
- * bytes each, the result's bytes, and a fixed overhead for the objects around them. Only
- * a claim of a new key is refused for lack of room; a result stored by a call that ran
- * goes in regardless (refusing it would let a retry run the call again), so the store can
- * exceed its bound by the results of the calls running at once.
+ * The records of an {@link InMemoryIdempotencyStore} within their bounds, and the sweeps
+ * that drop the expired ones. Whoever changes {@link #entries} tells this class inside
+ * the same {@code compute} ({@link #reserve}, {@link #added}, {@link #replaced},
+ * {@link #removed}), then {@link #written(long)} after it. Only a claim of a new key is
+ * refused for lack of room: a result goes in regardless, so the bound can be exceeded by
+ * the results of the calls running at once.
  */
 final class BoundedRecords {
 
-	// The store's category: a full store is the store's doing.
 	private static final Log logger = LogFactory.getLog(InMemoryIdempotencyStore.class);
 
 	static final int SWEEP_EVERY = 1024;
@@ -43,11 +32,7 @@ final class BoundedRecords {
 
 	final ConcurrentHashMap<String, MemoryEntry> entries = new ConcurrentHashMap<>();
 
-	/**
-	 * Estimated heap of a record besides its strings and its result: the map's node, the
-	 * record, its fingerprint, the headers of its three strings and of the result's
-	 * array, and the claim's {@code Instant}.
-	 */
+	/** Estimated heap of a record besides its strings and its result. */
 	static final int ENTRY_OVERHEAD = 200;
 
 	private final int maximumRecords;
@@ -60,16 +45,14 @@ final class BoundedRecords {
 
 	private final AtomicLong usedBytes = new AtomicLong();
 
-	// Only with a quota: estimated bytes by scope, a scope gone once its records are.
 	private final ConcurrentHashMap<String, Long> scopeBytes = new ConcurrentHashMap<>();
 
 	// Counted apart from the map so that a claim can reserve a place atomically:
 	// entries.size() read before an insert lets concurrent claims overshoot the bound.
 	private final AtomicLong recordCount = new AtomicLong();
 
-	// No record expires before this System.nanoTime(). A lower bound, lowered by every
-	// write and made exact by every sweep: while it lies ahead, a full store has nothing
-	// to sweep, and a flood of new keys is refused without scanning every record each.
+	// A lower bound on every expiry, made exact by every sweep: while it lies ahead, a
+	// full store refuses new keys without scanning.
 	private final AtomicLong earliestExpiry = new AtomicLong(System.nanoTime() + NEVER);
 
 	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
@@ -94,21 +77,13 @@ final class BoundedRecords {
 		return this.entries.size();
 	}
 
-	/**
-	 * Counts a claim, and sweeps when as many claims as there were records at the last
-	 * sweep have passed.
-	 */
+	/** Sweeps once as many claims as there were records at the last sweep have passed. */
 	void claiming() {
 		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
 			sweepIfDue();
 		}
 	}
 
-	/**
-	 * Takes a place for {@code entry}, the record of a new key, unless the store or the
-	 * key's scope is full.
-	 * @return {@link Room#FITS}, or what is full
-	 */
 	Room reserve(String key, MemoryEntry entry) {
 		long size = sizeOf(key, entry);
 		if (!take(this.recordCount, 1, this.maximumRecords)) {
@@ -146,17 +121,11 @@ final class BoundedRecords {
 		}
 	}
 
-	/**
-	 * Counts a record that goes in whether or not the store is full.
-	 */
 	void added(String key, MemoryEntry entry) {
 		this.recordCount.incrementAndGet();
 		grow(key, sizeOf(key, entry));
 	}
 
-	/**
-	 * Counts the change of a record replaced in place, whether or not the store is full.
-	 */
 	void replaced(String key, MemoryEntry previous, MemoryEntry next) {
 		grow(key, sizeOf(key, next) - sizeOf(key, previous));
 	}
@@ -180,19 +149,14 @@ final class BoundedRecords {
 		return this.maximumBytesPerScope < this.maximumBytes;
 	}
 
-	/**
-	 * Estimated bytes of heap the record of {@code key} takes.
-	 */
 	static long sizeOf(String key, MemoryEntry entry) {
 		long chars = key.length() + entry.token().length() + entry.fingerprint().value().length();
 		return ENTRY_OVERHEAD + 2 * chars + ((entry.result() != null) ? entry.result().size() : 0);
 	}
 
 	/**
-	 * The scope part of a record key ({@code {prefix}:{scope}:{name}:{key}}, the last
-	 * three escaped so that none holds a colon), whatever the prefix; {@code "#"} for a
-	 * key too long for the store, replaced by its hash ({@code {prefix}:#:{sha256}}),
-	 * whose scope is unknown: such keys share one quota.
+	 * The scope part of a record key; {@code "#"} for a hashed key, whose scope is
+	 * unknown: such keys share one quota.
 	 */
 	static String scopeOf(String key) {
 		int keyStart = key.lastIndexOf(':');
@@ -204,16 +168,10 @@ final class BoundedRecords {
 		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
 	}
 
-	/**
-	 * Estimated bytes of heap the records take.
-	 */
 	long usedBytes() {
 		return this.usedBytes.get();
 	}
 
-	/**
-	 * Whether a record fits, and if not, what is full.
-	 */
 	enum Room {
 
 		FITS, STORE_FULL, SCOPE_FULL
@@ -227,17 +185,13 @@ final class BoundedRecords {
 				(current, candidate) -> (candidate - current < 0) ? candidate : current);
 	}
 
-	/**
-	 * Whether nothing of {@code entry} is worth keeping at {@code now}: a result past its
-	 * TTL, or a call that never finished past its take-over memory.
-	 */
+	/** A result past its TTL, or a call that never finished past its take-over memory. */
 	boolean isForgotten(MemoryEntry entry, long now) {
 		return (entry.result() != null) ? entry.isExpired(now)
 				: now - (entry.expiresAt() + this.takeoverMemoryNanos) >= 0;
 	}
 
 	private void sweepIfDue() {
-		// One caller sweeps; the others carry on.
 		if (!this.sweepLock.tryLock()) {
 			return;
 		}
@@ -257,9 +211,7 @@ final class BoundedRecords {
 		if (System.nanoTime() - this.earliestExpiry.get() < 0) {
 			return;
 		}
-		// Claims that find the store full wait for one sweep rather than each run their
-		// own; after it, the bound is exact and tells whether another would free
-		// anything.
+		// Full: wait for one sweep rather than each run their own.
 		this.sweepLock.lock();
 		try {
 			if (System.nanoTime() - this.earliestExpiry.get() >= 0) {
@@ -272,12 +224,9 @@ final class BoundedRecords {
 	}
 
 	/**
-	 * Removes the expired results and the calls that never finished whose take-over
-	 * memory has passed, or, when {@code full}, every expired record: a full store drops
-	 * what it remembers of unfinished calls before it refuses a new key. Makes
-	 * {@link #earliestExpiry} exact: the expiry of the records it keeps, those it
-	 * remembers past their lease included, so that a full store finds them. Runs under
-	 * {@link #sweepLock}.
+	 * Removes what is forgotten or, when {@code full}, every expired record: a full store
+	 * drops what it remembers of unfinished calls before it refuses a new key. Makes
+	 * {@link #earliestExpiry} exact. Runs under {@link #sweepLock}.
 	 */
 	private void sweep(boolean full) {
 		long now = System.nanoTime();
@@ -292,16 +241,11 @@ final class BoundedRecords {
 		});
 	}
 
-	/**
-	 * The failure of a claim of a new key that found the store, or its scope, full even
-	 * after a sweep.
-	 */
 	InMemoryStoreFullException refuse(Room room, String key) {
 		InMemoryStoreFullException ex = (room == Room.SCOPE_FULL)
 				? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
 				: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
-		// A full store refuses every new key until records expire: one warning a minute,
-		// with the count, rather than one per call.
+		// One warning a minute, with the count, rather than one per call.
 		this.refusedSinceWarning.incrementAndGet();
 		long now = System.nanoTime();
 		long last = this.lastWarning.get();

@@ -5,10 +5,8 @@ import org.springframework.util.unit.DataSize;
 import io.github.idempotent.store.StoreFullException;
 
 /**
- * The {@link InMemoryIdempotencyStore} holds its maximum of records or bytes, or the
- * records of the key's scope their quota, all of them live, and refuses to claim a new
- * key. A full store is not an outage: the executor refuses the call (503) in every
- * {@code idempotent.failure-mode}, never runs it unprotected.
+ * The {@link InMemoryIdempotencyStore}, or the records of the key's scope, hold their
+ * maximum, all of them live, and a new key is refused.
  */
 public class InMemoryStoreFullException extends StoreFullException {
 

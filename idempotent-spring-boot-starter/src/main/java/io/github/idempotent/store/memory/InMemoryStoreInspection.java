@@ -17,9 +17,8 @@ import io.github.idempotent.store.InspectableIdempotencyStore.InProgressPage;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * What an operator sees and does through the Actuator endpoint on an
- * {@link InMemoryIdempotencyStore}: the {@code InspectableIdempotencyStore} methods,
- * which the store delegates here.
+ * What an operator sees and does through the Actuator on an
+ * {@link InMemoryIdempotencyStore}.
  */
 final class InMemoryStoreInspection {
 
@@ -37,8 +36,7 @@ final class InMemoryStoreInspection {
 	}
 
 	/**
-	 * The records in progress in key order, {@code limit} at a time: the cursor is the
-	 * last key of the previous page. Walks every record, as a store for one JVM may.
+	 * Key order, {@code limit} at a time; walks every record, as a store for one JVM may.
 	 */
 	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		Assert.isTrue(limit > 0, "limit must be positive");
@@ -84,14 +82,8 @@ final class InMemoryStoreInspection {
 
 	/**
 	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
-	 * false) or completed ({@code inProgress} true), in one {@code compute}; an expired
-	 * one is reported as none, and goes unless it is a call that never finished that a
-	 * forced delete would only replace by what it is already (a record a claim takes
-	 * over). A record in progress is replaced by a tombstone of its owner's token: its
-	 * owner, if alive, renews within a third of the lease and would otherwise write the
-	 * vanished record anew, undoing the deletion; the tombstone makes that renewal and
-	 * its completion fail, and a claim takes it as free, as the attempt after it. A live
-	 * tombstone is no record, and stays.
+	 * false) or completed (true), in one {@code compute}. A record in progress becomes a
+	 * tombstone of its owner's token, so that the owner's renewal cannot write it anew.
 	 */
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };

@@ -10,10 +10,8 @@ import org.springframework.data.redis.connection.ReturnType;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
 /**
- * The commands the store sends without holding a thread, on one connection: Lettuce's
- * asynchronous API ({@link LettuceCommands}), the only client that Spring Data Redis
- * gives such an API for. Named in no client's types, so that the store's own classes load
- * without Lettuce.
+ * The commands the store sends without holding a thread ({@link LettuceCommands}); names
+ * no client's type, so that the store loads without Lettuce.
  */
 interface AsyncRedisCommands {
 
@@ -22,19 +20,10 @@ interface AsyncRedisCommands {
 	 */
 	CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis);
 
-	/**
-	 * {@code PTTL key}.
-	 */
-	CompletableFuture<@Nullable Long> pttl(byte[] key);
-
-	/**
-	 * {@code INFO memory}: of the server, or of every primary of a cluster.
-	 */
+	/** {@code INFO memory} of the server, or of every primary of a cluster. */
 	CompletableFuture<List<String>> memoryInfo();
 
-	/**
-	 * A script: EVALSHA, then EVAL on NOSCRIPT.
-	 */
+	/** EVALSHA, then EVAL on NOSCRIPT. */
 	<T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args);
 
 }

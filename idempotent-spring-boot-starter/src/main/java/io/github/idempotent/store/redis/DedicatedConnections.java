@@ -25,33 +25,17 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.util.Assert;
 
 /**
- * Lettuce connections of the store's own, each used by one caller at a time, for the
- * writes that are followed by WAIT. WAIT blocks the connection it is sent on until the
- * replicas acknowledge or the timeout passes, and counts only that connection's writes:
- * sent on the application's shared connection, one lagging replica would hold up every
- * command of every thread behind it (claims, renewals, the application's own commands).
- * On a connection of its own, a waiting claim holds up nothing but itself.
- * <p>
- * Connections come from the factory's own {@link RedisClient} and its default URI: the
- * same server (for Sentinel, the primary that Sentinel names, looked up again on every
- * reconnect), credentials, database, TLS, timeout and client options. The pool grows to
- * as many connections as calls wait at once and keeps {@value #MAX_IDLE} open between
- * bursts; a connection that failed is closed, never reused, since a WAIT may still be
- * pending on it.
- * <p>
- * Lettuce only: loaded once {@link RedisClients#isLettuce} has found a Lettuce connection
- * factory (Spring Data Redis has no WAIT, and its generic {@code execute()} cannot read
- * an integer reply on Lettuce).
+ * Lettuce connections of the store's own, one caller at a time, for the writes followed
+ * by WAIT. WAIT blocks the connection it is sent on and counts only that connection's
+ * writes: on the shared connection one lagging replica would hold up every command behind
+ * it. A connection that failed is closed, never reused: a WAIT may still be pending.
  */
 final class DedicatedConnections implements AutoCloseable {
 
 	// The store's category: the WAIT warnings are the store's to an operator.
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	/**
-	 * Idle connections kept open. With replicas answering in about a millisecond, a few
-	 * thousand claims a second need only a handful at once.
-	 */
+	/** Idle connections kept open. */
 	static final int MAX_IDLE = 8;
 
 	private final RedisClient client;
@@ -69,10 +53,6 @@ final class DedicatedConnections implements AutoCloseable {
 		this.database = database;
 	}
 
-	/**
-	 * Dedicated connections to where {@code connectionFactory} connects, which must be a
-	 * started {@link LettuceConnectionFactory} for a standalone or Sentinel Redis.
-	 */
 	static DedicatedConnections of(RedisConnectionFactory connectionFactory) {
 		Assert.state(connectionFactory instanceof LettuceConnectionFactory,
 				() -> "idempotent.store.redis.wait-replicas needs the Lettuce client (the default of "
@@ -85,11 +65,6 @@ final class DedicatedConnections implements AutoCloseable {
 		return new DedicatedConnections((RedisClient) client, lettuce.getDatabase());
 	}
 
-	/**
-	 * Runs {@code action} on a connection of its own, held by this caller from the action
-	 * to the end of its WAIT; then, if {@code wrote} says the action wrote, WAIT for
-	 * {@code replicas} replicas or {@code timeout}.
-	 */
 	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote, int replicas, Duration timeout) {
 		StatefulRedisConnection<byte[], byte[]> nativeConnection = borrow();
 		boolean reusable = false;
@@ -107,17 +82,15 @@ final class DedicatedConnections implements AutoCloseable {
 	}
 
 	/**
-	 * Sends WAIT on the connection that wrote. The write has happened either way: too few
-	 * acknowledgements, or none in time, are logged, not thrown.
-	 * @return whether the connection has no command pending any more and can be reused
+	 * Too few acknowledgements are logged, not thrown: the write has happened.
+	 * @return whether the connection has no command pending and can be reused
 	 */
 	private static boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection, int replicas,
 			Duration timeout) {
 		RedisFuture<Long> reply = connection.async().waitForReplication(replicas, timeout.toMillis());
 		Long acknowledged;
 		try {
-			// Redis answers WAIT by its timeout; later than that plus a command's timeout
-			// it does not answer at all.
+			// Past its timeout plus a command's timeout, WAIT does not answer at all.
 			acknowledged = reply.get(timeout.plus(connection.getTimeout()).toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
@@ -136,10 +109,7 @@ final class DedicatedConnections implements AutoCloseable {
 		return true;
 	}
 
-	/**
-	 * {@code connection} as Spring Data Redis' connection, for its commands and its
-	 * exception translation; closing it leaves {@code connection} open.
-	 */
+	/** Closing it leaves {@code connection} open. */
 	private RedisConnection asRedisConnection(StatefulRedisConnection<byte[], byte[]> connection) {
 		return new LettuceConnection(connection, connection.getTimeout().toMillis(), this.client, this.database);
 	}
@@ -156,11 +126,7 @@ final class DedicatedConnections implements AutoCloseable {
 		return this.client.connect(ByteArrayCodec.INSTANCE);
 	}
 
-	/**
-	 * Takes {@code connection} back after use.
-	 * @param reusable whether every command sent on it has been answered, so that the
-	 * next caller's commands are not queued behind a pending one
-	 */
+	/** {@code reusable}: every command sent on it has been answered. */
 	private void giveBack(StatefulRedisConnection<byte[], byte[]> connection, boolean reusable) {
 		if (reusable && !this.closed && connection.isOpen()) {
 			if (this.idleCount.incrementAndGet() <= MAX_IDLE) {
@@ -176,9 +142,6 @@ final class DedicatedConnections implements AutoCloseable {
 		connection.close();
 	}
 
-	/**
-	 * Keeps connections given back open again after {@link #close()}.
-	 */
 	void reopen() {
 		this.closed = false;
 	}

@@ -20,11 +20,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
-/**
- * {@link AsyncRedisCommands} on Lettuce's asynchronous commands (standalone, Sentinel and
- * Cluster alike). Loaded only once {@link RedisClients#isLettuce} has found a Lettuce
- * connection factory.
- */
+/** {@link AsyncRedisCommands} on Lettuce (standalone, Sentinel and Cluster). */
 final class LettuceCommands implements AsyncRedisCommands {
 
 	private final RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -38,8 +34,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 	}
 
 	/**
-	 * Where {@code lettuce} connects, for messages: host and port, or the primary that
-	 * Sentinel names; {@code null} for Redis Cluster, whose nodes INFO names.
+	 * For messages: host and port, Sentinel's primary, or {@code null} for Redis Cluster.
 	 */
 	static @Nullable String serverName(RedisConnectionFactory lettuce) {
 		LettuceConnectionFactory factory = (LettuceConnectionFactory) lettuce;
@@ -51,9 +46,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 	}
 
 	/**
-	 * Runs {@code action} on the asynchronous commands of a connection from the factory,
-	 * closed once the reply is in, not before: with a pool, closing it hands the native
-	 * connection to another caller.
+	 * The connection is closed once the reply is in: with a pool, closing hands it on.
 	 */
 	@SuppressWarnings("unchecked")
 	static <T> CompletableFuture<T> withCommands(RedisConnectionFactory connectionFactory,
@@ -74,11 +67,6 @@ final class LettuceCommands implements AsyncRedisCommands {
 	@Override
 	public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
 		return this.commands.setGet(key, value, SetArgs.Builder.nx().px(millis)).toCompletableFuture();
-	}
-
-	@Override
-	public CompletableFuture<@Nullable Long> pttl(byte[] key) {
-		return this.commands.pttl(key).toCompletableFuture();
 	}
 
 	@Override

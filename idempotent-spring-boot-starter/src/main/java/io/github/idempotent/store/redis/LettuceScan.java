@@ -20,10 +20,8 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.redis.RedisRecordInspection.ScanStep;
 
 /**
- * One SCAN step on Lettuce's native connection, resumed from the cursor an earlier step
- * returned, which Spring Data Redis's cursor cannot do. On Redis Cluster each primary is
- * scanned in turn: the cursor names the node. Loaded only once
- * {@link RedisClients#isLettuce} has found a Lettuce connection factory.
+ * One SCAN step on Lettuce's native connection, resumed from an earlier step's cursor,
+ * which Spring Data Redis's cursor cannot do. On Redis Cluster the cursor names the node.
  */
 final class LettuceScan {
 

@@ -7,29 +7,19 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * Which Redis client a connection factory runs on, and what the store reads from each
- * client's exceptions, without naming a type of any client: Spring Data Redis serves
- * Lettuce, Jedis and (through its own module) Redisson behind
- * {@link RedisConnectionFactory}, and an application has only the one it uses on its
- * class path. What only Lettuce can do lives in classes of their own ({@code Lettuce*},
- * {@link DedicatedConnections}, {@link RedisRecordTracking}), reached only after
- * {@link #isLettuce} said yes, so that no other client's application ever loads them.
+ * Which Redis client a connection factory runs on, and what its exceptions mean, without
+ * naming a client's type: Lettuce-only code lives in classes reached only after
+ * {@link #isLettuce} said yes, so that a Jedis or Redisson application never loads them.
  */
 final class RedisClients {
 
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisClients.class.getClassLoader());
 
-	/**
-	 * Exceptions that carry an error reply of the server, of Lettuce, Jedis and Redisson.
-	 */
 	private static final Set<String> ERROR_REPLIES = Set.of("io.lettuce.core.RedisCommandExecutionException",
 			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
-	/**
-	 * Exceptions of a command whose answer never came (a timeout, a connection that broke
-	 * with it on its way), of Lettuce, Jedis and Redisson: Redis may still run it.
-	 */
+	/** A command whose answer never came: Redis may still run it. */
 	private static final Set<String> UNANSWERED = Set.of("io.lettuce.core.RedisCommandTimeoutException",
 			"redis.clients.jedis.exceptions.JedisConnectionException", "org.redisson.client.RedisTimeoutException",
 			"org.redisson.client.WriteRedisConnectionException");
@@ -37,17 +27,13 @@ final class RedisClients {
 	private RedisClients() {
 	}
 
-	/**
-	 * Whether {@code connectionFactory} is Spring Data Redis's Lettuce factory, checked
-	 * without loading it when Lettuce is absent.
-	 */
 	static boolean isLettuce(RedisConnectionFactory connectionFactory) {
 		return LETTUCE_PRESENT && LettuceCommands.isLettuce(connectionFactory);
 	}
 
 	/**
-	 * Whether {@code ex} is an error reply of the server whose message starts with one of
-	 * {@code prefixes} (or holds it as a script's {@code -PREFIX} error).
+	 * An error reply that starts with one of {@code prefixes} (a script's:
+	 * {@code -PREFIX}).
 	 */
 	static boolean isErrorReply(Throwable ex, String... prefixes) {
 		String message = ex.getMessage();
@@ -62,9 +48,6 @@ final class RedisClients {
 		return false;
 	}
 
-	/**
-	 * Whether {@code ex} is a command's timeout or a connection that broke under it.
-	 */
 	static boolean isUnanswered(Throwable ex) {
 		return isA(ex, UNANSWERED) || (ex.getClass().getName().equals("io.lettuce.core.RedisException")
 				&& ex.getMessage() != null && ex.getMessage().startsWith("Connection closed"));
@@ -79,10 +62,7 @@ final class RedisClients {
 		return false;
 	}
 
-	/**
-	 * The lifecycle phase just before {@code connectionFactory}'s: stopped first, started
-	 * after it.
-	 */
+	/** Stopped before {@code connectionFactory}, started after it. */
 	static int phaseBefore(RedisConnectionFactory connectionFactory) {
 		int factoryPhase = (connectionFactory instanceof SmartLifecycle lifecycle) ? lifecycle.getPhase()
 				: SmartLifecycle.DEFAULT_PHASE;

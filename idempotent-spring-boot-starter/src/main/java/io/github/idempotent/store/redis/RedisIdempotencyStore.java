@@ -34,48 +34,19 @@ import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * {@link IdempotencyStore} on Redis. A record is one string under one key: a state byte,
- * the token of the owner (then of the owner that completed it), the fingerprint and the
- * result ({@link RecordLayout}, record format 1). Every primitive is one atomic command,
- * so each costs one round trip: a claim is a native {@code SET ... NX PX ... GET} (a Lua
- * script on servers before Redis 7.0), completion, release and renewal are Lua scripts
- * (EVALSHA), which compare the owner's token before they write. A first call costs two
- * round trips, a replay one. Each touches only its own key, so the store runs on Redis
- * Cluster; expiry is the server's (PEXPIRE): the lease and {@link RecordLayout#REMEMBERED
- * an hour} while in progress, so that a claim that takes over from an owner that died
- * knows it does; the TTL once completed.
- * <p>
- * Redis replicates asynchronously: a claim or result acknowledged by a primary that then
- * fails may be missing on the replica promoted in its place. With
- * {@link #setWaitReplicas(int, Duration) waitReplicas}, every claim and completion waits
- * (WAIT) until that many replicas have it, which narrows that window but does not close
- * it (see docs/stores.md). Those writes and their WAIT run on connections of the store's
- * own, one caller at a time ({@link DedicatedConnections}); everything else, and every
- * write when no replica is awaited, runs on the application's connection. As a
- * {@link SmartLifecycle} bean it closes them one phase before the connection factory
- * stops, while Lettuce still runs (closed by Lettuce's shutdown first, they would be
- * closed twice, with a warning).
- * <p>
- * This class holds the claim, completion, release and renewal, blocking and asynchronous.
- * The Lua scripts are {@code .lua} files ({@link RedisScripts}); how they and the native
- * claim are sent, and over which connection, is {@link RedisScriptRunner}'s; what
- * operators see and delete (the Actuator) is {@link RedisRecordInspection}'s.
- * <p>
- * Runs on every connection factory of Spring Data Redis: Lettuce with everything; Jedis
- * and Redisson with the claims, the fenced steps and the Actuator, while asynchronous
- * calls, {@link #setWaitReplicas waitReplicas} and invalidation tracking
- * ({@link RedisRecordTracking}) need Lettuce (the store says so once when it is created).
- * No signature here names a client's type: an application without Lettuce loads this
- * class as one with it does.
+ * {@link IdempotencyStore} on Redis: one string per key ({@link RecordLayout}), claimed
+ * with a native {@code SET ... NX PX ... GET} (a Lua script before Redis 7.0), completed,
+ * released and renewed by Lua scripts fenced by the owner's token. Every step touches one
+ * key, so the store runs on Redis Cluster. Runs on Lettuce, Jedis and Redisson; the
+ * asynchronous calls, {@link #setWaitReplicas waitReplicas} and invalidation tracking
+ * need Lettuce. See docs/stores.md.
  */
 public class RedisIdempotencyStore
 		implements AsyncIdempotencyStore, InspectableIdempotencyStore, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	/**
-	 * How long claims take the script after the server refused the native claim.
-	 */
+	/** How long claims take the script after the server refused the native claim. */
 	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
 
 	private static final long REMEMBERED_MILLIS_VALUE = RecordLayout.REMEMBERED.toMillis();
@@ -84,9 +55,8 @@ public class RedisIdempotencyStore
 	static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(REMEMBERED_MILLIS_VALUE));
 
 	/**
-	 * Bytes of a completed record written even when Redis's memory is full: a placeholder
-	 * (48 bytes with a digest fingerprint) and a value of up to 60 bytes take the same
-	 * memory, an allocation of 64 bytes with the string's header.
+	 * Bytes of a completed record written even when Redis's memory is full: it takes no
+	 * more memory (a 64-byte allocation) than the placeholder it replaces.
 	 */
 	static final int SMALL_RECORD = 60;
 
@@ -98,7 +68,6 @@ public class RedisIdempotencyStore
 
 	private final RedisMemoryMargin memoryMargin;
 
-	// When the server last refused SET with NX and GET (before Redis 7.0), 0 if never.
 	private volatile long setClaimsRefusedAt;
 
 	private volatile boolean running = true;
@@ -119,8 +88,7 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * The connection factory the store's records are read and written through: anything
-	 * that must see the same Redis (invalidation tracking, for one) connects through it.
+	 * The connection factory the store reads and writes through.
 	 * @return the store's connection factory
 	 */
 	public RedisConnectionFactory getConnectionFactory() {
@@ -128,12 +96,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Makes every claim and completion wait until {@code replicas} replicas have
-	 * acknowledged it, or {@code timeout} passes (then a warning is logged and the call
-	 * goes on). Zero replicas (the default) does not wait. Needs a
-	 * {@code LettuceConnectionFactory} for a standalone or Sentinel Redis: not supported
-	 * on Redis Cluster, where WAIT would have to follow the write to the node that owns
-	 * the key. Call it before the store is used.
+	 * Makes every claim and completion wait (WAIT) until {@code replicas} replicas have
+	 * it, or {@code timeout} passes, then logs a warning. Zero (the default) does not
+	 * wait. Needs Lettuce, and is not supported on Redis Cluster.
 	 */
 	public void setWaitReplicas(int replicas, Duration timeout) {
 		Assert.isTrue(replicas >= 0, "replicas must not be negative");
@@ -142,12 +107,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Refuses new claims as the store being full (a {@link StoreFullException}) once
-	 * Redis's used memory is above {@code limit} of its {@code maxmemory} under
-	 * {@code maxmemory-policy noeviction}, so that the calls in progress keep room for
-	 * their results: Redis takes a placeholder while it refuses the larger result that
-	 * follows. Read from {@code INFO memory} at most once a second, in the background
-	 * ({@link RedisMemoryMargin}). 0.9 by default; 1 refuses nothing before Redis does.
+	 * Refuses new claims ({@link StoreFullException}) once Redis's used memory is above
+	 * {@code limit} of its {@code maxmemory} under {@code noeviction}, so that calls in
+	 * progress keep room for their results. 0.9 by default.
 	 * @param limit share of {@code maxmemory}, above 0 and at most 1
 	 */
 	public void setClaimMemoryLimit(double limit) {
@@ -155,29 +117,18 @@ public class RedisIdempotencyStore
 		this.memoryMargin.setLimit(limit);
 	}
 
-	/**
-	 * Closes the connections of the store's own ({@code wait-replicas}); the
-	 * application's connection factory is left as it is.
-	 */
+	/** Closes the store's own connections; the connection factory stays open. */
 	@Override
 	public void close() {
 		this.scripts.close();
 	}
 
-	/**
-	 * Keeps connections of the store's own open between calls again after
-	 * {@link #stop()}.
-	 */
 	@Override
 	public void start() {
 		this.scripts.reopen();
 		this.running = true;
 	}
 
-	/**
-	 * Closes the connections of the store's own before the connection factory stops;
-	 * calls still running meanwhile open and close their own.
-	 */
 	@Override
 	public void stop() {
 		this.running = false;
@@ -195,15 +146,10 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Claims with one native command, {@code SET key record NX PX lease GET}: it writes
-	 * the placeholder if there is no record and answers the record there was, which
-	 * settles an absent key, a completed record, a record in progress (then a
-	 * {@code PTTL} reads its lease left) and a claim re-sent with its own token, at a
-	 * tenth of the script's cost in Redis. The claim script decides a value of another
-	 * Redis type (WRONGTYPE), a tombstone of a forced delete (which NX sees as a record,
-	 * so only after forced deletes does a claim cost a second step) and every claim on a
-	 * server that refuses NX with GET (before Redis 7.0; the native claim is tried again
-	 * every 10 minutes in case the server was upgraded).
+	 * Claims with a native {@code SET key record NX PX lease GET}, which settles an
+	 * absent key, a completed record and a claim re-sent with its own token. The claim
+	 * script decides the rest (a record held by another, a tombstone, a value of another
+	 * type) and every claim on a server before Redis 7.0.
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
@@ -216,14 +162,8 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * The claim, blocking or not. When Redis refuses writes but still answers reads (its
-	 * memory full under {@code noeviction}, or within {@link #setClaimMemoryLimit the
-	 * margin} kept for results; a replica during a failover), a completed record is
-	 * replayed and a record in progress is in progress, as they would be if the claim had
-	 * been accepted. Only a free key cannot be claimed; then the refusal stands, and the
-	 * call is refused as with the store full or unavailable. Without this read, a retry
-	 * of a completed call would be refused (503) or, with {@code failure-mode=open}, run
-	 * its method again.
+	 * While Redis refuses writes but answers reads (memory full, a replica during a
+	 * failover), a completed record is still replayed and a record in progress reported.
 	 */
 	private CompletableFuture<ClaimResult> claim(RecordKey key, Fingerprint fingerprint, Duration lease,
 			RedisScriptRunner.Commands commands) {
@@ -257,10 +197,7 @@ public class RedisIdempotencyStore
 		});
 	}
 
-	/**
-	 * What the inspect script's {@code reply} means to a claim while writes are refused,
-	 * {@code null} for a free key.
-	 */
+	/** What a claim answers while writes are refused; {@code null} for a free key. */
 	private static @Nullable ClaimResult whileWritesAreRefused(RecordKey key, List<?> reply) {
 		IdempotencyRecord record = RedisRecordInspection.record(key, reply, Instant.now());
 		if (record == null) {
@@ -275,10 +212,6 @@ public class RedisIdempotencyStore
 		};
 	}
 
-	/**
-	 * Whether Redis refused a write with one of {@code replies} ({@code OOM}: its memory
-	 * is full; {@code READONLY}: a replica): it still answers reads.
-	 */
 	private static boolean isWriteRefusal(Throwable failure, String... replies) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
 			if (RedisClients.isErrorReply(ex, replies)) {
@@ -289,15 +222,10 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Releases a claim whose answer never came (a timeout, a broken connection): its
-	 * caller is refused, so nobody runs under it, but it may still reach Redis, held by a
-	 * network that stalled, and win the key once the owner's lease has run out. It would
-	 * then hold the key for a lease and fence out the owner's completion, queued behind
-	 * it, so that the result is lost and a retry runs the method again. The release, sent
-	 * after it on the same connection, deletes it only if it won: it is fenced by the
-	 * claim's own token (a claim that won by taking the key over leaves a tombstone, as
-	 * any released takeover does, so that the next claim still knows it takes over).
-	 * Nothing waits for it.
+	 * Releases a claim whose answer never came: a stalled claim could still reach Redis
+	 * after the owner's lease ran out, take the key over and fence out the owner's
+	 * completion. The release, fenced by the claim's own token and sent after it on the
+	 * same connection, deletes it only if it won. Nothing waits for it.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		try {
@@ -314,10 +242,6 @@ public class RedisIdempotencyStore
 		}
 	}
 
-	/**
-	 * Whether a claim failed without an answer, so that Redis may still run it: a
-	 * timeout, or a connection that broke with the claim on its way.
-	 */
 	private static boolean isUnanswered(Throwable failure) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
 			if (ex instanceof java.io.IOException || RedisClients.isUnanswered(ex)) {
@@ -327,11 +251,7 @@ public class RedisIdempotencyStore
 		return false;
 	}
 
-	/**
-	 * The native claim, then the claim script where it must decide, all on one
-	 * connection's commands: a fallback never borrows another connection (on Lettuce's
-	 * event loop).
-	 */
+	/** All on one connection's commands: a fallback never borrows another connection. */
 	private CompletableFuture<ClaimResult> claimOrFail(AsyncRedisCommands commands, RecordKey key,
 			Fingerprint fingerprint, Duration lease, String token) {
 		byte[] redisKey = keyOf(key);
@@ -352,51 +272,22 @@ public class RedisIdempotencyStore
 						(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
 			}
 			setClaimsAccepted();
-			if (previous != null && RecordLayout.isTombstone(previous)) {
-				// Taken over by the claim script, which decides again on what is there
-				// now.
+			if (previous != null && (RecordLayout.isTombstone(previous) || isHeldByAnother(previous, record))) {
+				// The script decides atomically whether the lease ran out.
 				return byScript.get();
-			}
-			if (isHeldByAnother(previous, record)) {
-				return commands.pttl(redisKey).thenCompose((pttl) -> {
-					if (pttl != null && isLeaseOver(pttl)) {
-						return byScript.get();
-					}
-					return CompletableFuture.completedFuture(inProgress(previous, (pttl != null) ? pttl : 0));
-				});
 			}
 			return CompletableFuture.completedFuture(setClaimResult(previous, token));
 		}).thenCompose(Function.identity());
 	}
 
-	/**
-	 * Whether the placeholder a native claim found, whose key has {@code pttl} left, no
-	 * longer holds its lease (or has gone since), so that the claim script may take the
-	 * key over: it decides again, atomically, on what is there then.
-	 */
-	private static boolean isLeaseOver(long pttl) {
-		return pttl != -1 && pttl <= REMEMBERED_MILLIS_VALUE;
-	}
-
-	/**
-	 * Whether the record a native claim found is in progress under another token.
-	 */
 	private static boolean isHeldByAnother(byte @Nullable [] previous, byte[] record) {
 		return previous != null && RecordLayout.damage(previous) == null && RecordLayout.isInProgress(previous)
 				&& !RecordLayout.sameOwner(previous, record);
 	}
 
-	private static ClaimResult inProgress(byte[] previous, long pttlMillis) {
-		// The lease left just after the claim; -2 if the record ended meanwhile.
-		return new ClaimResult.InProgress(RecordLayout.fingerprint(previous),
-				Duration.ofMillis(RecordLayout.leaseMillis(pttlMillis)));
-	}
-
 	/**
-	 * What a native claim found, other than a record held by another owner: none (the
-	 * claim wrote its placeholder), a completed record, its own placeholder (a claim sent
-	 * again after a broken connection, whose first send wrote it), or a value it cannot
-	 * read, which SET with NX has left as it was.
+	 * None (the placeholder is written), a completed record, its own placeholder (a claim
+	 * sent again after a broken connection) or a value it cannot read.
 	 */
 	private static ClaimResult setClaimResult(byte @Nullable [] previous, String token) {
 		if (previous == null) {
@@ -407,7 +298,6 @@ public class RedisIdempotencyStore
 			return damaged(previous, damage);
 		}
 		if (RecordLayout.isInProgress(previous)) {
-			// Its own: the attempt it is, as the first send wrote it.
 			return new ClaimResult.Acquired(token, RecordLayout.attempt(previous),
 					RecordLayout.previousClaimedAt(previous, Instant.now()));
 		}
@@ -428,11 +318,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Whether the server refused a native claim that the script can make instead: a value
-	 * of another Redis type (WRONGTYPE, this key only), or a server (or proxy) that does
-	 * not know {@code SET} with {@code NX} and {@code GET}, such as Redis before 7.0:
-	 * then claims take the script for 10 minutes. Any other error (a full or read-only
-	 * server, a timeout) is the caller's.
+	 * Whether the script can make the claim instead: a value of another Redis type, or a
+	 * server (or proxy) without {@code SET ... NX GET}, which sends claims to the script
+	 * for {@link #SET_CLAIM_RETRY}.
 	 */
 	private boolean isSetClaimRefused(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -485,18 +373,13 @@ public class RedisIdempotencyStore
 						new StoredResult(RecordLayout.result(stored)));
 	}
 
-	/**
-	 * A value the store cannot read: written by a later format (a newer version, which a
-	 * retry may reach), or damaged.
-	 */
 	static ClaimResult.Damaged damaged(byte[] stored, String damage) {
 		return new ClaimResult.Damaged(damage, RecordLayout.isLaterFormat(stored));
 	}
 
 	/**
-	 * The claim script's {@code {1}} (a first attempt) or {@code {1, attempt, started}}:
-	 * the attempt this claim is and the 3-byte claim time of the attempt it took over
-	 * (zero when unknown).
+	 * The claim script's {@code {1}} or {@code {1, attempt, claim time of the attempt
+	 * taken over}}.
 	 */
 	private static ClaimResult.Acquired acquired(String token, List<?> reply) {
 		if (reply.size() < 3) {
@@ -509,14 +392,6 @@ public class RedisIdempotencyStore
 		return new ClaimResult.Acquired(token, attempt, previous);
 	}
 
-	/**
-	 * Writes the completed record over the owner's placeholder. Redis refuses every write
-	 * once its memory is full ({@code OOM}, under {@code noeviction}); a completed record
-	 * that takes no more memory than the placeholder it replaces (at most
-	 * {@value #SMALL_RECORD} bytes, as the record of a result that was not stored is) is
-	 * then written all the same, by the script flagged {@code allow-oom} (Redis 7.0 or
-	 * later), so that the call keeps its key.
-	 */
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		return RedisScriptRunner.join(complete(key, token, fingerprint, result, ttl, this.scripts::blocking));
@@ -529,12 +404,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Writes the completed record over the owner's placeholder. Redis refuses every write
-	 * once its memory is full ({@code OOM}, under {@code noeviction}); a completed record
-	 * that takes no more memory than the placeholder it replaces (at most
-	 * {@value #SMALL_RECORD} bytes, as the record of a result that was not stored is) is
-	 * then written all the same, by the script flagged {@code allow-oom} (Redis 7.0 or
-	 * later), so that the call keeps its key.
+	 * When Redis's memory is full, a completed record of at most {@value #SMALL_RECORD}
+	 * bytes is written all the same by the {@code allow-oom} script, so that the call
+	 * keeps its key.
 	 */
 	private CompletableFuture<Boolean> complete(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl, RedisScriptRunner.Commands commands) {
@@ -566,10 +438,7 @@ public class RedisIdempotencyStore
 		return fenced(this.scripts::async, RedisScripts.RELEASE, false, key, RecordLayout.token(token));
 	}
 
-	/**
-	 * A script fenced by the owner's token, which answers a positive number when it
-	 * wrote; if {@code awaited}, replicas are awaited (WAIT) then.
-	 */
+	/** A script fenced by the owner's token; {@code awaited}: WAIT after it wrote. */
 	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
 		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, new byte[][] { keyOf(key) }, args)
@@ -579,9 +448,7 @@ public class RedisIdempotencyStore
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
-		// The record is written only if it has vanished: then it is claimed anew, now.
-		// A record written anew has lost its count: it is attempt 1 again (a takeover of
-		// it still knows it takes over, and when it was written).
+		// Written anew (attempt 1) only if the record has vanished.
 		return RedisScriptRunner.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner,
 				expiry(lease), RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
 	}
@@ -591,10 +458,6 @@ public class RedisIdempotencyStore
 		return this.inspection.inspect(key);
 	}
 
-	/**
-	 * SCAN with a MATCH on the key prefix and a COUNT of {@code limit}, then one read per
-	 * key found ({@link RedisRecordInspection}). On Redis Cluster it needs Lettuce.
-	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
@@ -618,21 +481,15 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * A token of 64 random bits, as 16 hex digits ({@link RecordLayout#token} stores them
-	 * as 8 bytes). A token only has to differ from the other claims of the same key
-	 * within one lease or TTL, so 64 bits are plenty, and each byte saved is saved per
-	 * record.
+	 * 64 random bits as 16 hex digits, stored as 8 bytes: a token only has to differ from
+	 * the other claims of its key within one lease or TTL.
 	 */
 	static String newToken() {
 		long bits = ThreadLocalRandom.current().nextLong();
 		return HexFormat.of().withLowerCase().toHexDigits(bits);
 	}
 
-	/**
-	 * Whether claims and completions can go through Lettuce's asynchronous API: with a
-	 * Lettuce connection factory and no replica to await (WAIT stays on the blocking
-	 * path, which runs on a separate executor for asynchronous callers).
-	 */
+	/** Lettuce, and no replica to await (WAIT stays blocking). */
 	@Override
 	public boolean supportsAsync() {
 		return !this.scripts.awaitsReplicas() && this.scripts.supportsAsync();
@@ -650,9 +507,7 @@ public class RedisIdempotencyStore
 		return utf8(Long.toString(Math.max(1, duration.toMillis())));
 	}
 
-	/**
-	 * The expiry of a placeholder's key: its lease, then {@link RecordLayout#REMEMBERED}.
-	 */
+	/** A placeholder's key expires its lease plus {@link RecordLayout#REMEMBERED}. */
 	private static long expiryMillis(Duration lease) {
 		return Math.max(1, lease.toMillis()) + REMEMBERED_MILLIS_VALUE;
 	}

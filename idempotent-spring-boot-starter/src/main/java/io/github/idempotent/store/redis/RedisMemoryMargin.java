@@ -11,16 +11,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Whether the store's Redis is too full for new claims: under
- * {@code maxmemory-policy noeviction} Redis refuses a write only once its used memory is
- * above {@code maxmemory}, whatever its size, so near that line it takes a claim's small
+ * Whether the store's Redis is too full for new claims: under {@code noeviction} Redis
+ * refuses writes only above {@code maxmemory}, so near that line it takes a claim's small
  * placeholder and refuses the larger result that follows. Claims are refused first, above
- * a share of {@code maxmemory}, so that the calls in progress keep the rest. Read from
- * {@code INFO memory} (on a cluster every primary, any one above counts) when a claim
- * asks, at most once a second and one read at a time, never on the claim's path where it
- * must not block: on Lettuce asynchronously, on the other clients on the claiming thread.
- * Claims within a second of memory filling up pass: Redis's own refusal and the record of
- * a result not stored cover them.
+ * a share of {@code maxmemory}. Read from {@code INFO memory} at most once a second,
+ * never blocking a claim on Lettuce.
  */
 final class RedisMemoryMargin {
 
@@ -76,7 +71,6 @@ final class RedisMemoryMargin {
 			return CompletableFuture.completedFuture(RedisMemoryPolicy.read(this.connectionFactory));
 		}
 		catch (RuntimeException ex) {
-			// Unreachable: the claim fails by itself; the last reading stands.
 			return CompletableFuture.failedFuture(ex);
 		}
 	}

@@ -15,22 +15,14 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * What {@code INFO} says of the memory of one server of the store. Under memory pressure,
- * any {@code maxmemory-policy} but {@code noeviction} drops keys, and the store's keys
- * all have a TTL, so the {@code volatile-*} policies drop them too ({@code volatile-ttl}
- * first drops the placeholders of calls in progress, whose leases are the shortest). A
- * dropped placeholder or result lets a retry run the method again.
- * <p>
- * Read through the store's connection factory, whichever client it runs on, from
- * {@code INFO memory}, which managed services answer where they refuse
- * {@code CONFIG GET}: by {@link #check} once at start-up, and by the Actuator's health
- * indicator whenever it is asked.
+ * What {@code INFO memory} says of one server of the store. Any {@code maxmemory-policy}
+ * but {@code noeviction} may evict the store's records (all have a TTL), and a dropped
+ * record lets a retry run the method again.
  *
  * @param server the server, as host and port where known
  * @param maxmemory memory limit in bytes, 0 for none
- * @param policy {@code maxmemory-policy}
  * @param evictedKeys keys evicted since the server started, -1 when not read
- * @param usedMemory memory in use in bytes ({@code used_memory}), -1 when not read
+ * @param usedMemory memory in use in bytes, -1 when not read
  */
 public record RedisMemoryPolicy(String server, long maxmemory, String policy, long evictedKeys, long usedMemory) {
 
@@ -40,17 +32,16 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 	static final String ALLOW_PROPERTY = "idempotent.store.redis.allow-evicting-policy";
 
 	/**
-	 * Whether the server may evict the store's records: bounded memory and any policy but
-	 * {@code noeviction} (the store's keys all have a TTL, so {@code volatile-*} policies
-	 * evict them too).
+	 * Whether the server may evict the store's records: bounded memory, any policy but
+	 * {@code noeviction}.
 	 */
 	public boolean evicts() {
 		return this.maxmemory > 0 && !"noeviction".equals(this.policy);
 	}
 
 	/**
-	 * Whether new claims are refused as the store being full: used memory above
-	 * {@code limit} of {@code maxmemory} under {@code noeviction}.
+	 * Whether used memory is above {@code limit} of {@code maxmemory} under
+	 * {@code noeviction}.
 	 * @param limit share of {@code maxmemory}
 	 */
 	public boolean isAbove(double limit) {
@@ -58,10 +49,8 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 	}
 
 	/**
-	 * Reads the memory of every server behind {@code connectionFactory} (every node of a
-	 * cluster); empty when a proxy hides it.
-	 * @param connectionFactory the store's connection factory
-	 * @return one policy per server
+	 * Reads the memory of every server behind {@code connectionFactory}; empty when a
+	 * proxy hides it.
 	 */
 	public static List<RedisMemoryPolicy> read(RedisConnectionFactory connectionFactory) {
 		try (RedisConnection redis = connectionFactory.getConnection()) {
@@ -81,13 +70,8 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 
 	/**
 	 * Refuses a bounded memory with an evicting policy unless the application accepted
-	 * the risk; a Redis down at start-up is left to the calls (which fail closed or run
-	 * open) and to the health indicator.
-	 * @param connectionFactory the store's connection factory
-	 * @param evictingPolicyAllowed whether the application accepts a Redis that may evict
-	 * records (a second run of a method whose record was evicted)
-	 * @throws IllegalStateException when memory is bounded, the policy evicts and the
-	 * application has not accepted it
+	 * the risk; a Redis down at start-up is only logged.
+	 * @throws IllegalStateException when the policy evicts and that is not accepted
 	 */
 	public static void check(RedisConnectionFactory connectionFactory, boolean evictingPolicyAllowed) {
 		List<RedisMemoryPolicy> policies;
@@ -115,9 +99,6 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 		}
 	}
 
-	/**
-	 * Why this policy is refused, and what to do.
-	 */
 	String refusal() {
 		return "The Redis of the idempotency store (" + this.server + ") has maxmemory " + this.maxmemory
 				+ " bytes and maxmemory-policy " + this.policy + ": when its memory is full it evicts keys, "
@@ -131,10 +112,7 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 				+ ALLOW_PROPERTY + "=true";
 	}
 
-	/**
-	 * The policies in {@code info}: one server's, or, from a cluster connection, one per
-	 * node (keys prefixed with the node's address).
-	 */
+	/** A cluster connection prefixes keys with the node's address. */
 	static List<RedisMemoryPolicy> of(@Nullable Properties info, String server) {
 		if (info == null) {
 			return List.of();
@@ -159,9 +137,6 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 		return policies;
 	}
 
-	/**
-	 * {@code INFO}'s text as properties.
-	 */
 	static Properties parse(String info) {
 		Properties properties = new Properties();
 		for (String line : info.split("\r?\n")) {

@@ -22,11 +22,9 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * What {@link RedisIdempotencyStore} shows and does for operators (the Actuator endpoint,
- * through {@link io.github.idempotent.store.InspectableIdempotencyStore}): read a record
- * whatever it holds, list the records in progress, delete one. A forced delete leaves a
- * tombstone (the delete script), so that the deleted call's owner is fenced out instead
- * of writing its record anew.
+ * What {@link RedisIdempotencyStore} shows and does for operators (the Actuator): read a
+ * record, list the records in progress, delete one. A forced delete leaves a tombstone,
+ * so that the deleted call's owner is fenced out instead of writing its record anew.
  */
 final class RedisRecordInspection {
 
@@ -53,10 +51,7 @@ final class RedisRecordInspection {
 				RedisIdempotencyStore.keyOf(key)), now);
 	}
 
-	/**
-	 * The record in the inspect script's {@code reply}, {@code null} for none (or a
-	 * tombstone).
-	 */
+	/** {@code null} for none, or a tombstone. */
 	static @Nullable IdempotencyRecord record(RecordKey key, @Nullable List<?> reply, Instant now) {
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
 		long kind = (Long) reply.get(0);
@@ -70,7 +65,6 @@ final class RedisRecordInspection {
 		}
 		byte[] stored = (byte[]) reply.get(2);
 		if (RecordLayout.isTombstone(stored)) {
-			// A forced delete: no call holds the key, and nothing is stored.
 			return null;
 		}
 		String damage = RecordLayout.damage(stored);
@@ -79,8 +73,7 @@ final class RedisRecordInspection {
 		}
 		boolean inProgress = RecordLayout.isInProgress(stored);
 		if (inProgress && expiresIn != null) {
-			// The lease left, not the hour the placeholder is kept after it: 0 for a call
-			// whose lease ran out, which no longer holds the key.
+			// The lease left, not the hour the placeholder is kept after it.
 			expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(pttl));
 		}
 		return new IdempotencyRecord(key,
@@ -90,12 +83,9 @@ final class RedisRecordInspection {
 	}
 
 	/**
-	 * SCAN with a MATCH on the key prefix and a COUNT of {@code limit}, then one read per
-	 * key found. Spring Data Redis's cursor cannot resume a scan from a cursor that an
-	 * earlier request returned: on Lettuce SCAN is sent natively ({@link LettuceScan}, on
-	 * Redis Cluster each primary in turn, the cursor naming the node; a page covers one
-	 * node's SCAN step), on the other clients by the scan script, on a standalone or
-	 * Sentinel Redis.
+	 * SCAN with a MATCH on the key prefix, then one read per key. Spring Data Redis's
+	 * cursor cannot resume a scan from an earlier request's cursor: on Lettuce SCAN is
+	 * sent natively ({@link LettuceScan}), on the other clients by the scan script.
 	 */
 	InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		byte[] pattern = (globEscape(keyPrefix) + ":*").getBytes(StandardCharsets.UTF_8);
@@ -107,8 +97,7 @@ final class RedisRecordInspection {
 			for (byte[] key : scanned.keys()) {
 				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
 						now);
-				// An unreadable record may be a call in progress as well as anything
-				// else: listed, so that an operator sees it, whatever its age.
+				// An unreadable record may be a call in progress: listed at any age.
 				if (record != null && record.state() == IdempotencyRecord.State.UNREADABLE) {
 					records.add(record);
 				}
@@ -138,15 +127,9 @@ final class RedisRecordInspection {
 		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
 	}
 
-	/**
-	 * The keys of one SCAN step and the cursor of the next, {@code null} when done.
-	 */
 	record ScanStep(List<byte[]> keys, @Nullable String next) {
 	}
 
-	/**
-	 * The prefix with the characters that a MATCH pattern interprets escaped.
-	 */
 	private static String globEscape(String text) {
 		StringBuilder sb = new StringBuilder(text.length() + 4);
 		for (int i = 0; i < text.length(); i++) {
@@ -166,10 +149,6 @@ final class RedisRecordInspection {
 		}
 	}
 
-	/**
-	 * Deletes the record if it is in {@code state} ({@link RecordLayout#IN_PROGRESS}:
-	 * forced, {@link RecordLayout#COMPLETED}: unless held), by the delete script.
-	 */
 	Deletion deleteIf(RecordKey key, byte state) {
 		Long reply = this.scripts.executeAndWait(RedisScripts.DELETE_IF, ReturnType.INTEGER, null,
 				RedisIdempotencyStore.keyOf(key), new byte[] { state }, RedisIdempotencyStore.REMEMBERED_MILLIS);

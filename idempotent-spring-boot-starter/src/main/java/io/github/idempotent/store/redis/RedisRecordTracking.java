@@ -41,41 +41,16 @@ import io.github.idempotent.store.StoredResult;
 
 /**
  * {@link RecordTracking} for {@link RedisIdempotencyStore} with Redis's server-assisted
- * client-side caching: a connection of its own, in RESP3, with {@code CLIENT TRACKING ON}
- * in the default mode, so that Redis remembers the keys read on it and pushes an
- * {@code invalidate} message on that same connection when one of them is written,
- * deleted, expires or is evicted, or the database is flushed. Only the keys this instance
- * read are tracked (not every key under the prefix, as BCAST would), so claims and
- * completions elsewhere cost it nothing.
+ * client-side caching: a RESP3 connection of its own with {@code CLIENT TRACKING ON}, on
+ * which Redis pushes an {@code invalidate} for every key read there that changes.
  * <p>
- * Why a cache can trust it: Redis writes replies and pushes to one connection in the
- * order it produces them, and Lettuce hands push messages to listeners on the event loop
- * before it completes any later reply. A heartbeat PING sent at time {@code t} and
- * answered therefore proves that every change the server made before it ran the PING has
- * been reported; {@link #isCurrent()} is true only while the latest answered PING was
- * sent less than {@code maxStaleness} ago. A stalled connection thus stops the cache
- * within {@code maxStaleness}, with no timer involved. A connection that breaks loses the
- * pushes in flight and its tracking state on the server: the session ends at once
- * ({@link Listener#invalidatedAll()}), the connection is closed rather than left to
- * Lettuce's reconnect (which would come back without tracking), and a new one is opened
- * and tracked before the cache is used again. A heartbeat unanswered for
- * {@code max(10 x maxStaleness, 2 s)} ends the session too.
- * <p>
- * Needs the Lettuce client of a standalone or Sentinel Redis (Sentinel: the connection
- * goes to the primary Sentinel names, asked again on every new session) and RESP3 (Redis
- * 6 or later, and a client not configured for RESP2). Not supported on Redis Cluster,
- * where keys live on many nodes and move between them: there {@link #isCurrent()} stays
- * false and {@link #unavailableReason()} says why.
- * <p>
- * As a {@link SmartLifecycle} bean it stops one phase before the connection factory does:
- * the tracking connection is closed and reconnecting ends while Lettuce is still running,
- * so that a context that closes normally logs nothing (a tracking connection left open
- * would be cut by Lettuce's shutdown and reconnect into an executor that has terminated).
- * It tracks again when the context starts again.
- * <p>
- * A class of Lettuce's: the auto-configuration creates it only when Lettuce is on the
- * class path (with Jedis or Redisson alone the local cache has no tracking, and is off
- * unless enabled explicitly).
+ * Redis writes replies and pushes to one connection in order, and Lettuce hands pushes to
+ * listeners before it completes a later reply: a heartbeat PING sent at {@code t} and
+ * answered proves every change before {@code t} reported, so {@link #isCurrent()} holds
+ * only while the latest answered PING is younger than {@code maxStaleness}. A broken
+ * connection ends the session at once and is replaced, never left to Lettuce's reconnect
+ * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+;
+ * on Redis Cluster {@link #unavailableReason()} says why not. See docs/stores.md.
  */
 public final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
@@ -84,11 +59,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	private static final Duration MIN_RECONNECT_AFTER = Duration.ofSeconds(2);
 
 	/**
-	 * The client the tracking connection is opened with when it was created, which only
-	 * tells whether tracking is possible: each connection is opened with the factory's
-	 * current client ({@link #connect()}), since a factory that is stopped and started
-	 * again (a context restarted, or paused and resumed by Spring's test context cache)
-	 * has shut its old client down and made a new one.
+	 * Only tells whether tracking is possible: a restarted factory makes a new client.
 	 */
 	private final @Nullable RedisClient client;
 
@@ -112,7 +83,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	private volatile boolean closed;
 
-	// Stopped with the context: no session, no reconnecting, nothing logged.
 	private volatile boolean stopped;
 
 	/**
@@ -167,8 +137,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		this.listener = listener;
 		if (this.scheduler == null) {
 			if (this.connectionFactory instanceof LettuceConnectionFactory) {
-				// On another client the store has said so already, with all else that
-				// needs Lettuce.
 				logger.info("The local cache of idempotent results is off: Redis invalidation tracking is "
 						+ "unavailable, " + this.unavailableReason);
 			}
@@ -184,9 +152,8 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	}
 
 	/**
-	 * Completes once every change the server made before this call has been reported: a
-	 * PING on the tracking connection, answered after any push that precedes it. Fails
-	 * when tracking is not established.
+	 * Completes once every change the server made before this call has been reported.
+	 * Fails when tracking is not established.
 	 */
 	public CompletionStage<Void> sync() {
 		Session current = this.session;
@@ -205,17 +172,15 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		return this.client != null;
 	}
 
-	/**
-	 * Why tracking is not established now, or {@code null} when it is.
-	 */
+	/** Why tracking is not established now, or {@code null} when it is. */
 	public @Nullable String unavailableReason() {
 		return this.unavailableReason;
 	}
 
 	@Override
 	public String trackingKey(RecordKey key) {
-		// Latin-1 maps each byte of the Redis key to one char and back, whatever the
-		// key's encoding, so a pushed key and a key read here always compare equal.
+		// Latin-1 maps each byte to one char and back, so pushed and read keys compare
+		// equal whatever the key's encoding.
 		return new String(RedisIdempotencyStore.keyOf(key), StandardCharsets.ISO_8859_1);
 	}
 
@@ -228,8 +193,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		try {
 			byte[] redisKey = RedisIdempotencyStore.keyOf(key);
 			RedisAsyncCommands<byte[], byte[]> commands = current.connection.async();
-			// Both reads are tracked; PTTL says how long the record has left, so that the
-			// cache drops it when Redis would, even before Redis's expiry gets to it.
+			// PTTL: the cache drops the record when Redis would.
 			CompletableFuture<byte[]> value = commands.get(redisKey).toCompletableFuture();
 			CompletableFuture<Long> ttl = commands.pttl(redisKey).toCompletableFuture();
 			return value.thenCombine(ttl, RedisRecordTracking::trackedRecord).exceptionally((ex) -> null);
@@ -245,7 +209,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 				|| ttlMillis == -2) {
 			return null;
 		}
-		// No expiry (-1): as long as a Duration converts to nanoseconds.
 		Duration ttl = (ttlMillis < 0) ? Duration.ofNanos(Long.MAX_VALUE) : Duration.ofMillis(ttlMillis);
 		return new RecordTracking.TrackedRecord(RecordLayout.fingerprint(value),
 				new StoredResult(RecordLayout.result(value)), ttl);
@@ -301,8 +264,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 				unavailable("it needs RESP3 (Redis 6 or later, and a client not configured for RESP2)");
 				return;
 			}
-			// Nothing is tracked before CLIENT TRACKING ON: the session is current from
-			// then.
 			Session next = new Session(connection, System.nanoTime());
 			connection.addListener((PushListener) this::onPush);
 			connection.addListener(new RedisConnectionStateListener() {
@@ -316,9 +277,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 			connection.sync().clientTracking(TrackingArgs.Builder.enabled());
 			synchronized (this) {
 				if (this.closed || this.stopped || next.lost) {
-					// Ended by its disconnect listener, or by close() or stop()
-					// meanwhile,
-					// which did not see it: closed once, by whoever ends it first.
+					// Ended meanwhile by its disconnect listener, close() or stop().
 					next.end();
 					return;
 				}
@@ -339,7 +298,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	private void unavailable(String reason) {
 		if (this.closed || this.stopped) {
-			// Shutting down: a connect() interrupted by close() or stop() is no outage.
 			return;
 		}
 		if (this.unavailableReason == null) {
@@ -350,13 +308,11 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	}
 
 	/**
-	 * Ends {@code ended}: pushes may have been lost with it, so nothing it tracked can be
-	 * trusted any more. {@code lost} is set before the listener hears of it, so that a
-	 * cache that sees no invalidation yet sees {@link #isCurrent()} false.
+	 * Pushes may have been lost with {@code ended}: {@code lost} is set before the
+	 * listener hears of it, so a cache that sees no invalidation yet sees
+	 * {@link #isCurrent()} false.
 	 */
 	private void end(Session ended, String reason) {
-		// Closed whether or not it is still current: a connection Lettuce would keep
-		// reconnecting must not outlive its session.
 		if (!ended.end()) {
 			return;
 		}
@@ -405,8 +361,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	public void close() {
 		Session current;
 		synchronized (this) {
-			// A connect() in flight sees closed under the same lock and closes its own
-			// connection.
 			this.closed = true;
 			current = this.session;
 		}
@@ -418,31 +372,24 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		}
 	}
 
-	/**
-	 * Tracks again after {@link #stop()}: the next heartbeat opens a new session.
-	 */
 	@Override
 	public void start() {
 		this.stopped = false;
 	}
 
 	/**
-	 * Ends the session and stops reconnecting until {@link #start()}, before the
-	 * connection factory stops; the cache is bypassed meanwhile. Waits until the tracking
-	 * connection is closed, so that Lettuce's shutdown does not find it open.
+	 * Ends the session and waits until its connection is closed, so that Lettuce's
+	 * shutdown does not find it open.
 	 */
 	@Override
 	public void stop() {
 		Session current;
 		synchronized (this) {
-			// A connect() in flight sees stopped under the same lock and closes its own
-			// connection.
 			this.stopped = true;
 			current = this.session;
 		}
 		if (this.scheduler != null) {
-			// Heartbeats run one at a time: once this no-op has run, a connect() that was
-			// in flight has seen stopped and ended its session.
+			// Heartbeats run one at a time: after this no-op, connect() has seen stopped.
 			try {
 				this.scheduler.submit(() -> {
 				}).get(10, TimeUnit.SECONDS);
@@ -485,10 +432,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 				+ ((reason != null) ? "unavailable: " + reason : (isCurrent() ? "current" : "established"));
 	}
 
-	/**
-	 * One tracked connection, from {@code CLIENT TRACKING ON} until it breaks; never
-	 * reused after that.
-	 */
 	private static final class Session {
 
 		final StatefulRedisConnection<byte[], byte[]> connection;
@@ -497,7 +440,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 		volatile long confirmedAt;
 
-		// Closed once: Lettuce warns about a second close.
 		final CompletableFuture<Void> closing = new CompletableFuture<>();
 
 		Session(StatefulRedisConnection<byte[], byte[]> connection, long startedAt) {
@@ -505,10 +447,6 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 			this.confirmedAt = startedAt;
 		}
 
-		/**
-		 * Marks the session lost and closes its connection, once.
-		 * @return whether this call ended it
-		 */
 		synchronized boolean end() {
 			if (this.lost) {
 				return false;

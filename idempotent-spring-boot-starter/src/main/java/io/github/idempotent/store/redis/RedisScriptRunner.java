@@ -21,19 +21,11 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
 /**
- * How the store's commands reach Redis: a script by its SHA-1 (EVALSHA), its text (EVAL)
- * only when the server does not know it yet; over which connection (the application's, or
- * one of the store's own while replicas are awaited, {@link DedicatedConnections});
- * blocking, or through Lettuce's asynchronous commands ({@link AsyncRedisCommands}).
- * Every call is one round trip, and one more (EVAL) only after a restart or a SCRIPT
- * FLUSH.
- * <p>
- * Names no client's types: WAIT and the asynchronous commands need Lettuce and are
- * reached only on a Lettuce connection factory; on Jedis or Redisson every command is
- * blocking, on the application's connection.
- * <p>
- * Straight on the connection rather than through {@code RedisTemplate}, which wraps the
- * connection in a JDK proxy and calls it by reflection on every command.
+ * How the store's commands reach Redis: scripts by SHA-1 (EVALSHA, then EVAL after a
+ * restart or SCRIPT FLUSH), on the application's connection or, while replicas are
+ * awaited, one of the store's own ({@link DedicatedConnections}); blocking, or through
+ * Lettuce's asynchronous commands. Straight on the connection rather than through
+ * {@code RedisTemplate}, which calls a JDK proxy by reflection on every command.
  */
 final class RedisScriptRunner {
 
@@ -52,18 +44,11 @@ final class RedisScriptRunner {
 		this.lettuce = RedisClients.isLettuce(connectionFactory);
 	}
 
-	/**
-	 * Whether {@link #withAsyncCommands} and {@link #async} hold no thread while Redis
-	 * answers: on Lettuce.
-	 */
+	/** On Lettuce only. */
 	boolean supportsAsync() {
 		return this.lettuce;
 	}
 
-	/**
-	 * Makes every write that may be awaited wait (WAIT) until {@code replicas} replicas
-	 * have it, or {@code timeout} passes; zero does not wait.
-	 */
 	void waitReplicas(int replicas, Duration timeout) {
 		Assert.state(replicas == 0 || this.lettuce,
 				() -> "idempotent.store.redis.wait-replicas needs the Lettuce client (the default of "
@@ -82,10 +67,6 @@ final class RedisScriptRunner {
 		return this.waitReplicas > 0;
 	}
 
-	/**
-	 * Closes the connections of the store's own; calls still running meanwhile open and
-	 * close their own.
-	 */
 	void close() {
 		DedicatedConnections connections = this.dedicatedConnections;
 		if (connections != null) {
@@ -93,10 +74,6 @@ final class RedisScriptRunner {
 		}
 	}
 
-	/**
-	 * Keeps connections of the store's own open between calls again after
-	 * {@link #close()}.
-	 */
 	void reopen() {
 		DedicatedConnections connections = this.dedicatedConnections;
 		if (connections != null) {
@@ -105,21 +82,14 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Runs a script on its one key; then, if the script wrote ({@code wrote},
-	 * {@code null} for scripts that need no replica) and replicas are awaited, WAIT. WAIT
-	 * counts the writes of the connection it is sent on and blocks that connection until
-	 * it returns, so a script that may be awaited runs on a dedicated connection, held by
-	 * this caller from the script to the end of its WAIT; all others run on the
-	 * application's (usually shared) connection.
+	 * Runs a script, then WAIT if it wrote and replicas are awaited. WAIT counts the
+	 * writes of the connection it is sent on, so a script that may be awaited runs on a
+	 * dedicated connection held from the script to the end of its WAIT.
 	 */
 	<T> T executeAndWait(Script script, ReturnType returnType, @Nullable Predicate<T> wrote, byte[]... keyAndArgs) {
 		return executeAndWait((connection) -> execute(connection, script, returnType, keyAndArgs), wrote);
 	}
 
-	/**
-	 * Runs {@code action} on the connection {@link #executeAndWait(Script, ReturnType,
-	 * Predicate, byte[]...)} would run a script on, then WAIT as it does.
-	 */
 	<T> T executeAndWait(Function<RedisConnection, T> action, @Nullable Predicate<T> wrote) {
 		DedicatedConnections dedicated = this.dedicatedConnections;
 		if (dedicated == null || wrote == null) {
@@ -130,17 +100,10 @@ final class RedisScriptRunner {
 		return dedicated.run(action, wrote, this.waitReplicas, this.waitTimeout);
 	}
 
-	/**
-	 * Runs a script by SHA (EVALSHA), sending its text (EVAL) only when the server does
-	 * not know it yet, after a restart or a SCRIPT FLUSH.
-	 */
 	static <T> T execute(RedisConnection connection, Script script, ReturnType returnType, byte[]... keyAndArgs) {
 		return evaluate(connection, script, returnType, 1, keyAndArgs);
 	}
 
-	/**
-	 * Runs a script that names no key ({@code numkeys} 0), as {@link #execute} does.
-	 */
 	static <T> T executeWithoutKeys(RedisConnection connection, Script script, ReturnType returnType, byte[]... args) {
 		return evaluate(connection, script, returnType, 0, args);
 	}
@@ -160,17 +123,13 @@ final class RedisScriptRunner {
 		}
 	}
 
-	/**
-	 * Runs {@code action} on Lettuce's asynchronous commands of a connection from the
-	 * factory, closed once the reply is in; only where {@link #supportsAsync()}.
-	 */
 	<T> CompletableFuture<T> withAsyncCommands(Function<AsyncRedisCommands, CompletableFuture<T>> action) {
 		Assert.state(this.lettuce, "Asynchronous Redis commands need the Lettuce client");
 		return LettuceCommands.withCommands(this.connectionFactory, action);
 	}
 
 	/**
-	 * Runs a step of the store written once against {@link AsyncRedisCommands}:
+	 * A step of the store written once against {@link AsyncRedisCommands}:
 	 * {@link #blocking} or {@link #async}.
 	 */
 	interface Commands {
@@ -181,9 +140,7 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Runs {@code step} on a connection of any client, each command answered before the
-	 * next is sent, then WAIT as {@link #executeAndWait} does; the future it answers is
-	 * complete.
+	 * Each command answered before the next; then WAIT as {@link #executeAndWait} does.
 	 */
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
@@ -191,18 +148,13 @@ final class RedisScriptRunner {
 				() -> executeAndWait((connection) -> join(step.apply(new ConnectionCommands(connection))), wrote));
 	}
 
-	/**
-	 * Runs {@code step} on Lettuce's asynchronous commands, holding no thread; never
-	 * WAIT: the store is asynchronous only while no replica is awaited.
-	 */
+	/** Never WAIT: the store is asynchronous only while no replica is awaited. */
 	<T> CompletableFuture<T> async(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
 		return withAsyncCommands(step);
 	}
 
-	/**
-	 * The value of a {@link #blocking} future, its failure thrown as it was raised.
-	 */
+	/** The value of a {@link #blocking} future, its failure thrown as raised. */
 	static <T> T join(CompletableFuture<T> future) {
 		try {
 			return future.join();
@@ -224,25 +176,15 @@ final class RedisScriptRunner {
 		}
 	}
 
-	/**
-	 * {@link AsyncRedisCommands} on a connection of any client, each answered when it
-	 * returns.
-	 */
 	private record ConnectionCommands(RedisConnection connection) implements AsyncRedisCommands {
 
 		@Override
 		public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
-			// A pipelined or queued connection answers null, which would read as
-			// acquired.
+			// A pipelined or queued connection answers null, read as acquired.
 			Assert.state(!this.connection.isPipelined() && !this.connection.isQueueing(),
 					"Claims need a connection that answers");
 			return answer(() -> this.connection.stringCommands()
 				.setGet(key, value, Expiration.milliseconds(millis), SetOption.SET_IF_ABSENT));
-		}
-
-		@Override
-		public CompletableFuture<@Nullable Long> pttl(byte[] key) {
-			return answer(() -> this.connection.keyCommands().pTtl(key));
 		}
 
 		@Override

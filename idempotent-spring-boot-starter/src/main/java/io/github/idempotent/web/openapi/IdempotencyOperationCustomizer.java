@@ -22,14 +22,10 @@ import org.springframework.web.method.HandlerMethod;
 import io.github.idempotent.annotation.Idempotent;
 
 /**
- * Documents the idempotency contract of every {@code @Idempotent} endpoint in the OpenAPI
- * description springdoc generates: the {@code Idempotency-Key} request header (when the
- * key comes from it: required or not, and at most {@code idempotent.max-key-length}
- * characters, stated here and checked in core), the {@code Idempotent-Replayed} header on
- * successful responses, and the problem responses: 400 (missing or malformed key), 409
- * with {@code Retry-After} (the same key in progress), 422 (the key reused with another
- * payload) and 503 with {@code Retry-After} (the store unavailable). Responses the
- * application documents itself are left as they are.
+ * Documents the idempotency contract of every {@code @Idempotent} endpoint in springdoc's
+ * OpenAPI description: the {@code Idempotency-Key} header, {@code Idempotent-Replayed},
+ * and the 400, 409, 422 and 503 problem responses. Responses the application documents
+ * are left as they are.
  */
 public class IdempotencyOperationCustomizer implements OperationCustomizer {
 

@@ -1,4 +1,2 @@
-/**
- * OpenAPI documentation of the idempotency contract, for springdoc.
- */
+/** OpenAPI documentation of the idempotency contract, for springdoc. */
 package io.github.idempotent.web.openapi;

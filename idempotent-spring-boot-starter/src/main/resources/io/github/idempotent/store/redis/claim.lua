@@ -1,7 +1,7 @@
 -- Claims a key, in one step: the idempotency store's claim when the native
 -- SET key placeholder NX PX expiry GET cannot decide (a tombstone, a placeholder
--- whose lease ran out), and every claim on a server that refuses NX with GET
--- (before Redis 7.0).
+-- of another owner, whose lease this script checks), and every claim on a
+-- server that refuses NX with GET (before Redis 7.0).
 --
 -- KEYS[1]: the record's key.
 -- ARGV[1]: the placeholder of a first attempt; ARGV[2]: its key's expiry in ms

@@ -19,6 +19,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
 
@@ -139,6 +142,38 @@ class RedisCommandCountTests {
 			Map<String, Long> others = withoutMeasurement(replays);
 			others.remove("ping");
 			assertThat(others).as("commands sent besides the tracking heartbeat").isEmpty();
+		});
+	}
+
+	@Test
+	void aDuplicateOfACallInProgressLetsTheClaimScriptJudgeTheLease() {
+		this.contextRunner.withPropertyValues("idempotent.local-cache.enabled=false").run((context) -> {
+			RedisIdempotencyStore store = context.getBean(RedisIdempotencyStore.class);
+			Fingerprint fingerprint = new Fingerprint("fp");
+			Duration lease = Duration.ofMinutes(1);
+			RecordKey warmUp = new RecordKey("count:" + UUID.randomUUID());
+			store.claim(warmUp, fingerprint, lease);
+			store.claim(warmUp, fingerprint, lease);
+			RecordKey key = new RecordKey("count:" + UUID.randomUUID());
+			store.claim(key, fingerprint, lease);
+
+			resetStats();
+			ClaimResult duplicate = store.claim(key, fingerprint, lease);
+			Map<String, Long> commands = withoutMeasurement(commandStats());
+
+			assertThat(duplicate).isInstanceOf(ClaimResult.InProgress.class);
+			// No lease check in Java: the script reads the lease (GET and PTTL inside
+			// Redis), so its own check is the one every contract test of a live lease
+			// goes through.
+			Map<String, Long> script = Map.of("evalsha", 1L, "get", 1L, "pttl", 1L);
+			if (setClaims()) {
+				Map<String, Long> expected = new HashMap<>(script);
+				expected.put("set", 1L);
+				assertThat(commands).isEqualTo(expected);
+			}
+			else {
+				assertThat(commands).isEqualTo(script);
+			}
 		});
 	}
 
