@@ -25,10 +25,7 @@ import io.github.idempotent.store.IdempotencyStore;
  */
 final class CallObservations {
 
-	/**
-	 * Key of the current observation in a Reactor context: Micrometer's
-	 * {@code ObservationThreadLocalAccessor.KEY}.
-	 */
+	/** Micrometer's {@code ObservationThreadLocalAccessor.KEY}. */
 	static final String REACTOR_CONTEXT_KEY = "micrometer.observation";
 
 	private static final DefaultIdempotencyObservationConvention KEY_LESS = new DefaultIdempotencyObservationConvention(
@@ -52,9 +49,7 @@ final class CallObservations {
 		this.defaultConvention = includeKey ? new DefaultIdempotencyObservationConvention(true) : KEY_LESS;
 	}
 
-	/**
-	 * A local cache in front of a store is named after the store behind it.
-	 */
+	/** A local cache is named after the store behind it. */
 	static String storeName(IdempotencyStore store) {
 		IdempotencyStore named = store;
 		// By name: CachingIdempotencyStore needs Caffeine, which may be absent.
@@ -71,11 +66,7 @@ final class CallObservations {
 		};
 	}
 
-	/**
-	 * Starts observing one call, or answers {@code null} when it is not observed.
-	 * @param parent the caller's observation when no thread carries it (a {@code Mono}'s
-	 * subscriber context), else {@code null}
-	 */
+	/** {@code parent}: the caller's observation when no thread carries it (a Mono). */
 	@Nullable Call start(IdempotencyPolicy policy, String clientKey, @Nullable Object parent) {
 		if (this.registry.isNoop()) {
 			return null;
@@ -93,10 +84,7 @@ final class CallObservations {
 		return new Call(observation, context);
 	}
 
-	/**
-	 * Its callbacks may come from several threads (the renewal thread, the thread that
-	 * completed the method's future).
-	 */
+	/** Called back from several threads: the renewal's, the future's completer. */
 	static final class Call implements IdempotencyObserver {
 
 		private final Observation observation;
@@ -105,10 +93,7 @@ final class CallObservations {
 
 		private final AtomicBoolean stopped = new AtomicBoolean();
 
-		/**
-		 * The method has run to its end: an exception after that is the method's, not the
-		 * store's.
-		 */
+		/** After the method has run, a failure is the method's, not the store's. */
 		private volatile boolean ran;
 
 		Call(Observation observation, IdempotencyObservationContext context) {
@@ -174,10 +159,7 @@ final class CallObservations {
 			}
 		}
 
-		/**
-		 * Makes the call the current observation of this thread until the scope closes,
-		 * so that what the method observes nests inside.
-		 */
+		/** Binds the call here, so that what the method observes nests inside. */
 		Observation.Scope openScope() {
 			return this.observation.openScope();
 		}
@@ -186,9 +168,7 @@ final class CallObservations {
 			return this.observation;
 		}
 
-		/**
-		 * Ends the observation; calls after the first do nothing.
-		 */
+		/** Calls after the first do nothing. */
 		void stop(@Nullable Throwable failure) {
 			if (!this.stopped.compareAndSet(false, true)) {
 				return;

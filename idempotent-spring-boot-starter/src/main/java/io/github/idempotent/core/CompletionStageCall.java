@@ -13,17 +13,13 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.ClaimResult;
 
 /**
- * Carries out the protocol for a method whose result arrives later, as a
- * {@link CompletionStage} (a reactive type is adapted to one): the owner's hold ends on
- * the stage's completion signal, and a duplicate in progress is waited for without
- * holding a thread, its claims scheduled on the protocol's timer. Refusals complete
- * {@link #result} exceptionally.
+ * The protocol for a method whose result arrives as a {@link CompletionStage} (a reactive
+ * type is adapted to one): the hold ends on the stage's completion, and a duplicate in
+ * progress is awaited on the timer, holding no thread.
  * <p>
- * A store's reply is handed off before anything else happens: the client's I/O thread
- * that delivers it (Lettuce's event loop) reads every reply of its connections, so the
- * method, the decoding of a replay and the caller's completion run on {@link #handoff}
- * instead; one blocking call there, the application's own included, would wait for a
- * reply only that thread can read.
+ * Each store reply is handed off to {@link #handoff} first: the client's I/O thread
+ * (Lettuce's event loop) reads every reply of its connections, so one blocking call on it
+ * would wait for a reply only that thread can read.
  */
 final class CompletionStageCall {
 
@@ -33,15 +29,11 @@ final class CompletionStageCall {
 
 	private final IdempotencyExecutor.AsyncInvocation invocation;
 
-	/**
-	 * Where the call continues after a store's reply: the subscriber's thread for a
-	 * reactive caller, the blocking-store threads for a future.
-	 */
 	private final Executor handoff;
 
 	/**
-	 * What the caller gets. Cancelling it detaches the caller: a method that has started
-	 * still completes and stores its outcome.
+	 * Cancelling it detaches the caller: a method that has started still completes and
+	 * stores its outcome.
 	 */
 	private final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
@@ -53,10 +45,7 @@ final class CompletionStageCall {
 		this.handoff = handoff;
 	}
 
-	/**
-	 * Claims on the calling thread, so that the method runs there with its thread-bound
-	 * context (request, security).
-	 */
+	/** Claims on the calling thread, so the method runs with its thread-bound context. */
 	CompletableFuture<@Nullable Object> start() {
 		ClaimResult claim;
 		try {
@@ -70,10 +59,7 @@ final class CompletionStageCall {
 		return this.result;
 	}
 
-	/**
-	 * Claims without blocking the calling thread at all (an event loop): the method runs
-	 * on {@link #handoff} once the claim is answered.
-	 */
+	/** Claims without blocking the calling thread (an event loop). */
 	CompletableFuture<@Nullable Object> startNonBlocking() {
 		whenAnswered(claimAsync(), true, (claim, failure) -> {
 			if (failure != null) {
@@ -116,7 +102,6 @@ final class CompletionStageCall {
 				this.result.complete(answer.value());
 			}
 			else if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
-				// The flagged run's own future: its outcome is the caller's.
 				CompletionStage<?> stage;
 				try (IdempotencyContext.Scope scope = IdempotencyContext.bind(duplicate.context())) {
 					stage = this.invocation.proceed();
@@ -132,10 +117,6 @@ final class CompletionStageCall {
 		}
 	}
 
-	/**
-	 * Claims again after {@code millis}, scheduled on the timer, which only starts the
-	 * next claim: no thread waits for the first call.
-	 */
 	private void waitAndReclaim(long millis) {
 		if (this.protocol.threads().isStopping()) {
 			shuttingDown();
@@ -149,10 +130,7 @@ final class CompletionStageCall {
 		}
 	}
 
-	/**
-	 * Ends a waiting duplicate whose next claim the closed threads will not make: as when
-	 * the store cannot be reached (503, or the message again later), never left waiting.
-	 */
+	/** A duplicate still waiting at shutdown is refused, never left waiting. */
 	private void shuttingDown() {
 		this.result.completeExceptionally(this.protocol.shuttingDown(this.call));
 	}
@@ -179,8 +157,7 @@ final class CompletionStageCall {
 	private void run(ClaimDecision.Run run) {
 		OwnerHandle owner = run.owner();
 		if (this.result.isDone()) {
-			// The caller went away before the method started: nothing ran, so a retry
-			// may run it.
+			// The caller went away before the method started: a retry may run it.
 			owner.abandonAsync(new CancellationException());
 			return;
 		}
@@ -201,8 +178,7 @@ final class CompletionStageCall {
 		stage.whenComplete((value, failure) -> {
 			OutcomeRecorder recorder = (failure == null) ? IdempotencyProtocol.laterRecorder(this.call) : null;
 			if (recorder != null) {
-				// Completed once the response is written; until then the lease is
-				// renewed, and a retry waits or gets 409.
+				// Stored once the response is written: till then retries wait or get 409.
 				this.protocol.recordLater(recorder, owner, value);
 				this.result.complete(value);
 			}
@@ -218,9 +194,8 @@ final class CompletionStageCall {
 	}
 
 	/**
-	 * Runs {@code action} once {@code reply} is there, on {@link #handoff}; on the
-	 * current thread if {@code inline} and the reply is already there (a cached replay, a
-	 * method that ended on the caller's thread), since then no client's thread holds it.
+	 * Runs {@code action} on {@link #handoff}, or inline if asked and the reply is
+	 * already there: then no client's thread holds it.
 	 */
 	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
 			BiConsumer<? super T, ? super Throwable> action) {

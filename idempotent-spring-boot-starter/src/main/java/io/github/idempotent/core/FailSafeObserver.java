@@ -5,9 +5,7 @@ import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-/**
- * {@link IdempotencyObserver#failSafe(IdempotencyObserver)}.
- */
+/** See {@link IdempotencyObserver#failSafe(IdempotencyObserver)}. */
 final class FailSafeObserver implements IdempotencyObserver {
 
 	private static final Log logger = LogFactory.getLog(FailSafeObserver.class);

@@ -4,10 +4,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Says that a call lost its hold on its key: the lease lapsed without renewal, an
- * operator deleted the record under it, or it outlived its {@code maxDuration}. Each is a
- * warning for the operator, under the executor's log category, and a count for the
- * observers.
+ * Reports a call that lost its hold on its key (lease lapsed, record deleted, or past
+ * {@code maxDuration}) as a warning under the executor's log category and to observers.
  */
 final class LeaseLossReporter implements LeaseWatchdog.LeaseListener {
 

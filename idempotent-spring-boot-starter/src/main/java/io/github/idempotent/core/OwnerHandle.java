@@ -15,11 +15,9 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The winner's hold on a claimed key, in the shape of ShedLock's {@code SimpleLock}: it
- * carries the key, the owner token and fingerprint, and the lease renewal registered for
- * the call, and ends the hold exactly once with {@link #complete} or {@link #release}.
- * The synchronous path calls them in a {@code try}; futures and reactive types call them
- * from their completion signals, so the protocol is written once.
+ * The winner's hold on a claimed key (owner token, fingerprint, lease renewal), ended
+ * once by {@link #complete} or {@link #release}: in a {@code try} on the synchronous
+ * path, from the completion signal for futures and reactive types.
  */
 public final class OwnerHandle {
 
@@ -37,17 +35,9 @@ public final class OwnerHandle {
 
 	private final IdempotencyObserver observer;
 
-	/**
-	 * Whether the call returned on the calling thread, whose steps then run there too (a
-	 * JDBC store may write the result in the caller's transaction), retried after a
-	 * sleep; else they run without blocking the thread that signals the completion.
-	 */
+	/** Steps run on the calling thread, else must never block the signalling thread. */
 	private final boolean blocking;
 
-	/**
-	 * Whether the observers have heard that the method ran: at its return, when its
-	 * outcome is recorded later.
-	 */
 	private volatile boolean announced;
 
 	OwnerHandle(IdempotencyProtocol protocol, IdempotencyPolicy policy, String clientKey, RecordKey key,
@@ -74,21 +64,14 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Stops the lease renewal and stores {@code result} for replay. A store that cannot
-	 * be reached is asked again, the lease renewed meanwhile, until it confirms or
-	 * {@link #confirmWithin() the bound} has passed; then the failure is logged, not
-	 * thrown: the method has run and its result belongs to the caller. A result that
-	 * cannot be stored never frees the key ({@link #keepKey}).
+	 * Stores {@code result} for replay. Never throws: a store failure is logged, since
+	 * the method has run and its result belongs to the caller.
 	 */
 	public void complete(@Nullable Object result) {
 		completeAsync(result).join();
 	}
 
-	/**
-	 * Tells the observers that the method ran, while the caller's context is still bound
-	 * (the response they mark), for an outcome that is stored later by an
-	 * {@link OutcomeRecorder}. The lease is renewed until then.
-	 */
+	/** For an outcome that an {@link OutcomeRecorder} stores later. */
 	void returned() {
 		announce();
 	}
@@ -101,17 +84,16 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * {@link #complete} with the response the caller was sent, as an
-	 * {@link OutcomeRecorder} recorded it: stored as written, replayed without decoding;
-	 * or, when its status is not final ({@link #releases}), the key released.
+	 * {@link #complete} with the response an {@link OutcomeRecorder} recorded, or the key
+	 * released when {@code releaseOnStatus} lists its status.
 	 */
 	public void completeRecorded(RecordedResponse response) {
 		completeRecordedAsync(response).join();
 	}
 
 	/**
-	 * {@link #completeRecorded} without blocking the calling thread (an event loop). The
-	 * returned stage completes, never exceptionally, once the store has answered.
+	 * {@link #completeRecorded} without blocking the calling thread. The returned stage
+	 * completes, never exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
 		announce();
@@ -130,14 +112,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Ends the hold of a call that ran but whose outcome cannot be stored as it was sent
-	 * (an HTTP response streamed, too large, or broken while it was written): a record
-	 * that says so is stored in its place, so that a retry is told the call completed and
-	 * its result is unavailable, rather than running it again or replaying nothing. A
-	 * status that is not final ({@link #releases}) releases the key instead, as a
-	 * recorded one would.
-	 * @param status the status the caller was sent
-	 * @param why what kept the outcome from being stored, for the log
+	 * For a call whose response cannot be stored as sent: stores a record that tells
+	 * retries the call completed. The returned stage never completes exceptionally.
 	 */
 	public CompletableFuture<Void> completeNotStoredAsync(int status, String why) {
 		announce();
@@ -158,9 +134,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Stops the lease renewal, then takes {@code step}: a renewal re-creates a record
-	 * that has vanished, so the step must follow it. A non-blocking call does not wait
-	 * for a renewal in flight: the step runs at once, or on the thread that ends it.
+	 * A renewal re-creates a record that has vanished, so the step must follow the last
+	 * one; a non-blocking call runs it on the thread that ends that renewal.
 	 */
 	private CompletableFuture<Void> afterRenewal(Supplier<CompletableFuture<Void>> step) {
 		if (this.blocking) {
@@ -184,12 +159,6 @@ public final class OwnerHandle {
 				: store.releaseAsync(this.key, token());
 	}
 
-	/**
-	 * Whether the response's status is one its operation does not keep
-	 * ({@code releaseOnStatus}): its key is then released, as after a failure, and
-	 * nothing is stored, so a retry runs the method again. The one place where a returned
-	 * response is told from a final one.
-	 */
 	private boolean releases(int status) {
 		if (!this.policy.releaseOnStatus().contains(status)) {
 			return false;
@@ -208,20 +177,16 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Stops the lease renewal and deletes the placeholder so that a retry runs the
-	 * method, or, when {@code cacheFor} lists {@code failure}'s type, stores it so that
-	 * retries get the same error. A store that cannot be reached is asked again until
-	 * {@link #confirmWithin() the bound}; a failure left is added to {@code failure} as
-	 * suppressed.
+	 * Frees the key for a retry, or stores {@code failure} when {@code cacheFor} lists
+	 * its type. A store failure is added to {@code failure} as suppressed, not thrown.
 	 */
 	public void release(Throwable failure) {
 		releaseAsync(failure).join();
 	}
 
 	/**
-	 * {@link #complete} for a result that arrived on a completion signal: the store is
-	 * written without blocking the signalling thread. The returned stage completes, never
-	 * exceptionally, once the store has answered.
+	 * {@link #complete} without blocking the signalling thread. The returned stage
+	 * completes, never exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		announce();
@@ -236,9 +201,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * {@link #release} for a failure that arrived on a completion signal, without
-	 * blocking the signalling thread. The returned stage completes, never exceptionally,
-	 * once the store has answered.
+	 * {@link #release} without blocking the signalling thread. The returned stage
+	 * completes, never exceptionally, once the store has answered.
 	 */
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
 		return afterRenewal(() -> {
@@ -253,10 +217,6 @@ public final class OwnerHandle {
 		});
 	}
 
-	/**
-	 * Deletes the placeholder whatever the failure: for a caller that went away before
-	 * the method started, when nothing ran that could be stored.
-	 */
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
 		return afterRenewal(() -> delete(failure));
 	}
@@ -327,8 +287,7 @@ public final class OwnerHandle {
 			this.protocol.leases().rewatch(this.lease);
 			later(delay, () -> afterRenewal(() -> {
 				if (isFencedOut()) {
-					// A renewal between the attempts found a tombstone, or the call
-					// ran past its maxDuration: the result is never written then.
+					// Fenced out between attempts: the result is never written.
 					keepKeyFencedOut(ex).whenComplete((kept, never) -> done.complete(null));
 				}
 				else {
@@ -340,11 +299,8 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * Whether the watchdog has stopped renewing this call's lease: a renewal found the
-	 * key taken (deleted by an operator, or taken over), or the call outlived its
-	 * {@code maxDuration}. Its outcome is then never written: a completion would write a
-	 * record that vanished anew, under the key a retry may be about to claim or, past
-	 * maxDuration, is entitled to.
+	 * Key deleted or taken over, or past maxDuration: the outcome is never written, as it
+	 * would land under a key that a retry may claim.
 	 */
 	private boolean isFencedOut() {
 		return this.lease.isLost() || this.lease.isOverdue();
@@ -380,18 +336,13 @@ public final class OwnerHandle {
 		});
 	}
 
-	/**
-	 * Why a result is not stored, in a few words: the record that says so must be small.
-	 */
+	/** In a few words: the record that says so must be small. */
 	private static String notStoredReason(@Nullable Throwable failure) {
 		return (failure == null) ? "past max-duration"
 				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 	}
 
-	/**
-	 * @param kept whether the record that the call completed was written, {@code false}
-	 * when the key was taken over, {@code null} when writing it failed
-	 */
+	/** {@code kept}: {@code false} if taken over, {@code null} if writing failed. */
 	private void logNotStored(String reason, @Nullable Boolean kept, @Nullable Throwable failure) {
 		String notStored = "The result of " + this.policy.name() + " for key '" + this.clientKey + "' was not stored ("
 				+ reason + ")";
@@ -409,21 +360,11 @@ public final class OwnerHandle {
 		}
 	}
 
-	/**
-	 * Whether {@code ex} says the store cannot be reached at all, rather than that it
-	 * answered with a refusal: nothing can be written to it then.
-	 */
 	private static boolean isUnreachable(Throwable ex) {
 		return StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex);
 	}
 
-	/**
-	 * Runs {@code retry} after {@code delayMillis}: on the calling thread after a sleep
-	 * for a blocking call, else on the blocking-store threads (a store without
-	 * asynchronous calls is called there), which the timer only hands it to. Once the
-	 * application shuts down nothing retries, and {@code done} completes instead of
-	 * never: a caller may be waiting for it.
-	 */
+	/** After shutdown {@code done} still completes: a caller may be waiting for it. */
 	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
 		if (this.blocking) {
 			if (IdempotencyThreads.sleep(delayMillis)) {
@@ -463,15 +404,9 @@ public final class OwnerHandle {
 	}
 
 	/**
-	 * How long a completion or release whose outcome is unknown is asked again: one lease
-	 * from the first failure. Both steps are fenced by the owner token, so sending one
-	 * again is safe whatever the first did: a completion that did land finds its own
-	 * record completed under its token and answers {@code true}, a release that did land
-	 * finds nothing and answers {@code true}; neither can undo another owner's record,
-	 * since a take-over writes another token. Past one lease the store has also refused
-	 * every renewal for a whole lease, so the placeholder may have lapsed and been taken
-	 * over; the caller, who is waiting for this answer, is not held longer, unless the
-	 * store still renews the lease (see {@link StepConfirmation}).
+	 * How long a step with an unknown outcome is sent again. Repeating it is safe, as it
+	 * is fenced by the owner token; past one lease the placeholder may have been taken
+	 * over (see {@link StepConfirmation}, docs/guide.md "Guarantees and their limits").
 	 */
 	Duration confirmWithin() {
 		return this.policy.lease();
@@ -498,10 +433,6 @@ public final class OwnerHandle {
 	}
 
 	void logCompleteFailure(Throwable ex) {
-		// The method has run: its result goes back to this caller. The store may have
-		// stored it all the same (only the answer was lost): then retries get it
-		// replayed. If not, they see the placeholder until the lease expires, then may
-		// run the method again.
 		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
 				+ "' was stored" + unreachableFor(ex)
 				+ ": if it was not, retries are refused as in progress until the lease expires "

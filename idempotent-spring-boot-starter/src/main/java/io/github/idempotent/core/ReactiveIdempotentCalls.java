@@ -23,29 +23,16 @@ import io.github.idempotent.store.RecordKey;
 
 /**
  * Calls whose result is a {@code Mono}, for {@code @Idempotent} and
- * {@link IdempotencyTemplate} alike: the key is claimed without blocking (see
- * {@link IdempotencyExecutor#executeNonBlocking}), and the {@code Mono} is created and
- * subscribed only by the call that owns the key. Loaded only when Reactor is present.
- * <p>
- * Cancellation: the {@code Mono} is subscribed apart from the caller's subscription, with
- * the caller's context, so cancelling the caller's subscription does not cancel a call
- * that has started. It runs to completion and its outcome is stored; a retry gets it as a
- * replay, rather than running a second time after a first run that may have had its side
- * effects.
- * <p>
- * Threads: the call runs where it would have run without {@code @Idempotent}. The store's
- * reply arrives on the store client's I/O thread (Lettuce's event loop), which also reads
- * every other reply, the application's own included; the call is handed back to the
- * thread it was subscribed on when that thread is an event loop (the server's,
- * WebClient's), to Reactor's parallel scheduler from another non-blocking thread, and to
- * the bounded elastic scheduler from a thread that may block (a caller that blocks for
- * the result). The subscriber sees the outcome there too.
+ * {@link IdempotencyTemplate} alike. Only the owner subscribes the {@code Mono}, apart
+ * from the caller's subscription, so a cancelled caller leaves a started call running;
+ * nothing stays on the store client's I/O thread (docs/guide.md, "Which thread runs the
+ * method"). Loaded only when Reactor is present.
  */
 public final class ReactiveIdempotentCalls {
 
 	/**
-	 * Key of the Reactor context of a subscriber that blocks its own thread until the
-	 * call's result arrives: the call continues on a thread that may block instead.
+	 * Reactor context key of a subscriber that blocks its thread for the result: the call
+	 * then continues on a thread that may block.
 	 */
 	public static final String CALLER_WAITS = ReactiveIdempotentCalls.class.getName() + ".CALLER_WAITS";
 
@@ -55,12 +42,7 @@ public final class ReactiveIdempotentCalls {
 	private ReactiveIdempotentCalls() {
 	}
 
-	/**
-	 * Runs the {@code Mono} that {@code call} creates at most once per key.
-	 * @param contextView the subscriber's context, which the call's {@code Mono} sees
-	 * @param responseObserver an observer of the caller's own (a WebFlux response), or
-	 * {@link IdempotencyObserver#NONE}
-	 */
+	/** Runs the {@code Mono} that {@code call} creates at most once per key. */
 	public static Mono<?> execute(IdempotentCalls calls, IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 			IdempotencyObserver responseObserver, @Nullable OutcomeRecorder recorder) {
@@ -76,9 +58,8 @@ public final class ReactiveIdempotentCalls {
 			return observe(observed,
 					(callObserver) -> executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
 						try (Observation.Scope scope = observed.openScope()) {
-							// The call's Mono sees this call as its parent observation;
-							// written inside the subscriber's context so that it wins
-							// over the subscriber's own.
+							// Written inside the subscriber's context, so that this
+							// observation, not the subscriber's, is the Mono's parent.
 							return withIdempotencyContext(call.get())
 								.contextWrite((methodContext) -> methodContext.put(CallObservations.REACTOR_CONTEXT_KEY,
 										observed.observation()))
@@ -90,15 +71,10 @@ public final class ReactiveIdempotentCalls {
 		CompletableFuture<@Nullable Object> result = executor.executeNonBlocking(policy, clientKey, key, fingerprint,
 				() -> withIdempotencyContext(call.get()).contextWrite(contextView).toFuture(), responseObserver,
 				recorder, subscriberThread);
-		// suppressCancel: a cancelled subscriber leaves the call running (above).
+		// suppressCancel: a cancelled subscriber leaves the call running.
 		return Mono.fromFuture(result, true);
 	}
 
-	/**
-	 * The observed call as a {@code Mono} whose subscriber sees the outcome only after
-	 * the observation has stopped. A subscriber that cancels leaves the call running (see
-	 * above): its observation stops when the call ends.
-	 */
 	private static Mono<?> observe(CallObservations.Call observed,
 			Function<IdempotencyObserver, CompletableFuture<@Nullable Object>> execution,
 			IdempotencyObserver responseObserver) {
@@ -119,11 +95,7 @@ public final class ReactiveIdempotentCalls {
 			.doOnCancel(() -> result.whenComplete((value, failure) -> observed.stop(IdempotentCalls.unwrap(failure))));
 	}
 
-	/**
-	 * The call's {@code Mono} with this call's {@link IdempotencyContext} in its Reactor
-	 * context: the thread that runs the call's operators is rarely the one the context is
-	 * bound to. Read while the executor has it bound, before the subscription.
-	 */
+	/** Read while the executor has it bound: the operators run on other threads. */
 	private static Mono<?> withIdempotencyContext(Mono<?> mono) {
 		IdempotencyContext current = IdempotencyContext.current().orElse(null);
 		return (current != null) ? mono
@@ -131,10 +103,8 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	/**
-	 * {@code reply}, signalled on {@code resume} unless it is already there: what follows
-	 * a store's reply (the rest of a response's writing, its commit actions) must not run
-	 * on the client's I/O thread that delivered it (see above).
-	 * @param resume from {@link #subscriberThread()}, taken where the work began
+	 * {@code reply}, signalled on {@code resume} (a {@link #subscriberThread()}) unless
+	 * it is already there: nothing may run on the client's I/O thread that delivered it.
 	 */
 	public static <T> CompletableFuture<T> resumeOn(CompletableFuture<T> reply, Executor resume) {
 		return reply.isDone() ? reply : reply.whenCompleteAsync((value, failure) -> {
@@ -142,9 +112,8 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	/**
-	 * Where work begun on the current thread continues after a store's reply: this event
-	 * loop if it is a Netty one, else a Reactor scheduler whose threads may block as much
-	 * as the current one may.
+	 * Where work continues after a store's reply: this Netty event loop, else a Reactor
+	 * scheduler whose threads may block as much as the current one may.
 	 */
 	public static Executor subscriberThread() {
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current(on(Schedulers.boundedElastic())) : null;
@@ -166,15 +135,9 @@ public final class ReactiveIdempotentCalls {
 		};
 	}
 
-	/**
-	 * Netty's event loops, apart so that Netty is loaded only when present.
-	 */
+	/** Apart, so that Netty is loaded only when present. */
 	private static final class NettyEventLoops {
 
-		/**
-		 * The current thread's event loop, or {@code null} if it is not one; tasks it
-		 * refuses go to {@code shutdown}.
-		 */
 		static @Nullable Executor current(Executor shutdown) {
 			EventExecutor eventLoop = ThreadExecutorMap.currentExecutor();
 			if (eventLoop == null) {
@@ -185,8 +148,7 @@ public final class ReactiveIdempotentCalls {
 					eventLoop.execute(task);
 				}
 				catch (RejectedExecutionException ex) {
-					// The event loop is shutting down with the server: a thread that may
-					// block finishes the call.
+					// Shutting down with the server: a thread that may block finishes.
 					shutdown.execute(task);
 				}
 			};

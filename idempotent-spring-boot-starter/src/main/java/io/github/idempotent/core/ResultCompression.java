@@ -14,18 +14,13 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * Compression of stored results with the JDK's raw deflate. A value outcome ({@code V}
- * marker) whose encoded result is larger than the threshold is stored as {@code Z}, the
- * length of the encoded result as 4 bytes (big-endian), then the encoded result deflated;
- * when deflating does not make it smaller, the value is stored as it was. A record says
- * how it was encoded, so replays read both forms whatever the current setting: turning
- * compression on or off never strands a record.
+ * Raw-deflate compression of stored results above a threshold (the format is in
+ * docs/stores.md, "Record format 1"). A record says how it was encoded, so turning
+ * compression on or off never strands one.
  * <p>
- * Deflaters and inflaters hold native memory (a deflater about 256 KB): a few are kept in
- * a small pool shared by every instance, so a call neither creates one nor waits for one,
- * and one that does not fit back is {@linkplain Deflater#end() ended} at once rather than
- * left to the garbage collector. A pool rather than a thread-local, which would keep one
- * per virtual thread.
+ * Deflaters hold native memory (about 256 KB): a small pool shared by every instance, not
+ * a thread-local that would keep one per virtual thread; one that does not fit back is
+ * {@linkplain Deflater#end() ended} at once.
  */
 public final class ResultCompression {
 
@@ -50,28 +45,18 @@ public final class ResultCompression {
 		this.threshold = threshold;
 	}
 
-	/**
-	 * No compression: every result is stored as encoded (compressed records are still
-	 * replayed).
-	 */
+	/** No compression; compressed records are still replayed. */
 	public static ResultCompression none() {
 		return NONE;
 	}
 
-	/**
-	 * Deflates encoded results of more than {@code thresholdBytes}.
-	 */
+	/** Deflates encoded results of more than {@code thresholdBytes}. */
 	public static ResultCompression deflate(long thresholdBytes) {
 		Assert.isTrue(thresholdBytes >= 0, "thresholdBytes must not be negative");
 		return new ResultCompression(thresholdBytes);
 	}
 
-	/**
-	 * The stored form of a value outcome as the executor writes it: compressed when it is
-	 * a value above the threshold and deflating makes it smaller, else {@code result}
-	 * itself. Public for tools that write records the way the executor does, such as the
-	 * sizing benchmark.
-	 */
+	/** The stored form of a value outcome; public for the sizing benchmark. */
 	public StoredResult compress(StoredResult result) {
 		byte[] bytes = result.bytes();
 		int length = bytes.length - 1;
@@ -90,18 +75,11 @@ public final class ResultCompression {
 		return new StoredResult(deflated);
 	}
 
-	/**
-	 * {@code data} deflated, when it is above the threshold and deflating makes it
-	 * smaller; else {@code null}, to store it as it is.
-	 */
+	/** {@code null} when {@code data} is to be stored as it is. */
 	byte @Nullable [] deflate(byte[] data) {
 		return (data.length <= this.threshold) ? null : deflate(data, 0, data.length, 0);
 	}
 
-	/**
-	 * {@code length} bytes of {@code data} deflated behind {@code header} free bytes, or
-	 * {@code null} when that is not smaller than the input.
-	 */
 	private static byte @Nullable [] deflate(byte[] data, int offset, int length, int header) {
 		// The output buffer is exactly as large as the raw form: a deflated form that
 		// does not fit is not smaller, and is not kept.
@@ -129,9 +107,8 @@ public final class ResultCompression {
 	}
 
 	/**
-	 * The encoded value inside a compressed ({@code Z}) stored outcome, inflated to at
-	 * most {@code limit} bytes, or {@code null} for any other outcome: for tools that
-	 * show stored records.
+	 * The value inside a {@code Z} outcome, or {@code null} for another outcome; for
+	 * tools that show stored records.
 	 * @throws IllegalArgumentException when the compressed value cannot be inflated
 	 */
 	public static byte @Nullable [] inflatedValue(StoredResult result, long limit) {
@@ -151,12 +128,9 @@ public final class ResultCompression {
 	}
 
 	/**
-	 * The encoded result inside a {@code Z} record, inflated to at most {@code limit}
-	 * bytes: the stored length is checked before anything is allocated, and the inflated
-	 * data must match it exactly, so neither a corrupt record nor a crafted one (a few
-	 * bytes that would inflate to gigabytes) can exhaust the heap.
-	 * @throws CorruptResultException if the record is malformed or declares more than
-	 * {@code limit}
+	 * The declared length is checked before anything is allocated and must match the
+	 * inflated data exactly, so a crafted record (bytes that inflate to gigabytes) cannot
+	 * exhaust the heap.
 	 */
 	static byte[] inflate(byte[] stored, long limit) {
 		if (stored.length < HEADER) {
@@ -167,10 +141,6 @@ public final class ResultCompression {
 		return inflate(stored, HEADER, stored.length - HEADER, length, limit);
 	}
 
-	/**
-	 * The {@code declared} bytes that {@code length} bytes of {@code data} from
-	 * {@code offset} inflate to, checked as {@link #inflate(byte[], long)} checks them.
-	 */
 	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
 		if (declared < 0 || declared > limit) {
 			throw new CorruptResultException("it declares " + Integer.toUnsignedString(declared)
@@ -240,9 +210,7 @@ public final class ResultCompression {
 		return isEnabled() ? "deflate above " + this.threshold + " bytes" : "none";
 	}
 
-	/**
-	 * A compressed record that cannot be read back.
-	 */
+	/** A compressed record that cannot be read back. */
 	static final class CorruptResultException extends RuntimeException {
 
 		CorruptResultException(String reason) {

@@ -4,11 +4,9 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The retries of one completion or release: only of a failure to reach the store (any
- * other failure would fail again), with a back-off from {@value #FIRST_RETRY_MILLIS} ms
- * doubling up to {@value #MAX_RETRY_MILLIS} ms (the first retry, on a fresh connection,
- * usually succeeds at once after a cut one), until a bound has passed. One per step of an
- * {@link OwnerHandle}.
+ * The retries of one {@link OwnerHandle} step: only of a failure to reach the store (any
+ * other would fail again), backing off from {@value #FIRST_RETRY_MILLIS} ms to
+ * {@value #MAX_RETRY_MILLIS} ms, until a bound has passed.
  */
 final class StepConfirmation {
 
@@ -18,17 +16,11 @@ final class StepConfirmation {
 
 	private final LeaseWatchdog.Lease lease;
 
-	/**
-	 * How long the step is asked again from its first failure: one lease (see
-	 * {@link OwnerHandle#confirmWithin()}).
-	 */
 	private final Duration bound;
 
 	/**
-	 * One bound from the first failure, not from the first attempt: an attempt that fails
-	 * by the client's timeout (Lettuce's is a minute by default, longer than a 30 s
-	 * lease) would otherwise use up the bound before any retry is sent, and the result
-	 * would be given up while the store is reachable again.
+	 * From the first failure, not the first attempt: a client's timeout (Lettuce's is a
+	 * minute) would otherwise use up the bound before any retry is sent.
 	 */
 	private long deadline;
 
@@ -44,17 +36,14 @@ final class StepConfirmation {
 	}
 
 	/**
-	 * Whether the step is being sent again. A release sent again that finds the key held
-	 * by another token is not a lost lease: the first one may have landed and a retry
-	 * claimed the key since. Either way the key is no longer this call's.
+	 * A release sent again that finds another token is no lost lease: the first may have
+	 * landed and a retry claimed the key since.
 	 */
 	boolean repeated() {
 		return this.repeated;
 	}
 
-	/**
-	 * The delay before asking again after {@code failure}, or -1 to give up.
-	 */
+	/** The delay before asking again after {@code failure}, or -1 to give up. */
 	long retryIn(Throwable failure) {
 		if (!StoreFailureClassifier.isUnavailable(failure)) {
 			return -1;
@@ -75,12 +64,9 @@ final class StepConfirmation {
 	}
 
 	/**
-	 * Whether the store still renews this call's lease although it refuses the step: a
-	 * Redis whose memory is full under {@code noeviction} refuses the completion, which
-	 * writes a result, but still extends a lease. The placeholder then keeps retries
-	 * waiting, so the step is asked again past {@link #bound}, up to the call's
-	 * {@code maxDuration}, rather than let the result go and a retry run the method
-	 * again.
+	 * A Redis full under {@code noeviction} refuses the completion but still extends the
+	 * lease, so retries keep waiting: the step is asked again past {@link #bound}, up to
+	 * {@code maxDuration}, rather than let a retry run the method again.
 	 */
 	private boolean stillHeld(long now) {
 		return this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue();

@@ -7,12 +7,9 @@ import java.util.concurrent.atomic.LongAdder;
 import org.apache.commons.logging.Log;
 
 /**
- * Logs the calls refused because the store cannot be reached
- * ({@code failure-mode=closed}) as one warning per interval that counts them, instead of
- * a line per call: an outage refuses every call, and a listener container redelivers the
- * same few messages many times a second until the store is back. The other refusals go to
- * debug, with their stack trace. Used by the executor for every caller, HTTP and
- * listeners alike.
+ * Logs calls refused because the store cannot be reached as one warning per interval that
+ * counts them: an outage refuses every call, and a listener container redelivers many
+ * times a second. Other refusals go to debug, with their stack trace.
  */
 final class StoreOutageLog {
 
