@@ -26,7 +26,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * is looked up on first use, so the order of auto-configurations does not matter; without
  * one nothing is counted.
  */
-public class IdempotencyMetrics implements IdempotencyObserver {
+class IdempotencyMetrics implements IdempotencyObserver {
 
 	static final String METER = "idempotent.calls";
 

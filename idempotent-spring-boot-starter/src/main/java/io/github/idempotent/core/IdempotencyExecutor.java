@@ -102,16 +102,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
-		return execute(policy, clientKey, key, fingerprint, invocation, this.observer);
-	}
-
-	/**
-	 * {@link #execute} that also tells {@code callObserver} about this call: an observer
-	 * of this one call (its trace), in addition to the executor's observers.
-	 */
-	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			Invocation invocation, IdempotencyObserver callObserver) throws Throwable {
-		return execute(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+		return execute(policy, clientKey, key, fingerprint, invocation, this.observer, null);
 	}
 
 	/**
@@ -149,16 +140,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
-	}
-
-	/**
-	 * {@link #executeAsync} that also tells {@code callObserver} about this call: an
-	 * observer of this one call (its trace), in addition to the executor's observers.
-	 */
-	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
-		return executeAsync(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
 	}
 
 	/**
@@ -181,16 +163,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE);
-	}
-
-	/**
-	 * {@link #executeNonBlocking} that also tells {@code callObserver} about this call's
-	 * outcome: the caller's own context (a WebFlux response), which no thread carries.
-	 */
-	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
-			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, null);
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
 	}
 
 	/**

@@ -2,7 +2,6 @@ package io.github.idempotent.core;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -243,7 +242,7 @@ public final class IdempotentCalls {
 	}
 
 	static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
+		return (failure != null) ? Futures.unwrap(failure) : null;
 	}
 
 	/**
