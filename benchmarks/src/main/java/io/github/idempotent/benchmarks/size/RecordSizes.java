@@ -171,7 +171,7 @@ public final class RecordSizes {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static long memoryUsage(RedisConnection connection, RecordKey key) {
+	static long memoryUsage(RedisConnection connection, RecordKey key) {
 		// Spring Data Redis has no MEMORY USAGE; Lettuce does.
 		RedisServerAsyncCommands<byte[], byte[]> commands = (RedisServerAsyncCommands<byte[], byte[]>) connection
 			.getNativeConnection();
@@ -236,7 +236,7 @@ public final class RecordSizes {
 		return (length != null && count != null && count > 0) ? (double) length / count : Double.NaN;
 	}
 
-	private static List<RecordKey> write(IdempotencyStore store, Shape shape, int records) {
+	static List<RecordKey> write(IdempotencyStore store, Shape shape, int records) {
 		List<RecordKey> keys = new ArrayList<>(records);
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		for (int i = 0; i < records; i++) {
@@ -332,7 +332,7 @@ public final class RecordSizes {
 	 * A record to write: its stored result (null: in progress) and, when that is
 	 * compressed, the size it was encoded at.
 	 */
-	private record Shape(String name, StoredResult result, int encodedSize) {
+	record Shape(String name, StoredResult result, int encodedSize) {
 	}
 
 }
