@@ -15,8 +15,10 @@ public class IdempotentResultCompressionProperties {
 
 	/**
 	 * Size above which an encoded result is compressed; a number without a unit is bytes.
+	 * Up to 1 KB, deflating costs a first call 6-12 us of CPU and saves less than half of
+	 * a record (docs/benchmarks.md, "Compression threshold").
 	 */
-	private DataSize threshold = DataSize.ofBytes(256);
+	private DataSize threshold = DataSize.ofKilobytes(1);
 
 	public boolean isEnabled() {
 		return this.enabled;
