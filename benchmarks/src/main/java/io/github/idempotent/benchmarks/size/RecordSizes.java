@@ -36,11 +36,12 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * {@code pg_column_size} of each row plus its share of the primary-key index, MariaDB's
  * data and index length per row. Shapes: a record in progress, a completed record with a
  * 20-byte result, and ones with a 2 KB and a 10 KB JSON result (an order with line
- * items), each stored as encoded and deflated as {@code idempotent.result-compression}
- * stores it by default (the same {@link ResultCompression} the executor applies); and the
- * response of an HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the
- * 20-byte and the 2 KB body) as the web layer records it ({@code H}) and as the executor
- * stored a typed {@code ResponseEntity} before ({@code V}); and the response of a
+ * items), each stored as encoded and deflated above 256 bytes, the default threshold of
+ * {@code idempotent.result-compression} when the published tables were measured (1 KB
+ * since; the same {@link ResultCompression} the executor applies); and the response of an
+ * HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the 20-byte and the
+ * 2 KB body) as the web layer records it ({@code H}) and as the executor stored a typed
+ * {@code ResponseEntity} before ({@code V}); and the response of a
  * {@code @RestController} method returning a record ({@code 200}, JSON, no other header;
  * a 108-byte and a 2 KB body), recorded in the compact layout ({@code J}) and as its
  * typed value was stored before ({@code V}, {@code Z}). Keys have the default shape:
