@@ -8,8 +8,11 @@ public class IdempotentResultCompressionProperties {
 	/** Whether results larger than the threshold are stored deflated. */
 	private boolean enabled = true;
 
-	/** Size above which an encoded result is compressed. */
-	private DataSize threshold = DataSize.ofBytes(256);
+	/**
+	 * Size above which an encoded result is compressed; below 1 KB deflating costs more
+	 * than it saves (docs/benchmarks.md).
+	 */
+	private DataSize threshold = DataSize.ofKilobytes(1);
 
 	public boolean isEnabled() {
 		return this.enabled;

@@ -33,26 +33,29 @@ class ResultCompressionAutoConfigurationTests {
 		.withPropertyValues("idempotent.default-scope=global");
 
 	@Test
-	void resultsAbove256BytesAreStoredDeflatedByDefault() {
+	void resultsAbove1KbAreStoredDeflatedByDefault() {
 		this.runner.run((context) -> {
 			Documents documents = context.getBean(Documents.class);
 			RecordingStore store = context.getBean(RecordingStore.class);
-			String large = documents.text("a", 300);
-			assertThat(documents.text("a", 300)).isEqualTo(large);
-			String small = documents.text("b", 200);
-			assertThat(documents.text("b", 200)).isEqualTo(small);
+			// Encoded as a JSON string: the text and its two quotes, 1 025 and 1 024
+			// bytes.
+			String large = documents.text("a", 1023);
+			assertThat(documents.text("a", 1023)).isEqualTo(large);
+			String small = documents.text("b", 1022);
+			assertThat(documents.text("b", 1022)).isEqualTo(small);
 			assertThat(store.stored).hasSize(2);
 			assertThat(store.stored.get(0)[0]).isEqualTo((byte) 'Z');
 			assertThat(store.stored.get(0).length).isLessThan(100);
 			assertThat(store.stored.get(1)[0]).isEqualTo((byte) 'V');
+			assertThat(store.stored.get(1).length).isEqualTo(1 + 1024);
 		});
 	}
 
 	@Test
 	void thresholdIsADataSize() {
-		this.runner.withPropertyValues("idempotent.result-compression.threshold=1KB").run((context) -> {
-			context.getBean(Documents.class).text("a", 1000);
-			context.getBean(Documents.class).text("b", 1100);
+		this.runner.withPropertyValues("idempotent.result-compression.threshold=2KB").run((context) -> {
+			context.getBean(Documents.class).text("a", 2046);
+			context.getBean(Documents.class).text("b", 2047);
 			List<byte[]> stored = context.getBean(RecordingStore.class).stored;
 			assertThat(stored.get(0)[0]).isEqualTo((byte) 'V');
 			assertThat(stored.get(1)[0]).isEqualTo((byte) 'Z');

@@ -179,7 +179,7 @@ class RecordedResponseTests {
 	}
 
 	/**
-	 * A JSON body of 361 bytes: above the default deflate threshold.
+	 * A JSON body of 361 bytes: above the 256-byte deflate threshold these tests set.
 	 */
 	private static byte[] items() {
 		StringBuilder json = new StringBuilder("{\"items\":[");

@@ -32,10 +32,12 @@ import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
  * called directly: the whole path of a call (proxy, key expression, scoped key,
  * fingerprint, claim, lease watchdog, encoding, complete; or claim and decoding for a
  * replay), with no network in the way. {@code result} is the size of the returned JSON:
- * {@code small} (187 bytes, one line item), {@code 400b} (three line items, just above
- * the compression threshold, the size of a typical stored {@code ResponseEntity}),
- * {@code 2k} (about 2 KB, 22 line items) or {@code 10k} (10 267 bytes, 105 line items);
- * results above 256 bytes are deflated unless {@code compression} is false.
+ * {@code small} (187 bytes, one line item), {@code 400b} (three line items, the size of a
+ * typical stored {@code ResponseEntity}), {@code 2k} (about 2 KB, 22 line items) or
+ * {@code 10k} (10 267 bytes, 105 line items); results above the default threshold (1 KB,
+ * so {@code 2k} and {@code 10k}) are deflated unless {@code compression} is false.
+ * {@code 400b} was just above the threshold while it was 256 bytes; what deflating costs
+ * by size is {@link ResultCompressionBenchmark}'s.
  * <p>
  * {@code firstCallFuture} and {@code replayFuture} do the same through a method that
  * returns a completed {@code CompletableFuture}: the asynchronous path, whose store
@@ -53,8 +55,8 @@ public class IdempotentCallBenchmark {
 	public String result;
 
 	/**
-	 * {@code idempotent.result-compression.enabled}: results above 256 bytes are stored
-	 * deflated.
+	 * {@code idempotent.result-compression.enabled}: results above the default threshold
+	 * (1 KB) are stored deflated.
 	 */
 	@Param({ "true", "false" })
 	public boolean compression;

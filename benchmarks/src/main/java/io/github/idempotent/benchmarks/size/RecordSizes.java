@@ -36,11 +36,12 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * {@code pg_column_size} of each row plus its share of the primary-key index, MariaDB's
  * data and index length per row. Shapes: a record in progress, a completed record with a
  * 20-byte result, and ones with a 2 KB and a 10 KB JSON result (an order with line
- * items), each stored as encoded and deflated as {@code idempotent.result-compression}
- * stores it by default (the same {@link ResultCompression} the executor applies); and the
- * response of an HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the
- * 20-byte and the 2 KB body) as the web layer records it ({@code H}) and as the executor
- * stored a typed {@code ResponseEntity} before ({@code V}); and the response of a
+ * items), each stored as encoded and deflated above 256 bytes, the default threshold of
+ * {@code idempotent.result-compression} when the published tables were measured (1 KB
+ * since; the same {@link ResultCompression} the executor applies); and the response of an
+ * HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the 20-byte and the
+ * 2 KB body) as the web layer records it ({@code H}) and as the executor stored a typed
+ * {@code ResponseEntity} before ({@code V}); and the response of a
  * {@code @RestController} method returning a record ({@code 200}, JSON, no other header;
  * a 108-byte and a 2 KB body), recorded in the compact layout ({@code J}) and as its
  * typed value was stored before ({@code V}, {@code Z}). Keys have the default shape:
@@ -171,7 +172,7 @@ public final class RecordSizes {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static long memoryUsage(RedisConnection connection, RecordKey key) {
+	static long memoryUsage(RedisConnection connection, RecordKey key) {
 		// Spring Data Redis has no MEMORY USAGE; Lettuce does.
 		RedisServerAsyncCommands<byte[], byte[]> commands = (RedisServerAsyncCommands<byte[], byte[]>) connection
 			.getNativeConnection();
@@ -236,7 +237,7 @@ public final class RecordSizes {
 		return (length != null && count != null && count > 0) ? (double) length / count : Double.NaN;
 	}
 
-	private static List<RecordKey> write(IdempotencyStore store, Shape shape, int records) {
+	static List<RecordKey> write(IdempotencyStore store, Shape shape, int records) {
 		List<RecordKey> keys = new ArrayList<>(records);
 		Fingerprint fingerprint = new Fingerprint("q4kX1c0QwS6R8jVx2mJ0b3n7Zt5yHc9LpA1eD4fG6hI");
 		for (int i = 0; i < records; i++) {
@@ -332,7 +333,7 @@ public final class RecordSizes {
 	 * A record to write: its stored result (null: in progress) and, when that is
 	 * compressed, the size it was encoded at.
 	 */
-	private record Shape(String name, StoredResult result, int encodedSize) {
+	record Shape(String name, StoredResult result, int encodedSize) {
 	}
 
 }
