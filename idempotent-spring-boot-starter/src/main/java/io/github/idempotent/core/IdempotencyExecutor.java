@@ -16,17 +16,10 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Runs a guarded call at most once per key, whatever its method returns: claims the key
- * atomically, runs the method once while a watchdog renews the lease, stores its outcome,
- * and replays it to every later call with the same key.
- * <p>
- * The protocol is written once, in {@link IdempotencyProtocol}, over the
- * {@link OwnerHandle} the winner of a claim holds; this class picks the adapter that
- * carries it out for the kind of result: {@link BlockingCall} for a value returned on the
- * calling thread, {@link CompletionStageCall} for a future (and for a {@code Mono}, which
- * callers adapt to one). Its threads are {@link IdempotencyThreads}; what is stored is
- * written by {@link StoredOutcome}. Its log category, {@code IdempotencyExecutor}, is the
- * protocol's.
+ * Runs a guarded call at most once per key, whatever its method returns: claims the key,
+ * runs the method while a watchdog renews the lease, stores its outcome and replays it to
+ * later calls with the key. The protocol is {@link IdempotencyProtocol}; its log category
+ * is this class's.
  */
 public class IdempotencyExecutor implements AutoCloseable {
 
@@ -37,8 +30,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private final IdempotencyObserver observer;
 
 	/**
-	 * Creates an executor with its own lease watchdog thread and renewal threads, stopped
-	 * by {@link #close()}.
+	 * Creates an executor with its own watchdog and renewal threads, stopped by
+	 * {@link #close()}.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
@@ -46,9 +39,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Creates an executor whose lease renewals are timed by {@code watchdog}, which it
-	 * does not stop; the renewals themselves run on threads of the executor's own,
-	 * stopped by {@link #close()}, so that a slow store never delays the timer.
+	 * Creates an executor whose renewals are timed by {@code watchdog}, which it does not
+	 * stop; they run on threads of its own, so that a slow store never delays the timer.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
@@ -69,11 +61,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Ends every duplicate that waits for a call in progress, at its next claim, with
-	 * {@link IdempotencyStoreUnavailableException} (503 and {@code Retry-After}, or the
-	 * message again later), instead of letting it wait while the application shuts down:
-	 * its retry finds the outcome, here or on another instance. Calls that run go on, and
-	 * are stored, until {@link #close()}.
+	 * Ends every duplicate waiting for a call in progress, at its next claim, with
+	 * {@link IdempotencyStoreUnavailableException}, so that shutdown does not wait for
+	 * it. Running calls go on and are stored until {@link #close()}.
 	 */
 	public void stopWaiting() {
 		this.threads.stopWaiting();
@@ -94,11 +84,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * Runs {@code invocation} at most once per key and returns its result, or the stored
 	 * result of the call that ran.
-	 * @param policy the operation's settings
 	 * @param clientKey the key as the caller sent it, for messages
 	 * @param key the scoped store key
-	 * @param fingerprint fingerprint of the payload
-	 * @param invocation the method
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
@@ -106,8 +93,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #execute} whose outcome, when {@code recorder} is given, is stored as the
-	 * recorder records it (an HTTP response as written) and replayed by the recorder.
+	 * {@link #execute}, also told to {@code callObserver}; when {@code recorder} is
+	 * given, the outcome is stored as it records it (an HTTP response) and replayed by
+	 * it.
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder)
@@ -121,22 +109,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Runs an asynchronous {@code invocation} (one that returns a future) at most once
-	 * per key. The claim is made on the calling thread, like {@link #execute}'s, so that
-	 * the method runs there with its thread-bound context (request, security); the key is
-	 * completed or released when the returned stage completes, and the lease renewed
-	 * until then. A replay is an already-completed future. A duplicate in progress waits
-	 * up to {@code waitFor} without holding a thread: its re-claims are scheduled, and if
-	 * one of them wins, the method runs on the blocking-store threads (see
-	 * {@link #setBlockingStoreExecutor}), never on the store client's thread that
-	 * delivered the reply; the returned future completes there too. Refusals (in
-	 * progress, key reused, store unavailable) complete the returned future
-	 * exceptionally.
-	 * <p>
-	 * Cancelling the returned future detaches the caller: a method that has started runs
-	 * to completion and its outcome is stored, so that the caller's retry gets it (a
-	 * retry that runs again could repeat a side effect the cancelled call already had). A
-	 * caller that cancels while waiting for a duplicate stops waiting.
+	 * Runs an {@code invocation} that returns a future at most once per key. The first
+	 * claim is made on the calling thread, so the method runs there with its thread-bound
+	 * context; the key is completed or released when the future completes. A duplicate in
+	 * progress waits without holding a thread, and a re-claim that wins runs the method
+	 * on the blocking-store threads, never on the store client's. Refusals complete the
+	 * returned future exceptionally; cancelling it detaches the caller without stopping a
+	 * method that has started (docs/guide.md, "Return values").
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation) {
@@ -144,8 +123,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeAsync} whose outcome, when {@code recorder} is given, is stored as
-	 * the recorder records it and replayed by the recorder (see {@link #execute}).
+	 * {@link #executeAsync} with a call observer and a recorder, as {@link #execute}.
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
@@ -156,10 +134,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeAsync} without blocking the calling thread at all, for reactive
-	 * callers (an event loop): the first claim is asynchronous too, and the method runs
-	 * on the blocking-store threads once it is answered, never on the store client's
-	 * thread that delivered the reply.
+	 * {@link #executeAsync} without blocking the calling thread at all (an event loop):
+	 * the first claim is asynchronous too.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
@@ -167,9 +143,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeNonBlocking} whose outcome, when {@code recorder} is given, is
-	 * stored as the recorder records it and replayed by the recorder (see
-	 * {@link #execute}).
+	 * {@link #executeNonBlocking} with a call observer and a recorder, as
+	 * {@link #execute}.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
@@ -180,8 +155,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * {@link #executeNonBlocking} that continues on {@code subscriberThread} after each
-	 * of the store's replies: the method runs there, and the returned future completes
-	 * there.
+	 * of the store's replies.
 	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
@@ -202,9 +176,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Sets the executor that runs the blocking store primitives for asynchronous calls on
-	 * a store without {@link AsyncIdempotencyStore} support: never the thread that
-	 * completes a caller's future, which may be an event loop.
+	 * Sets the executor that runs a blocking store's steps for asynchronous calls (a
+	 * store without {@link AsyncIdempotencyStore} support).
 	 */
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
 		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);

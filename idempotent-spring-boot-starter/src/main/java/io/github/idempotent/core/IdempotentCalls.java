@@ -16,10 +16,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * The steps every way of guarding a call takes between the caller's key and the
- * {@link IdempotencyExecutor}: {@code @Idempotent} and {@link IdempotencyTemplate} alike
- * validate the key and the scope, scope the key, fingerprint the payload and observe the
- * call here, so that both refuse the same keys with the same messages and are observed
+ * The steps every guard takes before the {@link IdempotencyExecutor}: checks the key and
+ * scope, scopes the key, fingerprints the payload and observes the call, so that
+ * {@code @Idempotent}, the web layer and {@link IdempotencyTemplate} refuse the same keys
  * the same way.
  */
 public final class IdempotentCalls {
@@ -137,10 +136,8 @@ public final class IdempotentCalls {
 	}
 
 	/**
-	 * The fingerprint of a call's payload. A payload the mapper cannot write fails every
-	 * call the same way: reported as {@link IdempotencyPayloadException}, which message
-	 * listeners treat as not retryable, instead of a mapper error that a broker would
-	 * redeliver forever.
+	 * The fingerprint of a call's payload; one the mapper cannot write is an
+	 * {@link IdempotencyPayloadException}, which listeners do not redeliver.
 	 * @param owner what the payload belongs to, for the message
 	 * @param remedy what the application can do about it, for the message
 	 */
@@ -156,8 +153,6 @@ public final class IdempotentCalls {
 
 	/**
 	 * {@link IdempotencyExecutor#execute}, observed when observations are set.
-	 * @param callObserver told about this call only (the response it marks), or
-	 * {@link IdempotencyObserver#NONE}
 	 */
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			IdempotencyExecutor.Invocation invocation, IdempotencyObserver callObserver,
@@ -184,8 +179,6 @@ public final class IdempotentCalls {
 	/**
 	 * {@link IdempotencyExecutor#executeAsync}, observed when observations are set: the
 	 * returned future completes once the observation has stopped.
-	 * @param callObserver told about this call only (the response it marks), or
-	 * {@link IdempotencyObserver#NONE}
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, IdempotencyExecutor.AsyncInvocation invocation, IdempotencyObserver callObserver,
