@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -15,7 +15,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.testsupport.ExactReplays;
-import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
+import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 /**
  * The WebFlux twins of the MVC exact-replay endpoints: bodies that a re-encoding would

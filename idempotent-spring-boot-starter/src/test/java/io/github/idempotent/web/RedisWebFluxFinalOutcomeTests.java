@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.util.UUID;
 
@@ -10,31 +10,29 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import io.github.idempotent.testsupport.AbstractFinalOutcomeTests;
-import io.github.idempotent.testsupport.AbstractRequestSizeBoundTests;
 import io.github.idempotent.testsupport.FinalOutcomesController;
 
 /**
- * The request-size bound on WebFlux with the Redis store.
+ * Final and released outcomes on WebFlux with the Redis store, its local cache off.
  */
 @SpringBootTest(classes = { WebFluxTestApplication.class, FinalOutcomesController.class },
-		webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=reactive", "idempotent.store.type=redis",
-				"idempotent.local-cache.enabled=false", "idempotent.web.max-request-size=1KB" })
-class RedisWebFluxRequestSizeBoundTests extends AbstractRequestSizeBoundTests {
+		webEnvironment = WebEnvironment.RANDOM_PORT, properties = { "spring.main.web-application-type=reactive",
+				"idempotent.store.type=redis", "idempotent.local-cache.enabled=false" })
+class RedisWebFluxFinalOutcomeTests extends AbstractFinalOutcomeTests {
 
-	private static final String PREFIX = "size-webflux-" + UUID.randomUUID();
+	private static final String PREFIX = "outcomes-webflux-" + UUID.randomUUID();
 
 	@Autowired
 	private RedisConnectionFactory connectionFactory;
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		AbstractFinalOutcomeTests.useRedis(registry, PREFIX);
+		useRedis(registry, PREFIX);
 	}
 
 	@Override
 	protected long records(String clientKey) {
-		return AbstractFinalOutcomeTests.redisRecords(this.connectionFactory, PREFIX, clientKey);
+		return redisRecords(this.connectionFactory, PREFIX, clientKey);
 	}
 
 }

@@ -1,9 +1,7 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-
-import io.github.idempotent.web.AbstractTenantScopeTests;
 
 /**
  * {@link AbstractTenantScopeTests} on WebFlux.

@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.net.http.HttpResponse;
 import java.util.UUID;

@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import org.junit.jupiter.api.BeforeEach;
 
@@ -11,7 +11,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import io.github.idempotent.testsupport.AbstractReplayCustomizerTests;
 import io.github.idempotent.testsupport.TestRedis;
-import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
+import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 /**
  * Replay customizers on WebFlux with the Redis store: recorded responses.

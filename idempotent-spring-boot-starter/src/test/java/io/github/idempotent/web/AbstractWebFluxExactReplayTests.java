@@ -1,11 +1,11 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import org.junit.jupiter.api.BeforeEach;
 
 import org.springframework.beans.factory.annotation.Autowired;
 
 import io.github.idempotent.testsupport.AbstractExactReplayTests;
-import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
+import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 /**
  * Exact replays on WebFlux, for a {@code Mono} of an entity, of a plain {@code Object},

@@ -1,4 +1,4 @@
-package io.github.idempotent.threads;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.Map;
@@ -13,8 +13,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.testsupport.TestRedis;
-import io.github.idempotent.threads.ThreadsTestApplication.FuturePayments;
-import io.github.idempotent.threads.ThreadsTestApplication.Gate;
+import io.github.idempotent.web.ThreadsTestApplication.FuturePayments;
+import io.github.idempotent.web.ThreadsTestApplication.Gate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

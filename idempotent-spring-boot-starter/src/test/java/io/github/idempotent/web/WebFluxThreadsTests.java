@@ -1,4 +1,4 @@
-package io.github.idempotent.threads;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.Map;
@@ -19,7 +19,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import io.github.idempotent.testsupport.TestRedis;
-import io.github.idempotent.threads.ThreadsTestApplication.Gate;
+import io.github.idempotent.web.ThreadsTestApplication.Gate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package io.github.idempotent.threads;
+package io.github.idempotent.web;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -11,7 +11,8 @@ import reactor.core.scheduler.Schedulers;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.http.HttpStatus;
@@ -35,8 +36,12 @@ import io.github.idempotent.store.IdempotencyStore;
  * A WebFlux application whose guarded code does what applications do: calls Redis through
  * the {@link StringRedisTemplate} it already has, blocking. Each endpoint answers with
  * the names of the threads its code ran on.
+ * <p>
+ * It scans nothing: its beans are its own nested components (registered with it), so that
+ * the other test applications of this package, and their controllers, stay out.
  */
-@SpringBootApplication
+@SpringBootConfiguration
+@EnableAutoConfiguration
 public class ThreadsTestApplication {
 
 	@Bean

@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;

@@ -1,4 +1,4 @@
-package io.github.idempotent.routes;
+package io.github.idempotent.web;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;

@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,8 +21,10 @@ import reactor.core.scheduler.Schedulers;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.http.ProblemDetail;
@@ -45,8 +47,14 @@ import io.github.idempotent.store.IdempotencyStore;
  * A small WebFlux payments API for the reactive HTTP contract tests. Every endpoint
  * counts its executions; the data source is wrapped so that a JDBC call made on a
  * non-blocking thread (a Netty event loop, Reactor's parallel scheduler) is recorded.
+ * <p>
+ * It scans nothing: its beans are its own nested components (registered with it) and the
+ * controller it imports, so that the other test applications of this package, and their
+ * controllers, stay out.
  */
-@SpringBootApplication
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(ExactReplayWebFluxController.class)
 public class WebFluxTestApplication {
 
 	@Bean

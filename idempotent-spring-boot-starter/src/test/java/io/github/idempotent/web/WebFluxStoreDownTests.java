@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -17,7 +17,7 @@ import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import io.github.idempotent.testsupport.TestRedis.EmbeddedRedis;
-import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
+import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

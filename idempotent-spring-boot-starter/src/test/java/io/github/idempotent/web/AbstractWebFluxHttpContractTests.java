@@ -1,4 +1,4 @@
-package io.github.idempotent.webflux;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +27,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyStore;
-import io.github.idempotent.webflux.WebFluxTestApplication.Executions;
+import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.github.idempotent.routes;
+package io.github.idempotent.web;
 
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,4 +1,4 @@
-package io.github.idempotent.threads;
+package io.github.idempotent.web;
 
 import java.util.Arrays;
 import java.util.List;
