@@ -1,4 +1,4 @@
-package io.github.idempotent.template;
+package io.github.idempotent.core;
 
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -26,11 +26,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.core.ParameterizedTypeReference;
 
-import io.github.idempotent.core.IdempotencyContext;
-import io.github.idempotent.core.IdempotencyInProgressException;
-import io.github.idempotent.core.IdempotencyKeyException;
-import io.github.idempotent.core.IdempotencyKeyReusedException;
-import io.github.idempotent.core.IdempotencyTemplate;
 import io.github.idempotent.store.IdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.github.idempotent.template;
+package io.github.idempotent.core;
 
 import javax.sql.DataSource;
 

@@ -1,4 +1,4 @@
-package io.github.idempotent.template;
+package io.github.idempotent.core;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;

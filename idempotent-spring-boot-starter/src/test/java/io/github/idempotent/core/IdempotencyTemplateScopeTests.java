@@ -1,4 +1,4 @@
-package io.github.idempotent.template;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -25,8 +25,6 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.security.core.context.SecurityContextImpl;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyScopeException;
-import io.github.idempotent.core.IdempotencyTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

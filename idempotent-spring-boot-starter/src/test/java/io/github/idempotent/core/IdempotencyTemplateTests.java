@@ -1,4 +1,4 @@
-package io.github.idempotent.template;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -22,15 +22,6 @@ import org.springframework.util.ReflectionUtils;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentObservationAutoConfiguration;
 import io.github.idempotent.annotation.DuplicateHandling;
-import io.github.idempotent.core.Fingerprinter;
-import io.github.idempotent.core.IdempotencyDefaults;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyTemplate;
-import io.github.idempotent.core.JacksonResultCodec;
-import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
