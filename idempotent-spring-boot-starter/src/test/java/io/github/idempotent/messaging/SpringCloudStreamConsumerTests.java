@@ -1,4 +1,4 @@
-package io.github.idempotent.messaging.stream;
+package io.github.idempotent.messaging;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.github.idempotent.chaos;
+package io.github.idempotent.actuate;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,6 +15,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import io.github.idempotent.chaos.ChaosApp;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
