@@ -31,10 +31,14 @@ class TestPackagesTests {
 
 	private static final Set<String> WITHOUT_MAIN_COUNTERPART = Set.of("testsupport", "docs", "chaos");
 
-	private static final Pattern SCANNING_APPLICATION = Pattern.compile("(?m)^@SpringBootApplication\\b");
+	/**
+	 * A top-level class that scans its package, its annotation written short or in full.
+	 */
+	private static final Pattern SCANNING_APPLICATION = Pattern.compile(
+			"(?m)^@(org\\.springframework\\.(boot\\.autoconfigure|context\\.annotation)\\.)?(SpringBootApplication|ComponentScan)\\b");
 
-	private static final Pattern APPLICATION = Pattern
-		.compile("(?m)^@(SpringBootApplication|SpringBootConfiguration)\\b");
+	private static final Pattern APPLICATION = Pattern.compile(
+			"(?m)^@(org\\.springframework\\.boot\\.(autoconfigure\\.)?)?(SpringBootApplication|SpringBootConfiguration)\\b");
 
 	@Test
 	void everyTestPackageIsAMainPackageOrADocumentedException() throws IOException {
