@@ -8,8 +8,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -32,8 +34,15 @@ import io.github.idempotent.state.IllegalStateTransitionException;
 /**
  * A small payments API for the HTTP contract tests. Every endpoint counts its executions
  * so that tests can tell a replay from a second run.
+ * <p>
+ * It scans nothing: its beans are its own nested components (registered with it) and the
+ * controllers it imports, so that the other test applications of this package, and their
+ * controllers, stay out.
  */
-@SpringBootApplication
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import({ ExactReplayController.class, JsonResponsesController.class, LargeOrdersController.class,
+		SuspendPayments.class })
 public class WebTestApplication {
 
 	@Bean
