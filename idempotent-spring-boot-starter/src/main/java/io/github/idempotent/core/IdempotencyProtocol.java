@@ -115,6 +115,13 @@ final class IdempotencyProtocol {
 	 * unprotected: the duplicate may be running.
 	 */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
+		if (this.threads.isStopping()) {
+			// The store's client may be closing with the application, failing the
+			// re-claim in its own words: retry later, like every other waiting call.
+			IdempotencyStoreUnavailableException stopping = shuttingDown(call);
+			stopping.addSuppressed(failure);
+			return stopping;
+		}
 		if (StoreFailureClassifier.isFull(failure)) {
 			return full(call, failure);
 		}

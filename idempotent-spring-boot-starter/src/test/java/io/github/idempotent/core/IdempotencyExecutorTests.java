@@ -15,6 +15,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
 
+import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
@@ -159,6 +160,60 @@ class IdempotencyExecutorTests {
 		assertThat(firstStarted.await(5, TimeUnit.SECONDS)).isTrue();
 		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "second ran")).isEqualTo("second ran");
 		assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
+	}
+
+	@Test
+	void aDuplicateWhoseReclaimFailsWhileTheApplicationShutsDownIsToldToRetryLater() throws Throwable {
+		// The connection is closed under the duplicate's re-claim, as when the store
+		// client shuts down with the application: the re-claim fails with whatever the
+		// client throws for that, which says nothing of an outage.
+		AtomicInteger claims = new AtomicInteger();
+		IdempotencyStore store = new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+				if (claims.incrementAndGet() == 3) {
+					IdempotencyExecutorTests.this.executor.stopWaiting();
+					throw new IllegalStateException("Connection closed");
+				}
+				return super.claim(key, fingerprint, lease);
+			}
+
+		};
+		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
+				Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(), codec());
+		RecordKey key = new RecordKey("test:shutdown");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		CountDownLatch firstRuns = new CountDownLatch(1);
+		CountDownLatch firstMayReturn = new CountDownLatch(1);
+		CompletableFuture<Object> first = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.executor.execute(policy, "k", key, fingerprint, () -> {
+					firstRuns.countDown();
+					firstMayReturn.await(10, TimeUnit.SECONDS);
+					return "first";
+				});
+			}
+			catch (Throwable ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		assertThat(firstRuns.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
+			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> "must not run"));
+		// Again for a future, on an executor that is not stopping yet.
+		IdempotencyExecutor stopped = this.executor;
+		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
+		claims.set(1);
+		assertThat(this.executor.executeAsync(policy, "k", key, fingerprint, () -> {
+			throw new AssertionError("must not run");
+		})).failsWithin(Duration.ofSeconds(10))
+			.withThrowableThat()
+			.withCauseInstanceOf(IdempotencyStoreUnavailableException.class);
+		firstMayReturn.countDown();
+		assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo("first");
+		stopped.close();
 	}
 
 	private static IdempotencyPolicy policy(Duration lease) {
