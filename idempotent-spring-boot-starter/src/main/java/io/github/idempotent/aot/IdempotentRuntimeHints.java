@@ -14,7 +14,7 @@ import io.github.idempotent.web.ResponseEntityResultConverter;
  * and migrations, the Redis store's Lua scripts, and the stored form of a
  * {@code ResponseEntity}.
  */
-public class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
+class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 
 	static final String JDBC_SCHEMAS = "io/github/idempotent/store/jdbc/schema-*.sql";
 

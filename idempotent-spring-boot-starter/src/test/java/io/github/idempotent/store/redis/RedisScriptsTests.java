@@ -11,10 +11,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.beans.factory.aot.AotServices;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-import io.github.idempotent.aot.IdempotentRuntimeHints;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 import io.github.idempotent.testsupport.TestRedis;
 
@@ -66,7 +67,10 @@ class RedisScriptsTests {
 	@Test
 	void everyScriptIsANativeImageResource() {
 		RuntimeHints hints = new RuntimeHints();
-		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
+		// Through aot.factories, as Spring's AOT processing finds the starter's hints.
+		AotServices.factories()
+			.load(RuntimeHintsRegistrar.class)
+			.forEach((registrar) -> registrar.registerHints(hints, getClass().getClassLoader()));
 		for (Script script : scripts()) {
 			assertThat(resource().forResource("io/github/idempotent/store/redis/" + script.name())).as(script.name())
 				.accepts(hints);
