@@ -10,12 +10,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
-import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
@@ -35,6 +34,7 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 @ConditionalOnClass({ DispatcherHandler.class, Mono.class })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
+@Import(WebContractConfiguration.class)
 public final class IdempotentWebFluxAutoConfiguration {
 
 	@Bean
@@ -54,20 +54,6 @@ public final class IdempotentWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getWeb().getReplayedResponseHeaders());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
-		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
-				properties.getWeb().getReplayedHeader());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
 	IdempotentReactiveHandlerAdapter idempotentReactiveHandlerAdapter(
 			ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
@@ -75,13 +61,6 @@ public final class IdempotentWebFluxAutoConfiguration {
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
 				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
-	IdempotencyProblemHandler idempotencyProblemHandler() {
-		return new IdempotencyProblemHandler();
 	}
 
 }

@@ -8,12 +8,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.DispatcherServlet;
 
-import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
-import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.IdempotentHandlerAdapter;
 import io.github.idempotent.web.ResponseRecordingFilter;
 import io.github.idempotent.aop.IdempotentOperationSource;
@@ -29,14 +28,8 @@ import io.github.idempotent.web.StateTransitionProblemHandler;
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotentProperties.class)
+@Import(WebContractConfiguration.class)
 public final class IdempotentWebMvcAutoConfiguration {
-
-	@Bean
-	@ConditionalOnMissingBean
-	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getWeb().getReplayedResponseHeaders());
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -49,25 +42,11 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
-		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
-				properties.getWeb().getReplayedHeader());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
 	IdempotentHandlerAdapter idempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
 				properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
-	IdempotencyProblemHandler idempotencyProblemHandler() {
-		return new IdempotencyProblemHandler();
 	}
 
 	@Bean

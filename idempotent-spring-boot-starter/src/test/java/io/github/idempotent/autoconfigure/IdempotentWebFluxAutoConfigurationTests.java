@@ -19,7 +19,9 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentReplayCustomizer;
+import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
 
@@ -40,6 +42,8 @@ class IdempotentWebFluxAutoConfigurationTests {
 			assertThat(context).hasSingleBean(ServerWebExchangeContextFilter.class)
 				.hasSingleBean(IdempotentReactiveHandlerAdapter.class)
 				.hasSingleBean(IdempotencyProblemHandler.class)
+				.hasSingleBean(IdempotencyResponseHeaders.class)
+				.hasSingleBean(ResponseEntityResultConverter.class)
 				.hasSingleBean(IdempotentInterceptor.class);
 		});
 	}
@@ -65,7 +69,10 @@ class IdempotentWebFluxAutoConfigurationTests {
 	void backsOffInServletApplications() {
 		new WebApplicationContextRunner().withConfiguration(CONFIGURATIONS)
 			.withPropertyValues("idempotent.store.type=memory")
-			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentReactiveHandlerAdapter.class)
+				.doesNotHaveBean(IdempotencyResponseHeaders.class)
+				.doesNotHaveBean(ResponseEntityResultConverter.class)
+				.doesNotHaveBean(IdempotencyProblemHandler.class));
 	}
 
 	@Test

@@ -1,0 +1,41 @@
+package io.github.idempotent.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.IdempotencyResponseHeaders;
+import io.github.idempotent.web.ResponseEntityResultConverter;
+
+/**
+ * The beans of the HTTP contract that Spring MVC and WebFlux share, imported by
+ * {@link IdempotentWebMvcAutoConfiguration} and
+ * {@link IdempotentWebFluxAutoConfiguration} and applied only under their conditions.
+ */
+@Configuration(proxyBeanMethods = false)
+class WebContractConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
+		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
+				properties.getWeb().getReplayedResponseHeaders());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
+		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
+				properties.getWeb().getReplayedHeader());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
+	IdempotencyProblemHandler idempotencyProblemHandler() {
+		return new IdempotencyProblemHandler();
+	}
+
+}
