@@ -4,6 +4,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -38,6 +39,9 @@ public final class OwnerHandle {
 	/** Steps run on the calling thread, else must never block the signalling thread. */
 	private final boolean blocking;
 
+	/** A blocking handle's next retry, run by {@link #settle} on the calling thread. */
+	private @Nullable Retry pendingRetry;
+
 	private volatile boolean announced;
 
 	OwnerHandle(IdempotencyProtocol protocol, IdempotencyPolicy policy, String clientKey, RecordKey key,
@@ -68,7 +72,7 @@ public final class OwnerHandle {
 	 * the method has run and its result belongs to the caller.
 	 */
 	public void complete(@Nullable Object result) {
-		completeAsync(result).join();
+		await(completeAsync(result));
 	}
 
 	/** For an outcome that an {@link OutcomeRecorder} stores later. */
@@ -88,17 +92,17 @@ public final class OwnerHandle {
 	 * released when {@code releaseOnStatus} lists its status.
 	 */
 	public void completeRecorded(RecordedResponse response) {
-		completeRecordedAsync(response).join();
+		await(completeRecordedAsync(response));
 	}
 
 	/**
 	 * {@link #completeRecorded} without blocking the calling thread. The returned stage
-	 * completes, never exceptionally, once the store has answered.
+	 * completes once the store has answered, exceptionally only if a step itself broke.
 	 */
 	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
 		announce();
 		boolean released = releases(response.status());
-		return afterRenewal(() -> {
+		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return released ? releaseFencedOut() : keepKeyFencedOut(null);
 			}
@@ -108,17 +112,17 @@ public final class OwnerHandle {
 			StoredResult stored = recorded(response);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return store(stored);
-		});
+		}));
 	}
 
 	/**
 	 * For a call whose response cannot be stored as sent: stores a record that tells
-	 * retries the call completed. The returned stage never completes exceptionally.
+	 * retries the call completed, with the same returned stage as {@link #completeAsync}.
 	 */
 	public CompletableFuture<Void> completeNotStoredAsync(int status, String why) {
 		announce();
 		boolean released = releases(status);
-		return afterRenewal(() -> {
+		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return released ? releaseFencedOut() : keepKeyFencedOut(null);
 			}
@@ -130,7 +134,7 @@ public final class OwnerHandle {
 					+ "the method is not run again for it");
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return store(StoredOutcome.notStored("response not recordable"));
-		});
+		}));
 	}
 
 	/**
@@ -181,31 +185,31 @@ public final class OwnerHandle {
 	 * its type. A store failure is added to {@code failure} as suppressed, not thrown.
 	 */
 	public void release(Throwable failure) {
-		releaseAsync(failure).join();
+		await(releaseAsync(failure));
 	}
 
 	/**
 	 * {@link #complete} without blocking the signalling thread. The returned stage
-	 * completes, never exceptionally, once the store has answered.
+	 * completes once the store has answered, exceptionally only if a step itself broke.
 	 */
 	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		announce();
-		return afterRenewal(() -> {
+		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return keepKeyFencedOut(null);
 			}
 			StoredResult encoded = encode(result);
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return store(encoded);
-		});
+		}));
 	}
 
 	/**
 	 * {@link #release} without blocking the signalling thread. The returned stage
-	 * completes, never exceptionally, once the store has answered.
+	 * completes once the store has answered, exceptionally only if a step itself broke.
 	 */
 	public CompletableFuture<Void> releaseAsync(Throwable failure) {
-		return afterRenewal(() -> {
+		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return releaseFencedOut();
 			}
@@ -214,11 +218,11 @@ public final class OwnerHandle {
 				return store(StoredOutcome.error(failure));
 			}
 			return delete(failure);
-		});
+		}));
 	}
 
 	CompletableFuture<Void> abandonAsync(Throwable failure) {
-		return afterRenewal(() -> delete(failure));
+		return settle(afterRenewal(() -> delete(failure)));
 	}
 
 	private CompletableFuture<Void> delete(@Nullable Throwable failure) {
@@ -229,7 +233,7 @@ public final class OwnerHandle {
 	}
 
 	private void delete(@Nullable Throwable failure, StepConfirmation confirmation, CompletableFuture<Void> done) {
-		sendRelease().whenComplete((released, error) -> {
+		sendRelease().whenComplete((released, error) -> guarded(done, () -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
 					releasedByOther();
@@ -246,8 +250,12 @@ public final class OwnerHandle {
 				return;
 			}
 			logRetry("release", ex);
-			later(delay, () -> delete(failure, confirmation, done), done);
-		});
+			later(delay, () -> delete(failure, confirmation, done), () -> {
+				suppress(failure, ex);
+				logReleaseFailure(ex);
+				done.complete(null);
+			}, done);
+		}));
 	}
 
 	private static void suppress(@Nullable Throwable failure, Throwable ex) {
@@ -263,7 +271,7 @@ public final class OwnerHandle {
 	}
 
 	private void store(StoredResult result, StepConfirmation confirmation, CompletableFuture<Void> done) {
-		sendCompletion(result).whenComplete((completed, error) -> {
+		sendCompletion(result).whenComplete((completed, error) -> guarded(done, () -> {
 			if (error == null) {
 				if (!completed) {
 					completedByOther();
@@ -294,8 +302,12 @@ public final class OwnerHandle {
 					store(result, confirmation, done);
 				}
 				return done;
-			}), done);
-		});
+			}), () -> {
+				this.protocol.leases().unwatch(this.lease);
+				logCompleteFailure(ex);
+				done.complete(null);
+			}, done);
+		}));
 	}
 
 	/**
@@ -364,15 +376,15 @@ public final class OwnerHandle {
 		return StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex);
 	}
 
-	/** After shutdown {@code done} still completes: a caller may be waiting for it. */
-	private void later(long delayMillis, Runnable retry, CompletableFuture<Void> done) {
+	/**
+	 * Runs {@code retry} after {@code delayMillis}: a blocking handle leaves it to
+	 * {@link #settle} on the calling thread, which runs {@code giveUp} instead if its
+	 * sleep is interrupted. After shutdown {@code done} still completes: a caller may be
+	 * waiting for it.
+	 */
+	private void later(long delayMillis, Runnable retry, Runnable giveUp, CompletableFuture<Void> done) {
 		if (this.blocking) {
-			if (IdempotencyThreads.sleep(delayMillis)) {
-				retry.run();
-			}
-			else {
-				gaveUp("interrupted", done);
-			}
+			this.pendingRetry = new Retry(delayMillis, retry, giveUp);
 			return;
 		}
 		IdempotencyThreads threads = this.protocol.threads();
@@ -389,6 +401,56 @@ public final class OwnerHandle {
 		catch (RejectedExecutionException ex) {
 			gaveUp(ex.getMessage(), done);
 		}
+	}
+
+	/**
+	 * The step's future, once a blocking handle has run its retries on this thread, one
+	 * after another (never nested: a store down for a long maxDuration retries many
+	 * times).
+	 */
+	private CompletableFuture<Void> settle(CompletableFuture<Void> done) {
+		Retry retry;
+		while (this.blocking && (retry = this.pendingRetry) != null) {
+			this.pendingRetry = null;
+			if (IdempotencyThreads.sleep(retry.delayMillis())) {
+				retry.step().run();
+			}
+			else {
+				retry.giveUp().run();
+			}
+		}
+		return done;
+	}
+
+	/**
+	 * Completes {@code done} with what a step's callback threw, which its future would
+	 * otherwise swallow, leaving a caller waiting forever.
+	 */
+	private static void guarded(CompletableFuture<Void> done, Runnable step) {
+		try {
+			step.run();
+		}
+		catch (Throwable ex) {
+			done.completeExceptionally(ex);
+		}
+	}
+
+	private static void await(CompletableFuture<Void> done) {
+		try {
+			done.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (ex.getCause() instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
+	}
+
+	private record Retry(long delayMillis, Runnable step, Runnable giveUp) {
 	}
 
 	private void gaveUp(@Nullable String why, CompletableFuture<Void> done) {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.json.JsonMapper;
@@ -195,6 +197,61 @@ class OwnerHandleTests {
 		assertThat(path.call(this.executor, policy, "order-7", () -> "must not run")).isEqualTo("newer receipt");
 	}
 
+	@ParameterizedTest
+	@EnumSource
+	void aRetriedCompletionThatBreaksReachesTheCallerInsteadOfHangingIt(Path path) throws Throwable {
+		AtomicInteger attempts = new AtomicInteger();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				if (attempts.incrementAndGet() == 1) {
+					throw new UncheckedIOException(new IOException("connection reset"));
+				}
+				throw new AssertionError("driver broken");
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		IdempotencyPolicy policy = policy();
+		CompletableFuture<Object> call = CompletableFuture
+			.supplyAsync(() -> uncheckedCall(path, policy, "order-8", () -> "receipt"), THREADS);
+		if (path == Path.BLOCKING) {
+			// As from the first attempt: the caller's thread gets what the driver threw.
+			assertThat(call).failsWithin(Duration.ofSeconds(10))
+				.withThrowableThat()
+				.havingRootCause()
+				.isInstanceOf(AssertionError.class)
+				.withMessage("driver broken");
+		}
+		else {
+			// The result went to the caller's future; the store's failure is logged.
+			assertThat(call).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("receipt");
+		}
+		assertThat(attempts).hasValueGreaterThanOrEqualTo(2);
+	}
+
+	@Test
+	void theRetriesOfABlockingCompletionDoNotNestOnTheCallersStack() throws Throwable {
+		List<Integer> depths = new CopyOnWriteArrayList<>();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new Unreachable(this.memory, 6, 0) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				depths.add(Thread.currentThread().getStackTrace().length);
+				return super.complete(key, token, fingerprint, result, ttl);
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		assertThat(Path.BLOCKING.call(this.executor, policy(), "order-9", () -> "receipt")).isEqualTo("receipt");
+		assertThat(depths).hasSize(7);
+		assertThat(depths.subList(1, 7)).allMatch((depth) -> depth.equals(depths.get(1)));
+		assertThat(Path.BLOCKING.call(this.executor, policy(), "order-9", () -> "must not run")).isEqualTo("receipt");
+	}
+
 	private Object uncheckedCall(Path path, IdempotencyPolicy policy, String key, Callable<Object> method) {
 		try {
 			return path.call(this.executor, policy, key, method);
@@ -261,7 +318,7 @@ class OwnerHandleTests {
 	/**
 	 * A store whose first completions or releases fail as if the connection was cut.
 	 */
-	private static final class Unreachable extends ForwardingIdempotencyStore {
+	private static class Unreachable extends ForwardingIdempotencyStore {
 
 		private final AtomicInteger completions;
 
