@@ -42,7 +42,7 @@ import io.github.idempotent.state.IllegalStateTransitionException;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @Import({ ExactReplayController.class, JsonResponsesController.class, LargeOrdersController.class,
-		SuspendPayments.class })
+		SuspendPayments.class, WebTestApplication.ShopA.Ledger.class, WebTestApplication.ShopB.Ledger.class })
 public class WebTestApplication {
 
 	@Bean
