@@ -1,5 +1,6 @@
 package io.github.idempotent.core;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -67,11 +68,7 @@ public final class ResultCompression {
 		if (deflated == null) {
 			return result;
 		}
-		deflated[0] = DEFLATED;
-		deflated[1] = (byte) (length >>> 24);
-		deflated[2] = (byte) (length >>> 16);
-		deflated[3] = (byte) (length >>> 8);
-		deflated[4] = (byte) length;
+		ByteBuffer.wrap(deflated).put(DEFLATED).putInt(length);
 		return new StoredResult(deflated);
 	}
 
@@ -112,15 +109,7 @@ public final class ResultCompression {
 	 * @throws IllegalArgumentException when the compressed value cannot be inflated
 	 */
 	public static byte @Nullable [] inflatedValue(StoredResult result, long limit) {
-		if (!isDeflated(result.bytes())) {
-			return null;
-		}
-		try {
-			return inflate(result.bytes(), limit);
-		}
-		catch (CorruptResultException ex) {
-			throw new IllegalArgumentException(ex.getMessage(), ex);
-		}
+		return isDeflated(result.bytes()) ? inflate(result.bytes(), limit) : null;
 	}
 
 	static boolean isDeflated(byte[] stored) {
@@ -136,9 +125,7 @@ public final class ResultCompression {
 		if (stored.length < HEADER) {
 			throw new CorruptResultException("it is truncated");
 		}
-		int length = ((stored[1] & 0xFF) << 24) | ((stored[2] & 0xFF) << 16) | ((stored[3] & 0xFF) << 8)
-				| (stored[4] & 0xFF);
-		return inflate(stored, HEADER, stored.length - HEADER, length, limit);
+		return inflate(stored, HEADER, stored.length - HEADER, ByteBuffer.wrap(stored, 1, 4).getInt(), limit);
 	}
 
 	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
@@ -211,7 +198,7 @@ public final class ResultCompression {
 	}
 
 	/** A compressed record that cannot be read back. */
-	static final class CorruptResultException extends RuntimeException {
+	static final class CorruptResultException extends IllegalArgumentException {
 
 		CorruptResultException(String reason) {
 			super(reason);
