@@ -3,7 +3,6 @@ package io.github.idempotent.client;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -100,11 +99,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			}
 			throw new UncheckedIOException(new IOException(last));
 		}
-	}
-
-	/** See {@link RetrySchedule#parseRetryAfter}. */
-	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
-		return RetrySchedule.parseRetryAfter(value, now);
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -13,7 +14,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.retry.RetryPolicy;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.util.StringUtils;
@@ -25,6 +25,11 @@ import org.springframework.util.backoff.ExponentialBackOff;
 final class RetrySchedule {
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
+
+	private static final Set<Integer> RETRIED = Set.of(500, 502, 503, 504);
+
+	/** Only with {@code Retry-After}. */
+	private static final Set<Integer> RETRIED_WHEN_ASKED = Set.of(409, 429);
 
 	private final long maxRetries;
 
@@ -51,14 +56,9 @@ final class RetrySchedule {
 	 * conflict with the resource's state and a rate limit a back-off would not outlast.
 	 */
 	static boolean isRetryable(ClientHttpResponse response) throws IOException {
-		HttpStatusCode status = response.getStatusCode();
-		if (status.isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR) || status.isSameCodeAs(HttpStatus.BAD_GATEWAY)
-				|| status.isSameCodeAs(HttpStatus.SERVICE_UNAVAILABLE)
-				|| status.isSameCodeAs(HttpStatus.GATEWAY_TIMEOUT)) {
-			return true;
-		}
-		return (status.isSameCodeAs(HttpStatus.CONFLICT) || status.isSameCodeAs(HttpStatus.TOO_MANY_REQUESTS))
-				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
+		int status = response.getStatusCode().value();
+		return RETRIED.contains(status) || (RETRIED_WHEN_ASKED.contains(status)
+				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER));
 	}
 
 	/** Delta-seconds or an HTTP-date; {@code null} when absent or unreadable. */
@@ -71,7 +71,7 @@ final class RetrySchedule {
 			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
 		}
 		catch (NumberFormatException ex) {
-			if (!text.isEmpty() && text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+			if (text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
 				// delta-seconds beyond a long: longer than any limit, never sooner
 				return Duration.ofSeconds(Long.MAX_VALUE);
 			}
