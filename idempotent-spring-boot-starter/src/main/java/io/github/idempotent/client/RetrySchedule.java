@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.retry.RetryPolicy;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.util.StringUtils;
 import org.springframework.util.backoff.BackOff;
@@ -55,7 +57,7 @@ final class RetrySchedule {
 	 * too; {@code 409} and {@code 429} only with {@code Retry-After}, else they are a
 	 * conflict with the resource's state and a rate limit a back-off would not outlast.
 	 */
-	static boolean isRetryable(ClientHttpResponse response) throws IOException {
+	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
 		int status = response.getStatusCode().value();
 		return RETRIED.contains(status) || (RETRIED_WHEN_ASKED.contains(status)
 				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER));
@@ -88,7 +90,8 @@ final class RetrySchedule {
 	}
 
 	/**
-	 * Also the retry policy: the next back-off depends on the last {@code Retry-After}.
+	 * One logical call, and its retry policy: the next back-off depends on the last
+	 * {@code Retry-After}. A retryable response is kept until the next attempt closes it.
 	 */
 	final class Attempts implements RetryPolicy, BackOff {
 
@@ -96,14 +99,30 @@ final class RetrySchedule {
 
 		private int attempts;
 
-		void attempting() {
+		@Nullable ClientHttpResponse lastResponse;
+
+		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+				throws IOException {
+			if (this.lastResponse != null) {
+				this.lastResponse.close();
+				this.lastResponse = null;
+			}
 			this.retryAfter = null;
 			this.attempts++;
-		}
-
-		RetryableResponseException retry(ClientHttpResponse response) throws IOException {
+			ClientHttpResponse response = execution.execute(request, body);
+			if (!isRetryable(response)) {
+				return response;
+			}
+			if (response.getStatusCode().value() == 500) {
+				PeekedResponse peeked = PeekedResponse.of(response);
+				if (IdempotentRetryInterceptor.RESULT_UNAVAILABLE.equals(peeked.problemType())) {
+					return peeked;
+				}
+				response = peeked;
+			}
+			this.lastResponse = response;
 			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
-			return new RetryableResponseException(response.getStatusCode());
+			throw new RetryableResponseException(response.getStatusCode());
 		}
 
 		@Override
