@@ -95,18 +95,16 @@ final class LeaseWatchdog {
 	 * {@code lease} is running.
 	 */
 	CompletableFuture<Void> unwatchAsync(Lease lease) {
-		CompletableFuture<Void> renewed = null;
+		CompletableFuture<Void> drained = CompletableFuture.completedFuture(null);
 		synchronized (lease) {
 			lease.ended = true;
 			if (lease.renewing > 0) {
-				if (lease.drained == null) {
-					lease.drained = new CompletableFuture<>();
-				}
-				renewed = lease.drained;
+				lease.drained = (lease.drained != null) ? lease.drained : new CompletableFuture<>();
+				drained = lease.drained;
 			}
 		}
 		this.running.remove(lease);
-		return (renewed != null) ? renewed : CompletableFuture.completedFuture(null);
+		return drained;
 	}
 
 	/**

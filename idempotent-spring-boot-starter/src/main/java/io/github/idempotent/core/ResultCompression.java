@@ -27,8 +27,6 @@ public final class ResultCompression {
 
 	static final byte DEFLATED = 'Z';
 
-	private static final byte VALUE = 'V';
-
 	/** Marker, then the encoded result's length. */
 	private static final int HEADER = 5;
 
@@ -61,7 +59,7 @@ public final class ResultCompression {
 	public StoredResult compress(StoredResult result) {
 		byte[] bytes = result.bytes();
 		int length = bytes.length - 1;
-		if (length <= this.threshold || bytes[0] != VALUE) {
+		if (length <= this.threshold || bytes[0] != StoredOutcome.VALUE) {
 			return result;
 		}
 		byte[] deflated = deflate(bytes, 1, length, HEADER);

@@ -25,7 +25,7 @@ final class StoredOutcome {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	private static final byte VALUE = 'V';
+	static final byte VALUE = 'V';
 
 	private static final byte ERROR = 'E';
 
