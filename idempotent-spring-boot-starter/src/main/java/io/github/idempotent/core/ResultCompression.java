@@ -2,6 +2,7 @@ package io.github.idempotent.core;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.zip.DataFormatException;
@@ -80,7 +81,8 @@ public final class ResultCompression {
 		// does not fit is not smaller, and is not kept.
 		byte[] out = new byte[header + length];
 		int position = header;
-		Deflater deflater = takeDeflater();
+		Deflater deflater = Objects.requireNonNullElseGet(deflaters.poll(),
+				() -> new Deflater(Deflater.DEFAULT_COMPRESSION, true));
 		try {
 			deflater.setInput(data, offset, length);
 			deflater.finish();
@@ -96,7 +98,8 @@ public final class ResultCompression {
 			}
 		}
 		finally {
-			giveBack(deflater);
+			deflater.reset();
+			giveBack(deflaters, deflater, deflater::end);
 		}
 		return Arrays.copyOf(out, position);
 	}
@@ -132,7 +135,7 @@ public final class ResultCompression {
 					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
 		}
 		byte[] out = new byte[declared];
-		Inflater inflater = takeInflater();
+		Inflater inflater = Objects.requireNonNullElseGet(inflaters.poll(), () -> new Inflater(true));
 		try {
 			inflater.setInput(data, offset, length);
 			int position = 0;
@@ -158,31 +161,15 @@ public final class ResultCompression {
 			throw new CorruptResultException("it is not valid deflate data (" + ex.getMessage() + ")");
 		}
 		finally {
-			giveBack(inflater);
+			inflater.reset();
+			giveBack(inflaters, inflater, inflater::end);
 		}
 	}
 
-	private static Deflater takeDeflater() {
-		Deflater deflater = deflaters.poll();
-		return (deflater != null) ? deflater : new Deflater(Deflater.DEFAULT_COMPRESSION, true);
-	}
-
-	private static Inflater takeInflater() {
-		Inflater inflater = inflaters.poll();
-		return (inflater != null) ? inflater : new Inflater(true);
-	}
-
-	private static void giveBack(Deflater deflater) {
-		deflater.reset();
-		if (!deflaters.offer(deflater)) {
-			deflater.end();
-		}
-	}
-
-	private static void giveBack(Inflater inflater) {
-		inflater.reset();
-		if (!inflaters.offer(inflater)) {
-			inflater.end();
+	/** Keeps a reset (de)compressor for the next call, or ends it if the pool is full. */
+	private static <T> void giveBack(BlockingQueue<T> pool, T coder, Runnable end) {
+		if (!pool.offer(coder)) {
+			end.run();
 		}
 	}
 
