@@ -199,13 +199,9 @@ public class IdempotencyEndpoint {
 			throw new InvalidEndpointRequestException("Missing key in /" + String.join("/", path),
 					"name a record as /{operation}/{key}");
 		}
-		return recordKey(path[0], String.join("/", Arrays.copyOfRange(path, 1, path.length)), scope);
-	}
-
-	RecordKey recordKey(String operation, String key, @Nullable String scope) {
-		String name = this.operationNames.resolve(operation);
-		String resolvedScope = StringUtils.hasText(scope) ? scope : "_";
-		return RecordKey.of(this.keyPrefix, resolvedScope, name, key, this.store.maxKeyLength());
+		return RecordKey.of(this.keyPrefix, StringUtils.hasText(scope) ? scope : "_",
+				this.operationNames.resolve(path[0]), String.join("/", Arrays.copyOfRange(path, 1, path.length)),
+				this.store.maxKeyLength());
 	}
 
 	/** A page of records in progress; pass {@code cursor} for the next page. */

@@ -13,7 +13,6 @@ import java.util.HexFormat;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.util.InvalidMimeTypeException;
 import org.springframework.util.MimeType;
 import org.springframework.util.MimeTypeUtils;
 
@@ -61,7 +60,7 @@ final class RecordDescriptions {
 							bytes = (bytes.length > 0 && bytes[0] == 'V') ? Arrays.copyOfRange(bytes, 1, bytes.length)
 									: bytes;
 						}
-						result = utf8(bytes);
+						result = decode(bytes, StandardCharsets.UTF_8);
 						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
 					}
 				}
@@ -94,40 +93,24 @@ final class RecordDescriptions {
 		if (response == null) {
 			return null;
 		}
-		String text = isText(response.contentType()) ? decode(response.body(), response.contentType()) : null;
+		String text = text(response.body(), response.contentType());
 		return new ResponseDescriptor(response.status(), response.headers(), text,
 				(text != null) ? null : Base64.getEncoder().encodeToString(response.body()));
 	}
 
-	private static boolean isText(@Nullable String contentType) {
-		if (contentType == null) {
-			return false;
-		}
+	/** The body as text, when its content type is text and it decodes in its charset. */
+	private static @Nullable String text(byte[] body, @Nullable String contentType) {
 		try {
 			MimeType type = MimeTypeUtils.parseMimeType(contentType);
 			String subtype = type.getSubtype();
-			return type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
+			boolean text = type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
 					|| subtype.equals("xml") || subtype.endsWith("+xml");
-		}
-		catch (InvalidMimeTypeException ex) {
-			return false;
-		}
-	}
-
-	private static @Nullable String decode(byte[] body, @Nullable String contentType) {
-		Charset charset = StandardCharsets.UTF_8;
-		try {
-			Charset named = MimeTypeUtils.parseMimeType(contentType).getCharset();
-			charset = (named != null) ? named : charset;
+			Charset charset = type.getCharset();
+			return text ? decode(body, (charset != null) ? charset : StandardCharsets.UTF_8) : null;
 		}
 		catch (IllegalArgumentException ex) {
 			return null;
 		}
-		return decode(body, charset);
-	}
-
-	private static @Nullable String utf8(byte[] bytes) {
-		return decode(bytes, StandardCharsets.UTF_8);
 	}
 
 	private static @Nullable String decode(byte[] bytes, Charset charset) {

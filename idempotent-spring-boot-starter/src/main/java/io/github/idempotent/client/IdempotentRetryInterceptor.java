@@ -3,18 +3,14 @@ package io.github.idempotent.client;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
-
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.retry.RetryException;
 import org.springframework.core.retry.RetryTemplate;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
@@ -82,10 +78,9 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			return execution.execute(request, body);
 		}
 		KeyedRequest keyed = new KeyedRequest(request, this.headerName, this.keyGenerator);
-		Call call = new Call(this.schedule.start());
-		RetryTemplate retryTemplate = new RetryTemplate(call.attempts);
+		RetrySchedule.Attempts call = this.schedule.start();
 		try {
-			return retryTemplate.execute(() -> call.attempt(keyed, body, execution));
+			return new RetryTemplate(call).execute(() -> call.attempt(keyed, body, execution));
 		}
 		catch (RetryException ex) {
 			if (call.lastResponse != null) {
@@ -100,48 +95,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			}
 			throw new UncheckedIOException(new IOException(last));
 		}
-	}
-
-	/** See {@link RetrySchedule#parseRetryAfter}. */
-	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
-		return RetrySchedule.parseRetryAfter(value, now);
-	}
-
-	/**
-	 * One logical call; a retryable response is kept until the next attempt closes it.
-	 */
-	private static final class Call {
-
-		private final RetrySchedule.Attempts attempts;
-
-		private @Nullable ClientHttpResponse lastResponse;
-
-		Call(RetrySchedule.Attempts attempts) {
-			this.attempts = attempts;
-		}
-
-		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
-				throws IOException {
-			if (this.lastResponse != null) {
-				this.lastResponse.close();
-				this.lastResponse = null;
-			}
-			this.attempts.attempting();
-			ClientHttpResponse response = execution.execute(request, body);
-			if (!RetrySchedule.isRetryable(response)) {
-				return response;
-			}
-			if (response.getStatusCode().isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR)) {
-				PeekedResponse peeked = PeekedResponse.of(response);
-				if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
-					return peeked;
-				}
-				response = peeked;
-			}
-			this.lastResponse = response;
-			throw this.attempts.retry(response);
-		}
-
 	}
 
 	/** Settings of an {@link IdempotentRetryInterceptor}. */

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -13,8 +14,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.retry.RetryPolicy;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.util.StringUtils;
 import org.springframework.util.backoff.BackOff;
@@ -25,6 +27,11 @@ import org.springframework.util.backoff.ExponentialBackOff;
 final class RetrySchedule {
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
+
+	private static final Set<Integer> RETRIED = Set.of(500, 502, 503, 504);
+
+	/** Only with {@code Retry-After}. */
+	private static final Set<Integer> RETRIED_WHEN_ASKED = Set.of(409, 429);
 
 	private final long maxRetries;
 
@@ -50,15 +57,10 @@ final class RetrySchedule {
 	 * too; {@code 409} and {@code 429} only with {@code Retry-After}, else they are a
 	 * conflict with the resource's state and a rate limit a back-off would not outlast.
 	 */
-	static boolean isRetryable(ClientHttpResponse response) throws IOException {
-		HttpStatusCode status = response.getStatusCode();
-		if (status.isSameCodeAs(HttpStatus.INTERNAL_SERVER_ERROR) || status.isSameCodeAs(HttpStatus.BAD_GATEWAY)
-				|| status.isSameCodeAs(HttpStatus.SERVICE_UNAVAILABLE)
-				|| status.isSameCodeAs(HttpStatus.GATEWAY_TIMEOUT)) {
-			return true;
-		}
-		return (status.isSameCodeAs(HttpStatus.CONFLICT) || status.isSameCodeAs(HttpStatus.TOO_MANY_REQUESTS))
-				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER);
+	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
+		int status = response.getStatusCode().value();
+		return RETRIED.contains(status) || (RETRIED_WHEN_ASKED.contains(status)
+				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER));
 	}
 
 	/** Delta-seconds or an HTTP-date; {@code null} when absent or unreadable. */
@@ -71,7 +73,7 @@ final class RetrySchedule {
 			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
 		}
 		catch (NumberFormatException ex) {
-			if (!text.isEmpty() && text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+			if (text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
 				// delta-seconds beyond a long: longer than any limit, never sooner
 				return Duration.ofSeconds(Long.MAX_VALUE);
 			}
@@ -88,7 +90,8 @@ final class RetrySchedule {
 	}
 
 	/**
-	 * Also the retry policy: the next back-off depends on the last {@code Retry-After}.
+	 * One logical call, and its retry policy: the next back-off depends on the last
+	 * {@code Retry-After}. A retryable response is kept until the next attempt closes it.
 	 */
 	final class Attempts implements RetryPolicy, BackOff {
 
@@ -96,14 +99,30 @@ final class RetrySchedule {
 
 		private int attempts;
 
-		void attempting() {
+		@Nullable ClientHttpResponse lastResponse;
+
+		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+				throws IOException {
+			if (this.lastResponse != null) {
+				this.lastResponse.close();
+				this.lastResponse = null;
+			}
 			this.retryAfter = null;
 			this.attempts++;
-		}
-
-		RetryableResponseException retry(ClientHttpResponse response) throws IOException {
+			ClientHttpResponse response = execution.execute(request, body);
+			if (!isRetryable(response)) {
+				return response;
+			}
+			if (response.getStatusCode().value() == 500) {
+				PeekedResponse peeked = PeekedResponse.of(response);
+				if (IdempotentRetryInterceptor.RESULT_UNAVAILABLE.equals(peeked.problemType())) {
+					return peeked;
+				}
+				response = peeked;
+			}
+			this.lastResponse = response;
 			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
-			return new RetryableResponseException(response.getStatusCode());
+			throw new RetryableResponseException(response.getStatusCode());
 		}
 
 		@Override

@@ -4,6 +4,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.DigestOutputStream;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Base64;
@@ -43,13 +44,10 @@ public final class Fingerprinter {
 	private final JsonMapper canonicalMapper;
 
 	/** Cloned per call: cheaper than {@link MessageDigest#getInstance}. */
-	private final MessageDigest prototype = RecordKey.sha256();
+	private final MessageDigest digest = RecordKey.sha256();
 
-	private final boolean cloneable;
-
-	private final @Nullable Mac macPrototype;
-
-	private final @Nullable SecretKeySpec macKey;
+	/** Cloned per call, as the digest. */
+	private final @Nullable Mac mac;
 
 	public Fingerprinter(JsonMapper mapper) {
 		this(mapper, null);
@@ -66,20 +64,14 @@ public final class Fingerprinter {
 			.enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
 			.disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
 			.build();
-		this.cloneable = isCloneable(this.prototype);
-		if (secret != null) {
-			Assert.hasText(secret, "secret must not be empty: set idempotent.fingerprint-secret, or leave it unset");
-			this.macKey = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
-			this.macPrototype = newMac(this.macKey);
-		}
-		else {
-			this.macKey = null;
-			this.macPrototype = null;
-		}
+		Assert.isTrue(secret == null || !secret.isBlank(),
+				"secret must not be empty: set idempotent.fingerprint-secret, or leave it unset");
+		this.mac = (secret != null) ? newMac(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"))
+				: null;
 	}
 
 	public boolean isKeyed() {
-		return this.macPrototype != null;
+		return this.mac != null;
 	}
 
 	private static Mac newMac(SecretKeySpec key) {
@@ -93,37 +85,6 @@ public final class Fingerprinter {
 		}
 	}
 
-	private Mac mac(Mac prototype, SecretKeySpec key) {
-		try {
-			return (Mac) prototype.clone();
-		}
-		catch (CloneNotSupportedException ex) {
-			return newMac(key);
-		}
-	}
-
-	private static boolean isCloneable(MessageDigest digest) {
-		try {
-			digest.clone();
-			return true;
-		}
-		catch (CloneNotSupportedException ex) {
-			return false;
-		}
-	}
-
-	private MessageDigest newDigest() {
-		if (this.cloneable) {
-			try {
-				return (MessageDigest) this.prototype.clone();
-			}
-			catch (CloneNotSupportedException ex) {
-				// checked at construction
-			}
-		}
-		return RecordKey.sha256();
-	}
-
 	public Fingerprint fingerprint(@Nullable Object payload) {
 		return fingerprint((out) -> this.canonicalMapper.writeValue(out, payload));
 	}
@@ -133,15 +94,31 @@ public final class Fingerprinter {
 	 * payload (an HTTP request as received).
 	 */
 	public Fingerprint fingerprint(Writer writer) {
-		Mac macPrototype = this.macPrototype;
-		if (macPrototype != null && this.macKey != null) {
-			Mac mac = mac(macPrototype, this.macKey);
-			writer.writeTo(new DigestStream(null, mac));
-			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
+		try {
+			if (this.mac != null) {
+				Mac mac = (Mac) this.mac.clone();
+				writer.writeTo(new OutputStream() {
+
+					@Override
+					public void write(int b) {
+						mac.update((byte) b);
+					}
+
+					@Override
+					public void write(byte[] b, int off, int len) {
+						mac.update(b, off, len);
+					}
+
+				});
+				return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
+			}
+			MessageDigest digest = (MessageDigest) this.digest.clone();
+			writer.writeTo(new DigestOutputStream(OutputStream.nullOutputStream(), digest));
+			return new Fingerprint(BASE64.encodeToString(digest.digest()));
 		}
-		MessageDigest digest = newDigest();
-		writer.writeTo(new DigestStream(digest, null));
-		return new Fingerprint(BASE64.encodeToString(digest.digest()));
+		catch (CloneNotSupportedException ex) {
+			throw new IllegalStateException("The platform's SHA-256 or HmacSHA256 cannot be cloned", ex);
+		}
 	}
 
 	@FunctionalInterface
@@ -204,39 +181,6 @@ public final class Fingerprinter {
 		public VisibilityChecker findAutoDetectVisibility(MapperConfig<?> config, AnnotatedClass annotated,
 				VisibilityChecker checker) {
 			return super.findAutoDetectVisibility(config, annotated, checker).withFieldVisibility(Visibility.ANY);
-		}
-
-	}
-
-	private static final class DigestStream extends OutputStream {
-
-		private final @Nullable MessageDigest digest;
-
-		private final @Nullable Mac mac;
-
-		DigestStream(@Nullable MessageDigest digest, @Nullable Mac mac) {
-			this.digest = digest;
-			this.mac = mac;
-		}
-
-		@Override
-		public void write(int b) {
-			if (this.mac != null) {
-				this.mac.update((byte) b);
-			}
-			else if (this.digest != null) {
-				this.digest.update((byte) b);
-			}
-		}
-
-		@Override
-		public void write(byte[] b, int off, int len) {
-			if (this.mac != null) {
-				this.mac.update(b, off, len);
-			}
-			else if (this.digest != null) {
-				this.digest.update(b, off, len);
-			}
 		}
 
 	}

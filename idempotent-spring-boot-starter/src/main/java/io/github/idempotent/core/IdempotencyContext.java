@@ -83,16 +83,7 @@ public final class IdempotencyContext {
 	 */
 	public static Scope bind(IdempotencyContext context) {
 		Assert.notNull(context, "context must not be null");
-		IdempotencyContext previous = current.get();
-		current.set(context);
-		return () -> {
-			if (previous != null) {
-				current.set(previous);
-			}
-			else {
-				current.remove();
-			}
-		};
+		return replace(context);
 	}
 
 	/**
@@ -100,13 +91,22 @@ public final class IdempotencyContext {
 	 * runs unprotected inside an idempotent one.
 	 */
 	public static Scope unbind() {
+		return replace(null);
+	}
+
+	private static Scope replace(@Nullable IdempotencyContext context) {
 		IdempotencyContext previous = current.get();
-		if (previous == null) {
-			return () -> {
-			};
+		set(context);
+		return () -> set(previous);
+	}
+
+	private static void set(@Nullable IdempotencyContext context) {
+		if (context != null) {
+			current.set(context);
 		}
-		current.remove();
-		return () -> current.set(previous);
+		else {
+			current.remove();
+		}
 	}
 
 	/**

@@ -1,6 +1,8 @@
 package io.github.idempotent.core;
 
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 
@@ -63,28 +65,22 @@ public interface IdempotencyKeyResolver {
 		List<IdempotencyKeyResolver> all = List.copyOf(resolvers);
 		return new IdempotencyKeyResolver() {
 
+			private Stream<IdempotencyKeyResolver> applying() {
+				return all.stream().filter(IdempotencyKeyResolver::appliesToCurrentCall);
+			}
+
 			private IdempotencyKeyResolver current() {
-				for (IdempotencyKeyResolver resolver : all) {
-					if (resolver.appliesToCurrentCall()) {
-						return resolver;
-					}
-				}
-				return all.get(0);
+				return applying().findFirst().orElse(all.get(0));
 			}
 
 			// The first key among those that apply: an application's resolver with no key
 			// outside its context leaves a message's key to the next.
 			@Override
 			public @Nullable String resolveKey() {
-				for (IdempotencyKeyResolver resolver : all) {
-					if (resolver.appliesToCurrentCall()) {
-						String key = resolver.resolveKey();
-						if (key != null) {
-							return key;
-						}
-					}
-				}
-				return null;
+				return applying().map(IdempotencyKeyResolver::resolveKey)
+					.filter(Objects::nonNull)
+					.findFirst()
+					.orElse(null);
 			}
 
 			@Override
@@ -94,17 +90,12 @@ public interface IdempotencyKeyResolver {
 
 			@Override
 			public boolean appliesToCurrentCall() {
-				return all.stream().anyMatch(IdempotencyKeyResolver::appliesToCurrentCall);
+				return applying().findAny().isPresent();
 			}
 
 			@Override
 			public boolean isCallerless() {
-				for (IdempotencyKeyResolver resolver : all) {
-					if (resolver.appliesToCurrentCall()) {
-						return resolver.isCallerless();
-					}
-				}
-				return false;
+				return applying().findFirst().map(IdempotencyKeyResolver::isCallerless).orElse(false);
 			}
 
 			@Override

@@ -19,76 +19,20 @@ public interface IdempotencyObserver {
 	 * an observer's failure never loses a call's result.
 	 */
 	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
-		if (observer == NONE || observer instanceof FailSafeObserver) {
+		if (observer == NONE || (observer instanceof ObserverFanOut fanOut && fanOut.failSafe)) {
 			return observer;
 		}
-		return new FailSafeObserver(observer);
+		return new ObserverFanOut(List.of(observer), true);
 	}
 
+	/**
+	 * Observer that passes every callback to each of {@code observers} in turn.
+	 */
 	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {
 		if (observers.isEmpty()) {
 			return NONE;
 		}
-		if (observers.size() == 1) {
-			return observers.get(0);
-		}
-		List<IdempotencyObserver> all = List.copyOf(observers);
-		return new IdempotencyObserver() {
-
-			@Override
-			public void executed(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.executed(policy, key));
-			}
-
-			@Override
-			public void replayed(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.replayed(policy, key));
-			}
-
-			@Override
-			public void skipped(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.skipped(policy, key));
-			}
-
-			@Override
-			public void flagged(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.flagged(policy, key));
-			}
-
-			@Override
-			public void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
-				all.forEach((observer) -> observer.rejected(policy, key, reason));
-			}
-
-			@Override
-			public void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
-				all.forEach((observer) -> observer.bypassed(policy, key, storeFailure));
-			}
-
-			@Override
-			public void leaseLost(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.leaseLost(policy, key));
-			}
-
-			@Override
-			public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
-				all.forEach((observer) -> observer.maxDurationExceeded(policy, key));
-			}
-
-			@Override
-			public void step(IdempotencyPolicy policy, String key, Step step) {
-				// A loop, not forEach: no capturing lambda per step.
-				for (int i = 0; i < all.size(); i++) {
-					all.get(i).step(policy, key, step);
-				}
-			}
-
-			@Override
-			public IdempotencyObserver forAsyncCall() {
-				return composite(all.stream().map(IdempotencyObserver::forAsyncCall).toList());
-			}
-
-		};
+		return (observers.size() == 1) ? observers.get(0) : new ObserverFanOut(List.copyOf(observers), false);
 	}
 
 	/**

@@ -6,9 +6,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -56,11 +58,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	}
 
 	private static ScheduledExecutorService newTimer() {
-		return new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "idempotent-lease-watchdog");
-			thread.setDaemon(true);
-			return thread;
-		});
+		return new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog"));
 	}
 
 	/**
@@ -68,11 +66,8 @@ final class IdempotencyThreads implements AutoCloseable {
 	 */
 	private static ThreadPoolExecutor newRenewals() {
 		AtomicInteger threads = new AtomicInteger();
-		return new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), (task) -> {
-			Thread thread = new Thread(task, "idempotent-lease-renewal-" + threads.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		});
+		return new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				daemons(() -> "idempotent-lease-renewal-" + threads.incrementAndGet()));
 	}
 
 	/**
@@ -121,13 +116,17 @@ final class IdempotencyThreads implements AutoCloseable {
 	private static ExecutorService newBlockingStoreExecutor() {
 		// Only when no executor was set (no Reactor): bounded, idle threads let go.
 		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				(task) -> {
-					Thread thread = new Thread(task, "idempotent-store");
-					thread.setDaemon(true);
-					return thread;
-				});
+				daemons(() -> "idempotent-store"));
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
+	}
+
+	private static ThreadFactory daemons(Supplier<String> names) {
+		return (task) -> {
+			Thread thread = new Thread(task, names.get());
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	/**

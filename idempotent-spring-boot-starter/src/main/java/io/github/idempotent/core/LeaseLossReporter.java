@@ -7,12 +7,11 @@ import org.apache.commons.logging.LogFactory;
  * Reports a call that lost its hold on its key (lease lapsed, record deleted, or past
  * {@code maxDuration}) as a warning under the executor's log category and to observers.
  */
-final class LeaseLossReporter implements LeaseWatchdog.LeaseListener {
+final class LeaseLossReporter {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	@Override
-	public void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
+	void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
 			IdempotencyObserver observer) {
 		if (whileHeld) {
 			// Not a stall: the lease still held, so the record was deleted under it.
@@ -29,8 +28,7 @@ final class LeaseLossReporter implements LeaseWatchdog.LeaseListener {
 		observer.leaseLost(policy, clientKey);
 	}
 
-	@Override
-	public void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer) {
+	void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer) {
 		logger.warn("Key '" + clientKey + "' of " + policy.name() + " has been held by one call for its maxDuration ("
 				+ policy.maxDuration() + "): its lease is no longer renewed, so a retry runs the method once the "
 				+ "lease (" + policy.lease() + ") runs out, and the call's result, if it ever comes, goes to its "

@@ -45,7 +45,7 @@ final class LeaseWatchdog {
 
 	private final ExecutorService renewals;
 
-	private final LeaseListener leaseListener;
+	private final LeaseLossReporter leaseLoss;
 
 	private final Set<Lease> running = ConcurrentHashMap.newKeySet();
 
@@ -60,11 +60,11 @@ final class LeaseWatchdog {
 	 * A renewal that {@code renewals} rejects is retried like a failed one.
 	 */
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
-			LeaseListener leaseListener) {
+			LeaseLossReporter leaseLoss) {
 		this.store = store;
 		this.scheduler = scheduler;
 		this.renewals = renewals;
-		this.leaseListener = leaseListener;
+		this.leaseLoss = leaseLoss;
 	}
 
 	Lease watch(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
@@ -85,23 +85,9 @@ final class LeaseWatchdog {
 	 * {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
-		synchronized (lease) {
-			lease.ended = true;
-			boolean interrupted = false;
-			while (lease.renewing > 0) {
-				try {
-					lease.wait();
-				}
-				catch (InterruptedException ex) {
-					// Still wait: the renewal ends by the client's own timeout.
-					interrupted = true;
-				}
-			}
-			if (interrupted) {
-				Thread.currentThread().interrupt();
-			}
-		}
-		this.running.remove(lease);
+		// Not interruptible (the interrupt flag is kept): the renewal ends by the
+		// client's own timeout.
+		unwatchAsync(lease).join();
 	}
 
 	/**
@@ -109,18 +95,16 @@ final class LeaseWatchdog {
 	 * {@code lease} is running.
 	 */
 	CompletableFuture<Void> unwatchAsync(Lease lease) {
-		CompletableFuture<Void> renewed = null;
+		CompletableFuture<Void> drained = CompletableFuture.completedFuture(null);
 		synchronized (lease) {
 			lease.ended = true;
 			if (lease.renewing > 0) {
-				if (lease.drained == null) {
-					lease.drained = new CompletableFuture<>();
-				}
-				renewed = lease.drained;
+				lease.drained = (lease.drained != null) ? lease.drained : new CompletableFuture<>();
+				drained = lease.drained;
 			}
 		}
 		this.running.remove(lease);
-		return (renewed != null) ? renewed : CompletableFuture.completedFuture(null);
+		return drained;
 	}
 
 	/**
@@ -197,14 +181,12 @@ final class LeaseWatchdog {
 			if (lease.ended || lease.lost || lease.overdue) {
 				return IDLE;
 			}
-			if (now - lease.deadline >= 0) {
-				// Checked before any renewal is sent: none starts past maxDuration.
-				lease.overdue = true;
-			}
+			// Checked before any renewal is sent: none starts past maxDuration.
+			lease.overdue = now - lease.deadline >= 0;
 		}
 		if (lease.overdue) {
 			this.running.remove(lease);
-			this.leaseListener.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
+			this.leaseLoss.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
 			return IDLE;
 		}
 		synchronized (lease) {
@@ -301,7 +283,6 @@ final class LeaseWatchdog {
 			lease.renewing--;
 			lease.inFlight--;
 			if (lease.renewing == 0) {
-				lease.notifyAll();
 				unwatched = lease.drained;
 				lease.drained = null;
 			}
@@ -340,7 +321,7 @@ final class LeaseWatchdog {
 		if (lost) {
 			// Reported here once; the call's complete or release does not report it.
 			this.running.remove(lease);
-			this.leaseListener.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
+			this.leaseLoss.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
 			return;
 		}
 		if (retryIn >= 0) {
@@ -482,15 +463,6 @@ final class LeaseWatchdog {
 		synchronized boolean isHeld(long now) {
 			return now - this.renewedAt < this.policy.lease().toNanos();
 		}
-
-	}
-
-	interface LeaseListener {
-
-		void leaseLost(IdempotencyPolicy policy, String clientKey, String step, boolean whileHeld,
-				IdempotencyObserver observer);
-
-		void maxDurationExceeded(IdempotencyPolicy policy, String clientKey, IdempotencyObserver observer);
 
 	}
 

@@ -59,7 +59,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 
 	public @Nullable String contentType() {
 		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
-			if (header.getKey().equalsIgnoreCase("Content-Type") && !header.getValue().isEmpty()) {
+			if (header.getKey().equalsIgnoreCase(CONTENT_TYPE) && !header.getValue().isEmpty()) {
 				return header.getValue().get(0);
 			}
 		}
@@ -83,33 +83,25 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		if (json >= 0) {
 			return encodeJson(json, compression);
 		}
-		ByteArrayOutputStream head = new ByteArrayOutputStream(64);
+		ByteArrayOutputStream head = new ByteArrayOutputStream(64 + this.body.length);
 		head.write(this.status >>> 8);
 		head.write(this.status);
 		writeVarint(head, this.headers.size());
-		for (Map.Entry<String, List<String>> header : this.headers.entrySet()) {
-			writeText(head, header.getKey());
-			writeVarint(head, header.getValue().size());
-			for (String value : header.getValue()) {
-				writeText(head, value);
-			}
-		}
-		byte[] written = head.toByteArray();
-		byte[] rest = new byte[written.length + this.body.length];
-		System.arraycopy(written, 0, rest, 0, written.length);
-		System.arraycopy(this.body, 0, rest, written.length, this.body.length);
+		this.headers.forEach((name, values) -> {
+			writeText(head, name);
+			writeVarint(head, values.size());
+			values.forEach((value) -> writeText(head, value));
+		});
+		head.writeBytes(this.body);
+		byte[] rest = head.toByteArray();
 		byte[] deflated = compression.deflate(rest);
-		if (deflated == null) {
-			byte[] record = new byte[2 + rest.length];
-			record[0] = MARKER;
-			System.arraycopy(rest, 0, record, 2, rest.length);
-			return record;
-		}
-		ByteArrayOutputStream record = new ByteArrayOutputStream(8 + deflated.length);
+		ByteArrayOutputStream record = new ByteArrayOutputStream(8 + rest.length);
 		record.write(MARKER);
-		record.write(DEFLATED);
-		writeVarint(record, rest.length);
-		record.write(deflated, 0, deflated.length);
+		record.write((deflated != null) ? DEFLATED : 0);
+		if (deflated != null) {
+			writeVarint(record, rest.length);
+		}
+		record.writeBytes((deflated != null) ? deflated : rest);
 		return record.toByteArray();
 	}
 
@@ -165,12 +157,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		if (bytes.length == 0 || (bytes[0] != MARKER && !isJson(bytes[0]))) {
 			return null;
 		}
-		try {
-			return (bytes[0] == MARKER) ? decode(bytes, 1, maxBodySize) : decodeJson(bytes, maxBodySize);
-		}
-		catch (ResultCompression.CorruptResultException ex) {
-			throw new IllegalArgumentException(ex.getMessage(), ex);
-		}
+		return (bytes[0] == MARKER) ? decode(bytes, 1, maxBodySize) : decodeJson(bytes, maxBodySize);
 	}
 
 	/**
@@ -189,11 +176,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		byte[] rest = bytes;
 		int position = offset + 1;
 		if ((flags & DEFLATED) != 0) {
-			Reader length = new Reader(bytes, position);
-			int declared = length.readVarint();
 			// A header block beyond 64 KB is not one this application wrote.
-			rest = ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared,
-					maxBodySize + MAX_HEAD_SIZE);
+			rest = inflate(bytes, position, maxBodySize + MAX_HEAD_SIZE);
 			position = 0;
 		}
 		Reader in = new Reader(rest, position);
@@ -222,17 +206,16 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		int layout = bytes[0] - JSON;
 		int status = ((layout & JSON_CREATED) != 0) ? 201 : 200;
 		String type = ((layout & JSON_CHARSET) != 0) ? JSON_TYPE_UTF8 : JSON_TYPE;
-		byte[] body;
-		if ((layout & JSON_DEFLATED) != 0) {
-			Reader length = new Reader(bytes, 1);
-			int declared = length.readVarint();
-			body = ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared,
-					maxBodySize);
-		}
-		else {
-			body = Arrays.copyOfRange(bytes, 1, bytes.length);
-		}
+		byte[] body = ((layout & JSON_DEFLATED) != 0) ? inflate(bytes, 1, maxBodySize)
+				: Arrays.copyOfRange(bytes, 1, bytes.length);
 		return new RecordedResponse(status, Map.of(CONTENT_TYPE, List.of(type)), body);
+	}
+
+	/** The deflated bytes at {@code offset}, behind their length. */
+	private static byte[] inflate(byte[] bytes, int offset, long limit) {
+		Reader length = new Reader(bytes, offset);
+		int declared = length.readVarint();
+		return ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared, limit);
 	}
 
 	private static void writeText(ByteArrayOutputStream out, String text) {

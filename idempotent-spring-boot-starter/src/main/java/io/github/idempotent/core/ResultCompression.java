@@ -1,6 +1,8 @@
 package io.github.idempotent.core;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.zip.DataFormatException;
@@ -25,8 +27,6 @@ import io.github.idempotent.store.StoredResult;
 public final class ResultCompression {
 
 	static final byte DEFLATED = 'Z';
-
-	private static final byte VALUE = 'V';
 
 	/** Marker, then the encoded result's length. */
 	private static final int HEADER = 5;
@@ -60,18 +60,14 @@ public final class ResultCompression {
 	public StoredResult compress(StoredResult result) {
 		byte[] bytes = result.bytes();
 		int length = bytes.length - 1;
-		if (length <= this.threshold || bytes[0] != VALUE) {
+		if (length <= this.threshold || bytes[0] != StoredOutcome.VALUE) {
 			return result;
 		}
 		byte[] deflated = deflate(bytes, 1, length, HEADER);
 		if (deflated == null) {
 			return result;
 		}
-		deflated[0] = DEFLATED;
-		deflated[1] = (byte) (length >>> 24);
-		deflated[2] = (byte) (length >>> 16);
-		deflated[3] = (byte) (length >>> 8);
-		deflated[4] = (byte) length;
+		ByteBuffer.wrap(deflated).put(DEFLATED).putInt(length);
 		return new StoredResult(deflated);
 	}
 
@@ -85,7 +81,8 @@ public final class ResultCompression {
 		// does not fit is not smaller, and is not kept.
 		byte[] out = new byte[header + length];
 		int position = header;
-		Deflater deflater = takeDeflater();
+		Deflater deflater = Objects.requireNonNullElseGet(deflaters.poll(),
+				() -> new Deflater(Deflater.DEFAULT_COMPRESSION, true));
 		try {
 			deflater.setInput(data, offset, length);
 			deflater.finish();
@@ -101,7 +98,8 @@ public final class ResultCompression {
 			}
 		}
 		finally {
-			giveBack(deflater);
+			deflater.reset();
+			giveBack(deflaters, deflater, deflater::end);
 		}
 		return Arrays.copyOf(out, position);
 	}
@@ -112,15 +110,7 @@ public final class ResultCompression {
 	 * @throws IllegalArgumentException when the compressed value cannot be inflated
 	 */
 	public static byte @Nullable [] inflatedValue(StoredResult result, long limit) {
-		if (!isDeflated(result.bytes())) {
-			return null;
-		}
-		try {
-			return inflate(result.bytes(), limit);
-		}
-		catch (CorruptResultException ex) {
-			throw new IllegalArgumentException(ex.getMessage(), ex);
-		}
+		return isDeflated(result.bytes()) ? inflate(result.bytes(), limit) : null;
 	}
 
 	static boolean isDeflated(byte[] stored) {
@@ -136,9 +126,7 @@ public final class ResultCompression {
 		if (stored.length < HEADER) {
 			throw new CorruptResultException("it is truncated");
 		}
-		int length = ((stored[1] & 0xFF) << 24) | ((stored[2] & 0xFF) << 16) | ((stored[3] & 0xFF) << 8)
-				| (stored[4] & 0xFF);
-		return inflate(stored, HEADER, stored.length - HEADER, length, limit);
+		return inflate(stored, HEADER, stored.length - HEADER, ByteBuffer.wrap(stored, 1, 4).getInt(), limit);
 	}
 
 	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
@@ -147,7 +135,7 @@ public final class ResultCompression {
 					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
 		}
 		byte[] out = new byte[declared];
-		Inflater inflater = takeInflater();
+		Inflater inflater = Objects.requireNonNullElseGet(inflaters.poll(), () -> new Inflater(true));
 		try {
 			inflater.setInput(data, offset, length);
 			int position = 0;
@@ -173,31 +161,15 @@ public final class ResultCompression {
 			throw new CorruptResultException("it is not valid deflate data (" + ex.getMessage() + ")");
 		}
 		finally {
-			giveBack(inflater);
+			inflater.reset();
+			giveBack(inflaters, inflater, inflater::end);
 		}
 	}
 
-	private static Deflater takeDeflater() {
-		Deflater deflater = deflaters.poll();
-		return (deflater != null) ? deflater : new Deflater(Deflater.DEFAULT_COMPRESSION, true);
-	}
-
-	private static Inflater takeInflater() {
-		Inflater inflater = inflaters.poll();
-		return (inflater != null) ? inflater : new Inflater(true);
-	}
-
-	private static void giveBack(Deflater deflater) {
-		deflater.reset();
-		if (!deflaters.offer(deflater)) {
-			deflater.end();
-		}
-	}
-
-	private static void giveBack(Inflater inflater) {
-		inflater.reset();
-		if (!inflaters.offer(inflater)) {
-			inflater.end();
+	/** Keeps a reset (de)compressor for the next call, or ends it if the pool is full. */
+	private static <T> void giveBack(BlockingQueue<T> pool, T coder, Runnable end) {
+		if (!pool.offer(coder)) {
+			end.run();
 		}
 	}
 
@@ -211,7 +183,7 @@ public final class ResultCompression {
 	}
 
 	/** A compressed record that cannot be read back. */
-	static final class CorruptResultException extends RuntimeException {
+	static final class CorruptResultException extends IllegalArgumentException {
 
 		CorruptResultException(String reason) {
 			super(reason);

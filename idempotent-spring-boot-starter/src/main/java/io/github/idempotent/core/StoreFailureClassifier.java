@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiPredicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -24,25 +25,10 @@ final class StoreFailureClassifier {
 	 * class name, so the core needs neither Spring's DAO classes nor a store client.
 	 */
 	static boolean isUnavailable(Throwable failure) {
-		if (isFull(failure)) {
-			return true;
-		}
-		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
-			if (ex instanceof IOException || ex instanceof TimeoutException
-					|| ex instanceof IdempotencyStoreUnavailableException) {
-				return true;
-			}
-			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
-				if (UNAVAILABLE_TYPES.contains(type.getName())
-						|| (REDIS_ERROR_REPLIES.contains(type.getName()) && isPassingRefusal(ex.getMessage()))) {
-					return true;
-				}
-			}
-			if (ex.getCause() == ex) {
-				break;
-			}
-		}
-		return false;
+		return isFull(failure) || anyCause(failure,
+				(ex, type) -> ex instanceof IOException || ex instanceof TimeoutException
+						|| ex instanceof IdempotencyStoreUnavailableException || UNAVAILABLE_TYPES.contains(type)
+						|| (REDIS_ERROR_REPLIES.contains(type) && isPassingRefusal(ex.getMessage())));
 	}
 
 	/** A server's error reply, as Lettuce, Jedis and Redisson throw it. */
@@ -54,17 +40,20 @@ final class StoreFailureClassifier {
 	 * unprotected, or whoever can fill the store could turn the protection off.
 	 */
 	static boolean isFull(Throwable failure) {
-		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
-			if (ex instanceof StoreFullException) {
-				return true;
-			}
+		return anyCause(failure, (ex, type) -> ex instanceof StoreFullException
+				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)));
+	}
+
+	/**
+	 * Whether {@code test} holds for a cause of {@code failure} and the name of one of
+	 * its classes or superclasses.
+	 */
+	private static boolean anyCause(Throwable failure, BiPredicate<Throwable, String> test) {
+		for (Throwable ex = failure; ex != null; ex = (ex.getCause() != ex) ? ex.getCause() : null) {
 			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
-				if (REDIS_ERROR_REPLIES.contains(type.getName()) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)) {
+				if (test.test(ex, type.getName())) {
 					return true;
 				}
-			}
-			if (ex.getCause() == ex) {
-				break;
 			}
 		}
 		return false;

@@ -1,11 +1,11 @@
 package io.github.idempotent.core;
 
-import java.io.OutputStream;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Constructor;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -25,7 +25,7 @@ final class StoredOutcome {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	private static final byte VALUE = 'V';
+	static final byte VALUE = 'V';
 
 	private static final byte ERROR = 'E';
 
@@ -48,13 +48,10 @@ final class StoredOutcome {
 					+ "' cannot be encoded; retries with this key get an error instead of a replay", ex);
 			return notStored("it could not be encoded: " + ex.getMessage());
 		}
-		if (out.size() > maxResultSize) {
-			logger.error("Result of " + policy.name() + " for key '" + clientKey + "' is " + out.size()
-					+ " bytes, above idempotent.max-result-size=" + maxResultSize
-					+ "; retries with this key get an error instead of a replay");
-			return notStored(out.size() + " bytes, above idempotent.max-result-size");
+		if (out.written > maxResultSize) {
+			return tooLarge("Result", policy, clientKey, out.written, maxResultSize);
 		}
-		return compression.compress(new StoredResult(out.bytes()));
+		return compression.compress(new StoredResult(out.toByteArray()));
 	}
 
 	/**
@@ -63,12 +60,17 @@ final class StoredOutcome {
 	static StoredResult recorded(IdempotencyPolicy policy, String clientKey, RecordedResponse response,
 			long maxResultSize, ResultCompression compression) {
 		if (response.body().length > maxResultSize) {
-			logger.error("Response of " + policy.name() + " for key '" + clientKey + "' is " + response.body().length
-					+ " bytes, above idempotent.max-result-size=" + maxResultSize
-					+ "; retries with this key get an error instead of a replay");
-			return notStored(response.body().length + " bytes, above idempotent.max-result-size");
+			return tooLarge("Response", policy, clientKey, response.body().length, maxResultSize);
 		}
 		return response.toStoredResult(compression);
+	}
+
+	private static StoredResult tooLarge(String what, IdempotencyPolicy policy, String clientKey, long size,
+			long maxResultSize) {
+		logger.error(what + " of " + policy.name() + " for key '" + clientKey + "' is " + size
+				+ " bytes, above idempotent.max-result-size=" + maxResultSize
+				+ "; retries with this key get an error instead of a replay");
+		return notStored(size + " bytes, above idempotent.max-result-size");
 	}
 
 	static @Nullable RecordedResponse recordedResponse(StoredResult result, long maxResultSize) {
@@ -81,8 +83,7 @@ final class StoredOutcome {
 	}
 
 	static StoredResult error(Throwable ex) {
-		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
-		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + message));
+		return new StoredResult(concat(ERROR, ex.getClass().getName() + "\n" + Objects.toString(ex.getMessage(), "")));
 	}
 
 	/**
@@ -118,23 +119,19 @@ final class StoredOutcome {
 		}
 		Throwable recreated;
 		try {
-			recreated = instantiate(ex.getClass(), (ex.getMessage() != null) ? ex.getMessage() : "");
+			recreated = instantiate(ex.getClass(), Objects.toString(ex.getMessage(), ""));
 		}
 		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
 			recreated = null;
 		}
 		if (recreated != null && recreated.getClass() == ex.getClass()
-				&& Objects.equals(normalized(recreated.getMessage()), normalized(ex.getMessage()))) {
+				&& Objects.toString(recreated.getMessage(), "").equals(Objects.toString(ex.getMessage(), ""))) {
 			return true;
 		}
 		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
 				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "
 				+ "taking a String message, or none); the key was released, so a retry runs the method again");
 		return false;
-	}
-
-	private static String normalized(@Nullable String message) {
-		return (message != null) ? message : "";
 	}
 
 	/**
@@ -222,16 +219,10 @@ final class StoredOutcome {
 	}
 
 	static boolean isRecreatable(Class<? extends Throwable> type) {
-		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
-			try {
-				type.getDeclaredConstructor(parameters);
-				return true;
-			}
-			catch (NoSuchMethodException ex) {
-				// try the next form
-			}
-		}
-		return false;
+		return Stream.of(type.getDeclaredConstructors())
+			.map(Constructor::getParameterTypes)
+			.anyMatch((parameters) -> parameters.length == 0
+					|| Arrays.equals(parameters, new Class<?>[] { String.class }));
 	}
 
 	/**
@@ -255,24 +246,17 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The marker byte and encoded result, copied once when it fits in one write (the
-	 * codec's buffer). Bytes past {@code limit} are counted, not kept.
+	 * The marker byte and encoded result. Bytes past {@code limit} are counted, not kept.
 	 */
-	private static final class ResultBuffer extends OutputStream {
-
-		private final byte marker;
+	private static final class ResultBuffer extends ByteArrayOutputStream {
 
 		private final long limit;
 
-		private byte @Nullable [] first;
-
-		private @Nullable List<byte[]> more;
-
-		private long size = 1;
+		private long written = 1;
 
 		ResultBuffer(byte marker, long limit) {
-			this.marker = marker;
 			this.limit = limit;
+			super.write(marker);
 		}
 
 		@Override
@@ -281,49 +265,11 @@ final class StoredOutcome {
 		}
 
 		@Override
-		public void write(byte[] b, int off, int len) {
-			if (len == 0) {
-				return;
+		public synchronized void write(byte[] b, int off, int len) {
+			this.written += len;
+			if (this.written <= this.limit) {
+				super.write(b, off, len);
 			}
-			this.size += len;
-			if (this.size > this.limit) {
-				this.first = null;
-				this.more = null;
-			}
-			else if (this.first == null) {
-				byte[] first = new byte[len + 1];
-				first[0] = this.marker;
-				System.arraycopy(b, off, first, 1, len);
-				this.first = first;
-			}
-			else {
-				if (this.more == null) {
-					this.more = new ArrayList<>();
-				}
-				this.more.add(Arrays.copyOfRange(b, off, off + len));
-			}
-		}
-
-		long size() {
-			return this.size;
-		}
-
-		byte[] bytes() {
-			byte[] first = this.first;
-			if (first == null) {
-				return new byte[] { this.marker };
-			}
-			if (this.more == null) {
-				return first;
-			}
-			byte[] all = new byte[(int) this.size];
-			System.arraycopy(first, 0, all, 0, first.length);
-			int position = first.length;
-			for (byte[] chunk : this.more) {
-				System.arraycopy(chunk, 0, all, position, chunk.length);
-				position += chunk.length;
-			}
-			return all;
 		}
 
 	}

@@ -1,5 +1,7 @@
 package io.github.idempotent.observation;
 
+import java.util.Locale;
+
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
@@ -55,44 +57,41 @@ public class IdempotencyObservationContext extends Observation.Context {
 	public enum Outcome {
 
 		/** The method ran as the first call for the key. */
-		EXECUTED("executed"),
+		EXECUTED,
 
 		/** A stored outcome was returned without running the method. */
-		REPLAYED("replayed"),
+		REPLAYED,
 
 		/** A duplicate returned nothing ({@code onDuplicate = SKIP}). */
-		SKIPPED("skipped"),
+		SKIPPED,
 
 		/** A duplicate ran the method again, unstored ({@code onDuplicate = FLAG}). */
-		FLAGGED("flagged"),
+		FLAGGED,
 
 		/** Refused: another call with the key was still running. */
-		IN_PROGRESS("in-progress"),
+		IN_PROGRESS,
 
 		/** Refused: the key was used before with another payload. */
-		KEY_REUSED("key-reused"),
+		KEY_REUSED,
 
 		/** Refused: the store could not be reached ({@code failure-mode=closed}). */
-		STORE_UNAVAILABLE("store-unavailable"),
+		STORE_UNAVAILABLE,
 
 		/** Refused: the store had no room for the key. */
-		STORE_FULL("store-full"),
+		STORE_FULL,
 
 		/** The store could not be reached and the method ran unprotected. */
-		BYPASSED("bypassed"),
+		BYPASSED,
 
 		/** The method ran, but its key passed to another caller before it completed. */
-		LEASE_LOST("lease-lost"),
+		LEASE_LOST,
 
 		/** The method threw, or the store failed otherwise than by being unreachable. */
-		ERROR("error");
+		ERROR;
 
-		private final String value;
+		private final String value = name().toLowerCase(Locale.ROOT).replace('_', '-');
 
-		Outcome(String value) {
-			this.value = value;
-		}
-
+		/** The tag value: the name in lower case, words joined by {@code -}. */
 		public String value() {
 			return this.value;
 		}

@@ -40,34 +40,24 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum LowCardinalityKeyNames implements KeyName {
 
-		OPERATION {
-
-			@Override
-			public String asString() {
-				return "operation";
-			}
-
-		},
+		OPERATION("operation"),
 
 		/**
 		 * What became of the call ({@link IdempotencyObservationContext.Outcome}).
 		 */
-		OUTCOME {
+		OUTCOME("outcome"),
 
-			@Override
-			public String asString() {
-				return "outcome";
-			}
+		STORE("store");
 
-		},
+		private final String name;
 
-		STORE {
+		LowCardinalityKeyNames(String name) {
+			this.name = name;
+		}
 
-			@Override
-			public String asString() {
-				return "store";
-			}
-
+		@Override
+		public String asString() {
+			return this.name;
 		}
 
 	}
@@ -81,13 +71,11 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 		 * The key as the caller sent it; only with
 		 * {@code idempotent.observation.include-key=true}, as a key can be a secret.
 		 */
-		IDEMPOTENCY_KEY {
+		IDEMPOTENCY_KEY;
 
-			@Override
-			public String asString() {
-				return "idempotency.key";
-			}
-
+		@Override
+		public String asString() {
+			return "idempotency.key";
 		}
 
 	}
@@ -97,46 +85,29 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum Events implements Observation.Event {
 
-		CLAIMED {
+		CLAIMED("claimed", "idempotency key claimed"),
 
-			@Override
-			public String getName() {
-				return "claimed";
-			}
+		COMPLETING("completing", "storing idempotent outcome"),
 
-			@Override
-			public String getContextualName() {
-				return "idempotency key claimed";
-			}
+		RELEASING("releasing", "releasing idempotency key");
 
-		},
+		private final String name;
 
-		COMPLETING {
+		private final String contextualName;
 
-			@Override
-			public String getName() {
-				return "completing";
-			}
+		Events(String name, String contextualName) {
+			this.name = name;
+			this.contextualName = contextualName;
+		}
 
-			@Override
-			public String getContextualName() {
-				return "storing idempotent outcome";
-			}
+		@Override
+		public String getName() {
+			return this.name;
+		}
 
-		},
-
-		RELEASING {
-
-			@Override
-			public String getName() {
-				return "releasing";
-			}
-
-			@Override
-			public String getContextualName() {
-				return "releasing idempotency key";
-			}
-
+		@Override
+		public String getContextualName() {
+			return this.contextualName;
 		}
 
 	}

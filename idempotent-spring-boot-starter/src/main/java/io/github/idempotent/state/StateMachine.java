@@ -129,9 +129,8 @@ public final class StateMachine<S extends Enum<S>> {
 		public StateMachine<S> build() {
 			Map<S, Set<S>> table = new EnumMap<>(this.type);
 			for (S state : this.type.getEnumConstants()) {
-				EnumSet<S> targets = this.targets.get(state);
 				table.put(state, Collections
-					.unmodifiableSet((targets != null) ? EnumSet.copyOf(targets) : EnumSet.noneOf(this.type)));
+					.unmodifiableSet(EnumSet.copyOf(this.targets.getOrDefault(state, EnumSet.noneOf(this.type)))));
 			}
 			return new StateMachine<>(this.type, Collections.unmodifiableMap(table));
 		}
