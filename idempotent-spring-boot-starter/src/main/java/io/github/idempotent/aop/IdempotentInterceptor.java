@@ -108,7 +108,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		String clientKey = call.key();
 		if (clientKey == null) {
 			if (operation.required()) {
-				throw missingKey(operation, "the Idempotency-Key header");
+				throw missingKey(operation, "its key header");
 			}
 			return invocation.proceed();
 		}
@@ -139,7 +139,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			throws Throwable {
 		checkKey(this.calls, operation, clientKey);
 		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
-		int[] depth = IdempotentCalls.enter();
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
@@ -156,9 +155,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			}
 			dropped(operation, ex);
 			return null;
-		}
-		finally {
-			depth[0]--;
 		}
 	}
 

@@ -69,7 +69,7 @@ final class MonoInvocations {
 			String key = call.key();
 			if (key == null) {
 				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, "the Idempotency-Key header"));
+					return Mono.error(IdempotentInterceptor.missingKey(operation, "its key header"));
 				}
 				return toMono(proceed(invocation));
 			}

@@ -350,7 +350,6 @@ public class IdempotencyTemplate {
 		private <T> @Nullable T call(Type resultType, Supplier<? extends @Nullable T> callback) {
 			Assert.notNull(callback, "callback must not be null");
 			Prepared call = prepare(resultType, null);
-			int[] depth = IdempotentCalls.enter();
 			try {
 				return (T) IdempotencyTemplate.this.calls.execute(call.policy(), call.key(), call.recordKey(),
 						call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
@@ -361,9 +360,6 @@ public class IdempotencyTemplate {
 			catch (Throwable ex) {
 				// A sneaky-thrown checked exception, or one replayed from cacheFor.
 				throw new UndeclaredThrowableException(ex);
-			}
-			finally {
-				depth[0]--;
 			}
 		}
 
@@ -392,16 +388,9 @@ public class IdempotencyTemplate {
 			catch (IdempotencyException | IdempotencyScopeException ex) {
 				return CompletableFuture.failedFuture(ex);
 			}
-			int[] depth = IdempotentCalls.enter();
-			try {
-				CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.calls.executeAsync(call.policy(),
-						call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE,
-						null);
-				return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
-			}
-			finally {
-				depth[0]--;
-			}
+			CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.calls.executeAsync(call.policy(),
+					call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
+			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
 		@Override

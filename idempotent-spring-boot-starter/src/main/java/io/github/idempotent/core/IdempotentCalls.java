@@ -28,12 +28,6 @@ public final class IdempotentCalls {
 	 */
 	public static final int MAX_SCOPE_LENGTH = 1024;
 
-	/**
-	 * How many guarded calls ({@code @Idempotent} or {@link IdempotencyTemplate}) are
-	 * running on this thread, one inside the other.
-	 */
-	private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
-
 	private final IdempotencyExecutor executor;
 
 	private final Fingerprinter fingerprinter;
@@ -76,25 +70,6 @@ public final class IdempotentCalls {
 
 	@Nullable CallObservations observations() {
 		return this.observations;
-	}
-
-	/**
-	 * Counts a guarded call that starts on this thread; the caller decrements the
-	 * returned counter's only element when the call returns.
-	 */
-	public static int[] enter() {
-		int[] depth = DEPTH.get();
-		depth[0]++;
-		return depth;
-	}
-
-	/**
-	 * Whether the call being observed on this thread runs inside another guarded call:
-	 * its outcome is not the outcome of the request (an inner replay inside an outer
-	 * first call must not mark the response as replayed).
-	 */
-	public static boolean isNestedCall() {
-		return DEPTH.get()[0] > 1;
 	}
 
 	/**

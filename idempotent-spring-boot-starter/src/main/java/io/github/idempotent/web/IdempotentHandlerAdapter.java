@@ -121,10 +121,10 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		}
 		String header = this.marker.keyHeader();
 		String key = IdempotencyKeyHeader.read(header, () -> Collections.list(request.getHeaders(header)));
+		if (key == null && operation.key() == null && operation.required()) {
+			throw IdempotencyKeyHeader.missing(header);
+		}
 		if (key == null && !operation.needsArguments()) {
-			if (operation.required()) {
-				throw IdempotencyKeyHeader.missing(header);
-			}
 			return delegate().handle(request, response, handler);
 		}
 		String scope = (operation.scope() != null) ? null : PrincipalScopeResolver.ofRequestInHand(this.scopeResolver);

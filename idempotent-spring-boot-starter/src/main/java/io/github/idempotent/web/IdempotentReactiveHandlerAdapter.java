@@ -125,10 +125,10 @@ public class IdempotentReactiveHandlerAdapter
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
 			String header = this.markers.keyHeader();
 			String key = IdempotencyKeyHeader.read(header, () -> request.getHeaders().getOrEmpty(header));
+			if (key == null && operation.key() == null && operation.required()) {
+				return Mono.error(IdempotencyKeyHeader.missing(header));
+			}
 			if (key == null && !operation.needsArguments()) {
-				if (operation.required()) {
-					return Mono.error(IdempotencyKeyHeader.missing(header));
-				}
 				return delegate().handle(exchange, handler);
 			}
 			return Mono.zip(scope(operation, exchange), received(exchange)).flatMap((scopeAndRequest) -> {
