@@ -23,11 +23,11 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
  * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it
- * through {@link IdempotentCalls}.
+ * through {@link IdempotencyExecutor}.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
 
@@ -35,7 +35,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor calls;
 
 	private final IdempotencyKeyResolver keyResolver;
 
@@ -49,7 +49,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	// Only with Reactor present: this class itself loads no Reactor class.
 	private final @Nullable MonoInvocations reactive;
 
-	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
+	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
 			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			@Nullable BeanFactory beanFactory) {
 		this.operations = operations;
@@ -166,7 +166,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
-	static Fingerprint fingerprint(IdempotentCalls calls, IdempotentOperation operation, @Nullable Object payload) {
+	static Fingerprint fingerprint(IdempotencyExecutor calls, IdempotentOperation operation, @Nullable Object payload) {
 		return calls.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
@@ -194,7 +194,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	// A key expression's key is the application's to fix; the header's, the caller's.
-	static void checkKey(IdempotentCalls calls, IdempotentOperation operation, String key) {
+	static void checkKey(IdempotencyExecutor calls, IdempotentOperation operation, String key) {
 		if (operation.key() != null) {
 			calls.checkApplicationKey(operation.policy().name(), key, "its key expression");
 		}
