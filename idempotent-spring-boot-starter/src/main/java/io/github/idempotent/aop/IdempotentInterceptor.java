@@ -23,11 +23,11 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
  * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it
- * through {@link IdempotentCalls}.
+ * through {@link IdempotencyExecutor}.
  */
 public class IdempotentInterceptor implements MethodInterceptor {
 
@@ -35,7 +35,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor calls;
 
 	private final IdempotencyKeyResolver keyResolver;
 
@@ -49,7 +49,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	// Only with Reactor present: this class itself loads no Reactor class.
 	private final @Nullable MonoInvocations reactive;
 
-	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
+	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
 			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			@Nullable BeanFactory beanFactory) {
 		this.operations = operations;
@@ -108,7 +108,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		String clientKey = call.key();
 		if (clientKey == null) {
 			if (operation.required()) {
-				throw missingKey(operation, "the Idempotency-Key header");
+				throw missingKey(operation, "its key header");
 			}
 			return invocation.proceed();
 		}
@@ -139,7 +139,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			throws Throwable {
 		checkKey(this.calls, operation, clientKey);
 		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
-		int[] depth = IdempotentCalls.enter();
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
@@ -157,9 +156,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 			dropped(operation, ex);
 			return null;
 		}
-		finally {
-			depth[0]--;
-		}
 	}
 
 	private static void dropped(IdempotentOperation operation, IdempotencyInProgressException ex) {
@@ -170,7 +166,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
-	static Fingerprint fingerprint(IdempotentCalls calls, IdempotentOperation operation, @Nullable Object payload) {
+	static Fingerprint fingerprint(IdempotencyExecutor calls, IdempotentOperation operation, @Nullable Object payload) {
 		return calls.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
@@ -198,7 +194,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	// A key expression's key is the application's to fix; the header's, the caller's.
-	static void checkKey(IdempotentCalls calls, IdempotentOperation operation, String key) {
+	static void checkKey(IdempotencyExecutor calls, IdempotentOperation operation, String key) {
 		if (operation.key() != null) {
 			calls.checkApplicationKey(operation.policy().name(), key, "its key expression");
 		}

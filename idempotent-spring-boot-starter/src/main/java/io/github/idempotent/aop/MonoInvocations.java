@@ -15,7 +15,7 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
@@ -29,13 +29,14 @@ import io.github.idempotent.store.RecordKey;
  */
 final class MonoInvocations {
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor calls;
 
 	private final IdempotencyKeyResolver keyResolver;
 
 	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
-	MonoInvocations(IdempotentCalls calls, IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver) {
+	MonoInvocations(IdempotencyExecutor calls, IdempotencyKeyResolver keyResolver,
+			IdempotencyScopeResolver scopeResolver) {
 		this.calls = calls;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
@@ -69,7 +70,7 @@ final class MonoInvocations {
 			String key = call.key();
 			if (key == null) {
 				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, "the Idempotency-Key header"));
+					return Mono.error(IdempotentInterceptor.missingKey(operation, "its key header"));
 				}
 				return toMono(proceed(invocation));
 			}

@@ -43,7 +43,6 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyTemplate;
-import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
 import io.github.idempotent.core.ResultCompression;
@@ -148,10 +147,18 @@ public final class IdempotentAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
-			ObjectProvider<IdempotencyObserver> observers) {
+			ObjectProvider<IdempotencyObserver> observers, Fingerprinter fingerprinter,
+			ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<IdempotencyObservationConvention> observationConvention,
+			IdempotentObservationProperties observationProperties) {
 		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
 				properties.getMaxResultSize().toBytes(),
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
+		executor.setFingerprinter(fingerprinter);
+		executor.setKeyPrefix(properties.getKeyPrefix());
+		executor.setMaxKeyLength(properties.getMaxKeyLength());
+		observations.ifAvailable((registry) -> executor.observeWith(registry, observationConvention.getIfUnique(),
+				observationProperties.isIncludeKey()));
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}
@@ -200,40 +207,17 @@ public final class IdempotentAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter,
-			ResultCodec codec, IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
-			ObjectProvider<ObservationRegistry> observations,
-			ObjectProvider<IdempotencyObservationConvention> observationConvention,
-			IdempotentObservationProperties observationProperties) {
-		IdempotencyTemplate template = new IdempotencyTemplate(executor, fingerprinter, codec, scopeResolver,
-				defaults(properties), properties.getKeyPrefix(), properties.getMaxKeyLength());
+	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
+			IdempotencyScopeResolver scopeResolver,
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver, defaults(properties));
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
-		observations.ifAvailable((registry) -> template.observeWith(registry, observationConvention.getIfUnique(),
-				observationProperties.isIncludeKey()));
 		return template;
 	}
 
-	/**
-	 * The steps every guarded call takes, for the interceptor and the web handler
-	 * adapters alike.
-	 */
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentCalls idempotentCalls(IdempotencyExecutor executor, Fingerprinter fingerprinter,
-			IdempotentProperties properties, ObjectProvider<ObservationRegistry> observations,
-			ObjectProvider<IdempotencyObservationConvention> observationConvention,
-			IdempotentObservationProperties observationProperties) {
-		IdempotentCalls calls = new IdempotentCalls(executor, fingerprinter, properties.getKeyPrefix(),
-				properties.getMaxKeyLength());
-		observations.ifAvailable((registry) -> calls.observeWith(registry, observationConvention.getIfUnique(),
-				observationProperties.isIncludeKey()));
-		return calls;
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotentCalls calls,
+	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
 			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
 		// One resolver per context; the one that applies to the current call answers.

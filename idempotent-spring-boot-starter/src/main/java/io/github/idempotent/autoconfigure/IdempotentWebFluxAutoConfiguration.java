@@ -19,8 +19,8 @@ import io.github.idempotent.web.ResponseRecordingWebFilter;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotentCalls;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
@@ -57,7 +57,7 @@ public final class IdempotentWebFluxAutoConfiguration {
 	IdempotentReactiveHandlerAdapter idempotentReactiveHandlerAdapter(
 			ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver,
+			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
 				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));

@@ -16,8 +16,8 @@ import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentHandlerAdapter;
 import io.github.idempotent.web.ResponseRecordingFilter;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotentCalls;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import io.github.idempotent.web.StateTransitionProblemHandler;
 
@@ -43,7 +43,7 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentHandlerAdapter idempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
+			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
 				properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));

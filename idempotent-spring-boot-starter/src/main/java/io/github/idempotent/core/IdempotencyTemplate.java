@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -23,7 +22,6 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.DuplicateHandling;
-import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -49,7 +47,7 @@ public class IdempotencyTemplate {
 	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			IdempotencyTemplate.class.getClassLoader());
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor executor;
 
 	private final ResultCodec codec;
 
@@ -61,12 +59,17 @@ public class IdempotencyTemplate {
 
 	private final Map<Type, ResultCodec.Binding> bindings = new ConcurrentHashMap<>();
 
-	public IdempotencyTemplate(IdempotencyExecutor executor, Fingerprinter fingerprinter, ResultCodec codec,
-			IdempotencyScopeResolver scopeResolver, IdempotencyDefaults defaults, String keyPrefix, int maxKeyLength) {
+	/**
+	 * A template whose calls take their keys, fingerprints and observations as
+	 * {@code executor} sets them.
+	 */
+	public IdempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec, IdempotencyScopeResolver scopeResolver,
+			IdempotencyDefaults defaults) {
+		Assert.notNull(executor, "executor must not be null");
 		Assert.notNull(codec, "codec must not be null");
 		Assert.notNull(scopeResolver, "scopeResolver must not be null");
 		Assert.notNull(defaults, "defaults must not be null");
-		this.calls = new IdempotentCalls(executor, fingerprinter, keyPrefix, maxKeyLength);
+		this.executor = executor;
 		this.codec = codec;
 		this.scopeResolver = scopeResolver;
 		this.defaults = defaults;
@@ -78,16 +81,6 @@ public class IdempotencyTemplate {
 	 */
 	public void setReactiveScopeResolver(@Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver) {
 		this.reactiveScopeResolver = reactiveScopeResolver;
-	}
-
-	/**
-	 * Observes each call in {@code registry}, as {@code idempotent.call}.
-	 * @param convention a convention that replaces the default, or {@code null}
-	 * @param includeKey whether the default convention puts the caller's key on spans
-	 */
-	public void observeWith(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
-			boolean includeKey) {
-		this.calls.observeWith(registry, convention, includeKey);
 	}
 
 	/**
@@ -350,9 +343,8 @@ public class IdempotencyTemplate {
 		private <T> @Nullable T call(Type resultType, Supplier<? extends @Nullable T> callback) {
 			Assert.notNull(callback, "callback must not be null");
 			Prepared call = prepare(resultType, null);
-			int[] depth = IdempotentCalls.enter();
 			try {
-				return (T) IdempotencyTemplate.this.calls.execute(call.policy(), call.key(), call.recordKey(),
+				return (T) IdempotencyTemplate.this.executor.execute(call.policy(), call.key(), call.recordKey(),
 						call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
 			}
 			catch (RuntimeException | Error ex) {
@@ -361,9 +353,6 @@ public class IdempotencyTemplate {
 			catch (Throwable ex) {
 				// A sneaky-thrown checked exception, or one replayed from cacheFor.
 				throw new UndeclaredThrowableException(ex);
-			}
-			finally {
-				depth[0]--;
 			}
 		}
 
@@ -392,16 +381,9 @@ public class IdempotencyTemplate {
 			catch (IdempotencyException | IdempotencyScopeException ex) {
 				return CompletableFuture.failedFuture(ex);
 			}
-			int[] depth = IdempotentCalls.enter();
-			try {
-				CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.calls.executeAsync(call.policy(),
-						call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE,
-						null);
-				return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
-			}
-			finally {
-				depth[0]--;
-			}
+			CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.executor.executeAsync(call.policy(),
+					call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
+			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
 		@Override
@@ -425,7 +407,7 @@ public class IdempotencyTemplate {
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
 			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
 					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
-			return MonoCalls.execute(IdempotencyTemplate.this.calls, scopes, (scope) -> prepare(resultType, scope),
+			return MonoCalls.execute(IdempotencyTemplate.this.executor, scopes, (scope) -> prepare(resultType, scope),
 					callback);
 		}
 
@@ -440,8 +422,8 @@ public class IdempotencyTemplate {
 								+ ((key == null) ? "no key" : "a blank key")
 								+ "; pass the request's key (a header, a message id, a job's run) to key(...)");
 			}
-			IdempotentCalls calls = IdempotencyTemplate.this.calls;
-			calls.checkApplicationKey(this.name, key, "the application (IdempotencyTemplate key(...))");
+			IdempotencyExecutor executor = IdempotencyTemplate.this.executor;
+			executor.checkApplicationKey(this.name, key, "the application (IdempotencyTemplate key(...))");
 			String scope = (this.scope != null) ? this.scope
 					: (resolvedScope != null) ? resolvedScope : IdempotencyTemplate.this.scopeResolver.resolveScope();
 			if (!StringUtils.hasText(scope)) {
@@ -449,9 +431,9 @@ public class IdempotencyTemplate {
 						"Scope of operation '" + this.name + "' is blank; pass a scope (a tenant, a user) to "
 								+ "scope(...), or leave it out for the default scope");
 			}
-			RecordKey recordKey = calls.recordKey(this.name, scope, key);
+			RecordKey recordKey = executor.recordKey(this.name, scope, key);
 			Fingerprint fingerprint = (this.fingerprint != null) ? new Fingerprint(this.fingerprint)
-					: calls.fingerprint(this.payload, "operation '" + this.name + "'",
+					: executor.fingerprint(this.payload, "operation '" + this.name + "'",
 							"Pass a payload the JSON mapper can write (what identifies the request, such as a record "
 									+ "of its fields), or a fingerprint(...) of your own");
 			return new Prepared(policy(resultType), key, recordKey, fingerprint);
@@ -486,7 +468,7 @@ public class IdempotencyTemplate {
 	private static final class MonoCalls {
 
 		@SuppressWarnings("unchecked")
-		static <T> Mono<T> execute(IdempotentCalls calls, @Nullable ReactiveIdempotencyScopeResolver scopes,
+		static <T> Mono<T> execute(IdempotencyExecutor executor, @Nullable ReactiveIdempotencyScopeResolver scopes,
 				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {
 			return (Mono<T>) Mono.deferContextual((contextView) -> {
 				// An empty answer is a blank scope, which prepare refuses.
@@ -494,7 +476,7 @@ public class IdempotencyTemplate {
 						: Mono.just("");
 				return scope.flatMap((resolved) -> {
 					Prepared call = prepare.apply((scopes != null) ? resolved : null);
-					return ReactiveIdempotentCalls.execute(calls, call.policy(), call.key(), call.recordKey(),
+					return ReactiveIdempotentCalls.execute(executor, call.policy(), call.key(), call.recordKey(),
 							call.fingerprint(), () -> {
 								Mono<? extends T> mono = callback.get();
 								return (mono != null) ? mono : Mono.empty();

@@ -43,15 +43,14 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	/** Runs the {@code Mono} that {@code call} creates at most once per key. */
-	public static Mono<?> execute(IdempotentCalls calls, IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
+	public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
+			RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 			IdempotencyObserver responseObserver, @Nullable OutcomeRecorder recorder) {
-		IdempotencyExecutor executor = calls.getExecutor();
 		// A subscriber that waits for the result on its own thread (a plain value of a
 		// WebFlux handler) must not be handed its continuation: it would wait for itself.
 		Executor subscriberThread = contextView.hasKey(CALLER_WAITS) ? on(Schedulers.boundedElastic())
 				: subscriberThread();
-		CallObservations observations = calls.observations();
+		CallObservations observations = executor.observations();
 		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey,
 				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null)) : null;
 		if (observed != null) {
@@ -92,7 +91,8 @@ public final class ReactiveIdempotentCalls {
 		return Mono.fromFuture(result, true)
 			.doOnSuccess((value) -> observed.stop(null))
 			.doOnError(observed::stop)
-			.doOnCancel(() -> result.whenComplete((value, failure) -> observed.stop(IdempotentCalls.unwrap(failure))));
+			.doOnCancel(
+					() -> result.whenComplete((value, failure) -> observed.stop(IdempotencyExecutor.unwrap(failure))));
 	}
 
 	/** Read while the executor has it bound: the operators run on other threads. */

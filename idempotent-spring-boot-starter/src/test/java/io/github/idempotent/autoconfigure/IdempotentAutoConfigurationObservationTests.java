@@ -10,7 +10,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,7 +61,7 @@ class IdempotentAutoConfigurationObservationTests {
 		this.runner.withBean(ObservationRegistry.class, () -> registry)
 			.withPropertyValues("idempotent.enabled=false")
 			.run((context) -> {
-				assertThat(context).doesNotHaveBean(IdempotentCalls.class);
+				assertThat(context).doesNotHaveBean(IdempotencyExecutor.class);
 				context.getBean(Counter.class).next("k");
 				assertThat(registry).doesNotHaveAnyObservation();
 			});

@@ -154,11 +154,9 @@ class IdempotencyTemplateTests {
 		return new IdempotencyTemplate(
 				new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
 						IdempotencyObserver.NONE),
-				new Fingerprinter(new tools.jackson.databind.json.JsonMapper()),
 				new JacksonResultCodec(new tools.jackson.databind.json.JsonMapper()), IdempotencyScopeResolver.NONE,
 				new IdempotencyDefaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
-						Duration.ofSeconds(1)),
-				"idempotent", 255);
+						Duration.ofSeconds(1)));
 	}
 
 	public static final class WithoutReactorScenario {
