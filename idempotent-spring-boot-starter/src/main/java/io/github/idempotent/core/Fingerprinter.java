@@ -49,6 +49,8 @@ public final class Fingerprinter {
 	/** Cloned per call, as the digest. */
 	private final @Nullable Mac mac;
 
+	private final @Nullable SecretKeySpec macKey;
+
 	public Fingerprinter(JsonMapper mapper) {
 		this(mapper, null);
 	}
@@ -66,8 +68,9 @@ public final class Fingerprinter {
 			.build();
 		Assert.isTrue(secret == null || !secret.isBlank(),
 				"secret must not be empty: set idempotent.fingerprint-secret, or leave it unset");
-		this.mac = (secret != null) ? newMac(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"))
+		this.macKey = (secret != null) ? new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256")
 				: null;
+		this.mac = (this.macKey != null) ? newMac(this.macKey) : null;
 	}
 
 	public boolean isKeyed() {
@@ -94,30 +97,44 @@ public final class Fingerprinter {
 	 * payload (an HTTP request as received).
 	 */
 	public Fingerprint fingerprint(Writer writer) {
+		if (this.mac != null && this.macKey != null) {
+			Mac mac = copy(this.mac, this.macKey);
+			writer.writeTo(new OutputStream() {
+
+				@Override
+				public void write(int b) {
+					mac.update((byte) b);
+				}
+
+				@Override
+				public void write(byte[] b, int off, int len) {
+					mac.update(b, off, len);
+				}
+
+			});
+			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
+		}
+		MessageDigest digest = copy(this.digest);
+		writer.writeTo(new DigestOutputStream(OutputStream.nullOutputStream(), digest));
+		return new Fingerprint(BASE64.encodeToString(digest.digest()));
+	}
+
+	// A provider that cannot clone (some FIPS ones) costs a new instance per call.
+	private static MessageDigest copy(MessageDigest prototype) {
 		try {
-			if (this.mac != null) {
-				Mac mac = (Mac) this.mac.clone();
-				writer.writeTo(new OutputStream() {
-
-					@Override
-					public void write(int b) {
-						mac.update((byte) b);
-					}
-
-					@Override
-					public void write(byte[] b, int off, int len) {
-						mac.update(b, off, len);
-					}
-
-				});
-				return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
-			}
-			MessageDigest digest = (MessageDigest) this.digest.clone();
-			writer.writeTo(new DigestOutputStream(OutputStream.nullOutputStream(), digest));
-			return new Fingerprint(BASE64.encodeToString(digest.digest()));
+			return (MessageDigest) prototype.clone();
 		}
 		catch (CloneNotSupportedException ex) {
-			throw new IllegalStateException("The platform's SHA-256 or HmacSHA256 cannot be cloned", ex);
+			return RecordKey.sha256();
+		}
+	}
+
+	private static Mac copy(Mac prototype, SecretKeySpec key) {
+		try {
+			return (Mac) prototype.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newMac(key);
 		}
 	}
 
