@@ -3,9 +3,12 @@ package io.github.idempotent.store.jdbc;
 import java.sql.DatabaseMetaData;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
@@ -15,6 +18,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -62,25 +66,27 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	// A failed attempt means another claimer changed the row in between.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
+	private static final int MAX_PURGE_ATTEMPTS = 8;
+
+	private static final long PURGE_BACKOFF_MILLIS = 20;
+
+	private static final String BLANK_FINGERPRINT = "the row's fingerprint is blank";
+
 	private final JdbcTable table;
 
-	private final JdbcOperations jdbc;
+	final JdbcOperations jdbc;
 
-	private final OwnTransaction ownTransaction;
+	final OwnTransaction ownTransaction;
 
 	private final JdbcRefusals refusals;
 
-	private final JdbcDialect dialect;
+	final JdbcDialect dialect;
 
 	private final String tableName;
 
-	private final JdbcStatements sql;
-
-	private final JdbcStoreInspection inspection;
+	final JdbcStatements sql;
 
 	private final TransactionBoundCompletions transactionBound;
-
-	private final JdbcIdempotencyPurger.ExpiredRows expiredRows;
 
 	private volatile boolean joinTransaction;
 
@@ -94,8 +100,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	public JdbcIdempotencyStore(DataSource dataSource, String tableName, JdbcDialect dialect) {
-		this(dataSource, new JdbcTemplate(requireDataSource(dataSource)), new DataSourceTransactionManager(dataSource),
-				tableName, dialect);
+		this(dataSource, new JdbcTemplate(dataSource), new DataSourceTransactionManager(dataSource), tableName,
+				dialect);
 	}
 
 	/**
@@ -126,17 +132,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
-		this.inspection = new JdbcStoreInspection(this.jdbc, this.sql, this.ownTransaction);
-		this.transactionBound = new TransactionBoundCompletions(this, dataSource, this.jdbc, dialect, this.sql,
-				this.ownTransaction);
-		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(this.jdbc, this.sql, this.ownTransaction,
-				() -> this.takeoverMemory);
-		this.claimReadsFirst = dialect.claimReadsFirst();
-	}
-
-	private static DataSource requireDataSource(DataSource dataSource) {
-		Assert.notNull(dataSource, "dataSource must not be null");
-		return dataSource;
+		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
+		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
+		// for
+		// a transaction that wrote it.
+		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
 	}
 
 	/** The dialect of the database behind {@code dataSource}, from its metadata. */
@@ -258,22 +258,17 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
 						: claimed.get(0).row();
 			}
-			else if (this.claimReadsFirst) {
-				// Without a lock, so an open transaction that wrote the row (a joined
-				// completion) is not waited for; an uncommitted INSERT is found by ours.
-				row = RecordRow.select(this.jdbc, this.sql, key);
+			else {
+				// Read first without a lock, so an open transaction that wrote the row (a
+				// joined completion) is not waited for; an uncommitted INSERT is found by
+				// ours.
+				row = this.claimReadsFirst ? RecordRow.select(this.jdbc, this.sql, key) : null;
 				if (row == null) {
 					if (insert(key, first, fingerprint, leaseMillis)) {
 						return new ClaimResult.Acquired(first);
 					}
 					row = RecordRow.select(this.jdbc, this.sql, key);
 				}
-			}
-			else {
-				if (insert(key, first, fingerprint, leaseMillis)) {
-					return new ClaimResult.Acquired(first);
-				}
-				row = RecordRow.select(this.jdbc, this.sql, key);
 			}
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
@@ -306,7 +301,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
 		if (stored == null) {
 			// Not a row this store writes: refused as damaged, never re-run.
-			return new ClaimResult.Damaged("the row's fingerprint is blank");
+			return new ClaimResult.Damaged(BLANK_FINGERPRINT);
 		}
 		return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
 				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
@@ -354,27 +349,75 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		return this.inspection.inspect(key);
+		RecordRow row = RecordRow.select(this.jdbc, this.sql, key.value());
+		return (row == null || row.expired() || row.tombstone()) ? Optional.empty()
+				: Optional.of(record(key, row.token(), row.fingerprint(), row.millisLeft(),
+						row.completed() ? new StoredResult(row.result()) : null));
 	}
 
+	/** In progress when {@code result} is {@code null}. */
+	private static IdempotencyRecord record(RecordKey key, String token, @Nullable String fingerprint, long millisLeft,
+			@Nullable StoredResult result) {
+		Duration expiresIn = Duration.ofMillis(Math.max(0, millisLeft));
+		Fingerprint stored = RecordRow.fingerprintOf(fingerprint);
+		if (stored == null) {
+			return IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT, expiresIn);
+		}
+		return (result != null)
+				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn, result)
+				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored, ClaimToken.claimedAt(token),
+						expiresIn, null);
+	}
+
+	/**
+	 * Keyset pages by key through the in-progress index; the age is filtered here, since
+	 * the claim time is in the token.
+	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
-		return this.inspection.findInProgress(keyPrefix, olderThan, cursor, limit);
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		Instant now = Instant.now();
+		List<String> examined = new ArrayList<>();
+		List<IdempotencyRecord> records = new ArrayList<>();
+		this.jdbc.query(this.sql.inProgress, (rs) -> {
+			String key = rs.getString(1);
+			examined.add(key);
+			if (key.startsWith(prefix)) {
+				IdempotencyRecord record = record(new RecordKey(key), rs.getString(2), rs.getString(3), rs.getLong(4),
+						null);
+				Duration age = record.age(now);
+				if (age == null || age.compareTo(olderThan) >= 0) {
+					records.add(record);
+				}
+			}
+		}, (cursor != null) ? cursor : "", limit);
+		return new InProgressPage(records, (examined.size() == limit) ? examined.get(limit - 1) : null);
 	}
 
 	@Override
 	public boolean delete(RecordKey key) {
-		return this.inspection.delete(key);
+		return this.ownTransaction.run(() -> this.jdbc.update(this.sql.delete, key.value()) > 0);
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return this.inspection.deleteInProgress(key);
+		return deleteWhere(this.sql.deleteInProgress, key, Deletion.COMPLETED);
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		return this.inspection.deleteUnlessHeld(key);
+		return deleteWhere(this.sql.deleteUnlessHeld, key, Deletion.HELD);
+	}
+
+	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(deleteSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			return (this.jdbc.queryForObject(this.sql.recordExists, Integer.class, key.value()) > 0) ? kept
+					: Deletion.NONE;
+		});
 	}
 
 	@Override
@@ -446,7 +489,47 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 */
 	public int purgeExpired(int batchSize) {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
-		return this.expiredRows.purge(batchSize);
+		int total = 0;
+		int deleted;
+		do {
+			long memoryMillis = -this.takeoverMemory.toMillis();
+			deleted = (this.sql.purgeLock != null) ? purgeLockedBatch(memoryMillis, batchSize)
+					: this.ownTransaction.run(() -> this.jdbc.update(this.sql.purge, memoryMillis, batchSize));
+			total += deleted;
+		}
+		while (deleted >= batchSize);
+		return total;
+	}
+
+	private int purgeLockedBatch(long memoryMillis, int batchSize) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				// READ COMMITTED of its own: the row locks must last until the delete,
+				// and
+				// no gap may be locked.
+				Integer deleted = this.ownTransaction.runInTransaction((status) -> {
+					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
+							memoryMillis, batchSize);
+					return keys.isEmpty() ? 0 : this.jdbc.update(
+							this.sql.purge.replace("%KEYS%", String.join(", ", Collections.nCopies(keys.size(), "?"))),
+							keys.toArray());
+				});
+				return (deleted != null) ? deleted : 0;
+			}
+			catch (PessimisticLockingFailureException ex) {
+				// Two purges can still deadlock on each other; the loser's batch was
+				// rolled
+				// back whole and is tried again. Claims never wait on a purge: every row
+				// it
+				// deletes it has locked before. A random pause, growing with the
+				// attempts,
+				// lets one go first.
+				if (attempt == MAX_PURGE_ATTEMPTS || !OwnTransaction
+					.pause(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt))) {
+					throw ex;
+				}
+			}
+		}
 	}
 
 	/**

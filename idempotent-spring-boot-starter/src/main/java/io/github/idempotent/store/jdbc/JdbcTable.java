@@ -122,25 +122,15 @@ final class JdbcTable {
 			}
 			String url = metaData.getURL();
 			if (url != null) {
-				description.append(" at ").append(withoutParameters(url));
+				// Without its parameters, nor a user and password as in
+				// jdbc:mysql://user:pw@host
+				description.append(" at ").append(url.replaceFirst("[?;].*", "").replaceFirst("//[^/@]*@", "//"));
 			}
 			return description.toString();
 		}
 		catch (SQLException | RuntimeException ex) {
 			return "the database of the store's DataSource";
 		}
-	}
-
-	private static String withoutParameters(String url) {
-		String shorter = url;
-		for (char separator : new char[] { '?', ';' }) {
-			int index = shorter.indexOf(separator);
-			if (index >= 0) {
-				shorter = shorter.substring(0, index);
-			}
-		}
-		// jdbc:mysql://user:password@host/...
-		return shorter.replaceFirst("//[^/@]*@", "//");
 	}
 
 	/**

@@ -87,4 +87,16 @@ final class OwnTransaction {
 		return this.template.execute(action);
 	}
 
+	/** Sleeps; {@code false} if interrupted, the thread's flag set again. */
+	static boolean pause(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
 }
