@@ -86,9 +86,7 @@ public enum JdbcDialect {
 
 	private final String insertSuffix;
 
-	/**
-	 * The purge: one statement, or (MySQL) the DELETE by key after {@link #purgeLock}.
-	 */
+	/** One statement, or (MySQL) the DELETE by key after {@link #purgeLock}. */
 	final String purge;
 
 	/** {@code null} for a one-statement purge. */

@@ -1,6 +1,8 @@
 package io.github.idempotent.store.jdbc;
 
 import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,6 +29,7 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -134,8 +137,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.sql = new JdbcStatements(dialect, tableName);
 		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
 		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
-		// for
-		// a transaction that wrote it.
+		// for a transaction that wrote it.
 		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
 	}
 
@@ -240,34 +242,32 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
-		// The token carries the claim time and the attempt (ClaimToken).
 		Instant claimedAt = Instant.now();
 		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			RecordRow row;
+			Row row;
 			if (this.sql.claim != null) {
 				List<ClaimRow> claimed = this.jdbc.query(this.sql.claim,
 						(rs, rowNum) -> new ClaimRow(rs.getInt(1) == 1,
-								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : RecordRow.read(rs, 2)),
+								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : Row.read(rs, 2)),
 						key, first, fingerprint, leaseMillis, key);
 				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
 					return new ClaimResult.Acquired(first);
 				}
 				// No row, or one another transaction wrote or locked: a statement of its
 				// own sees what it committed meanwhile.
-				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
-						: claimed.get(0).row();
+				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? select(key) : claimed.get(0).row();
 			}
 			else {
-				// Read first without a lock, so an open transaction that wrote the row (a
-				// joined completion) is not waited for; an uncommitted INSERT is found by
-				// ours.
-				row = this.claimReadsFirst ? RecordRow.select(this.jdbc, this.sql, key) : null;
+				// Read first without a lock, not to wait for an open transaction that
+				// wrote the row (a joined completion); the INSERT still meets an
+				// uncommitted one.
+				row = this.claimReadsFirst ? select(key) : null;
 				if (row == null) {
-					if (insert(key, first, fingerprint, leaseMillis)) {
+					if (inserted(this.sql.insert, key, first, fingerprint, leaseMillis)) {
 						return new ClaimResult.Acquired(first);
 					}
-					row = RecordRow.select(this.jdbc, this.sql, key);
+					row = select(key);
 				}
 			}
 			if (row == null) {
@@ -294,11 +294,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/** A live row's answer; {@code null} for an expired row or a tombstone. */
-	private static @Nullable ClaimResult held(RecordRow row) {
+	private static @Nullable ClaimResult held(Row row) {
 		if (row.expired() || row.tombstone()) {
 			return null;
 		}
-		Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
+		Fingerprint stored = fingerprintOf(row.fingerprint());
 		if (stored == null) {
 			// Not a row this store writes: refused as damaged, never re-run.
 			return new ClaimResult.Damaged(BLANK_FINGERPRINT);
@@ -318,9 +318,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			logger.debug("Claim of key '" + key + "' met contention; answering from the row as last committed: "
 					+ contention);
 		}
-		RecordRow row;
+		Row row;
 		try {
-			row = this.ownTransaction.run(() -> RecordRow.select(this.jdbc, this.sql, key));
+			row = this.ownTransaction.run(() -> select(key));
 		}
 		catch (RuntimeException ex) {
 			if (!this.refusals.isContention(ex)) {
@@ -334,22 +334,53 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/** {@code row} {@code null} when it must be read again. */
-	private record ClaimRow(boolean inserted, @Nullable RecordRow row) {
+	private record ClaimRow(boolean inserted, @Nullable Row row) {
 	}
 
-	private boolean insert(String key, String token, String fingerprint, long leaseMillis) {
+	/** A row of the table as {@link JdbcStatements#select} reads it. */
+	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
+			long millisLeft, boolean expired) {
+
+		static Row read(ResultSet rs, int first) throws SQLException {
+			String state = rs.getString(first);
+			byte[] result = rs.getBytes(first + 3);
+			return new Row("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
+					(result != null) ? result : new byte[0], rs.getLong(first + 4), rs.getInt(first + 5) == 1);
+		}
+
+	}
+
+	private @Nullable Row select(String key) {
+		List<Row> rows = this.jdbc.query(this.sql.select, (rs, rowNum) -> Row.read(rs, 1), key);
+		return rows.isEmpty() ? null : rows.get(0);
+	}
+
+	/** {@code null} for a blank fingerprint, which this store never writes. */
+	private static @Nullable Fingerprint fingerprintOf(@Nullable String text) {
+		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
+	}
+
+	/**
+	 * {@code false} for a duplicate key, an error on H2 only (elsewhere a row count of
+	 * 0).
+	 */
+	private boolean inserted(String insert, Object... args) {
 		try {
-			return this.jdbc.update(this.sql.insert, key, token, fingerprint, leaseMillis) == 1;
+			return this.jdbc.update(insert, args) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// H2 only: PostgreSQL and MySQL never fail here.
 			return false;
 		}
 	}
 
+	private boolean any(String count, Object... args) {
+		Integer rows = this.jdbc.queryForObject(count, Integer.class, args);
+		return rows != null && rows > 0;
+	}
+
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		RecordRow row = RecordRow.select(this.jdbc, this.sql, key.value());
+		Row row = select(key.value());
 		return (row == null || row.expired() || row.tombstone()) ? Optional.empty()
 				: Optional.of(record(key, row.token(), row.fingerprint(), row.millisLeft(),
 						row.completed() ? new StoredResult(row.result()) : null));
@@ -359,7 +390,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private static IdempotencyRecord record(RecordKey key, String token, @Nullable String fingerprint, long millisLeft,
 			@Nullable StoredResult result) {
 		Duration expiresIn = Duration.ofMillis(Math.max(0, millisLeft));
-		Fingerprint stored = RecordRow.fingerprintOf(fingerprint);
+		Fingerprint stored = fingerprintOf(fingerprint);
 		if (stored == null) {
 			return IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT, expiresIn);
 		}
@@ -415,8 +446,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (this.jdbc.update(deleteSql, key.value()) > 0) {
 				return Deletion.DELETED;
 			}
-			return (this.jdbc.queryForObject(this.sql.recordExists, Integer.class, key.value()) > 0) ? kept
-					: Deletion.NONE;
+			return any(this.sql.recordExists, key.value()) ? kept : Deletion.NONE;
 		});
 	}
 
@@ -441,25 +471,20 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (this.jdbc.update(this.sql.complete, result, ttlMillis, key, token) == 1) {
 			return true;
 		}
-		RecordRow row = RecordRow.select(this.jdbc, this.sql, key);
+		Row row = select(key);
 		if (row != null) {
 			// Sent again after a broken connection: finds its own record and succeeds.
 			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
 					&& Arrays.equals(result, row.result());
 		}
-		try {
-			return this.jdbc.update(this.sql.insertCompleted, key, token, fingerprint, result, ttlMillis) == 1;
-		}
-		catch (DuplicateKeyException ex) {
-			return false;
-		}
+		return inserted(this.sql.insertCompleted, key, token, fingerprint, result, ttlMillis);
 	}
 
 	@Override
 	public boolean release(RecordKey key, String token) {
 		String statement = (ClaimToken.attempt(token) > 1) ? this.sql.releaseTakeover : this.sql.release;
 		return this.ownTransaction
-			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || !exists(key.value()));
+			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || !any(this.sql.exists, key.value()));
 	}
 
 	@Override
@@ -469,17 +494,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1) {
 				return true;
 			}
-			Integer completed = this.jdbc.queryForObject(this.sql.completedBy, Integer.class, key.value(), token);
-			if (completed != null && completed > 0) {
-				return true;
-			}
-			return !exists(key.value()) && insert(key.value(), token, fingerprint.value(), leaseMillis);
+			return any(this.sql.completedBy, key.value(), token) || (!any(this.sql.exists, key.value())
+					&& inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis));
 		});
-	}
-
-	private boolean exists(String key) {
-		Integer count = this.jdbc.queryForObject(this.sql.exists, Integer.class, key);
-		return count != null && count > 0;
 	}
 
 	/**
@@ -505,8 +522,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		for (int attempt = 1;; attempt++) {
 			try {
 				// READ COMMITTED of its own: the row locks must last until the delete,
-				// and
-				// no gap may be locked.
+				// and no gap may be locked.
 				Integer deleted = this.ownTransaction.runInTransaction((status) -> {
 					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
 							memoryMillis, batchSize);
@@ -518,12 +534,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			}
 			catch (PessimisticLockingFailureException ex) {
 				// Two purges can still deadlock on each other; the loser's batch was
-				// rolled
-				// back whole and is tried again. Claims never wait on a purge: every row
-				// it
-				// deletes it has locked before. A random pause, growing with the
-				// attempts,
-				// lets one go first.
+				// rolled back whole and is tried again. Claims never wait on a purge:
+				// every row it deletes it has locked before. A random pause, growing with
+				// the attempts, lets one go first.
 				if (attempt == MAX_PURGE_ATTEMPTS || !OwnTransaction
 					.pause(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt))) {
 					throw ex;
@@ -539,7 +552,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.transactionBound.close();
 	}
 
-	/** In milliseconds, at least 1. */
 	static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
 	}

@@ -55,9 +55,7 @@ final class JdbcStatements {
 				%CLAIM_INSERT% INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 				VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""");
 		// Expired by the take-over's own comparison, not the milliseconds left: a row
-		// with
-		// under 1 ms left would read as 0 yet not be taken over, and the claim would
-		// loop.
+		// with under 1 ms left reads as 0 yet is not taken over; the claim would loop.
 		this.select = sql.apply("""
 				SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
 				CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
@@ -68,8 +66,7 @@ final class JdbcStatements {
 				expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""");
 		// Only a take-over writes another token, so a token that still holds, even past
-		// the
-		// lease, proves nobody else ran.
+		// the lease, proves nobody else ran.
 		this.complete = sql.apply("""
 				UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
@@ -81,8 +78,7 @@ final class JdbcStatements {
 				DELETE FROM %TABLE_NAME%
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
 		// A released takeover becomes a tombstone rather than going, so that the next
-		// claim
-		// still knows it takes over a call that never finished.
+		// claim still knows it takes over a call that never finished.
 		this.releaseTakeover = sql.apply("""
 				UPDATE %TABLE_NAME% SET state = 'D'
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
@@ -91,8 +87,7 @@ final class JdbcStatements {
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
 		this.version = sql.apply("""
 				SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""");
-		// The state is a literal so that PostgreSQL can match the partial index's
-		// predicate.
+		// The state is a literal, for PostgreSQL to match the partial index's predicate.
 		this.inProgress = sql.apply("""
 				SELECT idempotency_key, owner_token, fingerprint, %MILLIS_LEFT% AS millis_left
 				FROM %TABLE_NAME% WHERE state = 'P' AND idempotency_key > ? AND expires_at > %NOW%

@@ -21,9 +21,7 @@ import io.github.idempotent.store.StoreFullException;
  */
 final class OwnTransaction {
 
-	/**
-	 * Each serialization failure means another transaction committed a change of the row.
-	 */
+	// A serialization failure means another transaction committed a change of the row.
 	private static final int MAX_ATTEMPTS = 5;
 
 	private final DataSource dataSource;

@@ -1,8 +1,6 @@
 package io.github.idempotent.store.jdbc;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.IdentityHashMap;
@@ -23,6 +21,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.RecoverableDataAccessException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.NoTransactionException;
@@ -162,49 +161,44 @@ final class TransactionBoundCompletions {
 		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
 		int isolation = (declared != null) ? declared
 				: this.store.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
-		boolean savepoint = false;
-		if (isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
-				&& (this.store.dialect != JdbcDialect.MYSQL || innodbSnapshotIsolation())) {
-			if (isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE && this.store.dialect == JdbcDialect.MYSQL) {
-				return false;
-			}
-			if (!snapshotSeesLatest(key)) {
-				return false;
-			}
-			savepoint = true;
+		boolean mysql = this.store.dialect == JdbcDialect.MYSQL;
+		boolean savepoint = isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
+				&& (!mysql || innodbSnapshotIsolation());
+		if (savepoint
+				&& ((mysql && isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE) || !snapshotSeesLatest(key))) {
+			return false;
 		}
 		return update(key, token, result, ttlMillis, savepoint);
 	}
 
 	private boolean update(String key, String token, byte[] result, long ttlMillis, boolean withSavepoint) {
-		return Boolean.TRUE.equals(this.store.jdbc.execute((ConnectionCallback<Boolean>) (connection) -> {
-			Savepoint savepoint = withSavepoint ? connection.setSavepoint() : null;
-			try (PreparedStatement update = connection.prepareStatement(this.store.sql.complete)) {
-				update.setBytes(1, result);
-				update.setLong(2, ttlMillis);
-				update.setString(3, key);
-				update.setString(4, token);
-				return update.executeUpdate() == 1;
+		JdbcOperations jdbc = this.store.jdbc;
+		Savepoint savepoint = withSavepoint ? jdbc.execute((ConnectionCallback<Savepoint>) Connection::setSavepoint)
+				: null;
+		try {
+			return jdbc.update(this.store.sql.complete, result, ttlMillis, key, token) == 1;
+		}
+		catch (DataAccessException ex) {
+			if (savepoint == null) {
+				throw ex;
 			}
-			catch (SQLException ex) {
-				if (savepoint == null) {
-					throw ex;
-				}
-				try {
+			try {
+				jdbc.execute((ConnectionCallback<?>) (connection) -> {
 					connection.rollback(savepoint);
-				}
-				catch (SQLException lost) {
-					// The database rolled back the whole transaction, savepoint included.
-					ex.addSuppressed(lost);
-					throw ex;
-				}
-				if (logger.isDebugEnabled()) {
-					logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
-							+ "); storing its result after the commit");
-				}
-				return false;
+					return null;
+				});
 			}
-		}));
+			catch (DataAccessException lost) {
+				// The database rolled back the whole transaction, savepoint included.
+				ex.addSuppressed(lost);
+				throw ex;
+			}
+			if (logger.isDebugEnabled()) {
+				logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
+						+ "); storing its result after the commit");
+			}
+			return false;
+		}
 	}
 
 	/** MariaDB's {@code innodb_snapshot_isolation} (on from 11.6.2); MySQL has none. */
@@ -295,8 +289,6 @@ final class TransactionBoundCompletions {
 
 		private ScheduledFuture<?> renewal;
 
-		private boolean afterCommit;
-
 		private boolean ended;
 
 		/**
@@ -316,7 +308,6 @@ final class TransactionBoundCompletions {
 		}
 
 		synchronized void completeAfterCommit() {
-			this.afterCommit = true;
 			long period = Math.max(1, this.lease.toMillis() / 3);
 			this.renewal = TransactionBoundCompletions.this.renewals.scheduleWithFixedDelay(this::renewLease, period,
 					period, TimeUnit.MILLISECONDS);
@@ -341,7 +332,7 @@ final class TransactionBoundCompletions {
 		}
 
 		void transactionEnded(boolean committed) {
-			if (committed && this.afterCommit) {
+			if (committed && this.renewal != null) {
 				storeAfterCommit();
 				return;
 			}
@@ -351,9 +342,8 @@ final class TransactionBoundCompletions {
 				return;
 			}
 			// In a new transaction, as Spring requires after completion. Sent again while
-			// its
-			// outcome is unknown: fenced by the token, a release that landed counts as
-			// done.
+			// its outcome is unknown: fenced by the token, a release that landed counts
+			// as done.
 			RuntimeException failure = confirm(
 					() -> TransactionBoundCompletions.this.store.release(this.key, this.token));
 			if (failure != null) {
