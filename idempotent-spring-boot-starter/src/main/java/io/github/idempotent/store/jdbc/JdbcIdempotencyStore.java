@@ -81,8 +81,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	final OwnTransaction ownTransaction;
 
-	private final JdbcRefusals refusals;
-
 	final JdbcDialect dialect;
 
 	private final String tableName;
@@ -130,8 +128,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
 		this.table = new JdbcTable(tableName, dialect);
 		this.jdbc = this.table.guard(jdbc);
-		this.refusals = new JdbcRefusals(dialect);
-		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, this.refusals);
+		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, dialect);
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
@@ -230,7 +227,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			claim = this.ownTransaction.run(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
 		}
 		catch (RuntimeException ex) {
-			if (!this.refusals.isContention(ex)) {
+			if (!this.ownTransaction.isContention(ex)) {
 				throw ex;
 			}
 			claim = contended(key.value(), fingerprint, lease, ex);
@@ -323,7 +320,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			row = this.ownTransaction.run(() -> select(key));
 		}
 		catch (RuntimeException ex) {
-			if (!this.refusals.isContention(ex)) {
+			if (!this.ownTransaction.isContention(ex)) {
 				ex.addSuppressed(contention);
 				throw ex;
 			}
