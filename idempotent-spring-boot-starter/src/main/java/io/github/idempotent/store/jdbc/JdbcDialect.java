@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.util.Assert;
 
 /**
@@ -18,8 +20,8 @@ public enum JdbcDialect {
 
 	/** H2 2.x; {@code CURRENT_TIMESTAMP} is fixed for a transaction. */
 	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
-			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "",
-			"DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY"),
+			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "INSERT", "",
+			"DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY", null, null),
 
 	/**
 	 * PostgreSQL: {@code statement_timestamp()}, and a claim with {@code ON CONFLICT DO
@@ -27,7 +29,7 @@ public enum JdbcDialect {
 	 */
 	POSTGRESQL("postgresql", "statement_timestamp()",
 			"statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'",
-			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)",
+			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)", "INSERT",
 			" ON CONFLICT (idempotency_key) DO NOTHING", """
 					DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
 					WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE),
@@ -39,12 +41,12 @@ public enum JdbcDialect {
 	 * deadlocks with claims. {@code INSERT IGNORE} answers a duplicate with a row count.
 	 */
 	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
-			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "",
+			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "",
 			// By key only: a condition on expires_at could wait on another purge's rows.
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
 					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
-			null, true, "INSERT IGNORE");
+			null);
 
 	/**
 	 * PostgreSQL's claim in one round trip: the placeholder inserted ({@code inserted =
@@ -80,45 +82,30 @@ public enum JdbcDialect {
 
 	private final String millisLeft;
 
-	private final String insertSuffix;
-
-	private final String purge;
-
-	private final String purgeLock;
-
-	private final String claim;
-
-	private final boolean claimReadsFirst;
-
 	private final String claimInsert;
 
-	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix,
-			String purge) {
-		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, null);
-	}
+	private final String insertSuffix;
 
-	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
-			String purgeLock) {
-		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, null);
-	}
+	/** One statement, or (MySQL) the DELETE by key after {@link #purgeLock}. */
+	final String purge;
 
-	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
-			String purgeLock, String claim) {
-		this(platform, now, nowPlusMillis, millisLeft, insertSuffix, purge, purgeLock, claim, false, "INSERT");
-	}
+	/** {@code null} for a one-statement purge. */
+	final @Nullable String purgeLock;
 
-	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String insertSuffix, String purge,
-			String purgeLock, String claim, boolean claimReadsFirst, String claimInsert) {
+	/** The claim as one query, or {@code null} where it is an INSERT and a SELECT. */
+	final @Nullable String claim;
+
+	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String claimInsert,
+			String insertSuffix, String purge, @Nullable String purgeLock, @Nullable String claim) {
 		this.platform = platform;
 		this.now = now;
 		this.nowPlusMillis = nowPlusMillis;
 		this.millisLeft = millisLeft;
+		this.claimInsert = claimInsert;
 		this.insertSuffix = insertSuffix;
 		this.purge = purge;
 		this.purgeLock = purgeLock;
 		this.claim = claim;
-		this.claimReadsFirst = claimReadsFirst;
-		this.claimInsert = claimInsert;
 	}
 
 	/** Platform name of the schema script, as in {@code schema-{platform}.sql}. */
@@ -182,36 +169,14 @@ public enum JdbcDialect {
 				+ "': the JDBC store supports H2, PostgreSQL, MySQL and MariaDB");
 	}
 
-	String sql(String template, String tableName) {
-		return template.replace("%CLAIM_INSERT%", this.claimInsert)
+	/** {@code template} for this database and table; {@code null} for {@code null}. */
+	String sql(@Nullable String template, String tableName) {
+		return (template != null) ? template.replace("%CLAIM_INSERT%", this.claimInsert)
 			.replace("%INSERT_SUFFIX%", this.insertSuffix)
 			.replace("%NOW_PLUS_MILLIS%", this.nowPlusMillis)
 			.replace("%MILLIS_LEFT%", this.millisLeft)
 			.replace("%NOW%", this.now)
-			.replace("%TABLE_NAME%", tableName);
-	}
-
-	String purgeSql(String tableName) {
-		return sql(this.purge, tableName);
-	}
-
-	/** The claim as one query, or {@code null} where it is an INSERT and a SELECT. */
-	String claimSql(String tableName) {
-		return (this.claim != null) ? sql(this.claim, tableName) : null;
-	}
-
-	/**
-	 * Whether a two-statement claim reads before it inserts (MySQL and MariaDB): on
-	 * InnoDB the read locks nothing, where an INSERT that finds a duplicate waits for a
-	 * transaction that wrote it.
-	 */
-	boolean claimReadsFirst() {
-		return this.claimReadsFirst;
-	}
-
-	/** {@code null} for a one-statement purge. */
-	String purgeLockSql(String tableName) {
-		return (this.purgeLock != null) ? sql(this.purgeLock, tableName) : null;
+			.replace("%TABLE_NAME%", tableName) : null;
 	}
 
 }

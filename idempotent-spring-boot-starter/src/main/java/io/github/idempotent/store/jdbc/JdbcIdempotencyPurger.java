@@ -1,20 +1,15 @@
 package io.github.idempotent.store.jdbc;
 
 import java.time.Duration;
-import java.util.Collections;
-import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.dao.PessimisticLockingFailureException;
-import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.util.Assert;
 
 /**
@@ -90,84 +85,6 @@ public class JdbcIdempotencyPurger implements SmartLifecycle {
 	@Override
 	public synchronized boolean isRunning() {
 		return this.scheduler != null;
-	}
-
-	/** The deletion of a store's expired rows, in batches. */
-	static final class ExpiredRows {
-
-		private static final int MAX_PURGE_ATTEMPTS = 8;
-
-		private static final long PURGE_BACKOFF_MILLIS = 20;
-
-		private final JdbcOperations jdbc;
-
-		private final JdbcStatements sql;
-
-		private final OwnTransaction ownTransaction;
-
-		private final Supplier<Duration> takeoverMemory;
-
-		ExpiredRows(JdbcOperations jdbc, JdbcStatements sql, OwnTransaction ownTransaction,
-				Supplier<Duration> takeoverMemory) {
-			this.jdbc = jdbc;
-			this.sql = sql;
-			this.ownTransaction = ownTransaction;
-			this.takeoverMemory = takeoverMemory;
-		}
-
-		int purge(int batchSize) {
-			int total = 0;
-			while (true) {
-				long memoryMillis = -this.takeoverMemory.get().toMillis();
-				int deleted = (this.sql.purgeLock != null) ? purgeLockedBatch(memoryMillis, batchSize)
-						: this.ownTransaction.run(() -> this.jdbc.update(this.sql.purge, memoryMillis, batchSize));
-				total += deleted;
-				if (deleted < batchSize) {
-					return total;
-				}
-			}
-		}
-
-		private int purgeLockedBatch(long memoryMillis, int batchSize) {
-			for (int attempt = 1;; attempt++) {
-				try {
-					return lockAndPurgeBatch(memoryMillis, batchSize);
-				}
-				catch (PessimisticLockingFailureException ex) {
-					// Two purges can still deadlock on each other; the loser's batch was
-					// rolled back whole and is tried again. Claims never wait on a purge:
-					// every row it deletes it has locked before.
-					if (attempt == MAX_PURGE_ATTEMPTS) {
-						throw ex;
-					}
-					// A random pause, growing with the attempts, lets one go first.
-					try {
-						Thread.sleep(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt));
-					}
-					catch (InterruptedException interrupted) {
-						Thread.currentThread().interrupt();
-						throw ex;
-					}
-				}
-			}
-		}
-
-		private int lockAndPurgeBatch(long memoryMillis, int batchSize) {
-			// READ COMMITTED of its own: the row locks must last until the delete, and no
-			// gap may be locked.
-			Integer deleted = this.ownTransaction.runInTransaction((status) -> {
-				List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1), memoryMillis,
-						batchSize);
-				if (keys.isEmpty()) {
-					return 0;
-				}
-				String delete = this.sql.purge.replace("%KEYS%",
-						String.join(", ", Collections.nCopies(keys.size(), "?")));
-				return this.jdbc.update(delete, keys.toArray());
-			});
-			return (deleted != null) ? deleted : 0;
-		}
-
 	}
 
 }

@@ -1,11 +1,16 @@
 package io.github.idempotent.store.jdbc;
 
 import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
@@ -15,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -23,6 +29,7 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -62,25 +69,25 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	// A failed attempt means another claimer changed the row in between.
 	private static final int MAX_CLAIM_ATTEMPTS = 10;
 
+	private static final int MAX_PURGE_ATTEMPTS = 8;
+
+	private static final long PURGE_BACKOFF_MILLIS = 20;
+
+	private static final String BLANK_FINGERPRINT = "the row's fingerprint is blank";
+
 	private final JdbcTable table;
 
-	private final JdbcOperations jdbc;
+	final JdbcOperations jdbc;
 
-	private final OwnTransaction ownTransaction;
+	final OwnTransaction ownTransaction;
 
-	private final JdbcRefusals refusals;
-
-	private final JdbcDialect dialect;
+	final JdbcDialect dialect;
 
 	private final String tableName;
 
-	private final JdbcStatements sql;
-
-	private final JdbcStoreInspection inspection;
+	final JdbcStatements sql;
 
 	private final TransactionBoundCompletions transactionBound;
-
-	private final JdbcIdempotencyPurger.ExpiredRows expiredRows;
 
 	private volatile boolean joinTransaction;
 
@@ -94,8 +101,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	public JdbcIdempotencyStore(DataSource dataSource, String tableName, JdbcDialect dialect) {
-		this(dataSource, new JdbcTemplate(requireDataSource(dataSource)), new DataSourceTransactionManager(dataSource),
-				tableName, dialect);
+		this(dataSource, new JdbcTemplate(dataSource), new DataSourceTransactionManager(dataSource), tableName,
+				dialect);
 	}
 
 	/**
@@ -121,22 +128,14 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				() -> "tableName '" + tableName + "' must be a plain SQL identifier, optionally schema-qualified");
 		this.table = new JdbcTable(tableName, dialect);
 		this.jdbc = this.table.guard(jdbc);
-		this.refusals = new JdbcRefusals(dialect);
-		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, this.refusals);
+		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, dialect);
 		this.dialect = dialect;
 		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
-		this.inspection = new JdbcStoreInspection(this.jdbc, this.sql, this.ownTransaction);
-		this.transactionBound = new TransactionBoundCompletions(this, dataSource, this.jdbc, dialect, this.sql,
-				this.ownTransaction);
-		this.expiredRows = new JdbcIdempotencyPurger.ExpiredRows(this.jdbc, this.sql, this.ownTransaction,
-				() -> this.takeoverMemory);
-		this.claimReadsFirst = dialect.claimReadsFirst();
-	}
-
-	private static DataSource requireDataSource(DataSource dataSource) {
-		Assert.notNull(dataSource, "dataSource must not be null");
-		return dataSource;
+		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
+		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
+		// for a transaction that wrote it.
+		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
 	}
 
 	/** The dialect of the database behind {@code dataSource}, from its metadata. */
@@ -228,7 +227,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			claim = this.ownTransaction.run(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
 		}
 		catch (RuntimeException ex) {
-			if (!this.refusals.isContention(ex)) {
+			if (!this.ownTransaction.isContention(ex)) {
 				throw ex;
 			}
 			claim = contended(key.value(), fingerprint, lease, ex);
@@ -240,40 +239,33 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private ClaimResult doClaim(String key, String fingerprint, long leaseMillis) {
-		// The token carries the claim time and the attempt (ClaimToken).
 		Instant claimedAt = Instant.now();
 		String first = ClaimToken.issue(claimedAt, 1);
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			RecordRow row;
+			Row row;
 			if (this.sql.claim != null) {
 				List<ClaimRow> claimed = this.jdbc.query(this.sql.claim,
 						(rs, rowNum) -> new ClaimRow(rs.getInt(1) == 1,
-								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : RecordRow.read(rs, 2)),
+								(rs.getInt(1) == 1 || rs.getInt(8) == 1) ? null : Row.read(rs, 2)),
 						key, first, fingerprint, leaseMillis, key);
 				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
 					return new ClaimResult.Acquired(first);
 				}
 				// No row, or one another transaction wrote or locked: a statement of its
 				// own sees what it committed meanwhile.
-				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? RecordRow.select(this.jdbc, this.sql, key)
-						: claimed.get(0).row();
-			}
-			else if (this.claimReadsFirst) {
-				// Without a lock, so an open transaction that wrote the row (a joined
-				// completion) is not waited for; an uncommitted INSERT is found by ours.
-				row = RecordRow.select(this.jdbc, this.sql, key);
-				if (row == null) {
-					if (insert(key, first, fingerprint, leaseMillis)) {
-						return new ClaimResult.Acquired(first);
-					}
-					row = RecordRow.select(this.jdbc, this.sql, key);
-				}
+				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? select(key) : claimed.get(0).row();
 			}
 			else {
-				if (insert(key, first, fingerprint, leaseMillis)) {
-					return new ClaimResult.Acquired(first);
+				// Read first without a lock, not to wait for an open transaction that
+				// wrote the row (a joined completion); the INSERT still meets an
+				// uncommitted one.
+				row = this.claimReadsFirst ? select(key) : null;
+				if (row == null) {
+					if (inserted(this.sql.insert, key, first, fingerprint, leaseMillis)) {
+						return new ClaimResult.Acquired(first);
+					}
+					row = select(key);
 				}
-				row = RecordRow.select(this.jdbc, this.sql, key);
 			}
 			if (row == null) {
 				continue; // released or purged since the insert: insert again
@@ -299,14 +291,14 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/** A live row's answer; {@code null} for an expired row or a tombstone. */
-	private static @Nullable ClaimResult held(RecordRow row) {
+	private static @Nullable ClaimResult held(Row row) {
 		if (row.expired() || row.tombstone()) {
 			return null;
 		}
-		Fingerprint stored = RecordRow.fingerprintOf(row.fingerprint());
+		Fingerprint stored = fingerprintOf(row.fingerprint());
 		if (stored == null) {
 			// Not a row this store writes: refused as damaged, never re-run.
-			return new ClaimResult.Damaged("the row's fingerprint is blank");
+			return new ClaimResult.Damaged(BLANK_FINGERPRINT);
 		}
 		return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
 				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
@@ -323,12 +315,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			logger.debug("Claim of key '" + key + "' met contention; answering from the row as last committed: "
 					+ contention);
 		}
-		RecordRow row;
+		Row row;
 		try {
-			row = this.ownTransaction.run(() -> RecordRow.select(this.jdbc, this.sql, key));
+			row = this.ownTransaction.run(() -> select(key));
 		}
 		catch (RuntimeException ex) {
-			if (!this.refusals.isContention(ex)) {
+			if (!this.ownTransaction.isContention(ex)) {
 				ex.addSuppressed(contention);
 				throw ex;
 			}
@@ -339,42 +331,120 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/** {@code row} {@code null} when it must be read again. */
-	private record ClaimRow(boolean inserted, @Nullable RecordRow row) {
+	private record ClaimRow(boolean inserted, @Nullable Row row) {
 	}
 
-	private boolean insert(String key, String token, String fingerprint, long leaseMillis) {
+	/** A row of the table as {@link JdbcStatements#select} reads it. */
+	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
+			long millisLeft, boolean expired) {
+
+		static Row read(ResultSet rs, int first) throws SQLException {
+			String state = rs.getString(first);
+			byte[] result = rs.getBytes(first + 3);
+			return new Row("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
+					(result != null) ? result : new byte[0], rs.getLong(first + 4), rs.getInt(first + 5) == 1);
+		}
+
+	}
+
+	private @Nullable Row select(String key) {
+		List<Row> rows = this.jdbc.query(this.sql.select, (rs, rowNum) -> Row.read(rs, 1), key);
+		return rows.isEmpty() ? null : rows.get(0);
+	}
+
+	/** {@code null} for a blank fingerprint, which this store never writes. */
+	private static @Nullable Fingerprint fingerprintOf(@Nullable String text) {
+		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
+	}
+
+	/**
+	 * {@code false} for a duplicate key, an error on H2 only (elsewhere a row count of
+	 * 0).
+	 */
+	private boolean inserted(String insert, Object... args) {
 		try {
-			return this.jdbc.update(this.sql.insert, key, token, fingerprint, leaseMillis) == 1;
+			return this.jdbc.update(insert, args) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// H2 only: PostgreSQL and MySQL never fail here.
 			return false;
 		}
 	}
 
-	@Override
-	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		return this.inspection.inspect(key);
+	private boolean any(String count, Object... args) {
+		Integer rows = this.jdbc.queryForObject(count, Integer.class, args);
+		return rows != null && rows > 0;
 	}
 
 	@Override
+	public Optional<IdempotencyRecord> inspect(RecordKey key) {
+		Row row = select(key.value());
+		return (row == null || row.expired() || row.tombstone()) ? Optional.empty()
+				: Optional.of(record(key, row.token(), row.fingerprint(), row.millisLeft(),
+						row.completed() ? new StoredResult(row.result()) : null));
+	}
+
+	/** In progress when {@code result} is {@code null}. */
+	private static IdempotencyRecord record(RecordKey key, String token, @Nullable String fingerprint, long millisLeft,
+			@Nullable StoredResult result) {
+		Duration expiresIn = Duration.ofMillis(Math.max(0, millisLeft));
+		Fingerprint stored = fingerprintOf(fingerprint);
+		if (stored == null) {
+			return IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT, expiresIn);
+		}
+		return (result != null)
+				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn, result)
+				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored, ClaimToken.claimedAt(token),
+						expiresIn, null);
+	}
+
+	/**
+	 * Keyset pages by key through the in-progress index; the age is filtered here, since
+	 * the claim time is in the token.
+	 */
+	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
-		return this.inspection.findInProgress(keyPrefix, olderThan, cursor, limit);
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		Instant now = Instant.now();
+		List<String> examined = new ArrayList<>();
+		List<IdempotencyRecord> records = new ArrayList<>();
+		this.jdbc.query(this.sql.inProgress, (rs) -> {
+			String key = rs.getString(1);
+			examined.add(key);
+			if (key.startsWith(prefix)) {
+				IdempotencyRecord record = record(new RecordKey(key), rs.getString(2), rs.getString(3), rs.getLong(4),
+						null);
+				Duration age = record.age(now);
+				if (age == null || age.compareTo(olderThan) >= 0) {
+					records.add(record);
+				}
+			}
+		}, (cursor != null) ? cursor : "", limit);
+		return new InProgressPage(records, (examined.size() == limit) ? examined.get(limit - 1) : null);
 	}
 
 	@Override
 	public boolean delete(RecordKey key) {
-		return this.inspection.delete(key);
+		return this.ownTransaction.run(() -> this.jdbc.update(this.sql.delete, key.value()) > 0);
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return this.inspection.deleteInProgress(key);
+		return deleteWhere(this.sql.deleteInProgress, key, Deletion.COMPLETED);
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		return this.inspection.deleteUnlessHeld(key);
+		return deleteWhere(this.sql.deleteUnlessHeld, key, Deletion.HELD);
+	}
+
+	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(deleteSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			return any(this.sql.recordExists, key.value()) ? kept : Deletion.NONE;
+		});
 	}
 
 	@Override
@@ -398,25 +468,20 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (this.jdbc.update(this.sql.complete, result, ttlMillis, key, token) == 1) {
 			return true;
 		}
-		RecordRow row = RecordRow.select(this.jdbc, this.sql, key);
+		Row row = select(key);
 		if (row != null) {
 			// Sent again after a broken connection: finds its own record and succeeds.
 			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
 					&& Arrays.equals(result, row.result());
 		}
-		try {
-			return this.jdbc.update(this.sql.insertCompleted, key, token, fingerprint, result, ttlMillis) == 1;
-		}
-		catch (DuplicateKeyException ex) {
-			return false;
-		}
+		return inserted(this.sql.insertCompleted, key, token, fingerprint, result, ttlMillis);
 	}
 
 	@Override
 	public boolean release(RecordKey key, String token) {
 		String statement = (ClaimToken.attempt(token) > 1) ? this.sql.releaseTakeover : this.sql.release;
 		return this.ownTransaction
-			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || !exists(key.value()));
+			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || !any(this.sql.exists, key.value()));
 	}
 
 	@Override
@@ -426,17 +491,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1) {
 				return true;
 			}
-			Integer completed = this.jdbc.queryForObject(this.sql.completedBy, Integer.class, key.value(), token);
-			if (completed != null && completed > 0) {
-				return true;
-			}
-			return !exists(key.value()) && insert(key.value(), token, fingerprint.value(), leaseMillis);
+			return any(this.sql.completedBy, key.value(), token) || (!any(this.sql.exists, key.value())
+					&& inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis));
 		});
-	}
-
-	private boolean exists(String key) {
-		Integer count = this.jdbc.queryForObject(this.sql.exists, Integer.class, key);
-		return count != null && count > 0;
 	}
 
 	/**
@@ -446,7 +503,43 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 */
 	public int purgeExpired(int batchSize) {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
-		return this.expiredRows.purge(batchSize);
+		int total = 0;
+		int deleted;
+		do {
+			long memoryMillis = -this.takeoverMemory.toMillis();
+			deleted = (this.sql.purgeLock != null) ? purgeLockedBatch(memoryMillis, batchSize)
+					: this.ownTransaction.run(() -> this.jdbc.update(this.sql.purge, memoryMillis, batchSize));
+			total += deleted;
+		}
+		while (deleted >= batchSize);
+		return total;
+	}
+
+	private int purgeLockedBatch(long memoryMillis, int batchSize) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				// READ COMMITTED of its own: the row locks must last until the delete,
+				// and no gap may be locked.
+				Integer deleted = this.ownTransaction.runInTransaction((status) -> {
+					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
+							memoryMillis, batchSize);
+					return keys.isEmpty() ? 0 : this.jdbc.update(
+							this.sql.purge.replace("%KEYS%", String.join(", ", Collections.nCopies(keys.size(), "?"))),
+							keys.toArray());
+				});
+				return (deleted != null) ? deleted : 0;
+			}
+			catch (PessimisticLockingFailureException ex) {
+				// Two purges can still deadlock on each other; the loser's batch was
+				// rolled back whole and is tried again. Claims never wait on a purge:
+				// every row it deletes it has locked before. A random pause, growing with
+				// the attempts, lets one go first.
+				if (attempt == MAX_PURGE_ATTEMPTS || !OwnTransaction
+					.pause(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt))) {
+					throw ex;
+				}
+			}
+		}
 	}
 
 	/**
@@ -456,7 +549,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.transactionBound.close();
 	}
 
-	/** In milliseconds, at least 1. */
 	static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
 	}

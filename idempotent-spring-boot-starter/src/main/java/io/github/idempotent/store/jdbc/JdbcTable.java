@@ -55,21 +55,17 @@ final class JdbcTable {
 	 * it, when it is missing or lacks a column
 	 */
 	void check(JdbcOperations jdbc) {
-		JdbcTableException problem;
 		try {
-			problem = jdbc.execute((ConnectionCallback<@Nullable JdbcTableException>) this::problem);
+			jdbc.execute((ConnectionCallback<@Nullable Void>) this::check);
 		}
 		catch (DataAccessException ex) {
 			throw new IllegalStateException(
 					"Cannot check the table '" + this.tableName + "' of the JDBC idempotency store: " + ex.getMessage(),
 					ex);
 		}
-		if (problem != null) {
-			throw problem;
-		}
 	}
 
-	private @Nullable JdbcTableException problem(Connection connection) throws SQLException {
+	private @Nullable Void check(Connection connection) throws SQLException {
 		try (Statement statement = connection.createStatement();
 				ResultSet columns = statement.executeQuery("SELECT * FROM " + this.tableName + " WHERE 1 = 0")) {
 			ResultSetMetaData metaData = columns.getMetaData();
@@ -79,19 +75,19 @@ final class JdbcTable {
 			}
 			List<String> missing = new ArrayList<>(COLUMNS);
 			missing.removeAll(present);
-			return missing.isEmpty() ? null
-					: new JdbcTableException("The table '" + this.tableName + "' of the JDBC idempotency store in "
-							+ describe(connection) + " lacks the column(s) " + missing + " (it has " + present + ").",
-							remedy(false));
+			if (!missing.isEmpty()) {
+				throw new JdbcTableException("The table '" + this.tableName + "' of the JDBC idempotency store in "
+						+ describe(connection) + " lacks the column(s) " + missing + " (it has " + present + ").",
+						remedy(false));
+			}
+			return null;
 		}
 		catch (SQLException ex) {
-			if (isNotFound(ex)) {
-				return new JdbcTableException(
-						"The table '" + this.tableName + "' of the JDBC idempotency store does not exist in "
-								+ describe(connection) + " (" + ex.getMessage() + ").",
-						remedy(true));
+			if (!isNotFound(ex)) {
+				throw ex;
 			}
-			throw ex;
+			throw new JdbcTableException("The table '" + this.tableName + "' of the JDBC idempotency store does not "
+					+ "exist in " + describe(connection) + " (" + ex.getMessage() + ").", remedy(true));
 		}
 	}
 
@@ -122,25 +118,14 @@ final class JdbcTable {
 			}
 			String url = metaData.getURL();
 			if (url != null) {
-				description.append(" at ").append(withoutParameters(url));
+				// Without its parameters, nor a user:password@ before the host
+				description.append(" at ").append(url.replaceFirst("[?;].*", "").replaceFirst("//[^/@]*@", "//"));
 			}
 			return description.toString();
 		}
 		catch (SQLException | RuntimeException ex) {
 			return "the database of the store's DataSource";
 		}
-	}
-
-	private static String withoutParameters(String url) {
-		String shorter = url;
-		for (char separator : new char[] { '?', ';' }) {
-			int index = shorter.indexOf(separator);
-			if (index >= 0) {
-				shorter = shorter.substring(0, index);
-			}
-		}
-		// jdbc:mysql://user:password@host/...
-		return shorter.replaceFirst("//[^/@]*@", "//");
 	}
 
 	/**

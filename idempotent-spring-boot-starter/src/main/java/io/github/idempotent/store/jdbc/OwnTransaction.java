@@ -1,9 +1,19 @@
 package io.github.idempotent.store.jdbc;
 
+import java.sql.SQLException;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.CannotAcquireLockException;
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.PessimisticLockingFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
+import org.springframework.jdbc.support.SQLExceptionTranslator;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionSystemException;
@@ -18,23 +28,47 @@ import io.github.idempotent.store.StoreFullException;
  * releases, renewals, purges), even inside a caller's transaction on the same
  * {@link DataSource}. A serialization failure or deadlock rolled the statement back: the
  * work, written to be sent again, is sent again.
+ * <p>
+ * What a failure of the store's own statement means is read from the database's error
+ * code ({@link SQLErrorCodeSQLExceptionTranslator}: Boot's translation by SQL state
+ * leaves MariaDB's lock-wait timeout and PostgreSQL's {@code lock_not_available}
+ * uncategorized). A database that refused a statement has not become unreachable:
+ * contention and a full database get answers of their own.
  */
 final class OwnTransaction {
 
-	/**
-	 * Each serialization failure means another transaction committed a change of the row.
-	 */
+	// A serialization failure means another transaction committed a change of the row.
 	private static final int MAX_ATTEMPTS = 5;
+
+	/**
+	 * Insufficient resources, but for too many connections (53300): a refused connection.
+	 */
+	private static final String POSTGRESQL_INSUFFICIENT_RESOURCES = "53";
+
+	private static final String POSTGRESQL_TOO_MANY_CONNECTIONS = "53300";
+
+	/** Disk full, out of memory, out of resources, table full. */
+	private static final Set<Integer> MYSQL_FULL = Set.of(1021, 1037, 1041, 1114);
+
+	/** "Record has changed since last read" under {@code innodb_snapshot_isolation}. */
+	private static final int MARIADB_RECORD_CHANGED = 1020;
 
 	private final DataSource dataSource;
 
-	private final JdbcRefusals refusals;
+	private final JdbcDialect dialect;
+
+	private final SQLExceptionTranslator translator;
 
 	private final TransactionTemplate template;
 
-	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcRefusals refusals) {
+	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcDialect dialect) {
 		this.dataSource = dataSource;
-		this.refusals = refusals;
+		this.dialect = dialect;
+		this.translator = new SQLErrorCodeSQLExceptionTranslator(switch (dialect) {
+			case H2 -> "H2";
+			case POSTGRESQL -> "PostgreSQL";
+			case MYSQL -> "MySQL";
+		});
 		this.template = new TransactionTemplate(transactionManager);
 		this.template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		// A claim may read the row twice; under REPEATABLE READ (MySQL's default) the
@@ -53,11 +87,11 @@ final class OwnTransaction {
 				return runOnce(action);
 			}
 			catch (RuntimeException ex) {
-				JdbcRefusals.Refusal refusal = this.refusals.of(ex);
-				if (refusal == JdbcRefusals.Refusal.FULL) {
-					throw JdbcRefusals.full(ex);
+				Refusal refusal = refusalOf(ex);
+				if (refusal == Refusal.FULL) {
+					throw full(ex);
 				}
-				if (refusal != JdbcRefusals.Refusal.CONFLICT || attempt == MAX_ATTEMPTS) {
+				if (refusal != Refusal.CONFLICT || attempt == MAX_ATTEMPTS) {
 					throw ex;
 				}
 			}
@@ -85,6 +119,83 @@ final class OwnTransaction {
 	/** In a new READ COMMITTED transaction, also when the caller has none. */
 	<T> T runInTransaction(TransactionCallback<T> action) {
 		return this.template.execute(action);
+	}
+
+	/** Sleeps; {@code false} if interrupted, the thread's flag set again. */
+	static boolean pause(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	private enum Refusal {
+
+		/** A serialization failure or a deadlock: it can be sent again at once. */
+		CONFLICT,
+
+		/** A lock wait or statement timeout: another transaction holds the row. */
+		TIMEOUT,
+
+		/** No room for what the statement writes. */
+		FULL
+
+	}
+
+	/** {@code null} for any other failure. */
+	private @Nullable Refusal refusalOf(Throwable failure) {
+		SQLException sql = sqlException(failure);
+		if (sql == null) {
+			return null;
+		}
+		if (isFull(sql)) {
+			return Refusal.FULL;
+		}
+		if (this.dialect == JdbcDialect.MYSQL && sql.getErrorCode() == MARIADB_RECORD_CHANGED) {
+			return Refusal.CONFLICT;
+		}
+		DataAccessException meaning = this.translator.translate("idempotency store", null, sql);
+		if (meaning instanceof CannotAcquireLockException || meaning instanceof QueryTimeoutException) {
+			return Refusal.TIMEOUT;
+		}
+		return (meaning instanceof PessimisticLockingFailureException) ? Refusal.CONFLICT : null;
+	}
+
+	boolean isContention(Throwable failure) {
+		Refusal refusal = refusalOf(failure);
+		return refusal == Refusal.CONFLICT || refusal == Refusal.TIMEOUT;
+	}
+
+	private static StoreFullException full(RuntimeException failure) {
+		SQLException sql = sqlException(failure);
+		StoreFullException full = new StoreFullException("The database of the JDBC idempotency store has no room "
+				+ "for a record"
+				+ ((sql != null) ? " (SQL state " + sql.getSQLState() + ", error " + sql.getErrorCode() + ")" : ""));
+		full.initCause(failure);
+		return full;
+	}
+
+	private boolean isFull(SQLException sql) {
+		String state = sql.getSQLState();
+		return switch (this.dialect) {
+			case POSTGRESQL -> state != null && state.startsWith(POSTGRESQL_INSUFFICIENT_RESOURCES)
+					&& !state.equals(POSTGRESQL_TOO_MANY_CONNECTIONS);
+			case MYSQL -> MYSQL_FULL.contains(sql.getErrorCode());
+			case H2 -> false;
+		};
+	}
+
+	private static @Nullable SQLException sqlException(Throwable failure) {
+		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+			if (ex instanceof SQLException sql) {
+				return sql;
+			}
+		}
+		return null;
 	}
 
 }

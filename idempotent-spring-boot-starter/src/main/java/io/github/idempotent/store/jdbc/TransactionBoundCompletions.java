@@ -1,16 +1,15 @@
 package io.github.idempotent.store.jdbc;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -18,9 +17,13 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.RowMapper;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
@@ -37,7 +40,7 @@ import io.github.idempotent.store.StoredResult;
  * Completions of a {@link JdbcIdempotencyStore} with
  * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}: written in
  * the caller's transaction when it can see and update the placeholder's latest version,
- * else right after the commit ({@link PendingCompletion}).
+ * else right after the commit.
  */
 final class TransactionBoundCompletions {
 
@@ -53,28 +56,23 @@ final class TransactionBoundCompletions {
 
 	private final DataSource dataSource;
 
-	private final JdbcOperations jdbc;
-
-	private final JdbcDialect dialect;
-
-	private final JdbcStatements sql;
-
-	private final OwnTransaction ownTransaction;
-
 	private final Object transactionStatesKey = new Object();
 
-	private ScheduledExecutorService renewals;
+	/**
+	 * Renews the leases of completions that wait for the commit; no thread until then.
+	 */
+	private final ScheduledThreadPoolExecutor renewals = new ScheduledThreadPoolExecutor(1, (task) -> {
+		Thread thread = new Thread(task, "idempotent-jdbc-commit-wait");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	private volatile Boolean innodbSnapshotIsolation;
 
-	TransactionBoundCompletions(JdbcIdempotencyStore store, DataSource dataSource, JdbcOperations jdbc,
-			JdbcDialect dialect, JdbcStatements sql, OwnTransaction ownTransaction) {
+	TransactionBoundCompletions(JdbcIdempotencyStore store, DataSource dataSource) {
 		this.store = store;
 		this.dataSource = dataSource;
-		this.jdbc = jdbc;
-		this.dialect = dialect;
-		this.sql = sql;
-		this.ownTransaction = ownTransaction;
+		this.renewals.setRemoveOnCancelPolicy(true);
 	}
 
 	boolean isTransactionActive() {
@@ -92,9 +90,7 @@ final class TransactionBoundCompletions {
 	 * the key
 	 */
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
-		@SuppressWarnings("unchecked")
-		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
-			.getResource(this.transactionStatesKey);
+		Map<Object, TransactionState> states = states();
 		if (states == null) {
 			return null;
 		}
@@ -102,8 +98,8 @@ final class TransactionBoundCompletions {
 		for (TransactionState state : states.values()) {
 			PendingCompletion pending = state.completions.get(key);
 			if (pending != null) {
-				Fingerprint stored = pending.fingerprint();
-				return (state.transaction == current) ? new ClaimResult.Completed(stored, pending.result())
+				Fingerprint stored = pending.fingerprint;
+				return (state.transaction == current) ? new ClaimResult.Completed(stored, pending.result)
 						: new ClaimResult.InProgress(stored, lease);
 			}
 		}
@@ -118,7 +114,7 @@ final class TransactionBoundCompletions {
 	boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
 		TransactionState state = currentTransactionState();
 		Duration lease = state.leases.getOrDefault(token, DEFAULT_LEASE);
-		PendingCompletion pending = new PendingCompletion(this.store, key, token, fingerprint, result, ttl, lease);
+		PendingCompletion pending = new PendingCompletion(key, token, fingerprint, result, ttl, lease);
 		state.completions.put(key.value(), pending);
 		try {
 			if (completeInCallersTransaction(key.value(), token, result.bytes(), JdbcIdempotencyStore.millis(ttl))) {
@@ -148,7 +144,7 @@ final class TransactionBoundCompletions {
 			state.completions.remove(key.value());
 			return false;
 		}
-		pending.completeAfterCommit(renewals());
+		pending.completeAfterCommit();
 		return true;
 	}
 
@@ -164,50 +160,45 @@ final class TransactionBoundCompletions {
 	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
 		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
 		int isolation = (declared != null) ? declared
-				: this.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
-		boolean savepoint = false;
-		if (isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
-				&& (this.dialect != JdbcDialect.MYSQL || innodbSnapshotIsolation())) {
-			if (isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE && this.dialect == JdbcDialect.MYSQL) {
-				return false;
-			}
-			if (!snapshotSeesLatest(key)) {
-				return false;
-			}
-			savepoint = true;
+				: this.store.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
+		boolean mysql = this.store.dialect == JdbcDialect.MYSQL;
+		boolean savepoint = isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
+				&& (!mysql || innodbSnapshotIsolation());
+		if (savepoint
+				&& ((mysql && isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE) || !snapshotSeesLatest(key))) {
+			return false;
 		}
 		return update(key, token, result, ttlMillis, savepoint);
 	}
 
 	private boolean update(String key, String token, byte[] result, long ttlMillis, boolean withSavepoint) {
-		return Boolean.TRUE.equals(this.jdbc.execute((ConnectionCallback<Boolean>) (connection) -> {
-			Savepoint savepoint = withSavepoint ? connection.setSavepoint() : null;
-			try (PreparedStatement update = connection.prepareStatement(this.sql.complete)) {
-				update.setBytes(1, result);
-				update.setLong(2, ttlMillis);
-				update.setString(3, key);
-				update.setString(4, token);
-				return update.executeUpdate() == 1;
+		JdbcOperations jdbc = this.store.jdbc;
+		Savepoint savepoint = withSavepoint ? jdbc.execute((ConnectionCallback<Savepoint>) Connection::setSavepoint)
+				: null;
+		try {
+			return jdbc.update(this.store.sql.complete, result, ttlMillis, key, token) == 1;
+		}
+		catch (DataAccessException ex) {
+			if (savepoint == null) {
+				throw ex;
 			}
-			catch (SQLException ex) {
-				if (savepoint == null) {
-					throw ex;
-				}
-				try {
+			try {
+				jdbc.execute((ConnectionCallback<?>) (connection) -> {
 					connection.rollback(savepoint);
-				}
-				catch (SQLException lost) {
-					// The database rolled back the whole transaction, savepoint included.
-					ex.addSuppressed(lost);
-					throw ex;
-				}
-				if (logger.isDebugEnabled()) {
-					logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
-							+ "); storing its result after the commit");
-				}
-				return false;
+					return null;
+				});
 			}
-		}));
+			catch (DataAccessException lost) {
+				// The database rolled back the whole transaction, savepoint included.
+				ex.addSuppressed(lost);
+				throw ex;
+			}
+			if (logger.isDebugEnabled()) {
+				logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
+						+ "); storing its result after the commit");
+			}
+			return false;
+		}
 	}
 
 	/** MariaDB's {@code innodb_snapshot_isolation} (on from 11.6.2); MySQL has none. */
@@ -215,8 +206,8 @@ final class TransactionBoundCompletions {
 		Boolean on = this.innodbSnapshotIsolation;
 		if (on == null) {
 			try {
-				Integer value = this.ownTransaction
-					.run(() -> this.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class));
+				Integer value = this.store.ownTransaction
+					.run(() -> this.store.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class));
 				on = value != null && value == 1;
 			}
 			catch (DataAccessException ex) {
@@ -228,11 +219,12 @@ final class TransactionBoundCompletions {
 	}
 
 	private boolean snapshotSeesLatest(String key) {
-		List<Version> seen = this.jdbc.query(this.sql.version, VERSION_MAPPER, key);
+		List<Version> seen = this.store.jdbc.query(this.store.sql.version, VERSION_MAPPER, key);
 		if (seen.isEmpty()) {
 			return false;
 		}
-		List<Version> latest = this.ownTransaction.run(() -> this.jdbc.query(this.sql.version, VERSION_MAPPER, key));
+		List<Version> latest = this.store.ownTransaction
+			.run(() -> this.store.jdbc.query(this.store.sql.version, VERSION_MAPPER, key));
 		return seen.equals(latest);
 	}
 
@@ -250,32 +242,17 @@ final class TransactionBoundCompletions {
 	}
 
 	void close() {
-		synchronized (this.transactionStatesKey) {
-			if (this.renewals != null) {
-				this.renewals.shutdownNow();
-			}
-		}
+		this.renewals.shutdownNow();
 	}
 
-	private ScheduledExecutorService renewals() {
-		synchronized (this.transactionStatesKey) {
-			if (this.renewals == null) {
-				ScheduledThreadPoolExecutor renewals = new ScheduledThreadPoolExecutor(1, (task) -> {
-					Thread thread = new Thread(task, "idempotent-jdbc-commit-wait");
-					thread.setDaemon(true);
-					return thread;
-				});
-				renewals.setRemoveOnCancelPolicy(true);
-				this.renewals = renewals;
-			}
-			return this.renewals;
-		}
+	/** The transactions on this thread that claimed or completed keys of this store. */
+	@SuppressWarnings("unchecked")
+	private Map<Object, TransactionState> states() {
+		return (Map<Object, TransactionState>) TransactionSynchronizationManager.getResource(this.transactionStatesKey);
 	}
 
 	private TransactionState currentTransactionState() {
-		@SuppressWarnings("unchecked")
-		Map<Object, TransactionState> states = (Map<Object, TransactionState>) TransactionSynchronizationManager
-			.getResource(this.transactionStatesKey);
+		Map<Object, TransactionState> states = states();
 		if (states == null) {
 			states = new IdentityHashMap<>();
 			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
@@ -289,6 +266,159 @@ final class TransactionBoundCompletions {
 			TransactionSynchronizationManager.registerSynchronization(state);
 		}
 		return state;
+	}
+
+	/**
+	 * A completion tied to the caller's transaction: releases the claim on a rollback,
+	 * writes the result after a commit if it could not be written in it, and renews the
+	 * lease meanwhile.
+	 */
+	private final class PendingCompletion {
+
+		private final RecordKey key;
+
+		private final String token;
+
+		private final Fingerprint fingerprint;
+
+		private final StoredResult result;
+
+		private final Duration ttl;
+
+		private final Duration lease;
+
+		private ScheduledFuture<?> renewal;
+
+		private boolean ended;
+
+		/**
+		 * A renewal during the completion would meet the completed row and report a
+		 * takeover.
+		 */
+		private boolean completing;
+
+		PendingCompletion(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl,
+				Duration lease) {
+			this.key = key;
+			this.token = token;
+			this.fingerprint = fingerprint;
+			this.result = result;
+			this.ttl = ttl;
+			this.lease = lease;
+		}
+
+		synchronized void completeAfterCommit() {
+			long period = Math.max(1, this.lease.toMillis() / 3);
+			this.renewal = TransactionBoundCompletions.this.renewals.scheduleWithFixedDelay(this::renewLease, period,
+					period, TimeUnit.MILLISECONDS);
+		}
+
+		/** Keeps duplicates out while the caller's transaction stays open. */
+		private synchronized void renewLease() {
+			if (this.ended || this.completing) {
+				return;
+			}
+			try {
+				if (!TransactionBoundCompletions.this.store.renew(this.key, this.token, this.fingerprint, this.lease)) {
+					logger.warn("Key '" + this.key + "' was taken over while the transaction that ran its method was "
+							+ "still open: a duplicate may run it again. Keep such transactions shorter");
+					this.renewal.cancel(false);
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not renew the lease of key '" + this.key
+						+ "' while its transaction is open; retrying: " + ex);
+			}
+		}
+
+		void transactionEnded(boolean committed) {
+			if (committed && this.renewal != null) {
+				storeAfterCommit();
+				return;
+			}
+			// A renewal after the release below would write the record anew.
+			end();
+			if (committed) {
+				return;
+			}
+			// In a new transaction, as Spring requires after completion. Sent again while
+			// its outcome is unknown: fenced by the token, a release that landed counts
+			// as done.
+			RuntimeException failure = confirm(
+					() -> TransactionBoundCompletions.this.store.release(this.key, this.token));
+			if (failure != null) {
+				logger.error("Could not release key '" + this.key + "' after its transaction rolled back (the "
+						+ "database stayed unreachable for " + this.lease + "); retries are refused until its "
+						+ "lease expires", failure);
+			}
+		}
+
+		/**
+		 * Sent again while its outcome is unknown: a completion that landed finds its own
+		 * result. The lease is renewed between attempts, never during one.
+		 */
+		private void storeAfterCommit() {
+			RuntimeException failure = confirm(() -> {
+				// Waits for a renewal in flight; later ones skip while this is set.
+				setCompleting(true);
+				try {
+					if (!TransactionBoundCompletions.this.store.completeOnItsOwn(this.key, this.token, this.fingerprint,
+							this.result, this.ttl)) {
+						logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
+								+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
+					}
+				}
+				finally {
+					setCompleting(false);
+				}
+			});
+			end();
+			if (failure != null) {
+				logger.error("Could not store the result of key '" + this.key + "' after its transaction "
+						+ "committed (the database stayed unreachable for " + this.lease + "); the key stays in "
+						+ "progress until its lease expires, then a retry runs the method again", failure);
+			}
+		}
+
+		private synchronized void setCompleting(boolean completing) {
+			this.completing = completing;
+		}
+
+		private synchronized void end() {
+			this.ended = true;
+			if (this.renewal != null) {
+				this.renewal.cancel(false);
+			}
+		}
+
+		/**
+		 * Retries {@code step} after a failure to reach the database, for up to one
+		 * lease.
+		 * @return the failure it gave up on, or {@code null}
+		 */
+		private RuntimeException confirm(Runnable step) {
+			long deadline = System.nanoTime() + this.lease.toNanos();
+			for (long delay = 10;; delay = Math.min(delay * 2, 1000)) {
+				try {
+					step.run();
+					return null;
+				}
+				catch (RuntimeException ex) {
+					if (!isUnreachable(ex) || System.nanoTime() - deadline >= 0 || !OwnTransaction.pause(delay)) {
+						return ex;
+					}
+					logger.warn("Could not confirm a write of key '" + this.key + "' after its transaction ended; "
+							+ "sending it again (fenced by the owner token, so repeating it is safe): " + ex);
+				}
+			}
+		}
+
+		/** The database could not be reached: the statement's outcome is unknown. */
+		private static boolean isUnreachable(RuntimeException ex) {
+			return ex instanceof DataAccessResourceFailureException || ex instanceof TransientDataAccessException
+					|| ex instanceof RecoverableDataAccessException || ex instanceof CannotCreateTransactionException;
+		}
+
 	}
 
 	private record Version(String state, String token, Object expiresAt) {
