@@ -19,32 +19,29 @@ final class ReplayCustomizers {
 
 	private final List<IdempotentReplayCustomizer> customizers;
 
-	private final ReplayedHeaders replayedHeaders;
+	final ReplayedHeaders replayedHeaders;
 
 	ReplayCustomizers(List<IdempotentReplayCustomizer> customizers, ReplayedHeaders replayedHeaders) {
 		this.customizers = List.copyOf(customizers);
 		this.replayedHeaders = replayedHeaders;
 	}
 
+	// The headers the customizers changed, each to replace that header on the response.
 	HttpHeaders recorded(String operation, String key, RecordedResponse response) {
 		if (this.customizers.isEmpty()) {
 			return HttpHeaders.EMPTY;
 		}
 		HttpHeaders stored = new HttpHeaders();
 		response.headers().forEach(stored::put);
-		return run(
-				new ReplayedResponse(operation, key, response.status(), stored, response.body(), this.replayedHeaders));
-	}
-
-	private HttpHeaders run(ReplayedResponse replay) {
+		ReplayedResponse replay = new ReplayedResponse(operation, key, response.status(), stored, response.body(),
+				this.replayedHeaders);
 		for (IdempotentReplayCustomizer customizer : this.customizers) {
 			try {
 				replay.customize(customizer);
 			}
 			catch (RuntimeException | LinkageError ex) {
 				logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
-						+ replay.operation() + " for key '" + replay.key()
-						+ "'; the replay is sent without the headers it set", ex);
+						+ operation + " for key '" + key + "'; the replay is sent without the headers it set", ex);
 			}
 		}
 		return replay.changes();

@@ -1,5 +1,6 @@
 package io.github.idempotent.web;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Locale;
@@ -92,30 +93,20 @@ public final class ReplayedResponse {
 	}
 
 	// Changing one would make the client decode the stored bytes differently.
-	private static final Set<String> DECODING_HEADERS = Set.of("content-encoding", "content-range",
+	private static final Set<String> DECODING_HEADERS = Set.of("content-type", "content-encoding", "content-range",
 			"transfer-encoding");
-
-	private static boolean isToken(String name) {
-		for (int i = 0; i < name.length(); i++) {
-			char c = name.charAt(i);
-			boolean token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-					|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
-			if (!token) {
-				return false;
-			}
-		}
-		return true;
-	}
 
 	private void check(String name, String value) {
 		Assert.hasText(name, "name must not be empty");
 		Assert.notNull(value, "value must not be null");
-		Assert.isTrue(isToken(name), () -> "'" + name + "' is not a header name: use letters, digits and "
-				+ "!#$%&'*+-.^_`|~ only, without spaces");
+		Assert.isTrue(
+				name.chars()
+					.allMatch((c) -> Character.isLetterOrDigit(c) && c < 0x80 || "!#$%&'*+-.^_`|~".indexOf(c) >= 0),
+				() -> "'" + name + "' is not a header name: use letters, "
+						+ "digits and !#$%&'*+-.^_`|~ only, without spaces");
 		Assert.isTrue(value.indexOf('\r') < 0 && value.indexOf('\n') < 0,
 				() -> "The value of the " + name + " header must not contain a line break");
-		if (ReplayedHeaders.isContentHeader(name) || DECODING_HEADERS.contains(name.toLowerCase(Locale.ROOT))
-				|| !this.replayedHeaders.isReplayed(name)) {
+		if (DECODING_HEADERS.contains(name.toLowerCase(Locale.ROOT)) || !this.replayedHeaders.isReplayed(name)) {
 			throw new IllegalArgumentException("The " + name + " header of a replay is not a customizer's to set: "
 					+ "the idempotency starter sets it on every response, or never replays it");
 		}
@@ -135,7 +126,6 @@ public final class ReplayedResponse {
 		}
 	}
 
-	// Each replaces the header of that name on the response.
 	HttpHeaders changes() {
 		HttpHeaders changes = new HttpHeaders();
 		this.headers.forEach((name, values) -> {
@@ -148,7 +138,7 @@ public final class ReplayedResponse {
 
 	private static HttpHeaders copy(HttpHeaders headers) {
 		HttpHeaders copy = new HttpHeaders();
-		headers.forEach((name, values) -> copy.put(name, new java.util.ArrayList<>(values)));
+		headers.forEach((name, values) -> copy.put(name, new ArrayList<>(values)));
 		return copy;
 	}
 
