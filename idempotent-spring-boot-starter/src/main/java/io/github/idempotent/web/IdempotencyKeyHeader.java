@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.core.IdempotencyKeyException;
 
 /**
@@ -17,14 +18,15 @@ final class IdempotencyKeyHeader {
 	}
 
 	/**
-	 * The key the request's header lines carry, or {@code null} when it has none.
+	 * The key the request's header lines carry, or {@code null} when it has none and the
+	 * operation does not require one.
 	 */
-	static @Nullable String read(String headerName, Supplier<List<String>> reader) {
-		return parse(headerName, lines(headerName, reader));
-	}
-
-	static IdempotencyKeyException missing(String headerName) {
-		return new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
+	static @Nullable String read(String headerName, IdempotentOperation operation, Supplier<List<String>> reader) {
+		String key = parse(headerName, lines(headerName, reader));
+		if (key == null && operation.required() && !operation.needsArguments()) {
+			throw new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
+		}
+		return key;
 	}
 
 	static @Nullable String parse(String headerName, List<String> values) {

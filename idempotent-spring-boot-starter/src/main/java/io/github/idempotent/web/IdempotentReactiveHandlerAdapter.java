@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -31,7 +30,6 @@ import org.springframework.web.reactive.HandlerResult;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
-import org.springframework.web.util.UriUtils;
 
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
@@ -124,11 +122,8 @@ public class IdempotentReactiveHandlerAdapter
 			Assert.state(recording != null,
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
 			String header = this.markers.keyHeader();
-			String key = IdempotencyKeyHeader.read(header, () -> request.getHeaders().getOrEmpty(header));
+			String key = IdempotencyKeyHeader.read(header, operation, () -> request.getHeaders().getOrEmpty(header));
 			if (key == null && !operation.needsArguments()) {
-				if (operation.required()) {
-					return Mono.error(IdempotencyKeyHeader.missing(header));
-				}
 				return delegate().handle(exchange, handler);
 			}
 			return Mono.zip(scope(operation, exchange), received(exchange)).flatMap((scopeAndRequest) -> {
@@ -200,10 +195,8 @@ public class IdempotentReactiveHandlerAdapter
 	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,
 			@Nullable MediaType type, byte[] body) {
 		ServerHttpRequest request = exchange.getRequest();
-		Object route = exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		String path = UriUtils.decode(request.getPath().pathWithinApplication().value(), StandardCharsets.UTF_8);
-		return this.fingerprints.of(request.getMethod().name(), path, (route != null) ? route.toString() : null,
-				parameters, type, body);
+		return this.fingerprints.of(request.getMethod().name(), request.getPath().pathWithinApplication().value(),
+				exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
 	}
 
 	// A failed Mono or future releases the key; call goes into the Mono's context.

@@ -1,8 +1,6 @@
 package io.github.idempotent.web;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -74,9 +72,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	@Override
 	public void recordLater(OwnerHandle owner, @Nullable Object value) {
-		Map<String, List<String>> before = new LinkedHashMap<>();
-		getHeaders().forEach((name, values) -> before.put(name, new ArrayList<>(values)));
-		Recording recording = new Recording(owner, before, this, new AtomicBoolean());
+		Recording recording = new Recording(owner, headers(), this, new AtomicBoolean());
 		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
 			// The client went away while the method ran.
 			recording.end(null, "the exchange ended before its response was written");
@@ -193,15 +189,13 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	private Mono<Void> record(Recording recording, byte[] body) {
-		Map<String, List<String>> changed = new LinkedHashMap<>();
-		getHeaders().forEach((name, values) -> {
-			if (!values.contains(null) && !values.equals(recording.before.get(name))) {
-				changed.put(name, values);
-			}
-		});
 		Map<String, List<String>> headers = this.customizers.replayedHeaders
-			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), changed);
+			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), recording.before, headers());
 		return stored(recording.end(new RecordedResponse(status(), headers, body), null));
+	}
+
+	private Map<String, List<String>> headers() {
+		return ReplayedHeaders.snapshot(getHeaders().headerNames(), getHeaders()::get);
 	}
 
 	// The commit's own actions must not run on the thread that read the store's reply.

@@ -5,8 +5,6 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -46,8 +44,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private volatile Mode mode = Mode.PASS;
 
-	// Lower case to the name as set.
-	private final Map<String, String> touched = new LinkedHashMap<>();
+	private Map<String, List<String>> before = Map.of();
 
 	private @Nullable RecordingOutputStream stream;
 
@@ -74,7 +71,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	synchronized void hold() {
 		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
 			this.mode = Mode.RECORDING;
-			this.touched.clear();
+			this.before = headers();
 		}
 	}
 
@@ -133,14 +130,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			target.setContentType(values.get(0));
 			return;
 		}
-		for (int i = 0; i < values.size(); i++) {
-			if (i == 0) {
-				target.setHeader(name, values.get(i));
-			}
-			else {
-				target.addHeader(name, values.get(i));
-			}
-		}
+		target.setHeader(name, values.get(0));
+		values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
 	}
 
 	/**
@@ -173,7 +164,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				owner.release(failure);
 			}
 			else if (unrecordable == null) {
-				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
+				owner.completeRecorded(new RecordedResponse(getStatus(),
+						this.customizers.replayedHeaders.recorded(getContentType(), this.before, headers()), body));
 			}
 			else {
 				owner.completeNotStoredAsync(getStatus(), unrecordable).join();
@@ -250,11 +242,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	public void onStartAsync(AsyncEvent event) {
 	}
 
-	private Map<String, List<String>> recordedHeaders() {
-		HttpServletResponse response = (HttpServletResponse) getResponse();
-		Map<String, Collection<String>> headers = new LinkedHashMap<>();
-		this.touched.values().forEach((name) -> headers.put(name, response.getHeaders(name)));
-		return this.customizers.replayedHeaders.recorded(response.getContentType(), headers);
+	private Map<String, List<String>> headers() {
+		return ReplayedHeaders.snapshot(getHeaderNames(), this::getHeaders);
 	}
 
 	private void writeBody(byte[] body) throws IOException {
@@ -299,15 +288,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	// A held response's length is the container's; a header set while recording is kept.
+	// A held response's length is the container's.
 	private boolean passes(String name) {
-		if (isHolding() && name.equalsIgnoreCase(HttpHeaders.CONTENT_LENGTH)) {
-			return false;
-		}
-		if (this.mode == Mode.RECORDING) {
-			this.touched.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
-		}
-		return true;
+		return !isHolding() || !name.equalsIgnoreCase(HttpHeaders.CONTENT_LENGTH);
 	}
 
 	@Override
@@ -355,8 +338,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void reset() {
-		resetBuffer();
-		this.touched.clear();
+		this.held.reset();
 		super.reset();
 	}
 
@@ -446,20 +428,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	public void addIntHeader(String name, int value) {
 		if (passes(name)) {
 			super.addIntHeader(name, value);
-		}
-	}
-
-	@Override
-	public void setDateHeader(String name, long date) {
-		if (passes(name)) {
-			super.setDateHeader(name, date);
-		}
-	}
-
-	@Override
-	public void addDateHeader(String name, long date) {
-		if (passes(name)) {
-			super.addDateHeader(name, date);
 		}
 	}
 

@@ -7,11 +7,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.util.LinkedCaseInsensitiveMap;
 
 /**
  * Which response headers a replay carries: never hop-by-hop, per-response, CORS or
@@ -50,20 +53,29 @@ final class ReplayedHeaders {
 
 	/**
 	 * The headers a recorded response keeps, on Spring MVC and WebFlux: the body's type
-	 * first, then those a replay carries.
+	 * first, then those a replay carries that the handler set or changed.
+	 * @param before the headers when the response was held back
 	 */
-	Map<String, List<String>> recorded(@Nullable String contentType,
-			Map<String, ? extends Collection<String>> headers) {
+	Map<String, List<String>> recorded(@Nullable String contentType, Map<String, List<String>> before,
+			Map<String, List<String>> headers) {
 		Map<String, List<String>> recorded = new LinkedHashMap<>();
 		if (contentType != null) {
 			recorded.put(HttpHeaders.CONTENT_TYPE, List.of(contentType));
 		}
 		headers.forEach((name, values) -> {
-			if (!name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) && isReplayed(name) && !values.isEmpty()) {
-				recorded.put(name, new ArrayList<>(values));
+			if (!name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) && isReplayed(name) && !values.isEmpty()
+					&& !values.contains(null) && !values.equals(before.get(name))) {
+				recorded.put(name, values);
 			}
 		});
 		return recorded;
+	}
+
+	static Map<String, List<String>> snapshot(Collection<String> names,
+			Function<String, ? extends @Nullable Collection<String>> values) {
+		Map<String, List<String>> snapshot = new LinkedCaseInsensitiveMap<>();
+		names.forEach((name) -> snapshot.put(name, new ArrayList<>(Objects.requireNonNull(values.apply(name)))));
+		return snapshot;
 	}
 
 }

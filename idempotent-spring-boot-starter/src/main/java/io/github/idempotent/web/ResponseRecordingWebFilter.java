@@ -30,7 +30,6 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
 			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
-		Assert.notNull(customizers, "customizers must not be null");
 		this.customizers = new ReplayCustomizers(customizers,
 				new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders));
 		this.maxResultSize = maxResultSize;
