@@ -2,20 +2,14 @@ package io.github.idempotent.web;
 
 import java.util.List;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
-
 import org.springframework.http.HttpHeaders;
 
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * Runs the {@link IdempotentReplayCustomizer}s on a replay; one that throws is logged and
- * its changes dropped.
+ * Runs the {@link IdempotentReplayCustomizer}s on a replay.
  */
 final class ReplayCustomizers {
-
-	private static final Log logger = LogFactory.getLog(IdempotentReplayCustomizer.class);
 
 	private final List<IdempotentReplayCustomizer> customizers;
 
@@ -35,15 +29,7 @@ final class ReplayCustomizers {
 		response.headers().forEach(stored::put);
 		ReplayedResponse replay = new ReplayedResponse(operation, key, response.status(), stored, response.body(),
 				this.replayedHeaders);
-		for (IdempotentReplayCustomizer customizer : this.customizers) {
-			try {
-				replay.customize(customizer);
-			}
-			catch (RuntimeException | LinkageError ex) {
-				logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
-						+ operation + " for key '" + key + "'; the replay is sent without the headers it set", ex);
-			}
-		}
+		this.customizers.forEach(replay::customize);
 		return replay.changes();
 	}
 

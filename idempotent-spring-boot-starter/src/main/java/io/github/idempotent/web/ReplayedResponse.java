@@ -6,6 +6,9 @@ import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
 
@@ -14,6 +17,8 @@ import org.springframework.util.Assert;
  * only during {@link IdempotentReplayCustomizer#customize}.
  */
 public final class ReplayedResponse {
+
+	private static final Log logger = LogFactory.getLog(IdempotentReplayCustomizer.class);
 
 	private final String operation;
 
@@ -112,7 +117,7 @@ public final class ReplayedResponse {
 		}
 	}
 
-	// A customizer that throws leaves the headers as they were.
+	// A customizer that throws is logged and leaves the headers as they were.
 	void customize(IdempotentReplayCustomizer customizer) {
 		HttpHeaders before = copy(this.headers);
 		Set<String> changedBefore = new LinkedHashSet<>(this.changed);
@@ -122,7 +127,9 @@ public final class ReplayedResponse {
 		catch (RuntimeException | LinkageError ex) {
 			this.headers = before;
 			this.changed = changedBefore;
-			throw ex;
+			logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
+					+ this.operation + " for key '" + this.key + "'; the replay is sent without the headers it set",
+					ex);
 		}
 	}
 
