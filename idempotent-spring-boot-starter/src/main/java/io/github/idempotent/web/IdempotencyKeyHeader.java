@@ -94,12 +94,10 @@ final class IdempotencyKeyHeader {
 		for (int i = 1; i < value.length(); i++) {
 			char c = value.charAt(i);
 			if (c == '\\') {
-				@Nullable Character next = (i + 1 < value.length()) ? value.charAt(i + 1) : null;
-				if (next == null || (next != '"' && next != '\\')) {
+				if (i + 1 == value.length() || "\"\\".indexOf(value.charAt(i + 1)) < 0) {
 					throw malformed(headerName, "a backslash may only escape \\\" or \\\\");
 				}
-				key.append(next);
-				i++;
+				key.append(value.charAt(++i));
 			}
 			else if (c == '"') {
 				if (i != value.length() - 1) {
