@@ -1,63 +1,43 @@
 package io.github.idempotent.web;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 
-import org.jspecify.annotations.Nullable;
-
-import org.springframework.util.FastByteArrayOutputStream;
-
 /**
- * The body of a response held back while it is recorded, up to the result size limit.
+ * The body of a response held back while it is recorded, up to the result size limit, on
+ * Spring MVC and WebFlux.
  */
-final class HeldBody {
+final class HeldBody extends ByteArrayOutputStream {
+
+	static final String TOO_LARGE = "its response body was larger than idempotent.max-result-size";
 
 	private final long limit;
 
-	private @Nullable FastByteArrayOutputStream buffer;
-
-	private boolean overflowed;
+	private volatile boolean overflowed;
 
 	HeldBody(long limit) {
+		super(0);
 		this.limit = limit;
 	}
 
-	boolean hold(byte[] b, int off, int len) throws IOException {
-		if (this.overflowed) {
-			return false;
-		}
-		FastByteArrayOutputStream buffer = this.buffer;
-		if (buffer == null) {
-			buffer = new FastByteArrayOutputStream(Math.max(256, len));
-			this.buffer = buffer;
-		}
-		if (buffer.size() + (long) len <= this.limit) {
-			buffer.write(b, off, len);
+	// False from the first write past the limit on: what was held is then to be sent.
+	synchronized boolean hold(byte[] b, int off, int len) {
+		if (!this.overflowed && this.count + (long) len <= this.limit) {
+			write(b, off, len);
 			return true;
 		}
 		this.overflowed = true;
 		return false;
 	}
 
-	void spillTo(OutputStream target) throws IOException {
-		if (this.buffer != null) {
-			this.buffer.writeTo(target);
-			this.buffer.reset();
-		}
+	synchronized void spillTo(OutputStream target) throws IOException {
+		writeTo(target);
+		reset();
 	}
 
 	boolean isOverflowed() {
 		return this.overflowed;
-	}
-
-	byte[] bytes() {
-		return (this.buffer != null) ? this.buffer.toByteArrayUnsafe() : new byte[0];
-	}
-
-	void reset() {
-		if (this.buffer != null) {
-			this.buffer.reset();
-		}
 	}
 
 }

@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.core.IdempotencyKeyException;
 
 /**
@@ -17,14 +18,15 @@ final class IdempotencyKeyHeader {
 	}
 
 	/**
-	 * The key the request's header lines carry, or {@code null} when it has none.
+	 * The key the request's header lines carry, or {@code null} when it has none and the
+	 * operation does not require one.
 	 */
-	static @Nullable String read(String headerName, Supplier<List<String>> reader) {
-		return parse(headerName, lines(headerName, reader));
-	}
-
-	static IdempotencyKeyException missing(String headerName) {
-		return new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
+	static @Nullable String read(String headerName, IdempotentOperation operation, Supplier<List<String>> reader) {
+		String key = parse(headerName, lines(headerName, reader));
+		if (key == null && operation.required() && operation.key() == null) {
+			throw new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
+		}
+		return key;
 	}
 
 	static @Nullable String parse(String headerName, List<String> values) {
@@ -92,12 +94,10 @@ final class IdempotencyKeyHeader {
 		for (int i = 1; i < value.length(); i++) {
 			char c = value.charAt(i);
 			if (c == '\\') {
-				@Nullable Character next = (i + 1 < value.length()) ? value.charAt(i + 1) : null;
-				if (next == null || (next != '"' && next != '\\')) {
+				if (i + 1 == value.length() || "\"\\".indexOf(value.charAt(i + 1)) < 0) {
 					throw malformed(headerName, "a backslash may only escape \\\" or \\\\");
 				}
-				key.append(next);
-				i++;
+				key.append(value.charAt(++i));
 			}
 			else if (c == '"') {
 				if (i != value.length() - 1) {

@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -45,17 +46,14 @@ public class IdempotencyProblemHandler {
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
-		ProblemDetail problem = problem(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getDetail());
-		problem.setProperty("idempotencyKey", ex.getKey());
-		return withRetryAfter(problem, ex.getRetryAfter());
+		return respond(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getDetail(), ex.getKey(),
+				ex.getRetryAfter());
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> keyReused(IdempotencyKeyReusedException ex) {
-		ProblemDetail problem = problem(HttpStatus.UNPROCESSABLE_CONTENT, "key-reused", "Idempotency key reused",
-				ex.getDetail());
-		problem.setProperty("idempotencyKey", ex.getKey());
-		return ResponseEntity.of(problem).build();
+		return respond(HttpStatus.UNPROCESSABLE_CONTENT, "key-reused", "Idempotency key reused", ex.getDetail(),
+				ex.getKey(), null);
 	}
 
 	@ExceptionHandler
@@ -63,38 +61,33 @@ public class IdempotencyProblemHandler {
 		if (logger.isDebugEnabled()) {
 			logger.debug("Refused a request with a missing or invalid idempotency key: " + ex.getMessage());
 		}
-		return ResponseEntity
-			.of(problem(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getDetail()))
-			.build();
+		return respond(HttpStatus.BAD_REQUEST, "invalid-key", "Missing or invalid idempotency key", ex.getDetail(),
+				null, null);
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> requestTooLarge(IdempotencyRequestTooLargeException ex) {
-		return ResponseEntity
-			.of(problem(HttpStatus.CONTENT_TOO_LARGE, "request-too-large", "Request too large", ex.getDetail()))
-			.build();
+		return respond(HttpStatus.CONTENT_TOO_LARGE, "request-too-large", "Request too large", ex.getDetail(), null,
+				null);
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> scopeUnknown(IdempotencyScopeException ex) {
 		logger.error("Answered 500, the caller is unknown: " + ex.getMessage());
-		return ResponseEntity
-			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "scope-unknown", "Caller unknown",
-					"The server could not tell who is calling, so it did not run this request"))
-			.build();
+		return respond(HttpStatus.INTERNAL_SERVER_ERROR, "scope-unknown", "Caller unknown",
+				"The server could not tell who is calling, so it did not run this request", null, null);
 	}
 
+	// The cause's message may name internal hosts: only the logs have it.
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> storeUnavailable(IdempotencyStoreUnavailableException ex) {
-		// The cause's message may name internal hosts: only the logs have it.
-		return withRetryAfter(problem(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable",
-				"Idempotency store unavailable", ex.getDetail()), ex.getRetryAfter());
+		return respond(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable",
+				ex.getDetail(), null, ex.getRetryAfter());
 	}
 
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> storeFull(IdempotencyStoreFullException ex) {
-		return withRetryAfter(
-				problem(HttpStatus.SERVICE_UNAVAILABLE, "store-full", "Idempotency store full", ex.getDetail()),
+		return respond(HttpStatus.SERVICE_UNAVAILABLE, "store-full", "Idempotency store full", ex.getDetail(), null,
 				ex.getRetryAfter());
 	}
 
@@ -104,10 +97,8 @@ public class IdempotencyProblemHandler {
 		if (!(ex instanceof IdempotencyRecordDamagedException)) {
 			logger.error("Answered 500: " + ex.getMessage(), ex.getCause());
 		}
-		return ResponseEntity
-			.of(problem(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
-					ex.getDetail()))
-			.build();
+		return respond(HttpStatus.INTERNAL_SERVER_ERROR, "result-unavailable", "Stored result unavailable",
+				ex.getDetail(), null, null);
 	}
 
 	static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
@@ -117,8 +108,17 @@ public class IdempotencyProblemHandler {
 		return problem;
 	}
 
-	private static ResponseEntity<ProblemDetail> withRetryAfter(ProblemDetail problem, Duration retryAfter) {
-		return ResponseEntity.of(problem).header(HttpHeaders.RETRY_AFTER, Long.toString(seconds(retryAfter))).build();
+	private static ResponseEntity<ProblemDetail> respond(HttpStatus status, String type, String title, String detail,
+			@Nullable String key, @Nullable Duration retryAfter) {
+		ProblemDetail problem = problem(status, type, title, detail);
+		if (key != null) {
+			problem.setProperty("idempotencyKey", key);
+		}
+		ResponseEntity.HeadersBuilder<?> response = ResponseEntity.of(problem);
+		if (retryAfter != null) {
+			response.header(HttpHeaders.RETRY_AFTER, Long.toString(seconds(retryAfter)));
+		}
+		return response.build();
 	}
 
 	// At least one: Retry-After: 0 would invite a retry storm.

@@ -46,7 +46,7 @@ import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -62,7 +62,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor calls;
+	private final IdempotentCalls calls;
 
 	private final IdempotencyScopeResolver scopeResolver;
 
@@ -75,7 +75,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 	private final IdempotentRoutes routes;
 
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
+			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
 		this.delegate = delegate;
@@ -83,7 +83,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		this.routes = routes;
 		this.calls = calls;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
+		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
 		this.marker = markers;
 		this.maxRequestSize = maxRequestSize;
 	}
@@ -120,10 +120,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			return delegate().handle(request, response, handler);
 		}
 		String header = this.marker.keyHeader();
-		String key = IdempotencyKeyHeader.read(header, () -> Collections.list(request.getHeaders(header)));
-		if (key == null && operation.key() == null && operation.required()) {
-			throw IdempotencyKeyHeader.missing(header);
-		}
+		String key = IdempotencyKeyHeader.read(header, operation, () -> Collections.list(request.getHeaders(header)));
 		if (key == null && !operation.needsArguments()) {
 			return delegate().handle(request, response, handler);
 		}
@@ -136,24 +133,11 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, recording, marker);
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
-			return claimAndHandle(operation, key, scope, fingerprint, marker, recording, request, response, method);
-		}
-		catch (Exception | Error ex) {
-			recording.passThrough();
-			throw ex;
-		}
-	}
-
-	private @Nullable ModelAndView claimAndHandle(IdempotentOperation operation, String key, String scope,
-			Fingerprint fingerprint, IdempotencyObserver marker, RecordingServletResponse recording,
-			HttpServletRequest request, HttpServletResponse response, HandlerMethod handler) throws Exception {
-		String name = operation.policy().name();
-		this.calls.checkKey(name, key);
-		RecordKey recordKey = this.calls.recordKey(name, scope, key);
-		Exception[] afterReturn = new Exception[1];
-		Object result;
-		try {
-			result = this.calls.execute(operation.policy(), key, recordKey, fingerprint, () -> {
+			String name = operation.policy().name();
+			this.calls.checkKey(name, key);
+			RecordKey recordKey = this.calls.recordKey(name, scope, key);
+			Exception[] afterReturn = new Exception[1];
+			Object result = this.calls.execute(operation.policy(), key, recordKey, fingerprint, () -> {
 				try {
 					return delegate().handle(request, response, handler);
 				}
@@ -164,17 +148,19 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 					return null;
 				}
 			}, marker, recording);
+			if (afterReturn[0] != null) {
+				throw afterReturn[0];
+			}
+			return (ModelAndView) result;
 		}
 		catch (Exception | Error ex) {
+			recording.passThrough();
 			throw ex;
 		}
 		catch (Throwable ex) {
+			recording.passThrough();
 			throw new UndeclaredThrowableException(ex);
 		}
-		if (afterReturn[0] != null) {
-			throw afterReturn[0];
-		}
-		return (ModelAndView) result;
 	}
 
 	// A form's fields and parts as parsed: their encoding differs from one send to the
@@ -196,10 +182,8 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			body = (type != null && MediaType.MULTIPART_FORM_DATA.includes(type)) ? parts(request)
 					: keptBody(request).body(this.maxRequestSize);
 		}
-		Object route = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		String path = UriUtils.decode(request.getRequestURI(), StandardCharsets.UTF_8);
-		return this.fingerprints.of(request.getMethod(), path, (route != null) ? route.toString() : null,
-				decoded(parameters), type, body);
+		return this.fingerprints.of(request.getMethod(), request.getRequestURI(),
+				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), decoded(parameters), type, body);
 	}
 
 	private static MultiValueMap<String, String> decoded(MultiValueMap<String, String> parameters) {
@@ -234,9 +218,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private static void writePart(OutputStream out, Part part) throws IOException {
 		for (String field : new String[] { part.getName(), part.getSubmittedFileName(), part.getContentType() }) {
-			byte[] bytes = String.valueOf(field).getBytes(StandardCharsets.UTF_8);
-			out.write((bytes.length + ":").getBytes(StandardCharsets.US_ASCII));
-			out.write(bytes);
+			RequestFingerprint.field(out, String.valueOf(field));
 		}
 		try (InputStream content = part.getInputStream()) {
 			out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));

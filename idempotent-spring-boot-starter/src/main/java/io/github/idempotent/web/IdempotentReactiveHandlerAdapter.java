@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -31,7 +30,6 @@ import org.springframework.web.reactive.HandlerResult;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
-import org.springframework.web.util.UriUtils;
 
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
@@ -40,7 +38,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotentCalls;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -61,7 +59,7 @@ public class IdempotentReactiveHandlerAdapter
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor calls;
+	private final IdempotentCalls calls;
 
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
 
@@ -75,8 +73,8 @@ public class IdempotentReactiveHandlerAdapter
 
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
+			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver, IdempotencyResponseHeaders markers,
+			long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
 				"maxRequestSize must be positive and less than 2 GB");
 		this.delegate = delegate;
@@ -84,7 +82,7 @@ public class IdempotentReactiveHandlerAdapter
 		this.operations = operations;
 		this.calls = calls;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
+		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
 		this.markers = markers;
 		this.maxRequestSize = (int) maxRequestSize;
 		this.routes = routes;
@@ -124,10 +122,7 @@ public class IdempotentReactiveHandlerAdapter
 			Assert.state(recording != null,
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
 			String header = this.markers.keyHeader();
-			String key = IdempotencyKeyHeader.read(header, () -> request.getHeaders().getOrEmpty(header));
-			if (key == null && operation.key() == null && operation.required()) {
-				return Mono.error(IdempotencyKeyHeader.missing(header));
-			}
+			String key = IdempotencyKeyHeader.read(header, operation, () -> request.getHeaders().getOrEmpty(header));
 			if (key == null && !operation.needsArguments()) {
 				return delegate().handle(exchange, handler);
 			}
@@ -200,10 +195,8 @@ public class IdempotentReactiveHandlerAdapter
 	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,
 			@Nullable MediaType type, byte[] body) {
 		ServerHttpRequest request = exchange.getRequest();
-		Object route = exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		String path = UriUtils.decode(request.getPath().pathWithinApplication().value(), StandardCharsets.UTF_8);
-		return this.fingerprints.of(request.getMethod().name(), path, (route != null) ? route.toString() : null,
-				parameters, type, body);
+		return this.fingerprints.of(request.getMethod().name(), request.getPath().pathWithinApplication().value(),
+				exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
 	}
 
 	// A failed Mono or future releases the key; call goes into the Mono's context.

@@ -106,17 +106,8 @@ public final class IdempotentRoutes {
 		}
 
 		boolean matches(HttpMethod method, PathContainer path) {
-			return this.route.methods().contains(method) && matchesAny(this.paths, path)
-					&& !matchesAny(this.excludePaths, path);
-		}
-
-		private static boolean matchesAny(List<PathPattern> patterns, PathContainer path) {
-			for (PathPattern pattern : patterns) {
-				if (pattern.matches(path)) {
-					return true;
-				}
-			}
-			return false;
+			return this.route.methods().contains(method) && this.paths.stream().anyMatch((p) -> p.matches(path))
+					&& this.excludePaths.stream().noneMatch((p) -> p.matches(path));
 		}
 
 	}

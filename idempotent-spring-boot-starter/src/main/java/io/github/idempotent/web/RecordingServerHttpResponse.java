@@ -1,14 +1,14 @@
 package io.github.idempotent.web;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -38,13 +38,11 @@ import io.github.idempotent.core.RecordedResponse;
 final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
 
-	private final ReplayedHeaders replayedHeaders;
+	private final ReplayCustomizers customizers;
 
 	private final long limit;
 
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
-
-	private final ReplayCustomizers customizers;
 
 	// The request's event loop, not the store client's thread.
 	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
@@ -53,12 +51,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	private volatile @Nullable Throwable failure;
 
-	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayedHeaders replayedHeaders, long limit,
-			ReplayCustomizers customizers) {
+	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayCustomizers customizers, long limit) {
 		super(delegate);
-		this.replayedHeaders = replayedHeaders;
-		this.limit = limit;
 		this.customizers = customizers;
+		this.limit = limit;
 	}
 
 	void hold() {
@@ -76,10 +72,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	@Override
 	public void recordLater(OwnerHandle owner, @Nullable Object value) {
-		Recording recording = new Recording(owner, snapshot(getHeaders()), this);
+		Recording recording = new Recording(owner, headers(), this, new AtomicBoolean());
 		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
 			// The client went away while the method ran.
-			recording.endNotStored("the exchange ended before its response was written");
+			recording.end(null, "the exchange ended before its response was written");
 		}
 	}
 
@@ -96,70 +92,73 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-		return Mono.defer(() -> {
-			State state = this.state.get();
-			if (state instanceof Replaying replaying) {
-				return Flux.from(body)
-					.doOnNext(DataBufferUtils::release)
-					.then(Mono.defer(() -> writeReplay(replaying)));
-			}
-			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return recordHeld(recording, body);
-			}
-			return super.writeWith(body);
-		});
-	}
-
-	// Past the limit, as HeldBody on Spring MVC: what was held is sent, the rest passes.
-	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
-		HeldBuffers held = new HeldBuffers(this.limit);
-		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
-			if (held.isOverflowed()) {
-				return Mono.just(buffer);
-			}
-			if (held.hold(buffer)) {
-				return Mono.empty();
-			}
-			Flux<DataBuffer> spilled = held.spill(buffer);
-			return stored(recording.endNotStored("its response body was larger than idempotent.max-result-size"))
-				.thenMany(spilled);
-		}, 0)
-			.concatWith(Mono.defer(() -> held.isOverflowed() ? Mono.empty() : recordAndSend(recording, held.bytes())))
-			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
-			.doOnCancel(() -> {
-				held.release();
-				recording.endNotStored("the exchange was cancelled while its response was written");
-			})
-			.doOnError((ex) -> {
-				held.release();
-				recording.endNotStored("writing its response failed");
-			});
-		return super.writeWith(sent);
-	}
-
-	private Mono<DataBuffer> recordAndSend(Recording recording, byte[] bytes) {
-		return record(recording, bytes).then(Mono.defer(() -> {
-			getHeaders().setContentLength(bytes.length);
-			return (bytes.length > 0) ? Mono.just(bufferFactory().wrap(bytes)) : Mono.empty();
-		}));
+		return write(body, (recording) -> recordHeld(recording, body), () -> super.writeWith(body));
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+		return write(Flux.from(body).flatMap(Flux::from),
+				(recording) -> stored(recording.end(null, "its response was a stream, sent as it came"))
+					.then(Mono.defer(() -> super.writeAndFlushWith(body))),
+				() -> super.writeAndFlushWith(body));
+	}
+
+	@Override
+	public Mono<Void> setComplete() {
+		return write(Flux.empty(),
+				(recording) -> record(recording, new byte[0])
+					.doOnCancel(() -> recording.end(null, "the exchange was cancelled"))
+					.doOnError((ex) -> recording.end(null, "writing its response failed"))
+					.then(Mono.defer(super::setComplete)),
+				super::setComplete);
+	}
+
+	// A replay drops what the stand-in writes; the first write of a recording records.
+	private Mono<Void> write(Publisher<? extends DataBuffer> body, Function<Recording, Mono<Void>> record,
+			Supplier<Mono<Void>> pass) {
 		return Mono.defer(() -> {
 			State state = this.state.get();
 			if (state instanceof Replaying replaying) {
 				return Flux.from(body)
-					.flatMap(Flux::from)
 					.doOnNext(DataBufferUtils::release)
 					.then(Mono.defer(() -> writeReplay(replaying)));
 			}
 			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return stored(recording.endNotStored("its response was a stream, sent as it came"))
-					.then(Mono.defer(() -> super.writeAndFlushWith(body)));
+				return record.apply(recording);
 			}
-			return super.writeAndFlushWith(body);
+			return pass.get();
 		});
+	}
+
+	// Past the limit, as on Spring MVC: what was held is sent, the rest passes.
+	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
+		HeldBody held = new HeldBody(this.limit);
+		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
+			if (held.isOverflowed()) {
+				return Mono.just(buffer);
+			}
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			DataBufferUtils.release(buffer);
+			if (held.hold(bytes, 0, bytes.length)) {
+				return Mono.empty();
+			}
+			return stored(recording.end(null, HeldBody.TOO_LARGE))
+				.thenMany(Flux.just(held.toByteArray(), bytes).map(bufferFactory()::wrap));
+		}, 0).concatWith(Mono.defer(() -> {
+			if (held.isOverflowed()) {
+				return Mono.empty();
+			}
+			byte[] bytes = held.toByteArray();
+			return record(recording, bytes).then(Mono.defer(() -> {
+				getHeaders().setContentLength(bytes.length);
+				return (bytes.length > 0) ? Mono.just(bufferFactory().wrap(bytes)) : Mono.empty();
+			}));
+		}))
+			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
+			.doOnCancel(() -> recording.end(null, "the exchange was cancelled while its response was written"))
+			.doOnError((ex) -> recording.end(null, "writing its response failed"));
+		return super.writeWith(sent);
 	}
 
 	@Override
@@ -171,23 +170,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				DataBufferUtils.read(new FileSystemResource(file), position, bufferFactory(), 8192), count));
 	}
 
-	@Override
-	public Mono<Void> setComplete() {
-		return Mono.defer(() -> {
-			State state = this.state.get();
-			if (state instanceof Replaying replaying) {
-				return writeReplay(replaying);
-			}
-			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return record(recording, new byte[0])
-					.doOnCancel(() -> recording.endNotStored("the exchange was cancelled"))
-					.doOnError((ex) -> recording.endNotStored("writing its response failed"))
-					.then(Mono.defer(super::setComplete));
-			}
-			return super.setComplete();
-		});
-	}
-
 	// For a handler result that wrote nothing, as a replay's stand-in.
 	Mono<Void> finish() {
 		return (this.state.get() != null) ? setComplete() : Mono.empty();
@@ -197,7 +179,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	void abandon() {
 		State state = this.state.getAndUpdate((current) -> (current instanceof Replaying) ? current : Done.INSTANCE);
 		if (state instanceof Recording recording) {
-			recording.endNotStored("the exchange ended before its response was written");
+			recording.end(null, "the exchange ended before its response was written");
 		}
 	}
 
@@ -207,12 +189,13 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	private Mono<Void> record(Recording recording, byte[] body) {
-		int code = status();
-		if (body.length > this.limit) {
-			return stored(recording.endNotStored("its response body was larger than idempotent.max-result-size"));
-		}
-		RecordedResponse response = new RecordedResponse(code, recordedHeaders(recording.before), body);
-		return stored(recording.end(response));
+		Map<String, List<String>> headers = this.customizers.replayedHeaders
+			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), recording.before, headers());
+		return stored(recording.end(new RecordedResponse(status(), headers, body), null));
+	}
+
+	private Map<String, List<String>> headers() {
+		return ReplayedHeaders.snapshot(getHeaders().headerNames(), getHeaders()::get);
 	}
 
 	// The commit's own actions must not run on the thread that read the store's reply.
@@ -220,126 +203,42 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
 	}
 
-	private Map<String, List<String>> recordedHeaders(Map<String, List<String>> before) {
-		HttpHeaders current = getHeaders();
-		RecordedHeaders headers = new RecordedHeaders(this.replayedHeaders, current.getFirst(HttpHeaders.CONTENT_TYPE));
-		current.forEach((name, values) -> {
-			if (!values.contains(null) && !values.equals(before.get(name))) {
-				headers.add(name, values);
-			}
-		});
-		return headers.toMap();
-	}
-
-	private static Map<String, List<String>> snapshot(HttpHeaders headers) {
-		Map<String, List<String>> snapshot = new LinkedHashMap<>();
-		headers.forEach((name, values) -> snapshot.put(name, new ArrayList<>(values)));
-		return snapshot;
-	}
-
 	private Mono<Void> writeReplay(Replaying replaying) {
 		if (!this.state.compareAndSet(replaying, Done.INSTANCE)) {
 			return Mono.empty();
 		}
 		// Again, over what the stand-in's handling may have applied or removed.
-		setStatusCode(HttpStatusCode.valueOf(replaying.response.status()));
-		String contentType = replaying.response.contentType();
-		if (contentType != null) {
-			getHeaders().set(HttpHeaders.CONTENT_TYPE, contentType);
+		RecordedResponse response = replaying.response;
+		setStatusCode(HttpStatusCode.valueOf(response.status()));
+		if (response.contentType() != null) {
+			getHeaders().set(HttpHeaders.CONTENT_TYPE, response.contentType());
 		}
-		return writeBytes(replaying.response.body());
-	}
-
-	private Mono<Void> writeBytes(byte[] bytes) {
-		getHeaders().setContentLength(bytes.length);
-		if (bytes.length == 0) {
+		getHeaders().setContentLength(response.body().length);
+		if (response.body().length == 0) {
 			return super.setComplete();
 		}
-		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(bytes)));
-	}
-
-	private static final class HeldBuffers {
-
-		private final long limit;
-
-		private final List<DataBuffer> buffers = new ArrayList<>();
-
-		private long size;
-
-		private volatile boolean overflowed;
-
-		HeldBuffers(long limit) {
-			this.limit = limit;
-		}
-
-		synchronized boolean hold(DataBuffer buffer) {
-			if (this.size + buffer.readableByteCount() <= this.limit) {
-				this.buffers.add(buffer);
-				this.size += buffer.readableByteCount();
-				return true;
-			}
-			this.overflowed = true;
-			return false;
-		}
-
-		boolean isOverflowed() {
-			return this.overflowed;
-		}
-
-		synchronized Flux<DataBuffer> spill(DataBuffer next) {
-			List<DataBuffer> spilled = new ArrayList<>(this.buffers);
-			spilled.add(next);
-			this.buffers.clear();
-			return Flux.fromIterable(spilled);
-		}
-
-		synchronized byte[] bytes() {
-			byte[] bytes = new byte[(int) this.size];
-			int position = 0;
-			for (DataBuffer buffer : this.buffers) {
-				int length = buffer.readableByteCount();
-				buffer.read(bytes, position, length);
-				position += length;
-				DataBufferUtils.release(buffer);
-			}
-			this.buffers.clear();
-			return bytes;
-		}
-
-		synchronized void release() {
-			this.buffers.forEach(DataBufferUtils::release);
-			this.buffers.clear();
-		}
-
+		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(response.body())));
 	}
 
 	private sealed interface State permits Recording, Replaying, Done {
 
 	}
 
-	// Released when the handler's result failed, whatever was written.
+	// Released when the handler's result failed, whatever was written; else recorded,
+	// or completed not stored for the reason given.
 	private record Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response,
 			AtomicBoolean ended) implements State {
 
-		Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response) {
-			this(owner, before, response, new AtomicBoolean());
-		}
-
-		CompletableFuture<Void> end(RecordedResponse recorded) {
+		CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {
 			if (!this.ended.compareAndSet(false, true)) {
 				return CompletableFuture.completedFuture(null);
 			}
 			Throwable failure = this.response.failure;
-			return (failure != null) ? this.owner.releaseAsync(failure) : this.owner.completeRecordedAsync(recorded);
-		}
-
-		CompletableFuture<Void> endNotStored(String why) {
-			if (!this.ended.compareAndSet(false, true)) {
-				return CompletableFuture.completedFuture(null);
+			if (failure != null) {
+				return this.owner.releaseAsync(failure);
 			}
-			Throwable failure = this.response.failure;
-			return (failure != null) ? this.owner.releaseAsync(failure)
-					: this.owner.completeNotStoredAsync(this.response.status(), why);
+			return (recorded != null) ? this.owner.completeRecordedAsync(recorded)
+					: this.owner.completeNotStoredAsync(this.response.status(), notStored);
 		}
 
 	}

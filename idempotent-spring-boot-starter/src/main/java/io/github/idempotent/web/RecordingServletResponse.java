@@ -3,8 +3,8 @@ package io.github.idempotent.web;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,7 +30,7 @@ import io.github.idempotent.core.RecordedResponse;
  * replay. A response that cannot be stored as written ends as "completed, not stored"
  * (docs/http.md, "Replays are exact").
  */
-final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder {
+final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder, AsyncListener {
 
 	private enum Mode {
 
@@ -38,14 +38,13 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	}
 
-	private final ReplayedHeaders replayedHeaders;
+	private final ReplayCustomizers customizers;
 
 	private final HeldBody held;
 
 	private volatile Mode mode = Mode.PASS;
 
-	// Lower case to the name as set.
-	private final Map<String, String> touched = new LinkedHashMap<>();
+	private Map<String, List<String>> before = Map.of();
 
 	private @Nullable RecordingOutputStream stream;
 
@@ -63,20 +62,16 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable RecordedResponse replay;
 
-	private final ReplayCustomizers customizers;
-
-	RecordingServletResponse(HttpServletResponse response, ReplayedHeaders replayedHeaders, long limit,
-			ReplayCustomizers customizers) {
+	RecordingServletResponse(HttpServletResponse response, ReplayCustomizers customizers, long limit) {
 		super(response);
-		this.replayedHeaders = replayedHeaders;
-		this.held = new HeldBody(limit);
 		this.customizers = customizers;
+		this.held = new HeldBody(limit);
 	}
 
 	synchronized void hold() {
 		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
 			this.mode = Mode.RECORDING;
-			this.touched.clear();
+			this.before = headers();
 		}
 	}
 
@@ -122,28 +117,21 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		this.mode = Mode.REPLAYING;
 		// Before the stand-in runs, so that content negotiation accepts the stored type;
 		// headers set after this win.
-		writeHead(response);
-		setHeaders(this.customizers.recorded(policy.name(), key, response));
+		HttpServletResponse target = (HttpServletResponse) getResponse();
+		target.setStatus(response.status());
+		response.headers().forEach((name, values) -> setHeader(target, name, values));
+		this.customizers.recorded(policy.name(), key, response)
+			.forEach((name, values) -> setHeader(target, name, values));
 		return null;
 	}
 
-	private void setHeaders(HttpHeaders headers) {
-		HttpServletResponse target = (HttpServletResponse) getResponse();
-		if (target.isCommitted()) {
+	private static void setHeader(HttpServletResponse target, String name, List<String> values) {
+		if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
+			target.setContentType(values.get(0));
 			return;
 		}
-		headers.forEach((name, values) -> setHeader(target, name, values));
-	}
-
-	private static void setHeader(HttpServletResponse target, String name, List<String> values) {
-		for (int i = 0; i < values.size(); i++) {
-			if (i == 0) {
-				target.setHeader(name, values.get(i));
-			}
-			else {
-				target.addHeader(name, values.get(i));
-			}
-		}
+		target.setHeader(name, values.get(0));
+		values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
 	}
 
 	/**
@@ -165,7 +153,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 			if (mode == Mode.RECORDING) {
-				body = body();
+				if (this.writer != null) {
+					this.writer.flush();
+				}
+				body = this.held.toByteArray();
 			}
 		}
 		if (owner != null) {
@@ -173,7 +164,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				owner.release(failure);
 			}
 			else if (unrecordable == null) {
-				owner.completeRecorded(new RecordedResponse(getStatus(), recordedHeaders(), body));
+				owner.completeRecorded(new RecordedResponse(getStatus(),
+						this.customizers.replayedHeaders.recorded(getContentType(), this.before, headers()), body));
 			}
 			else {
 				owner.completeNotStoredAsync(getStatus(), unrecordable).join();
@@ -201,7 +193,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			return "an error was sent through the servlet container";
 		}
 		if (this.held.isOverflowed()) {
-			return "its response body was larger than idempotent.max-result-size";
+			return HeldBody.TOO_LARGE;
 		}
 		if (exceptionResolved) {
 			return "writing its response failed";
@@ -230,57 +222,28 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	AsyncListener abandonOnEnd() {
-		return new AsyncListener() {
-
-			@Override
-			public void onComplete(AsyncEvent event) {
-				abandon();
-			}
-
-			@Override
-			public void onTimeout(AsyncEvent event) {
-				abandon();
-			}
-
-			@Override
-			public void onError(AsyncEvent event) {
-				abandon();
-			}
-
-			@Override
-			public void onStartAsync(AsyncEvent event) {
-			}
-
-		};
+	// The end of an async request: finished by its dispatch, abandoned without one.
+	@Override
+	public void onComplete(AsyncEvent event) {
+		abandon();
 	}
 
-	private byte[] body() {
-		if (this.writer != null) {
-			this.writer.flush();
-		}
-		return this.held.bytes();
+	@Override
+	public void onTimeout(AsyncEvent event) {
+		abandon();
 	}
 
-	private Map<String, List<String>> recordedHeaders() {
-		HttpServletResponse response = (HttpServletResponse) getResponse();
-		RecordedHeaders headers = new RecordedHeaders(this.replayedHeaders, response.getContentType());
-		for (String name : this.touched.values()) {
-			headers.add(name, response.getHeaders(name));
-		}
-		return headers.toMap();
+	@Override
+	public void onError(AsyncEvent event) {
+		abandon();
 	}
 
-	private void writeHead(RecordedResponse response) {
-		HttpServletResponse target = (HttpServletResponse) getResponse();
-		target.setStatus(response.status());
-		response.headers().forEach((name, values) -> {
-			if (name.equalsIgnoreCase("Content-Type")) {
-				target.setContentType(values.get(0));
-				return;
-			}
-			setHeader(target, name, values);
-		});
+	@Override
+	public void onStartAsync(AsyncEvent event) {
+	}
+
+	private Map<String, List<String>> headers() {
+		return ReplayedHeaders.snapshot(getHeaderNames(), this::getHeaders);
 	}
 
 	private void writeBody(byte[] body) throws IOException {
@@ -320,15 +283,14 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				this.held.spillTo(this.stream.target());
 			}
 			catch (IOException ex) {
-				throw new java.io.UncheckedIOException(ex);
+				throw new UncheckedIOException(ex);
 			}
 		}
 	}
 
-	private void touch(String name) {
-		if (this.mode == Mode.RECORDING) {
-			this.touched.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
-		}
+	// A held response's length is the container's.
+	private boolean passes(String name) {
+		return !isHolding() || !name.equalsIgnoreCase(HttpHeaders.CONTENT_LENGTH);
 	}
 
 	@Override
@@ -376,8 +338,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void reset() {
-		resetBuffer();
-		this.touched.clear();
+		this.held.reset();
 		super.reset();
 	}
 
@@ -441,54 +402,33 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void setHeader(String name, String value) {
-		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
-			return;
-		}
-		if (name.equalsIgnoreCase("Content-Type")) {
+		if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
 			setContentType(value);
-			return;
 		}
-		touch(name);
-		super.setHeader(name, value);
+		else if (passes(name)) {
+			super.setHeader(name, value);
+		}
 	}
 
 	@Override
 	public void addHeader(String name, String value) {
-		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
-			return;
+		if (passes(name)) {
+			super.addHeader(name, value);
 		}
-		touch(name);
-		super.addHeader(name, value);
 	}
 
 	@Override
 	public void setIntHeader(String name, int value) {
-		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
-			return;
+		if (passes(name)) {
+			super.setIntHeader(name, value);
 		}
-		touch(name);
-		super.setIntHeader(name, value);
 	}
 
 	@Override
 	public void addIntHeader(String name, int value) {
-		if (isHolding() && name.equalsIgnoreCase("Content-Length")) {
-			return;
+		if (passes(name)) {
+			super.addIntHeader(name, value);
 		}
-		touch(name);
-		super.addIntHeader(name, value);
-	}
-
-	@Override
-	public void setDateHeader(String name, long date) {
-		touch(name);
-		super.setDateHeader(name, date);
-	}
-
-	@Override
-	public void addDateHeader(String name, long date) {
-		touch(name);
-		super.addDateHeader(name, date);
 	}
 
 	private final class RecordingOutputStream extends ServletOutputStream {
@@ -510,11 +450,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
 			Mode mode = RecordingServletResponse.this.mode;
-			if (mode == Mode.REPLAYING) {
-				return;
-			}
 			HeldBody held = RecordingServletResponse.this.held;
-			if (mode == Mode.RECORDING && RecordingServletResponse.this.redirected) {
+			if (mode == Mode.REPLAYING || (mode == Mode.RECORDING && RecordingServletResponse.this.redirected)) {
 				return;
 			}
 			if (mode == Mode.RECORDING && !held.isOverflowed()) {

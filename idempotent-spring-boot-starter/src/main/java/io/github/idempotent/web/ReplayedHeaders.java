@@ -1,12 +1,20 @@
 package io.github.idempotent.web;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.util.LinkedCaseInsensitiveMap;
 
 /**
  * Which response headers a replay carries: never hop-by-hop, per-response, CORS or
@@ -26,17 +34,15 @@ final class ReplayedHeaders {
 
 	private final Set<String> replayedOnly;
 
-	ReplayedHeaders(Collection<String> excludedHeaders) {
-		this(excludedHeaders, List.of());
+	ReplayedHeaders(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
+		this.excluded = lowerCase(excludedHeaders, NOT_REPLAYED);
+		this.replayedOnly = lowerCase(replayedOnlyHeaders, Set.of());
 	}
 
-	ReplayedHeaders(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
-		Set<String> excluded = new HashSet<>(NOT_REPLAYED);
-		excludedHeaders.forEach((name) -> excluded.add(name.toLowerCase(Locale.ROOT)));
-		this.excluded = Set.copyOf(excluded);
-		Set<String> replayedOnly = new HashSet<>();
-		replayedOnlyHeaders.forEach((name) -> replayedOnly.add(name.toLowerCase(Locale.ROOT)));
-		this.replayedOnly = Set.copyOf(replayedOnly);
+	private static Set<String> lowerCase(Collection<String> names, Set<String> more) {
+		Set<String> lower = new HashSet<>(more);
+		names.forEach((name) -> lower.add(name.toLowerCase(Locale.ROOT)));
+		return Set.copyOf(lower);
 	}
 
 	boolean isReplayed(String name) {
@@ -45,9 +51,31 @@ final class ReplayedHeaders {
 				&& (this.replayedOnly.isEmpty() || this.replayedOnly.contains(lower));
 	}
 
-	// The type is recorded apart; the length is the container's.
-	static boolean isContentHeader(String name) {
-		return name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) || name.equalsIgnoreCase(HttpHeaders.CONTENT_LENGTH);
+	/**
+	 * The headers a recorded response keeps, on Spring MVC and WebFlux: the body's type
+	 * first, then those a replay carries that the handler set or changed.
+	 * @param before the headers when the response was held back
+	 */
+	Map<String, List<String>> recorded(@Nullable String contentType, Map<String, List<String>> before,
+			Map<String, List<String>> headers) {
+		Map<String, List<String>> recorded = new LinkedHashMap<>();
+		if (contentType != null) {
+			recorded.put(HttpHeaders.CONTENT_TYPE, List.of(contentType));
+		}
+		headers.forEach((name, values) -> {
+			if (!name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) && isReplayed(name) && !values.isEmpty()
+					&& !values.contains(null) && !values.equals(before.get(name))) {
+				recorded.put(name, values);
+			}
+		});
+		return recorded;
+	}
+
+	static Map<String, List<String>> snapshot(Collection<String> names,
+			Function<String, ? extends @Nullable Collection<String>> values) {
+		Map<String, List<String>> snapshot = new LinkedCaseInsensitiveMap<>();
+		names.forEach((name) -> snapshot.put(name, new ArrayList<>(Objects.requireNonNull(values.apply(name)))));
+		return snapshot;
 	}
 
 }

@@ -1,9 +1,13 @@
 package io.github.idempotent.web;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
@@ -13,6 +17,8 @@ import org.springframework.util.Assert;
  * only during {@link IdempotentReplayCustomizer#customize}.
  */
 public final class ReplayedResponse {
+
+	private static final Log logger = LogFactory.getLog(IdempotentReplayCustomizer.class);
 
 	private final String operation;
 
@@ -92,36 +98,26 @@ public final class ReplayedResponse {
 	}
 
 	// Changing one would make the client decode the stored bytes differently.
-	private static final Set<String> DECODING_HEADERS = Set.of("content-encoding", "content-range",
+	private static final Set<String> DECODING_HEADERS = Set.of("content-type", "content-encoding", "content-range",
 			"transfer-encoding");
-
-	private static boolean isToken(String name) {
-		for (int i = 0; i < name.length(); i++) {
-			char c = name.charAt(i);
-			boolean token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-					|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
-			if (!token) {
-				return false;
-			}
-		}
-		return true;
-	}
 
 	private void check(String name, String value) {
 		Assert.hasText(name, "name must not be empty");
 		Assert.notNull(value, "value must not be null");
-		Assert.isTrue(isToken(name), () -> "'" + name + "' is not a header name: use letters, digits and "
-				+ "!#$%&'*+-.^_`|~ only, without spaces");
+		Assert.isTrue(
+				name.chars()
+					.allMatch((c) -> Character.isLetterOrDigit(c) && c < 0x80 || "!#$%&'*+-.^_`|~".indexOf(c) >= 0),
+				() -> "'" + name + "' is not a header name: use letters, "
+						+ "digits and !#$%&'*+-.^_`|~ only, without spaces");
 		Assert.isTrue(value.indexOf('\r') < 0 && value.indexOf('\n') < 0,
 				() -> "The value of the " + name + " header must not contain a line break");
-		if (ReplayedHeaders.isContentHeader(name) || DECODING_HEADERS.contains(name.toLowerCase(Locale.ROOT))
-				|| !this.replayedHeaders.isReplayed(name)) {
+		if (DECODING_HEADERS.contains(name.toLowerCase(Locale.ROOT)) || !this.replayedHeaders.isReplayed(name)) {
 			throw new IllegalArgumentException("The " + name + " header of a replay is not a customizer's to set: "
 					+ "the idempotency starter sets it on every response, or never replays it");
 		}
 	}
 
-	// A customizer that throws leaves the headers as they were.
+	// A customizer that throws is logged and leaves the headers as they were.
 	void customize(IdempotentReplayCustomizer customizer) {
 		HttpHeaders before = copy(this.headers);
 		Set<String> changedBefore = new LinkedHashSet<>(this.changed);
@@ -131,11 +127,12 @@ public final class ReplayedResponse {
 		catch (RuntimeException | LinkageError ex) {
 			this.headers = before;
 			this.changed = changedBefore;
-			throw ex;
+			logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
+					+ this.operation + " for key '" + this.key + "'; the replay is sent without the headers it set",
+					ex);
 		}
 	}
 
-	// Each replaces the header of that name on the response.
 	HttpHeaders changes() {
 		HttpHeaders changes = new HttpHeaders();
 		this.headers.forEach((name, values) -> {
@@ -148,7 +145,7 @@ public final class ReplayedResponse {
 
 	private static HttpHeaders copy(HttpHeaders headers) {
 		HttpHeaders copy = new HttpHeaders();
-		headers.forEach((name, values) -> copy.put(name, new java.util.ArrayList<>(values)));
+		headers.forEach((name, values) -> copy.put(name, new ArrayList<>(values)));
 		return copy;
 	}
 

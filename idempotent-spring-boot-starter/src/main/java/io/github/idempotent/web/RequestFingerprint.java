@@ -18,6 +18,7 @@ import tools.jackson.core.json.JsonFactory;
 
 import org.springframework.http.MediaType;
 import org.springframework.util.MultiValueMap;
+import org.springframework.web.util.UriUtils;
 
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.store.Fingerprint;
@@ -38,17 +39,19 @@ final class RequestFingerprint {
 	}
 
 	/**
+	 * @param path the path as sent, percent-encoded
+	 * @param route the pattern of the handler's mapping
 	 * @param parameters the query parameters, and the form parameters of a form post
 	 * @param body the body as received; empty for a form post
 	 */
-	Fingerprint of(String method, String path, @Nullable String route, MultiValueMap<String, String> parameters,
+	Fingerprint of(String method, String path, @Nullable Object route, MultiValueMap<String, String> parameters,
 			@Nullable MediaType contentType, byte[] body) {
 		return this.fingerprinter.fingerprint((out) -> {
 			try {
 				field(out, "http-1");
 				field(out, method);
-				field(out, path);
-				field(out, (route != null) ? route : "");
+				field(out, UriUtils.decode(path, StandardCharsets.UTF_8));
+				field(out, (route != null) ? route.toString() : "");
 				Map<String, List<String>> sorted = new TreeMap<>(parameters);
 				field(out, Integer.toString(sorted.size()));
 				for (Map.Entry<String, List<String>> parameter : sorted.entrySet()) {
@@ -74,7 +77,7 @@ final class RequestFingerprint {
 				|| contentType.getSubtype().endsWith("+json"));
 	}
 
-	private static void field(OutputStream out, String value) throws IOException {
+	static void field(OutputStream out, String value) throws IOException {
 		field(out, value.getBytes(StandardCharsets.UTF_8));
 	}
 
@@ -170,8 +173,7 @@ final class RequestFingerprint {
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
 			switch (c) {
-				case '"' -> out.append("\\\"");
-				case '\\' -> out.append("\\\\");
+				case '"', '\\' -> out.append('\\').append(c);
 				case '\b' -> out.append("\\b");
 				case '\f' -> out.append("\\f");
 				case '\n' -> out.append("\\n");

@@ -29,8 +29,6 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 
 	private static final String RECORDING = ResponseRecordingFilter.class.getName() + ".RECORDING";
 
-	private final ReplayedHeaders replayedHeaders;
-
 	private final ReplayCustomizers customizers;
 
 	private final long maxResultSize;
@@ -43,9 +41,8 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 	public ResponseRecordingFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
 			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
-		Assert.notNull(customizers, "customizers must not be null");
-		this.replayedHeaders = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
-		this.customizers = new ReplayCustomizers(customizers, this.replayedHeaders);
+		this.customizers = new ReplayCustomizers(customizers,
+				new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders));
 		this.maxResultSize = maxResultSize;
 	}
 
@@ -57,8 +54,8 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 			proceed(request, response, chain, recording);
 			return;
 		}
-		RecordingServletResponse recording = new RecordingServletResponse(response, this.replayedHeaders,
-				this.maxResultSize, this.customizers);
+		RecordingServletResponse recording = new RecordingServletResponse(response, this.customizers,
+				this.maxResultSize);
 		request.setAttribute(RECORDING, recording);
 		proceed(new KeptBodyRequest(request), recording, chain, recording);
 	}
@@ -74,7 +71,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 		}
 		if (request.isAsyncStarted()) {
 			// Finished by the async dispatch; abandoned if the request ends without one.
-			request.getAsyncContext().addListener(recording.abandonOnEnd());
+			request.getAsyncContext().addListener(recording);
 		}
 		else {
 			recording.finish(request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null);

@@ -20,8 +20,6 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private static final String RECORDING = ResponseRecordingWebFilter.class.getName() + ".RECORDING";
 
-	private final ReplayedHeaders replayedHeaders;
-
 	private final ReplayCustomizers customizers;
 
 	private final long maxResultSize;
@@ -32,17 +30,16 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
 			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
-		Assert.notNull(customizers, "customizers must not be null");
-		this.replayedHeaders = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
-		this.customizers = new ReplayCustomizers(customizers, this.replayedHeaders);
+		this.customizers = new ReplayCustomizers(customizers,
+				new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders));
 		this.maxResultSize = maxResultSize;
 	}
 
 	// A client that goes away does not cancel a guarded call: its retry gets the replay.
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(),
-				this.replayedHeaders, this.maxResultSize, this.customizers);
+		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(), this.customizers,
+				this.maxResultSize);
 		// Attributes are shared with the mutated exchange.
 		exchange.getAttributes().put(RECORDING, response);
 		Mono<Void> recorded = chain.filter(exchange.mutate().response(response).build())

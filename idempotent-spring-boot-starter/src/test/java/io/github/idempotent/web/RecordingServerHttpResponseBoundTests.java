@@ -55,9 +55,8 @@ class RecordingServerHttpResponseBoundTests {
 		try (IdempotencyExecutor executor = new IdempotencyExecutor(store, FailureMode.CLOSED, LIMIT,
 				IdempotencyObserver.NONE)) {
 			Client client = new Client();
-			ReplayedHeaders replayedHeaders = new ReplayedHeaders(List.of());
-			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client, replayedHeaders, LIMIT,
-					new ReplayCustomizers(List.of(), replayedHeaders));
+			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client,
+					new ReplayCustomizers(List.of(), new ReplayedHeaders(List.of(), List.of())), LIMIT);
 			response.hold();
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),

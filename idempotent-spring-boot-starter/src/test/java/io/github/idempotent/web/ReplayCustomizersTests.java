@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class ReplayCustomizersTests {
 
 	private final ReplayedHeaders replayedHeaders = new ReplayedHeaders(
-			List.of("Idempotency-Key", "Idempotent-Replayed", "X-Session-Token"));
+			List.of("Idempotency-Key", "Idempotent-Replayed", "X-Session-Token"), List.of());
 
 	private final RecordedResponse recorded = new RecordedResponse(201,
 			Map.of("Content-Type", List.of("application/json"), "Location", List.of("/payments/1")),

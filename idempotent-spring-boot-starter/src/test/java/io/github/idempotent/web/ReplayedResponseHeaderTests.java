@@ -16,7 +16,7 @@ class ReplayedResponseHeaderTests {
 
 	private ReplayedResponse replay() {
 		return new ReplayedResponse("op", "k", 201, new HttpHeaders(), new byte[] { '{', '}' },
-				new ReplayedHeaders(List.of("Idempotency-Key", IdempotencyResponseHeaders.REPLAYED)));
+				new ReplayedHeaders(List.of("Idempotency-Key", IdempotencyResponseHeaders.REPLAYED), List.of()));
 	}
 
 	@Test
