@@ -46,7 +46,7 @@ import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -62,7 +62,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor calls;
 
 	private final IdempotencyScopeResolver scopeResolver;
 
@@ -75,7 +75,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 	private final IdempotentRoutes routes;
 
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotentCalls calls, IdempotencyScopeResolver scopeResolver,
+			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
 		this.delegate = delegate;
@@ -83,7 +83,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		this.routes = routes;
 		this.calls = calls;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
+		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
 		this.marker = markers;
 		this.maxRequestSize = maxRequestSize;
 	}

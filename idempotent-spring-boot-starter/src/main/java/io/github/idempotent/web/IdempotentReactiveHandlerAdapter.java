@@ -38,7 +38,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotentCalls;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -59,7 +59,7 @@ public class IdempotentReactiveHandlerAdapter
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotentCalls calls;
+	private final IdempotencyExecutor calls;
 
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
 
@@ -73,8 +73,8 @@ public class IdempotentReactiveHandlerAdapter
 
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotentCalls calls, ReactiveIdempotencyScopeResolver scopeResolver, IdempotencyResponseHeaders markers,
-			long maxRequestSize, IdempotentRoutes routes) {
+			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
+			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
 				"maxRequestSize must be positive and less than 2 GB");
 		this.delegate = delegate;
@@ -82,7 +82,7 @@ public class IdempotentReactiveHandlerAdapter
 		this.operations = operations;
 		this.calls = calls;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.fingerprinter());
+		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
 		this.markers = markers;
 		this.maxRequestSize = (int) maxRequestSize;
 		this.routes = routes;
