@@ -175,15 +175,13 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			body = new byte[0];
 		}
 		else {
-			parameters = UriComponentsBuilder.newInstance()
-				.query(request.getQueryString())
-				.build(true)
-				.getQueryParams();
+			parameters = decoded(
+					UriComponentsBuilder.newInstance().query(request.getQueryString()).build(true).getQueryParams());
 			body = (type != null && MediaType.MULTIPART_FORM_DATA.includes(type)) ? parts(request)
 					: keptBody(request).body(this.maxRequestSize);
 		}
 		return this.fingerprints.of(request.getMethod(), request.getRequestURI(),
-				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), decoded(parameters), type, body);
+				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
 	}
 
 	private static MultiValueMap<String, String> decoded(MultiValueMap<String, String> parameters) {

@@ -23,6 +23,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
@@ -238,6 +239,13 @@ public class WebTestApplication {
 		Payment refund(@RequestBody PaymentRequest request) {
 			throw new IllegalStateTransitionException(request.orderNo(), Status.CREATED, Status.REFUNDED,
 					java.util.Set.of(Status.PAID));
+		}
+
+		@PostMapping(path = "/form-payments", consumes = "application/x-www-form-urlencoded")
+		@Idempotent
+		Payment form(@RequestParam String orderNo) {
+			int n = this.executions.increment("form");
+			return new Payment("form-" + n, orderNo, 1, "anonymous");
 		}
 
 		@PostMapping("/tenant-payments")
