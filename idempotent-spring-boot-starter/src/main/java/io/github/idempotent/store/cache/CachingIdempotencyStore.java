@@ -3,8 +3,14 @@ package io.github.idempotent.store.cache;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 
 import org.jspecify.annotations.Nullable;
@@ -41,15 +47,27 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 			"org.springframework.transaction.support.TransactionSynchronizationManager",
 			CachingIdempotencyStore.class.getClassLoader());
 
+	// An entry's objects and Caffeine's node, on a 64-bit JVM with compressed pointers.
+	private static final int ENTRY_OVERHEAD = 160;
+
 	private final IdempotencyStore delegate;
 
 	private final boolean writeThrough;
 
-	private final LocalResultCache completed;
+	private final Duration ttl;
+
+	/**
+	 * Bounded by bytes, not by count: results range from a few bytes to
+	 * {@code max-result-size}. Each entry expires its own time after it was written.
+	 */
+	private final Cache<String, Entry> completed;
 
 	private final @Nullable RecordTracking tracking;
 
-	private final @Nullable TrackedEntries tracked;
+	/** Counts the tracker's reports (see {@link #fill}). */
+	private final AtomicLong invalidations = new AtomicLong();
+
+	private final Set<String> filling = ConcurrentHashMap.newKeySet();
 
 	/** A cache bounded by its TTL only. */
 	public CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl) {
@@ -72,24 +90,40 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
-			Ticker ticker) {
-		this(delegate, maximumSize, ttl, writeThrough, null, ticker);
-	}
-
-	private CachingIdempotencyStore(IdempotencyStore delegate, DataSize maximumSize, Duration ttl, boolean writeThrough,
 			@Nullable RecordTracking tracking, Ticker ticker) {
 		Assert.notNull(delegate, "delegate must not be null");
-		this.completed = new LocalResultCache(maximumSize, ttl, ticker);
+		Assert.isTrue(maximumSize != null && maximumSize.toBytes() > 0, "maximumSize must be positive");
+		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "ttl must be positive");
 		this.delegate = delegate;
 		this.writeThrough = writeThrough;
+		this.ttl = ttl;
+		this.completed = Caffeine.newBuilder()
+			.maximumWeight(maximumSize.toBytes())
+			// Two bytes a character: an upper bound, whatever the strings' coding.
+			.weigher((String key,
+					Entry entry) -> (int) Math.min(Integer.MAX_VALUE,
+							ENTRY_OVERHEAD + 2L * (key.length() + entry.fingerprint().value().length())
+									+ entry.result().bytes().length))
+			.expireAfter(Expiry.writing((String key, Entry entry) -> entry.ttl()))
+			.ticker(ticker)
+			.build();
 		this.tracking = tracking;
 		if (tracking != null) {
-			TrackedEntries tracked = new TrackedEntries(tracking, this.completed);
-			this.tracked = tracked;
-			tracking.start(tracked);
-		}
-		else {
-			this.tracked = null;
+			tracking.start(new RecordTracking.Listener() {
+
+				@Override
+				public void invalidated(String trackingKey) {
+					CachingIdempotencyStore.this.invalidations.incrementAndGet();
+					CachingIdempotencyStore.this.completed.invalidate(trackingKey);
+				}
+
+				@Override
+				public void invalidatedAll() {
+					CachingIdempotencyStore.this.invalidations.incrementAndGet();
+					CachingIdempotencyStore.this.completed.invalidateAll();
+				}
+
+			});
 		}
 	}
 
@@ -99,9 +133,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (cached != null) {
 			return cached;
 		}
-		ClaimResult claim = this.delegate.claim(key, fingerprint, lease);
-		afterClaim(key, claim);
-		return claim;
+		return afterClaim(key, this.delegate.claim(key, fingerprint, lease));
 	}
 
 	private @Nullable ClaimResult cached(RecordKey key) {
@@ -109,7 +141,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (tracking != null && !tracking.isCurrent()) {
 			return null;
 		}
-		LocalResultCache.Entry cached = this.completed.get(cacheKey(key));
+		Entry cached = this.completed.getIfPresent(cacheKey(key));
 		return (cached != null) ? new ClaimResult.Completed(cached.fingerprint(), cached.result()) : null;
 	}
 
@@ -117,30 +149,74 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return (this.tracking != null) ? this.tracking.trackingKey(key) : key.value();
 	}
 
-	private void afterClaim(RecordKey key, ClaimResult claim) {
-		if (!(claim instanceof ClaimResult.Completed completed)) {
+	private ClaimResult afterClaim(RecordKey key, ClaimResult claim) {
+		if (claim instanceof ClaimResult.Completed completed) {
+			if (this.tracking != null) {
+				fill(key, this.tracking);
+			}
+			else if (this.writeThrough || !inTransaction()) {
+				put(key.value(), completed.fingerprint(), completed.result(), null);
+			}
+		}
+		return claim;
+	}
+
+	/** For the cache's TTL, or {@code timeToLive} if shorter. */
+	private Entry put(String key, Fingerprint fingerprint, StoredResult result, @Nullable Duration timeToLive) {
+		Entry entry = new Entry(fingerprint, result,
+				(timeToLive != null && timeToLive.compareTo(this.ttl) < 0) ? timeToLive : this.ttl);
+		this.completed.put(key, entry);
+		return entry;
+	}
+
+	/**
+	 * Caches what a tracked read of {@code key}, off the caller's path, returns unless a
+	 * report arrives meanwhile: it may be about this very record. The count is read
+	 * before the tracker is asked whether it is current and checked again after the put,
+	 * so an entry stays only if no report came from before the read to after it was
+	 * cached.
+	 */
+	private void fill(RecordKey key, RecordTracking tracking) {
+		String cacheKey = tracking.trackingKey(key);
+		long before = this.invalidations.get();
+		if (!tracking.isCurrent() || !this.filling.add(cacheKey)) {
 			return;
 		}
-		if (this.tracked != null) {
-			this.tracked.fill(key);
+		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
+		try {
+			read = tracking.read(key);
 		}
-		else if (this.writeThrough || !inTransaction()) {
-			this.completed.put(key.value(), completed.fingerprint(), completed.result(), null);
+		catch (RuntimeException ex) {
+			this.filling.remove(cacheKey);
+			return;
 		}
+		read.whenComplete((record, ex) -> {
+			try {
+				if (record != null && this.invalidations.get() == before) {
+					Entry entry = put(cacheKey, record.fingerprint(), record.result(), record.timeToLive());
+					if (this.invalidations.get() != before) {
+						this.completed.asMap().remove(cacheKey, entry);
+					}
+				}
+			}
+			finally {
+				this.filling.remove(cacheKey);
+			}
+		});
 	}
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		boolean completed = this.delegate.complete(key, token, fingerprint, result, ttl);
-		afterComplete(key, fingerprint, result, ttl, completed);
-		return completed;
+		return afterComplete(key, fingerprint, result, ttl,
+				this.delegate.complete(key, token, fingerprint, result, ttl));
 	}
 
-	private void afterComplete(RecordKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
+	private boolean afterComplete(RecordKey key, Fingerprint fingerprint, StoredResult result, Duration ttl,
 			boolean completed) {
 		if (completed && this.writeThrough && this.tracking == null) {
-			this.completed.put(key.value(), fingerprint, result, ttl);
+			put(key.value(), fingerprint, result, ttl);
 		}
+		return completed;
 	}
 
 	/** Whether the store behind can claim, complete and release without blocking. */
@@ -155,19 +231,14 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (cached != null) {
 			return CompletableFuture.completedFuture(cached);
 		}
-		return asyncDelegate().claimAsync(key, fingerprint, lease).thenApply((claim) -> {
-			afterClaim(key, claim);
-			return claim;
-		});
+		return asyncDelegate().claimAsync(key, fingerprint, lease).thenApply((claim) -> afterClaim(key, claim));
 	}
 
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
-		return asyncDelegate().completeAsync(key, token, fingerprint, result, ttl).thenApply((completed) -> {
-			afterComplete(key, fingerprint, result, ttl, completed);
-			return completed;
-		});
+		return asyncDelegate().completeAsync(key, token, fingerprint, result, ttl)
+			.thenApply((completed) -> afterComplete(key, fingerprint, result, ttl, completed));
 	}
 
 	@Override
@@ -211,28 +282,23 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 */
 	@Override
 	public boolean delete(RecordKey key) {
-		boolean deleted = inspectableDelegate().delete(key);
-		this.completed.invalidate(cacheKey(key));
-		return deleted;
+		return dropped(key, inspectableDelegate().delete(key));
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		Deletion deletion = inspectableDelegate().deleteInProgress(key);
-		this.completed.invalidate(cacheKey(key));
-		return deletion;
+		return dropped(key, inspectableDelegate().deleteInProgress(key));
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		Deletion deletion = inspectableDelegate().deleteUnlessHeld(key);
-		this.completed.invalidate(cacheKey(key));
-		return deletion;
+		return dropped(key, inspectableDelegate().deleteUnlessHeld(key));
 	}
 
-	/** Whether the store behind the cache can be inspected. */
-	public boolean isInspectable() {
-		return this.delegate instanceof InspectableIdempotencyStore;
+	/** {@code deletion}, once the key has left this instance's cache. */
+	private <T> T dropped(RecordKey key, T deletion) {
+		this.completed.invalidate(cacheKey(key));
+		return deletion;
 	}
 
 	private InspectableIdempotencyStore inspectableDelegate() {
@@ -276,12 +342,8 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	/** Estimated total size of the cached results, in bytes. */
 	public long cachedBytes() {
-		return this.completed.weightedSize();
-	}
-
-	/** Drops every cached result; the store is untouched. */
-	public void clear() {
-		this.completed.invalidateAll();
+		this.completed.cleanUp();
+		return this.completed.policy().eviction().orElseThrow().weightedSize().orElse(0);
 	}
 
 	/** Closes the tracker, if any; the store behind is left as it is. */
@@ -290,6 +352,9 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (this.tracking != null) {
 			this.tracking.close();
 		}
+	}
+
+	private record Entry(Fingerprint fingerprint, StoredResult result, Duration ttl) {
 	}
 
 }

@@ -1,6 +1,5 @@
 package io.github.idempotent.store.redis;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
@@ -19,9 +18,6 @@ interface AsyncRedisCommands {
 	 * {@code SET key value NX PX millis GET}: the value there was, {@code null} for none.
 	 */
 	CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis);
-
-	/** {@code INFO memory} of the server, or of every primary of a cluster. */
-	CompletableFuture<List<String>> memoryInfo();
 
 	/** EVALSHA, then EVAL on NOSCRIPT. */
 	<T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args);

@@ -1,16 +1,14 @@
 package io.github.idempotent.store.redis;
 
 import java.time.Duration;
-import java.util.Deque;
-import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
-import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -42,9 +40,7 @@ final class DedicatedConnections implements AutoCloseable {
 
 	private final int database;
 
-	private final Deque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
-
-	private final AtomicInteger idleCount = new AtomicInteger();
+	private final BlockingDeque<StatefulRedisConnection<byte[], byte[]>> idle = new LinkedBlockingDeque<>(MAX_IDLE);
 
 	private volatile boolean closed;
 
@@ -53,16 +49,14 @@ final class DedicatedConnections implements AutoCloseable {
 		this.database = database;
 	}
 
+	/**
+	 * On a {@link LettuceConnectionFactory} (see {@link RedisScriptRunner#waitReplicas}).
+	 */
 	static DedicatedConnections of(RedisConnectionFactory connectionFactory) {
-		Assert.state(connectionFactory instanceof LettuceConnectionFactory,
-				() -> "idempotent.store.redis.wait-replicas needs the Lettuce client (the default of "
-						+ "spring-boot-starter-data-redis), not " + connectionFactory.getClass().getName()
-						+ "; use Lettuce or set wait-replicas to 0");
 		LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
-		AbstractRedisClient client = lettuce.getRequiredNativeClient();
-		Assert.state(client instanceof RedisClient,
+		Assert.state(lettuce.getRequiredNativeClient() instanceof RedisClient,
 				"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
-		return new DedicatedConnections((RedisClient) client, lettuce.getDatabase());
+		return new DedicatedConnections((RedisClient) lettuce.getRequiredNativeClient(), lettuce.getDatabase());
 	}
 
 	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote, int replicas, Duration timeout) {
@@ -117,7 +111,6 @@ final class DedicatedConnections implements AutoCloseable {
 	private StatefulRedisConnection<byte[], byte[]> borrow() {
 		StatefulRedisConnection<byte[], byte[]> connection;
 		while ((connection = this.idle.pollFirst()) != null) {
-			this.idleCount.decrementAndGet();
 			if (connection.isOpen()) {
 				return connection;
 			}
@@ -128,16 +121,12 @@ final class DedicatedConnections implements AutoCloseable {
 
 	/** {@code reusable}: every command sent on it has been answered. */
 	private void giveBack(StatefulRedisConnection<byte[], byte[]> connection, boolean reusable) {
-		if (reusable && !this.closed && connection.isOpen()) {
-			if (this.idleCount.incrementAndGet() <= MAX_IDLE) {
-				this.idle.offerFirst(connection);
-				if (this.closed) {
-					// closed meanwhile: its drain may have run before the offer
-					close();
-				}
-				return;
+		if (reusable && !this.closed && connection.isOpen() && this.idle.offerFirst(connection)) {
+			if (this.closed) {
+				// closed meanwhile: its drain may have run before the offer
+				close();
 			}
-			this.idleCount.decrementAndGet();
+			return;
 		}
 		connection.close();
 	}
@@ -151,7 +140,6 @@ final class DedicatedConnections implements AutoCloseable {
 		this.closed = true;
 		StatefulRedisConnection<byte[], byte[]> connection;
 		while ((connection = this.idle.pollFirst()) != null) {
-			this.idleCount.decrementAndGet();
 			connection.close();
 		}
 	}

@@ -1,14 +1,17 @@
 package io.github.idempotent.store.redis;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 
 import org.jspecify.annotations.Nullable;
 
@@ -17,10 +20,15 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.Assert;
 
+import io.github.idempotent.store.redis.RedisIdempotencyStore.ScanStep;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
-/** {@link AsyncRedisCommands} on Lettuce (standalone, Sentinel and Cluster). */
+/**
+ * {@link AsyncRedisCommands} on Lettuce (standalone, Sentinel and Cluster), and what else
+ * the store sends natively on Lettuce.
+ */
 final class LettuceCommands implements AsyncRedisCommands {
 
 	private final RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -47,21 +55,55 @@ final class LettuceCommands implements AsyncRedisCommands {
 
 	/**
 	 * The connection is closed once the reply is in: with a pool, closing hands it on.
+	 * Fails the future, never throws.
 	 */
 	@SuppressWarnings("unchecked")
 	static <T> CompletableFuture<T> withCommands(RedisConnectionFactory connectionFactory,
 			Function<AsyncRedisCommands, CompletableFuture<T>> action) {
-		RedisConnection connection = connectionFactory.getConnection();
-		CompletableFuture<T> reply;
+		RedisConnection connection = null;
 		try {
-			reply = action.apply(
-					new LettuceCommands((RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection()));
+			connection = connectionFactory.getConnection();
+			RedisConnection opened = connection;
+			return action
+				.apply(new LettuceCommands((RedisClusterAsyncCommands<byte[], byte[]>) opened.getNativeConnection()))
+				.whenComplete((value, ex) -> opened.close());
 		}
 		catch (RuntimeException ex) {
-			connection.close();
+			if (connection != null) {
+				connection.close();
+			}
 			return CompletableFuture.failedFuture(ex);
 		}
-		return reply.whenComplete((value, ex) -> connection.close());
+	}
+
+	/**
+	 * One SCAN step on a Redis Cluster, resumed from an earlier step's cursor, which
+	 * Spring Data Redis's cursor cannot do; the cursor names the node.
+	 */
+	@SuppressWarnings("unchecked")
+	static ScanStep scan(Object nativeConnection, byte[] pattern, @Nullable String cursor, int limit) {
+		RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) nativeConnection;
+		List<String> primaries = cluster.getStatefulConnection()
+			.getPartitions()
+			.stream()
+			.filter((node) -> node.is(RedisClusterNode.NodeFlag.UPSTREAM))
+			.map(RedisClusterNode::getNodeId)
+			.sorted()
+			.toList();
+		Assert.state(!primaries.isEmpty(), "The Redis Cluster has no primary");
+		String position = (cursor != null) ? cursor : primaries.get(0) + ":0";
+		int colon = position.lastIndexOf(':');
+		Assert.isTrue(colon > 0, "Not a cursor of this store: " + position);
+		String node = position.substring(0, colon);
+		KeyScanCursor<byte[]> scanned = RedisScriptRunner.join(cluster.getConnection(node)
+			.scan(ScanCursor.of(position.substring(colon + 1)), new ScanArgs().match(pattern).limit(limit))
+			.toCompletableFuture());
+		if (!scanned.isFinished()) {
+			return new ScanStep(scanned.getKeys(), node + ":" + scanned.getCursor());
+		}
+		int next = primaries.indexOf(node) + 1;
+		return new ScanStep(scanned.getKeys(),
+				(next > 0 && next < primaries.size()) ? primaries.get(next) + ":0" : null);
 	}
 
 	@Override
@@ -70,22 +112,11 @@ final class LettuceCommands implements AsyncRedisCommands {
 	}
 
 	@Override
-	public CompletableFuture<List<String>> memoryInfo() {
-		if (this.commands instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-			List<CompletableFuture<String>> nodes = new ArrayList<>();
-			cluster.upstream().commands().info("memory").forEach((node) -> nodes.add(node.toCompletableFuture()));
-			return CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0]))
-				.thenApply((all) -> nodes.stream().map(CompletableFuture::join).toList());
-		}
-		return this.commands.info("memory").toCompletableFuture().thenApply(List::of);
-	}
-
-	@Override
 	public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
 		ScriptOutputType outputType = outputType(returnType);
 		return this.commands.<T>evalsha(script.sha1(), outputType, keys, args)
 			.toCompletableFuture()
-			.exceptionallyCompose((ex) -> RedisScriptRunner.isNoScript(ex)
+			.exceptionallyCompose((ex) -> RedisClients.anyMessage(ex, "NOSCRIPT")
 					? this.commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
 					: CompletableFuture.failedFuture(ex));
 	}

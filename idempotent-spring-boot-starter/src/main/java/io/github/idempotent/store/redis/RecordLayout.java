@@ -1,5 +1,6 @@
 package io.github.idempotent.store.redis;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -71,18 +72,8 @@ final class RecordLayout {
 	 * the first 8 bytes of its SHA-256.
 	 */
 	static byte[] token(String token) {
-		byte[] bytes = new byte[TOKEN_LENGTH];
-		if (isLowerHex(token)) {
-			long bits = Long.parseUnsignedLong(token, 16);
-			for (int i = TOKEN_LENGTH - 1; i >= 0; i--) {
-				bytes[i] = (byte) bits;
-				bits >>>= 8;
-			}
-			return bytes;
-		}
-		byte[] digest = sha256(token);
-		System.arraycopy(digest, 0, bytes, 0, TOKEN_LENGTH);
-		return bytes;
+		return isLowerHex(token) ? ByteBuffer.allocate(TOKEN_LENGTH).putLong(Long.parseUnsignedLong(token, 16)).array()
+				: Arrays.copyOf(sha256(token), TOKEN_LENGTH);
 	}
 
 	static boolean sameOwner(byte[] record, byte[] other) {

@@ -1,6 +1,9 @@
 package io.github.idempotent.store.redis;
 
+import java.io.IOException;
+import java.util.Arrays;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -19,7 +22,6 @@ final class RedisClients {
 	private static final Set<String> ERROR_REPLIES = Set.of("io.lettuce.core.RedisCommandExecutionException",
 			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
-	/** A command whose answer never came: Redis may still run it. */
 	private static final Set<String> UNANSWERED = Set.of("io.lettuce.core.RedisCommandTimeoutException",
 			"redis.clients.jedis.exceptions.JedisConnectionException", "org.redisson.client.RedisTimeoutException",
 			"org.redisson.client.WriteRedisConnectionException");
@@ -31,26 +33,41 @@ final class RedisClients {
 		return LETTUCE_PRESENT && LettuceCommands.isLettuce(connectionFactory);
 	}
 
-	/**
-	 * An error reply that starts with one of {@code prefixes} (a script's:
-	 * {@code -PREFIX}).
-	 */
-	static boolean isErrorReply(Throwable ex, String... prefixes) {
-		String message = ex.getMessage();
-		if (message == null || !isA(ex, ERROR_REPLIES)) {
-			return false;
-		}
-		for (String prefix : prefixes) {
-			if (message.startsWith(prefix) || message.contains("-" + prefix)) {
+	/** Whether {@code ex} or one of its causes passes {@code test}. */
+	static boolean anyCause(Throwable ex, Predicate<Throwable> test) {
+		for (Throwable cause = ex; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			if (test.test(cause)) {
 				return true;
 			}
 		}
 		return false;
 	}
 
+	/** Whether a cause's message contains one of {@code texts}. */
+	static boolean anyMessage(Throwable ex, String... texts) {
+		return anyCause(ex,
+				(cause) -> cause.getMessage() != null && Arrays.stream(texts).anyMatch(cause.getMessage()::contains));
+	}
+
+	/**
+	 * An error reply, in {@code ex} or a cause, that starts with one of {@code prefixes}
+	 * (a script's: {@code -PREFIX}).
+	 */
+	static boolean isErrorReply(Throwable ex, String... prefixes) {
+		return anyCause(ex, (cause) -> cause.getMessage() != null && isA(cause, ERROR_REPLIES) && Arrays
+			.stream(prefixes)
+			.anyMatch((prefix) -> cause.getMessage().startsWith(prefix) || cause.getMessage().contains("-" + prefix)));
+	}
+
+	/**
+	 * A command, in {@code ex} or a cause, whose answer never came: Redis may still run
+	 * it.
+	 */
 	static boolean isUnanswered(Throwable ex) {
-		return isA(ex, UNANSWERED) || (ex.getClass().getName().equals("io.lettuce.core.RedisException")
-				&& ex.getMessage() != null && ex.getMessage().startsWith("Connection closed"));
+		return anyCause(ex,
+				(cause) -> cause instanceof IOException || isA(cause, UNANSWERED)
+						|| (cause.getClass().getName().equals("io.lettuce.core.RedisException")
+								&& cause.getMessage() != null && cause.getMessage().startsWith("Connection closed")));
 	}
 
 	private static boolean isA(Throwable ex, Set<String> typeNames) {

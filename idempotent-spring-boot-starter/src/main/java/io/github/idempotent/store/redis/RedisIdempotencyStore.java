@@ -3,6 +3,7 @@ package io.github.idempotent.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.util.Assert;
@@ -49,10 +52,8 @@ public class RedisIdempotencyStore
 	/** How long claims take the script after the server refused the native claim. */
 	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
 
-	private static final long REMEMBERED_MILLIS_VALUE = RecordLayout.REMEMBERED.toMillis();
-
 	/** {@link RecordLayout#REMEMBERED} as the scripts take it. */
-	static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(REMEMBERED_MILLIS_VALUE));
+	private static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(RecordLayout.REMEMBERED.toMillis()));
 
 	/**
 	 * Bytes of a completed record written even when Redis's memory is full: it takes no
@@ -64,8 +65,6 @@ public class RedisIdempotencyStore
 
 	private final RedisScriptRunner scripts;
 
-	private final RedisRecordInspection inspection;
-
 	private final RedisMemoryMargin memoryMargin;
 
 	private volatile long setClaimsRefusedAt;
@@ -76,8 +75,7 @@ public class RedisIdempotencyStore
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
 		this.connectionFactory = connectionFactory;
 		this.scripts = new RedisScriptRunner(connectionFactory);
-		this.inspection = new RedisRecordInspection(connectionFactory, this.scripts);
-		this.memoryMargin = new RedisMemoryMargin(connectionFactory, this.scripts);
+		this.memoryMargin = new RedisMemoryMargin(connectionFactory);
 		if (!this.scripts.supportsAsync()) {
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
 					+ ": claims, fenced steps, the Actuator and the memory policy check at start-up work; off: the "
@@ -174,16 +172,15 @@ public class RedisIdempotencyStore
 				: commands.run((redis) -> claimOrFail(redis, key, fingerprint, lease, token),
 						ClaimResult.Acquired.class::isInstance);
 		return claimed.exceptionallyCompose((failure) -> {
-			Throwable ex = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-					: failure;
-			if (!(ex instanceof StoreFullException) && !isWriteRefusal(ex, "OOM ", "READONLY ")) {
-				if (isUnanswered(ex)) {
+			Throwable ex = unwrap(failure);
+			if (!(ex instanceof StoreFullException) && !RedisClients.isErrorReply(ex, "OOM ", "READONLY ")) {
+				if (RedisClients.isUnanswered(ex)) {
 					releaseUnanswered(key, token);
 				}
 				return CompletableFuture.failedFuture(ex);
 			}
-			return commands.<List<Object>>run(
-					(redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, new byte[][] { keyOf(key) }), null)
+			return commands
+				.<List<Object>>run((redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), null)
 				.handle((reply, readFailure) -> {
 					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(key, reply);
 					if (found == null) {
@@ -199,7 +196,7 @@ public class RedisIdempotencyStore
 
 	/** What a claim answers while writes are refused; {@code null} for a free key. */
 	private static @Nullable ClaimResult whileWritesAreRefused(RecordKey key, List<?> reply) {
-		IdempotencyRecord record = RedisRecordInspection.record(key, reply, Instant.now());
+		IdempotencyRecord record = record(key, reply, Instant.now());
 		if (record == null) {
 			return null;
 		}
@@ -212,15 +209,6 @@ public class RedisIdempotencyStore
 		};
 	}
 
-	private static boolean isWriteRefusal(Throwable failure, String... replies) {
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (RedisClients.isErrorReply(ex, replies)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
 	/**
 	 * Releases a claim whose answer never came: a stalled claim could still reach Redis
 	 * after the owner's lease ran out, take the key over and fence out the owner's
@@ -228,81 +216,46 @@ public class RedisIdempotencyStore
 	 * same connection, deletes it only if it won. Nothing waits for it.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
-		try {
-			(this.scripts.supportsAsync() ? releaseAsync(key, token)
-					: CompletableFuture.supplyAsync(() -> release(key, token)))
-				.whenComplete((released, ex) -> {
-					if (ex != null && logger.isDebugEnabled()) {
-						logger.debug("Could not release an unanswered claim of " + key.value(), ex);
-					}
-				});
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not release an unanswered claim of " + key.value(), ex);
-		}
-	}
-
-	private static boolean isUnanswered(Throwable failure) {
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof java.io.IOException || RedisClients.isUnanswered(ex)) {
-				return true;
-			}
-		}
-		return false;
+		(this.scripts.supportsAsync() ? releaseAsync(key, token)
+				: CompletableFuture.supplyAsync(() -> release(key, token)))
+			.whenComplete((released, ex) -> {
+				if (ex != null) {
+					logger.debug("Could not release an unanswered claim of " + key.value(), ex);
+				}
+			});
 	}
 
 	/** All on one connection's commands: a fallback never borrows another connection. */
 	private CompletableFuture<ClaimResult> claimOrFail(AsyncRedisCommands commands, RecordKey key,
 			Fingerprint fingerprint, Duration lease, String token) {
-		byte[] redisKey = keyOf(key);
-		byte[] record = claimRecord(token, fingerprint);
+		byte[] record = RecordLayout.inProgress(RecordLayout.token(token), fingerprint, Instant.now().getEpochSecond());
 		Supplier<CompletableFuture<ClaimResult>> byScript = () -> commands
-			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, new byte[][] { redisKey }, record, expiry(lease),
+			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys(key), record, expiry(lease),
 					REMEMBERED_MILLIS)
 			.thenApply((reply) -> claimResult(reply, token));
 		if (!useSetClaims()) {
 			return byScript.get();
 		}
-		return commands.setIfAbsentGet(redisKey, record, expiryMillis(lease)).handle((previous, ex) -> {
+		return commands.setIfAbsentGet(keyOf(key), record, expiryMillis(lease)).handle((previous, ex) -> {
 			if (ex != null) {
 				if (isSetClaimRefused(ex)) {
 					return byScript.get();
 				}
-				return CompletableFuture.<ClaimResult>failedFuture(
-						(ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex);
+				return CompletableFuture.<ClaimResult>failedFuture(unwrap(ex));
 			}
 			setClaimsAccepted();
-			if (previous != null && (RecordLayout.isTombstone(previous) || isHeldByAnother(previous, record))) {
-				// The script decides atomically whether the lease ran out.
+			if (previous != null && (RecordLayout.isTombstone(previous) || (RecordLayout.damage(previous) == null
+					&& RecordLayout.isInProgress(previous) && !RecordLayout.sameOwner(previous, record)))) {
+				// Held by another or a tombstone: the script decides atomically whether
+				// the lease ran out.
 				return byScript.get();
 			}
-			return CompletableFuture.completedFuture(setClaimResult(previous, token));
+			return CompletableFuture.completedFuture((previous != null)
+					? found(previous,
+							() -> new ClaimResult.Acquired(token, RecordLayout.attempt(previous),
+									RecordLayout.previousClaimedAt(previous, Instant.now())))
+					: new ClaimResult.Acquired(token));
 		}).thenCompose(Function.identity());
-	}
-
-	private static boolean isHeldByAnother(byte @Nullable [] previous, byte[] record) {
-		return previous != null && RecordLayout.damage(previous) == null && RecordLayout.isInProgress(previous)
-				&& !RecordLayout.sameOwner(previous, record);
-	}
-
-	/**
-	 * None (the placeholder is written), a completed record, its own placeholder (a claim
-	 * sent again after a broken connection) or a value it cannot read.
-	 */
-	private static ClaimResult setClaimResult(byte @Nullable [] previous, String token) {
-		if (previous == null) {
-			return new ClaimResult.Acquired(token);
-		}
-		String damage = RecordLayout.damage(previous);
-		if (damage != null) {
-			return damaged(previous, damage);
-		}
-		if (RecordLayout.isInProgress(previous)) {
-			return new ClaimResult.Acquired(token, RecordLayout.attempt(previous),
-					RecordLayout.previousClaimedAt(previous, Instant.now()));
-		}
-		return new ClaimResult.Completed(RecordLayout.fingerprint(previous),
-				new StoredResult(RecordLayout.result(previous)));
 	}
 
 	private boolean useSetClaims() {
@@ -323,33 +276,18 @@ public class RedisIdempotencyStore
 	 * for {@link #SET_CLAIM_RETRY}.
 	 */
 	private boolean isSetClaimRefused(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			String message = cause.getMessage();
-			if (message == null) {
-				continue;
-			}
-			if (message.startsWith("WRONGTYPE") || message.contains(" WRONGTYPE")) {
-				return true;
-			}
-			if (message.contains("ERR syntax error") || message.contains("ERR unknown command")
-					|| message.contains("ERR wrong number of arguments")) {
-				if (this.setClaimsRefusedAt == 0) {
-					logger.info("Redis refused SET with NX and GET (it needs Redis 7.0): claims run the claim "
-							+ "script, which costs Redis more CPU per call (" + message + ")");
-				}
-				this.setClaimsRefusedAt = System.nanoTime() | 1;
-				return true;
-			}
+		if (RedisClients.anyMessage(ex, "WRONGTYPE")) {
+			return true;
 		}
-		return false;
-	}
-
-	private static byte[] claimRecord(String token, Fingerprint fingerprint) {
-		return RecordLayout.inProgress(RecordLayout.token(token), fingerprint, Instant.now().getEpochSecond());
-	}
-
-	private static byte[] completedRecord(byte[] owner, Fingerprint fingerprint, StoredResult result) {
-		return RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes());
+		if (!RedisClients.anyMessage(ex, "ERR syntax error", "ERR unknown command", "ERR wrong number of arguments")) {
+			return false;
+		}
+		if (this.setClaimsRefusedAt == 0) {
+			logger.info("Redis refused SET with NX and GET (it needs Redis 7.0): claims run the claim script, which "
+					+ "costs Redis more CPU per call (" + ex.getMessage() + ")");
+		}
+		this.setClaimsRefusedAt = System.nanoTime() | 1;
+		return true;
 	}
 
 	private static ClaimResult claimResult(@Nullable List<?> reply, String token) {
@@ -362,19 +300,21 @@ public class RedisIdempotencyStore
 			return new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(1)));
 		}
 		byte[] stored = (byte[]) reply.get(1);
-		String damage = RecordLayout.damage(stored);
-		if (damage != null) {
-			return damaged(stored, damage);
-		}
-		return (state == RedisScripts.IN_PROGRESS)
-				? new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
-						Duration.ofMillis(Math.max(0, (Long) reply.get(2))))
-				: new ClaimResult.Completed(RecordLayout.fingerprint(stored),
-						new StoredResult(RecordLayout.result(stored)));
+		return found(stored, () -> new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
+				Duration.ofMillis(Math.max(0, (Long) reply.get(2)))));
 	}
 
-	static ClaimResult.Damaged damaged(byte[] stored, String damage) {
-		return new ClaimResult.Damaged(damage, RecordLayout.isLaterFormat(stored));
+	/**
+	 * A value a claim found: damaged, completed, or a placeholder, which
+	 * {@code inProgress} answers for.
+	 */
+	private static ClaimResult found(byte[] stored, Supplier<ClaimResult> inProgress) {
+		String damage = RecordLayout.damage(stored);
+		if (damage != null) {
+			return new ClaimResult.Damaged(damage, RecordLayout.isLaterFormat(stored));
+		}
+		return RecordLayout.isInProgress(stored) ? inProgress.get() : new ClaimResult.Completed(
+				RecordLayout.fingerprint(stored), new StoredResult(RecordLayout.result(stored)));
 	}
 
 	/**
@@ -411,12 +351,11 @@ public class RedisIdempotencyStore
 	private CompletableFuture<Boolean> complete(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl, RedisScriptRunner.Commands commands) {
 		byte[] owner = RecordLayout.token(token);
-		byte[] record = completedRecord(owner, fingerprint, result);
+		byte[] record = RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes());
 		return fenced(commands, RedisScripts.COMPLETE, true, key, owner, record, millis(ttl))
 			.exceptionallyCompose((failure) -> {
-				Throwable ex = (failure instanceof CompletionException && failure.getCause() != null)
-						? failure.getCause() : failure;
-				if (record.length > SMALL_RECORD || !isWriteRefusal(ex, "OOM ")) {
+				Throwable ex = unwrap(failure);
+				if (record.length > SMALL_RECORD || !RedisClients.isErrorReply(ex, "OOM ")) {
 					return CompletableFuture.failedFuture(ex);
 				}
 				return fenced(commands, RedisScripts.COMPLETE_IN_FULL_MEMORY, true, key, owner, record, millis(ttl))
@@ -441,7 +380,7 @@ public class RedisIdempotencyStore
 	/** A script fenced by the owner's token; {@code awaited}: WAIT after it wrote. */
 	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
-		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, new byte[][] { keyOf(key) }, args)
+		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, keys(key), args)
 			.thenApply(RedisIdempotencyStore::isPositive), awaited ? Boolean.TRUE::equals : null);
 	}
 
@@ -455,29 +394,120 @@ public class RedisIdempotencyStore
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		return this.inspection.inspect(key);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			return Optional.ofNullable(inspect(connection, key, Instant.now()));
+		}
 	}
 
+	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
+		return record(key, RedisScriptRunner.eval(connection, RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), now);
+	}
+
+	/** {@code null} for none, or a tombstone. */
+	private static @Nullable IdempotencyRecord record(RecordKey key, @Nullable List<?> reply, Instant now) {
+		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
+		long kind = (Long) reply.get(0);
+		if (kind == 0) {
+			return null;
+		}
+		long pttl = (Long) reply.get(1);
+		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
+		if (kind != 1) {
+			return IdempotencyRecord.unreadable(key, RedisScripts.notARecord(reply.get(2)), expiresIn);
+		}
+		byte[] stored = (byte[]) reply.get(2);
+		if (RecordLayout.isTombstone(stored)) {
+			return null;
+		}
+		String damage = RecordLayout.damage(stored);
+		if (damage != null) {
+			return IdempotencyRecord.unreadable(key, damage, expiresIn);
+		}
+		boolean inProgress = RecordLayout.isInProgress(stored);
+		if (inProgress && expiresIn != null) {
+			// The lease left, not the hour the placeholder is kept after it.
+			expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(pttl));
+		}
+		return new IdempotencyRecord(key,
+				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
+				RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
+				inProgress ? null : new StoredResult(RecordLayout.result(stored)));
+	}
+
+	/**
+	 * SCAN with a MATCH on the key prefix, then one read per key. Spring Data Redis's
+	 * cursor cannot resume a scan from an earlier request's cursor: the scan script runs
+	 * one SCAN step, or {@link LettuceCommands#scan} on a Redis Cluster.
+	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
 		Assert.isTrue(limit > 0, "limit must be positive");
-		return this.inspection.findInProgress(keyPrefix, olderThan, cursor, limit);
+		byte[] pattern = utf8(keyPrefix.replaceAll("([*?\\[\\]\\\\])", "\\\\$1") + ":*");
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			ScanStep scanned = (connection instanceof RedisClusterConnection && this.scripts.supportsAsync())
+					? LettuceCommands.scan(connection.getNativeConnection(), pattern, cursor, limit)
+					: scanByScript(connection, pattern, cursor, limit);
+			Instant now = Instant.now();
+			List<IdempotencyRecord> records = new ArrayList<>();
+			for (byte[] key : scanned.keys()) {
+				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
+						now);
+				Duration age = (record != null) ? record.age(now) : null;
+				// An unreadable record may be a call in progress: listed at any age.
+				if (record != null && (record.state() == IdempotencyRecord.State.UNREADABLE
+						|| (record.state() == IdempotencyRecord.State.IN_PROGRESS
+								&& (age == null || age.compareTo(olderThan) >= 0)))) {
+					records.add(record);
+				}
+			}
+			return new InProgressPage(records, scanned.next());
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static ScanStep scanByScript(RedisConnection connection, byte[] pattern, @Nullable String cursor,
+			int limit) {
+		if (connection instanceof RedisClusterConnection) {
+			throw new UnsupportedOperationException(
+					"Finding the records in progress on Redis Cluster needs a LettuceConnectionFactory");
+		}
+		List<Object> reply = RedisScriptRunner.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
+				utf8((cursor != null) ? cursor : "0"), pattern, utf8(Integer.toString(limit)));
+		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
+		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
+		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
+	}
+
+	record ScanStep(List<byte[]> keys, @Nullable String next) {
 	}
 
 	@Override
 	public boolean delete(RecordKey key) {
-		return this.inspection.delete(key);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long deleted = connection.keyCommands().del(keyOf(key));
+			return deleted != null && deleted > 0;
+		}
 	}
 
+	/** A forced delete leaves a tombstone, which fences the deleted call's owner out. */
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return this.inspection.deleteIf(key, RecordLayout.IN_PROGRESS);
+		return deleteIf(key, RecordLayout.IN_PROGRESS);
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		return this.inspection.deleteIf(key, RecordLayout.COMPLETED);
+		return deleteIf(key, RecordLayout.COMPLETED);
+	}
+
+	private Deletion deleteIf(RecordKey key, byte state) {
+		Long reply = RedisScriptRunner.join(this.scripts.blocking((redis) -> redis.<Long>eval(RedisScripts.DELETE_IF,
+				ReturnType.INTEGER, keys(key), new byte[] { state }, REMEMBERED_MILLIS), null));
+		if (reply == null || reply == 0) {
+			return Deletion.NONE;
+		}
+		return (reply == 1) ? Deletion.DELETED : (reply == 2) ? Deletion.HELD : Deletion.COMPLETED;
 	}
 
 	/**
@@ -499,6 +529,14 @@ public class RedisIdempotencyStore
 		return utf8(key.value());
 	}
 
+	private static byte[][] keys(RecordKey key) {
+		return new byte[][] { keyOf(key) };
+	}
+
+	private static Throwable unwrap(Throwable failure) {
+		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
+	}
+
 	private static byte[] utf8(String text) {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}
@@ -509,7 +547,7 @@ public class RedisIdempotencyStore
 
 	/** A placeholder's key expires its lease plus {@link RecordLayout#REMEMBERED}. */
 	private static long expiryMillis(Duration lease) {
-		return Math.max(1, lease.toMillis()) + REMEMBERED_MILLIS_VALUE;
+		return Math.max(1, lease.toMillis()) + RecordLayout.REMEMBERED.toMillis();
 	}
 
 	private static byte[] expiry(Duration lease) {

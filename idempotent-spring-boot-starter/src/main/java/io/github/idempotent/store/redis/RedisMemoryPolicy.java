@@ -137,15 +137,4 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 		return policies;
 	}
 
-	static Properties parse(String info) {
-		Properties properties = new Properties();
-		for (String line : info.split("\r?\n")) {
-			int colon = line.indexOf(':');
-			if (colon > 0 && !line.startsWith("#")) {
-				properties.setProperty(line.substring(0, colon), line.substring(colon + 1).trim());
-			}
-		}
-		return properties;
-	}
-
 }

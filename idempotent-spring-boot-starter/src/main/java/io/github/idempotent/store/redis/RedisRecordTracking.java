@@ -3,16 +3,18 @@ package io.github.idempotent.store.redis;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
-import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -50,18 +52,13 @@ import io.github.idempotent.store.StoredResult;
  * only while the latest answered PING is younger than {@code maxStaleness}. A broken
  * connection ends the session at once and is replaced, never left to Lettuce's reconnect
  * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+;
- * on Redis Cluster {@link #unavailableReason()} says why not. See docs/stores.md.
+ * on Redis Cluster {@link #toString()} says why not. See docs/stores.md.
  */
 public final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisRecordTracking.class);
 
 	private static final Duration MIN_RECONNECT_AFTER = Duration.ofSeconds(2);
-
-	/**
-	 * Only tells whether tracking is possible: a restarted factory makes a new client.
-	 */
-	private final @Nullable RedisClient client;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -91,7 +88,8 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	 * {@link #isCurrent()} is true; heartbeats are sent five times as often
 	 */
 	public RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
-		this(connectionFactory, maxStaleness, max(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER));
+		this(connectionFactory, maxStaleness,
+				Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)));
 	}
 
 	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness, Duration reconnectAfter) {
@@ -101,9 +99,8 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
 		this.reconnectAfterNanos = reconnectAfter.toNanos();
 		this.connectionFactory = connectionFactory;
-		this.client = redisClient(connectionFactory);
 		this.phase = RedisClients.phaseBefore(connectionFactory);
-		if (this.client == null) {
+		if (redisClient(connectionFactory) == null) {
 			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
 					? "Redis Cluster is not supported (keys live on many nodes and move between them)"
 					: "it needs the Lettuce client, not " + connectionFactory.getClass().getName();
@@ -118,16 +115,13 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		}
 	}
 
-	private static Duration max(Duration a, Duration b) {
-		return (a.compareTo(b) >= 0) ? a : b;
-	}
-
+	/**
+	 * {@code null} on Redis Cluster or another client; a restarted factory makes a new
+	 * one.
+	 */
 	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
-		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			AbstractRedisClient client = lettuce.getRequiredNativeClient();
-			return (client instanceof RedisClient redis) ? redis : null;
-		}
-		return null;
+		return (connectionFactory instanceof LettuceConnectionFactory lettuce
+				&& lettuce.getRequiredNativeClient() instanceof RedisClient redis) ? redis : null;
 	}
 
 	@Override
@@ -169,12 +163,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	@Override
 	public boolean isSupported() {
-		return this.client != null;
-	}
-
-	/** Why tracking is not established now, or {@code null} when it is. */
-	public @Nullable String unavailableReason() {
-		return this.unavailableReason;
+		return this.scheduler != null;
 	}
 
 	@Override
@@ -228,12 +217,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 				end(current, "no answer to a heartbeat within " + Duration.ofNanos(this.reconnectAfterNanos));
 				return;
 			}
-			long sentAt = System.nanoTime();
-			current.connection.async().ping().whenComplete((pong, ex) -> {
-				if (ex == null) {
-					current.confirm(sentAt);
-				}
-			});
+			sync();
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Redis invalidation tracking heartbeat failed", ex);
@@ -242,28 +226,17 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	private void connect() {
 		Listener target = this.listener;
-		if (this.client == null || target == null) {
+		RedisClient redis = redisClient(this.connectionFactory);
+		if (redis == null || target == null) {
 			return;
 		}
-		StatefulRedisConnection<byte[], byte[]> connection;
+		StatefulRedisConnection<byte[], byte[]> connection = null;
 		try {
-			RedisClient redis = redisClient(this.connectionFactory);
-			if (redis == null) {
-				return;
-			}
 			connection = redis.connect(ByteArrayCodec.INSTANCE);
-		}
-		catch (RuntimeException ex) {
-			unavailable("could not connect: " + ex.getMessage());
-			return;
-		}
-		try {
-			if (connection instanceof StatefulRedisConnectionImpl<?, ?> impl
-					&& impl.getConnectionState().getNegotiatedProtocolVersion() != ProtocolVersion.RESP3) {
-				connection.close();
-				unavailable("it needs RESP3 (Redis 6 or later, and a client not configured for RESP2)");
-				return;
-			}
+			Assert.state(
+					!(connection instanceof StatefulRedisConnectionImpl<?, ?> impl)
+							|| impl.getConnectionState().getNegotiatedProtocolVersion() == ProtocolVersion.RESP3,
+					"it needs RESP3 (Redis 6 or later, and a client not configured for RESP2)");
 			Session next = new Session(connection, System.nanoTime());
 			connection.addListener((PushListener) this::onPush);
 			connection.addListener(new RedisConnectionStateListener() {
@@ -291,7 +264,9 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 			}
 		}
 		catch (RuntimeException ex) {
-			connection.closeAsync();
+			if (connection != null) {
+				connection.closeAsync();
+			}
 			unavailable("could not start tracking: " + ex.getMessage());
 		}
 	}
@@ -359,16 +334,10 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 
 	@Override
 	public void close() {
-		Session current;
-		synchronized (this) {
-			this.closed = true;
-			current = this.session;
-		}
+		stop();
+		this.closed = true;
 		if (this.scheduler != null) {
 			this.scheduler.shutdownNow();
-		}
-		if (current != null) {
-			end(current, "closed");
 		}
 	}
 
@@ -390,28 +359,24 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 		}
 		if (this.scheduler != null) {
 			// Heartbeats run one at a time: after this no-op, connect() has seen stopped.
-			try {
-				this.scheduler.submit(() -> {
-				}).get(10, TimeUnit.SECONDS);
-			}
-			catch (ExecutionException | TimeoutException | RuntimeException ex) {
-				logger.debug("Redis invalidation tracking did not stop in time", ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			await(() -> this.scheduler.submit(() -> {
+			}), Duration.ofSeconds(10));
 		}
 		if (current != null) {
 			end(current, "stopped");
-			try {
-				current.closing.get(current.connection.getTimeout().toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (ExecutionException | TimeoutException ex) {
-				logger.debug("Redis invalidation tracking connection did not close in time", ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			await(() -> current.closing, current.connection.getTimeout());
+		}
+	}
+
+	private static void await(Supplier<Future<?>> task, Duration timeout) {
+		try {
+			task.get().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (ExecutionException | TimeoutException | RuntimeException ex) {
+			logger.debug("Redis invalidation tracking did not stop in time", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

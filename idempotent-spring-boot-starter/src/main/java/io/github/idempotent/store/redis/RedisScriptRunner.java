@@ -1,7 +1,6 @@
 package io.github.idempotent.store.redis;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
@@ -82,53 +81,6 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Runs a script, then WAIT if it wrote and replicas are awaited. WAIT counts the
-	 * writes of the connection it is sent on, so a script that may be awaited runs on a
-	 * dedicated connection held from the script to the end of its WAIT.
-	 */
-	<T> T executeAndWait(Script script, ReturnType returnType, @Nullable Predicate<T> wrote, byte[]... keyAndArgs) {
-		return executeAndWait((connection) -> execute(connection, script, returnType, keyAndArgs), wrote);
-	}
-
-	<T> T executeAndWait(Function<RedisConnection, T> action, @Nullable Predicate<T> wrote) {
-		DedicatedConnections dedicated = this.dedicatedConnections;
-		if (dedicated == null || wrote == null) {
-			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				return action.apply(connection);
-			}
-		}
-		return dedicated.run(action, wrote, this.waitReplicas, this.waitTimeout);
-	}
-
-	static <T> T execute(RedisConnection connection, Script script, ReturnType returnType, byte[]... keyAndArgs) {
-		return evaluate(connection, script, returnType, 1, keyAndArgs);
-	}
-
-	static <T> T executeWithoutKeys(RedisConnection connection, Script script, ReturnType returnType, byte[]... args) {
-		return evaluate(connection, script, returnType, 0, args);
-	}
-
-	@SuppressWarnings("unchecked")
-	private static <T> T evaluate(RedisConnection connection, Script script, ReturnType returnType, int numKeys,
-			byte[]... keysAndArgs) {
-		RedisScriptingCommands scripting = connection.scriptingCommands();
-		try {
-			return (T) scripting.evalSha(script.sha1(), returnType, numKeys, keysAndArgs);
-		}
-		catch (RuntimeException ex) {
-			if (!isNoScript(ex)) {
-				throw ex;
-			}
-			return (T) scripting.eval(script.text(), returnType, numKeys, keysAndArgs);
-		}
-	}
-
-	<T> CompletableFuture<T> withAsyncCommands(Function<AsyncRedisCommands, CompletableFuture<T>> action) {
-		Assert.state(this.lettuce, "Asynchronous Redis commands need the Lettuce client");
-		return LettuceCommands.withCommands(this.connectionFactory, action);
-	}
-
-	/**
 	 * A step of the store written once against {@link AsyncRedisCommands}:
 	 * {@link #blocking} or {@link #async}.
 	 */
@@ -140,18 +92,29 @@ final class RedisScriptRunner {
 	}
 
 	/**
-	 * Each command answered before the next; then WAIT as {@link #executeAndWait} does.
+	 * Each command answered before the next; then WAIT if the step wrote and replicas are
+	 * awaited. WAIT counts the writes of the connection it is sent on, so such a step
+	 * runs on a dedicated connection held from the step to the end of its WAIT.
 	 */
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
-		return answer(
-				() -> executeAndWait((connection) -> join(step.apply(new ConnectionCommands(connection))), wrote));
+		Function<RedisConnection, T> action = (connection) -> join(step.apply(new ConnectionCommands(connection)));
+		return answer(() -> {
+			DedicatedConnections dedicated = this.dedicatedConnections;
+			if (dedicated == null || wrote == null) {
+				try (RedisConnection connection = this.connectionFactory.getConnection()) {
+					return action.apply(connection);
+				}
+			}
+			return dedicated.run(action, wrote, this.waitReplicas, this.waitTimeout);
+		});
 	}
 
 	/** Never WAIT: the store is asynchronous only while no replica is awaited. */
 	<T> CompletableFuture<T> async(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
-		return withAsyncCommands(step);
+		Assert.state(this.lettuce, "Asynchronous Redis commands need the Lettuce client");
+		return LettuceCommands.withCommands(this.connectionFactory, step);
 	}
 
 	/** The value of a {@link #blocking} future, its failure thrown as raised. */
@@ -176,6 +139,24 @@ final class RedisScriptRunner {
 		}
 	}
 
+	/** EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH). */
+	@SuppressWarnings("unchecked")
+	static <T> T eval(RedisConnection connection, Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
+		byte[][] keysAndArgs = new byte[keys.length + args.length][];
+		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
+		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
+		RedisScriptingCommands scripting = connection.scriptingCommands();
+		try {
+			return (T) scripting.evalSha(script.sha1(), returnType, keys.length, keysAndArgs);
+		}
+		catch (RuntimeException ex) {
+			if (!RedisClients.anyMessage(ex, "NOSCRIPT")) {
+				throw ex;
+			}
+			return (T) scripting.eval(script.text(), returnType, keys.length, keysAndArgs);
+		}
+	}
+
 	private record ConnectionCommands(RedisConnection connection) implements AsyncRedisCommands {
 
 		@Override
@@ -188,27 +169,10 @@ final class RedisScriptRunner {
 		}
 
 		@Override
-		public CompletableFuture<List<String>> memoryInfo() {
-			throw new UnsupportedOperationException("Blocking memory reads go through RedisMemoryPolicy.read");
-		}
-
-		@Override
 		public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
-			byte[][] keysAndArgs = new byte[keys.length + args.length][];
-			System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
-			System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
-			return answer(() -> evaluate(this.connection, script, returnType, keys.length, keysAndArgs));
+			return answer(() -> RedisScriptRunner.eval(this.connection, script, returnType, keys, args));
 		}
 
-	}
-
-	static boolean isNoScript(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 }

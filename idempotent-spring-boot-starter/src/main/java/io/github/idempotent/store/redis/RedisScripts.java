@@ -18,20 +18,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class RedisScripts {
 
-	// What the claim script answers first.
+	// What the claim script answers first, besides 2 (in progress) and 3 (a value).
 
 	static final long ACQUIRED = 1;
 
-	static final long IN_PROGRESS = 2;
-
-	static final long COMPLETED = 3;
-
 	static final long NOT_A_RECORD = 6;
 
-	/** Claims a key in one step when the native claim cannot decide. */
 	static final Script CLAIM = Script.load("claim.lua");
 
-	/** Writes the completed record, fenced by the owner's token. */
 	static final Script COMPLETE = Script.load("complete.lua");
 
 	/**
@@ -40,23 +34,14 @@ final class RedisScripts {
 	 */
 	static final Script COMPLETE_IN_FULL_MEMORY = COMPLETE.withFlags("allow-oom");
 
-	/**
-	 * Frees the key, fenced by the owner's token; a released takeover leaves a tombstone.
-	 */
 	static final Script RELEASE = Script.load("release.lua");
 
-	/** Extends the lease, fenced by the owner's token. */
 	static final Script RENEW = Script.load("renew.lua");
 
-	/**
-	 * For operators: deletes a record by its state, a placeholder leaving a tombstone.
-	 */
 	static final Script DELETE_IF = Script.load("delete-if.lua");
 
-	/** For operators: reads a record whatever its type, with its PTTL. */
 	static final Script INSPECT = Script.load("inspect.lua");
 
-	/** For operators: one SCAN step, for the clients that cannot resume one. */
 	static final Script SCAN = Script.load("scan.lua");
 
 	private RedisScripts() {

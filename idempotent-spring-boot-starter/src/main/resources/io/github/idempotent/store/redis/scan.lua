@@ -1,7 +1,7 @@
--- Read-only, for operators: one SCAN step, for a client that cannot resume a
--- SCAN from a cursor an earlier step returned (Jedis and Redisson through Spring
--- Data Redis; on Lettuce the store sends SCAN itself). A standalone or Sentinel
--- Redis only: on Redis Cluster keys live on many nodes.
+-- Read-only, for operators: one SCAN step, resumed from a cursor an earlier
+-- step returned, which Spring Data Redis's cursor cannot do. A standalone or
+-- Sentinel Redis only: on Redis Cluster keys live on many nodes, and the store
+-- sends SCAN node by node itself (LettuceCommands.scan).
 --
 -- No keys.
 -- ARGV[1]: the cursor, "0" to start.

@@ -41,7 +41,7 @@ class CachingIdempotencyStoreTests {
 	private final AtomicLong nanos = new AtomicLong();
 
 	private final CachingIdempotencyStore cache = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
-			Duration.ofSeconds(10), true, this.nanos::get);
+			Duration.ofSeconds(10), true, null, this.nanos::get);
 
 	@Test
 	void replayOfAResultCompletedHereIsServedWithoutTheStore() {
@@ -69,7 +69,7 @@ class CachingIdempotencyStoreTests {
 	@Test
 	void withoutWriteThroughAResultIsCachedOnlyOnceReadBackFromTheStore() {
 		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
-				Duration.ofSeconds(10), false, this.nanos::get);
+				Duration.ofSeconds(10), false, null, this.nanos::get);
 		RecordKey key = new RecordKey("in-a-transaction");
 		String token = ((ClaimResult.Acquired) readThrough.claim(key, FP, LEASE)).token();
 		readThrough.complete(key, token, FP, new StoredResult(new byte[] { 'V' }), Duration.ofHours(1));
@@ -128,7 +128,7 @@ class CachingIdempotencyStoreTests {
 	@Test
 	void resultsAreKeptUpToTheByteBudgetNotUpToACount() {
 		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
-				Duration.ofSeconds(10), true, this.nanos::get);
+				Duration.ofSeconds(10), true, null, this.nanos::get);
 		for (int i = 0; i < 100; i++) {
 			RecordKey key = new RecordKey("budget:" + i);
 			String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
@@ -141,7 +141,7 @@ class CachingIdempotencyStoreTests {
 	@Test
 	void aResultLargerThanTheWholeCacheIsNotKept() {
 		CachingIdempotencyStore small = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(16),
-				Duration.ofSeconds(10), true, this.nanos::get);
+				Duration.ofSeconds(10), true, null, this.nanos::get);
 		RecordKey key = new RecordKey("too-large");
 		String token = ((ClaimResult.Acquired) small.claim(key, FP, LEASE)).token();
 		StoredResult large = new StoredResult(new byte[32 * 1024]);
@@ -157,7 +157,7 @@ class CachingIdempotencyStoreTests {
 		// A store that joins transactions may answer inside one with a result that is not
 		// committed yet; only a read outside a transaction is known to be committed.
 		CachingIdempotencyStore readThrough = new CachingIdempotencyStore(this.store, DataSize.ofKilobytes(64),
-				Duration.ofSeconds(10), false, this.nanos::get);
+				Duration.ofSeconds(10), false, null, this.nanos::get);
 		RecordKey key = new RecordKey("read-in-a-transaction");
 		StoredResult result = completeInStore(key, Duration.ofHours(1));
 		try (HikariDataSource h2 = TestDatabases.h2()) {
