@@ -10,6 +10,7 @@ import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -147,18 +148,10 @@ public final class IdempotentAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
-			ObjectProvider<IdempotencyObserver> observers, Fingerprinter fingerprinter,
-			ObjectProvider<ObservationRegistry> observations,
-			ObjectProvider<IdempotencyObservationConvention> observationConvention,
-			IdempotentObservationProperties observationProperties) {
+			ObjectProvider<IdempotencyObserver> observers) {
 		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
 				properties.getMaxResultSize().toBytes(),
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
-		executor.setFingerprinter(fingerprinter);
-		executor.setKeyPrefix(properties.getKeyPrefix());
-		executor.setMaxKeyLength(properties.getMaxKeyLength());
-		observations.ifAvailable((registry) -> executor.observeWith(registry, observationConvention.getIfUnique(),
-				observationProperties.isIncludeKey()));
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}
@@ -167,6 +160,34 @@ public final class IdempotentAutoConfiguration {
 			executor.setResultCompression(ResultCompression.deflate(compression.getThreshold().toBytes()));
 		}
 		return executor;
+	}
+
+	/**
+	 * Keys, fingerprints and observations as configured, for the application's own
+	 * executor too: a bean that replaced the default must not write under another key
+	 * prefix or with unkeyed fingerprints.
+	 */
+	@Bean
+	static BeanPostProcessor idempotencyExecutorSettings(ObjectProvider<IdempotentProperties> properties,
+			ObjectProvider<Fingerprinter> fingerprinter, ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<IdempotencyObservationConvention> observationConvention,
+			ObjectProvider<IdempotentObservationProperties> observationProperties) {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessBeforeInitialization(Object bean, String beanName) {
+				if (bean instanceof IdempotencyExecutor executor) {
+					IdempotentProperties settings = properties.getObject();
+					executor.setFingerprinter(fingerprinter.getObject());
+					executor.setKeyPrefix(settings.getKeyPrefix());
+					executor.setMaxKeyLength(settings.getMaxKeyLength());
+					observations.ifAvailable((registry) -> executor.observeWith(registry,
+							observationConvention.getIfUnique(), observationProperties.getObject().isIncludeKey()));
+				}
+				return bean;
+			}
+
+		};
 	}
 
 	@Bean

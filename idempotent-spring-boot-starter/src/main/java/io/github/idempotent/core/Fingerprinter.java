@@ -4,7 +4,6 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.security.DigestOutputStream;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Base64;
@@ -99,24 +98,35 @@ public final class Fingerprinter {
 	public Fingerprint fingerprint(Writer writer) {
 		if (this.mac != null && this.macKey != null) {
 			Mac mac = copy(this.mac, this.macKey);
-			writer.writeTo(new OutputStream() {
-
-				@Override
-				public void write(int b) {
-					mac.update((byte) b);
-				}
-
-				@Override
-				public void write(byte[] b, int off, int len) {
-					mac.update(b, off, len);
-				}
-
-			});
+			writer.writeTo(into(mac::update));
 			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
 		}
 		MessageDigest digest = copy(this.digest);
-		writer.writeTo(new DigestOutputStream(OutputStream.nullOutputStream(), digest));
+		writer.writeTo(into(digest::update));
 		return new Fingerprint(BASE64.encodeToString(digest.digest()));
+	}
+
+	// Never closed, so that a writer may close what it writes to and write again.
+	private static OutputStream into(Update update) {
+		return new OutputStream() {
+
+			@Override
+			public void write(int b) {
+				update.update(new byte[] { (byte) b }, 0, 1);
+			}
+
+			@Override
+			public void write(byte[] b, int off, int len) {
+				update.update(b, off, len);
+			}
+
+		};
+	}
+
+	private interface Update {
+
+		void update(byte[] bytes, int offset, int length);
+
 	}
 
 	// A provider that cannot clone (some FIPS ones) costs a new instance per call.

@@ -123,15 +123,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Invocation invocation, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder)
 			throws Throwable {
 		Assert.notNull(callObserver, "callObserver must not be null");
+		IdempotencyObserver caller = (callObserver == this.observer) ? IdempotencyObserver.NONE : callObserver;
 		CallObservations.Call observed = startObservation(policy, clientKey);
 		if (observed == null) {
 			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, this.observer, callObserver, recorder, true), invocation);
+					call(policy, clientKey, key, fingerprint, this.observer, caller, recorder, true), invocation);
 		}
 		Throwable failure = null;
 		try (Observation.Scope scope = observed.openScope()) {
-			return BlockingCall.execute(this.protocol, call(policy, clientKey, key, fingerprint, this.observer,
-					both(callObserver, observed), recorder, true), invocation);
+			return BlockingCall.execute(this.protocol,
+					call(policy, clientKey, key, fingerprint, this.observer, both(caller, observed), recorder, true),
+					invocation);
 		}
 		catch (Throwable ex) {
 			failure = ex;
@@ -145,7 +147,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			IdempotencyObserver own, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder,
 			boolean blocking) {
-		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE || callObserver == own) ? own
+		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? own
 				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(callObserver)));
 		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder, blocking);
 	}

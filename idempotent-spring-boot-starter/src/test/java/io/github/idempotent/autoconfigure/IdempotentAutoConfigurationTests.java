@@ -22,6 +22,9 @@ import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentInterceptor;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyStoreFullException;
@@ -157,6 +160,23 @@ class IdempotentAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyStore.class);
 			assertThat(context.getBean(IdempotencyStore.class)).isSameAs(CustomStoreConfiguration.STORE);
 		});
+	}
+
+	@Test
+	void anExecutorOfTheApplicationTakesTheConfiguredKeysAndFingerprints() {
+		this.runner
+			.withPropertyValues("idempotent.key-prefix=pay", "idempotent.max-key-length=16",
+					"idempotent.fingerprint-secret=s3cr3t")
+			.withBean(IdempotencyExecutor.class,
+					() -> new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
+							IdempotencyObserver.NONE))
+			.run((context) -> {
+				IdempotencyExecutor executor = context.getBean(IdempotencyExecutor.class);
+				assertThat(executor.recordKey("op", "global", "k").value()).startsWith("pay:");
+				assertThat(executor.getFingerprinter().isKeyed()).isTrue();
+				assertThatExceptionOfType(IdempotencyKeyException.class)
+					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17)));
+			});
 	}
 
 	@Test

@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -214,6 +215,25 @@ class IdempotencyExecutorTests {
 		firstMayReturn.countDown();
 		assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo("first");
 		stopped.close();
+	}
+
+	@Test
+	void anObservedCallTellsTheExecutorsObserverOnce() throws Throwable {
+		AtomicInteger executed = new AtomicInteger();
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				executed.incrementAndGet();
+			}
+
+		});
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler((context) -> true);
+		this.executor.observeWith(registry, null, false);
+		this.executor.execute(policy(Duration.ofSeconds(5)), "k", new RecordKey("test:observed-once"),
+				new Fingerprint("fp"), () -> "done");
+		assertThat(executed).hasValue(1);
 	}
 
 	private static IdempotencyPolicy policy(Duration lease) {
