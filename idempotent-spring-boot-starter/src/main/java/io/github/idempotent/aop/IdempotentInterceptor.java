@@ -17,7 +17,6 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
-import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -79,9 +78,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		String clientKey = call.key();
 		if (clientKey == null) {
-			if (operation.required()) {
-				throw missingKey(operation, this.keyResolver.describeSource());
-			}
 			return invocation.proceed();
 		}
 		return execute(operation, invocation, clientKey, call.scope(),
@@ -107,9 +103,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		InvocationArguments call = handlerArguments(operation, invocation, handlerCall, this.beanResolver);
 		String clientKey = call.key();
 		if (clientKey == null) {
-			if (operation.required()) {
-				throw missingKey(operation, "its key header");
-			}
 			return invocation.proceed();
 		}
 		return execute(operation, invocation, clientKey, call.scope(), handlerCall.fingerprint(),
@@ -180,17 +173,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (this.reactive != null) {
 			this.reactive.scopeResolver = scopeResolver;
 		}
-	}
-
-	static IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
-		if (operation.key() == null) {
-			return new IdempotencyKeyException("Idempotency key is required: send it in " + source);
-		}
-		return new IdempotencyKeyException(
-				"Idempotency key is required: the request field it is taken from is " + "missing or blank",
-				"Idempotency key is required by " + operation.policy().name() + ": expression '"
-						+ operation.key().getExpressionString() + "' of " + operation.describe()
-						+ " evaluated to null or blank");
 	}
 
 	// A key expression's key is the application's to fix; the header's, the caller's.

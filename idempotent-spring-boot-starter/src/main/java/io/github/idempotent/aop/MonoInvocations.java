@@ -46,9 +46,6 @@ final class MonoInvocations {
 		return Mono.deferContextual((contextView) -> {
 			String key = call.key();
 			if (key == null) {
-				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, this.keyResolver.describeSource()));
-				}
 				return toMono(proceed(invocation));
 			}
 			Mono<String> scope = (operation.scope() != null) ? Mono.fromSupplier(call::scope)
@@ -69,9 +66,6 @@ final class MonoInvocations {
 					beanResolver);
 			String key = call.key();
 			if (key == null) {
-				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, "its key header"));
-				}
 				return toMono(proceed(invocation));
 			}
 			return execute(operation, invocation, key, Mono.fromSupplier(call::scope), call, contextView,
