@@ -67,12 +67,11 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (operation == null) {
 			return invocation.proceed();
 		}
-		Object[] args = invocation.getArguments();
 		if (operation.handler()) {
 			return invokeHandler(operation, invocation, targetClass);
 		}
-		InvocationArguments call = new InvocationArguments(operation, args, target, this.keyResolver,
-				this.scopeResolver, this.beanResolver);
+		InvocationArguments call = new InvocationArguments(operation, invocation.getArguments(), target,
+				this.keyResolver, this.scopeResolver, this.beanResolver);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation);
 		}
