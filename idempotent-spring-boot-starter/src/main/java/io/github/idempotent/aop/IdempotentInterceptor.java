@@ -75,12 +75,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation);
 		}
-		String clientKey = call.key();
-		if (clientKey == null) {
-			return invocation.proceed();
-		}
-		return execute(operation, invocation, clientKey, call.scope(),
-				fingerprint(this.calls, operation, call.payload()), IdempotencyObserver.NONE, null);
+		return execute(operation, invocation, call, null);
 	}
 
 	/**
@@ -99,13 +94,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (handlerCall == null) {
 			throw outsideRequest(operation);
 		}
-		InvocationArguments call = handlerArguments(operation, invocation, handlerCall, this.beanResolver);
-		String clientKey = call.key();
-		if (clientKey == null) {
-			return invocation.proceed();
-		}
-		return execute(operation, invocation, clientKey, call.scope(), handlerCall.fingerprint(),
-				handlerCall.observer(), handlerCall.recorder());
+		return execute(operation, invocation, handlerArguments(operation, invocation, handlerCall, this.beanResolver),
+				handlerCall);
 	}
 
 	static InvocationArguments handlerArguments(IdempotentOperation operation, MethodInvocation invocation,
@@ -126,9 +116,18 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		return this.reactive;
 	}
 
-	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation, String clientKey,
-			String scope, Fingerprint fingerprint, IdempotencyObserver observer, @Nullable OutcomeRecorder recorder)
-			throws Throwable {
+	// A handler's fingerprint, observer and recorder come with its request.
+	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation,
+			InvocationArguments call, @Nullable HandlerCall handlerCall) throws Throwable {
+		String clientKey = call.key();
+		if (clientKey == null) {
+			return invocation.proceed();
+		}
+		String scope = call.scope();
+		Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
+				: fingerprint(this.calls, operation, call.payload());
+		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
+		OutcomeRecorder recorder = (handlerCall != null) ? handlerCall.recorder() : null;
 		checkKey(this.calls, operation, clientKey);
 		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
 		try {
