@@ -17,7 +17,7 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
  */
 final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
-	private final Variables variables;
+	private final Map<String, Integer> variables;
 
 	private final Object[] arguments;
 
@@ -26,7 +26,7 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 	/**
 	 * @param contextVariables looked up last ({@code #headers} of a listener's message)
 	 */
-	ArgumentsEvaluationContext(@Nullable Object target, Variables variables, Object[] arguments,
+	ArgumentsEvaluationContext(@Nullable Object target, Map<String, Integer> variables, Object[] arguments,
 			Function<String, @Nullable Object> contextVariables) {
 		super(target);
 		this.variables = variables;
@@ -36,7 +36,7 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
 	@Override
 	public @Nullable Object lookupVariable(String name) {
-		Integer index = this.variables.indexes.get(name);
+		Integer index = this.variables.get(name);
 		if (index != null && index < this.arguments.length) {
 			return this.arguments[index];
 		}
@@ -44,31 +44,23 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 		return (value != null) ? value : this.contextVariables.apply(name);
 	}
 
-	static final class Variables {
-
-		private final Map<String, Integer> indexes;
-
-		private Variables(Map<String, Integer> indexes) {
-			this.indexes = indexes;
+	/**
+	 * The argument index of each name an expression may use: {@code #p0}, {@code #a0}
+	 * and, when compiled with them, the parameter names.
+	 */
+	static Map<String, Integer> variables(Method method, ParameterNameDiscoverer parameterNames) {
+		Map<String, Integer> indexes = new HashMap<>();
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			indexes.put("a" + i, i);
+			indexes.put("p" + i, i);
 		}
-
-		static Variables of(Method method, ParameterNameDiscoverer parameterNames) {
-			Map<String, Integer> indexes = new HashMap<>();
-			for (int i = 0; i < method.getParameterCount(); i++) {
-				indexes.put("a" + i, i);
-				indexes.put("p" + i, i);
+		String[] names = parameterNames.getParameterNames(method);
+		for (int i = 0; names != null && i < names.length; i++) {
+			if (names[i] != null) {
+				indexes.put(names[i], i);
 			}
-			String[] names = parameterNames.getParameterNames(method);
-			if (names != null) {
-				for (int i = 0; i < names.length; i++) {
-					if (names[i] != null) {
-						indexes.put(names[i], i);
-					}
-				}
-			}
-			return new Variables(Map.copyOf(indexes));
 		}
-
+		return Map.copyOf(indexes);
 	}
 
 }

@@ -2,11 +2,11 @@ package io.github.idempotent.aop;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
@@ -21,6 +21,7 @@ import org.springframework.aop.support.annotation.AnnotationMethodMatcher;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
+import org.springframework.util.function.SingletonSupplier;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -50,9 +51,11 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 	public void setBeanFactory(BeanFactory beanFactory) {
 		super.setBeanFactory(beanFactory);
 		this.beanFactory = beanFactory;
-		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new IdempotentMethods(),
-				new LazyInterceptor(beanFactory));
-		this.advisor = advisor;
+		// Looked up on first use, so that the store is not created early.
+		Supplier<IdempotentInterceptor> interceptor = SingletonSupplier
+			.of(() -> beanFactory.getBean(IdempotentInterceptor.class));
+		this.advisor = new DefaultPointcutAdvisor(new IdempotentMethods(),
+				(MethodInterceptor) (invocation) -> interceptor.get().invoke(invocation));
 	}
 
 	// Those the web layer guards too: all are parsed at start-up.
@@ -106,15 +109,10 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 
 	// A listener answers nobody: no caller can read another's response through it.
 	private static boolean isMessageListener(java.lang.reflect.Method method) {
-		for (String listener : MESSAGE_LISTENERS) {
-			if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(listener)
-					|| MergedAnnotations
-						.from(method.getDeclaringClass(), MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
-						.isPresent(listener)) {
-				return true;
-			}
-		}
-		return false;
+		MergedAnnotations onMethod = MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+		MergedAnnotations onClass = MergedAnnotations.from(method.getDeclaringClass(),
+				MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+		return MESSAGE_LISTENERS.stream().anyMatch((name) -> onMethod.isPresent(name) || onClass.isPresent(name));
 	}
 
 	private static final List<String> MESSAGE_LISTENERS = List.of(
@@ -130,29 +128,6 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 		public boolean matches(java.lang.reflect.Method method, Class<?> targetClass) {
 			return this.annotated.matches(method, targetClass)
 					&& !IdempotentOperationSource.isGuardedByWeb(AopUtils.getMostSpecificMethod(method, targetClass));
-		}
-
-	}
-
-	// Looked up on first use, so that the store is not created early.
-	private static final class LazyInterceptor implements MethodInterceptor {
-
-		private final BeanFactory beanFactory;
-
-		private volatile @Nullable MethodInterceptor delegate;
-
-		LazyInterceptor(BeanFactory beanFactory) {
-			this.beanFactory = beanFactory;
-		}
-
-		@Override
-		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-			MethodInterceptor interceptor = this.delegate;
-			if (interceptor == null) {
-				interceptor = this.beanFactory.getBean(IdempotentInterceptor.class);
-				this.delegate = interceptor;
-			}
-			return interceptor.invoke(invocation);
 		}
 
 	}

@@ -17,7 +17,6 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
-import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -68,24 +67,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (operation == null) {
 			return invocation.proceed();
 		}
-		Object[] args = invocation.getArguments();
 		if (operation.handler()) {
 			return invokeHandler(operation, invocation, targetClass);
 		}
-		InvocationArguments call = new InvocationArguments(operation, args, target, this.keyResolver,
-				this.scopeResolver, this.beanResolver);
+		InvocationArguments call = new InvocationArguments(operation, invocation.getArguments(), target,
+				this.keyResolver, this.scopeResolver, this.beanResolver);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation);
 		}
-		String clientKey = call.key();
-		if (clientKey == null) {
-			if (operation.required()) {
-				throw missingKey(operation, this.keyResolver.describeSource());
-			}
-			return invocation.proceed();
-		}
-		return execute(operation, invocation, clientKey, call.scope(),
-				fingerprint(this.calls, operation, call.payload()), IdempotencyObserver.NONE, null);
+		return execute(operation, invocation, call, null);
 	}
 
 	/**
@@ -104,16 +94,8 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (handlerCall == null) {
 			throw outsideRequest(operation);
 		}
-		InvocationArguments call = handlerArguments(operation, invocation, handlerCall, this.beanResolver);
-		String clientKey = call.key();
-		if (clientKey == null) {
-			if (operation.required()) {
-				throw missingKey(operation, "its key header");
-			}
-			return invocation.proceed();
-		}
-		return execute(operation, invocation, clientKey, call.scope(), handlerCall.fingerprint(),
-				handlerCall.observer(), handlerCall.recorder());
+		return execute(operation, invocation, handlerArguments(operation, invocation, handlerCall, this.beanResolver),
+				handlerCall);
 	}
 
 	static InvocationArguments handlerArguments(IdempotentOperation operation, MethodInvocation invocation,
@@ -134,9 +116,18 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		return this.reactive;
 	}
 
-	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation, String clientKey,
-			String scope, Fingerprint fingerprint, IdempotencyObserver observer, @Nullable OutcomeRecorder recorder)
-			throws Throwable {
+	// A handler's fingerprint, observer and recorder come with its request.
+	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation,
+			InvocationArguments call, @Nullable HandlerCall handlerCall) throws Throwable {
+		String clientKey = call.key();
+		if (clientKey == null) {
+			return invocation.proceed();
+		}
+		String scope = call.scope();
+		Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
+				: fingerprint(this.calls, operation, call.payload());
+		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
+		OutcomeRecorder recorder = (handlerCall != null) ? handlerCall.recorder() : null;
 		checkKey(this.calls, operation, clientKey);
 		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
 		try {
@@ -180,17 +171,6 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		if (this.reactive != null) {
 			this.reactive.scopeResolver = scopeResolver;
 		}
-	}
-
-	static IdempotencyKeyException missingKey(IdempotentOperation operation, String source) {
-		if (operation.key() == null) {
-			return new IdempotencyKeyException("Idempotency key is required: send it in " + source);
-		}
-		return new IdempotencyKeyException(
-				"Idempotency key is required: the request field it is taken from is " + "missing or blank",
-				"Idempotency key is required by " + operation.policy().name() + ": expression '"
-						+ operation.key().getExpressionString() + "' of " + operation.describe()
-						+ " evaluated to null or blank");
 	}
 
 	// A key expression's key is the application's to fix; the header's, the caller's.

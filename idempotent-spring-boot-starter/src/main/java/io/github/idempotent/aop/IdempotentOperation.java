@@ -1,6 +1,7 @@
 package io.github.idempotent.aop;
 
 import java.lang.reflect.Method;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
@@ -19,7 +20,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
  */
 public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
-		ArgumentsEvaluationContext.Variables variables, Kind kind, boolean unretried, boolean handler) {
+		Map<String, Integer> variables, Kind kind, boolean unretried, boolean handler) {
 
 	/**
 	 * Whether the key or scope comes from the arguments by an expression.

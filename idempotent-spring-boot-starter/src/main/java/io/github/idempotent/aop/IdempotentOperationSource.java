@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 
@@ -106,14 +108,9 @@ public class IdempotentOperationSource {
 	 * Names of the operations parsed so far, annotated and routed.
 	 */
 	public Set<String> operationNames() {
-		Set<String> names = new TreeSet<>();
-		for (IdempotentOperation operation : this.cache.values()) {
-			names.add(operation.policy().name());
-		}
-		for (IdempotentOperation operation : this.routed.values()) {
-			names.add(operation.policy().name());
-		}
-		return names;
+		return Stream.concat(this.cache.values().stream(), this.routed.values().stream())
+			.map((operation) -> operation.policy().name())
+			.collect(Collectors.toCollection(TreeSet::new));
 	}
 
 	Collection<IdempotentOperation> parsed() {
@@ -193,7 +190,7 @@ public class IdempotentOperationSource {
 					+ "put @Idempotent on a service method the handler calls");
 		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
-				PayloadArguments.of(method), ArgumentsEvaluationContext.Variables.of(method, this.parameterNames), kind,
+				PayloadArguments.of(method), ArgumentsEvaluationContext.variables(method, this.parameterNames), kind,
 				unretried, handler);
 	}
 
@@ -207,10 +204,8 @@ public class IdempotentOperationSource {
 			"org.springframework.scheduling.annotation.Schedules");
 
 	static boolean isUnretried(Method method, Class<?> targetClass) {
-		for (String annotation : UNRETRIED_METHOD_ANNOTATIONS) {
-			if (AnnotatedElementUtils.isAnnotated(method, annotation)) {
-				return true;
-			}
+		if (UNRETRIED_METHOD_ANNOTATIONS.stream().anyMatch((name) -> AnnotatedElementUtils.isAnnotated(method, name))) {
+			return true;
 		}
 		String async = UNRETRIED_METHOD_ANNOTATIONS.get(0);
 		return AnnotatedElementUtils.isAnnotated(targetClass, async)
@@ -222,12 +217,10 @@ public class IdempotentOperationSource {
 	 * one, so that two beans inheriting one method keep apart records.
 	 */
 	static String defaultName(Method method, Class<?> targetClass) {
-		StringBuilder name = new StringBuilder(targetClass.getName()).append('#').append(method.getName()).append('(');
-		Class<?>[] types = method.getParameterTypes();
-		for (int i = 0; i < types.length; i++) {
-			name.append((i > 0) ? "," : "").append(types[i].getTypeName());
-		}
-		return name.append(')').toString();
+		return targetClass.getName() + "#" + method.getName()
+				+ Arrays.stream(method.getParameterTypes())
+					.map(Class::getTypeName)
+					.collect(Collectors.joining(",", "(", ")"));
 	}
 
 	/**

@@ -44,14 +44,29 @@ final class InvocationArguments {
 		this.beanResolver = beanResolver;
 	}
 
+	/**
+	 * The call's key, or {@code null} to run it unguarded; refused when the annotation
+	 * requires one.
+	 */
 	@Nullable String key() {
 		Expression expression = this.operation.key();
 		Object value = (expression != null) ? evaluate(expression, "key") : this.keyResolver.resolveKey();
-		if (value == null) {
+		String key = (value != null) ? value.toString() : null;
+		if (StringUtils.hasText(key)) {
+			return key;
+		}
+		if (!this.operation.required()) {
 			return null;
 		}
-		String key = value.toString();
-		return StringUtils.hasText(key) ? key : null;
+		if (expression == null) {
+			String source = this.operation.handler() ? "its key header" : this.keyResolver.describeSource();
+			throw new IdempotencyKeyException("Idempotency key is required: send it in " + source);
+		}
+		throw new IdempotencyKeyException(
+				"Idempotency key is required: the request field it is taken from is missing or blank",
+				"Idempotency key is required by " + this.operation.policy().name() + ": expression '"
+						+ expression.getExpressionString() + "' of " + this.operation.describe()
+						+ " evaluated to null or blank");
 	}
 
 	String scope() {

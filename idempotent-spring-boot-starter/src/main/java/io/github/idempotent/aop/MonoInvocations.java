@@ -16,7 +16,6 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
@@ -43,18 +42,7 @@ final class MonoInvocations {
 	}
 
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation) {
-		return Mono.deferContextual((contextView) -> {
-			String key = call.key();
-			if (key == null) {
-				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, this.keyResolver.describeSource()));
-				}
-				return toMono(proceed(invocation));
-			}
-			Mono<String> scope = (operation.scope() != null) ? Mono.fromSupplier(call::scope)
-					: callersScope(contextView);
-			return execute(operation, invocation, key, scope, call, contextView, IdempotencyObserver.NONE, null, null);
-		});
+		return Mono.deferContextual((contextView) -> execute(operation, invocation, call, contextView, null));
 	}
 
 	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,
@@ -65,30 +53,30 @@ final class MonoInvocations {
 			if (handlerCall == null || !handlerCall.handles(invocation.getMethod(), targetClass)) {
 				return Mono.error(IdempotentInterceptor.outsideRequest(operation));
 			}
-			InvocationArguments call = IdempotentInterceptor.handlerArguments(operation, invocation, handlerCall,
-					beanResolver);
-			String key = call.key();
-			if (key == null) {
-				if (operation.required()) {
-					return Mono.error(IdempotentInterceptor.missingKey(operation, "its key header"));
-				}
-				return toMono(proceed(invocation));
-			}
-			return execute(operation, invocation, key, Mono.fromSupplier(call::scope), call, contextView,
-					handlerCall.observer(), handlerCall.recorder(), handlerCall.fingerprint());
+			return execute(operation, invocation,
+					IdempotentInterceptor.handlerArguments(operation, invocation, handlerCall, beanResolver),
+					contextView, handlerCall);
 		});
 	}
 
-	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, String key, Mono<String> scope,
-			InvocationArguments call, ContextView contextView, IdempotencyObserver observer,
-			@Nullable OutcomeRecorder recorder, @Nullable Fingerprint requestFingerprint) {
+	// A handler's fingerprint, observer and recorder come with its request.
+	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, InvocationArguments call,
+			ContextView contextView, @Nullable HandlerCall handlerCall) {
+		String key = call.key();
+		if (key == null) {
+			return toMono(proceed(invocation));
+		}
+		Mono<String> scope = (operation.scope() != null || handlerCall != null) ? Mono.fromSupplier(call::scope)
+				: callersScope(contextView);
 		IdempotentInterceptor.checkKey(this.calls, operation, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, key);
-			Fingerprint fingerprint = (requestFingerprint != null) ? requestFingerprint
+			Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
 					: IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
 			return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), key, recordKey, fingerprint,
-					() -> toMono(proceed(invocation)), contextView, observer, recorder);
+					() -> toMono(proceed(invocation)), contextView,
+					(handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE,
+					(handlerCall != null) ? handlerCall.recorder() : null);
 		});
 	}
 

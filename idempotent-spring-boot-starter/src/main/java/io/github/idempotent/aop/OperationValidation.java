@@ -72,15 +72,16 @@ final class OperationValidation {
 					+ "@Idempotent(onDuplicate = FLAG) on a service method the handler calls");
 		}
 		Class<?> returnType = method.getReturnType();
-		if (onDuplicate == DuplicateHandling.SKIP && kind == IdempotentOperation.Kind.VALUE && returnType.isPrimitive()
-				&& returnType != void.class) {
+		if (onDuplicate != DuplicateHandling.SKIP || kind != IdempotentOperation.Kind.VALUE) {
+			return;
+		}
+		if (returnType.isPrimitive() && returnType != void.class) {
 			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
 					+ "duplicate, which a method returning " + returnType.getName() + " cannot return. Return void "
 					+ "or a wrapper type (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
 					+ "), or use REPLAY or FLAG");
 		}
-		if (onDuplicate == DuplicateHandling.SKIP && kind == IdempotentOperation.Kind.VALUE
-				&& returnType == java.util.Optional.class) {
+		if (returnType == java.util.Optional.class) {
 			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
 					+ "duplicate, which a caller of a method returning Optional does not expect. Return void or a "
 					+ "nullable type, or use REPLAY or FLAG");

@@ -2,6 +2,7 @@ package io.github.idempotent.aop;
 
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -38,27 +39,13 @@ final class PayloadArguments {
 	}
 
 	private static boolean isEnvelope(Class<?> type, Annotation[] annotations) {
-		for (Annotation annotation : annotations) {
-			if (ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName())) {
-				return true;
-			}
-		}
-		for (String name : ENVELOPE_TYPES) {
-			if (IdempotentOperationSource.isA(type, name)) {
-				return true;
-			}
-		}
-		return false;
+		return Arrays.stream(annotations)
+			.anyMatch((annotation) -> ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName()))
+				|| ENVELOPE_TYPES.stream().anyMatch((name) -> IdempotentOperationSource.isA(type, name));
 	}
 
 	private static boolean isFrameworkType(Class<?> type) {
-		String name = type.getName();
-		for (String prefix : FRAMEWORK_TYPE_PREFIXES) {
-			if (name.startsWith(prefix)) {
-				return true;
-			}
-		}
-		return false;
+		return FRAMEWORK_TYPE_PREFIXES.stream().anyMatch(type.getName()::startsWith);
 	}
 
 }

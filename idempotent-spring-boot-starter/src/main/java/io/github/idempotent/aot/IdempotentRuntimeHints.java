@@ -16,23 +16,15 @@ import io.github.idempotent.web.ResponseEntityResultConverter;
  */
 class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 
-	static final String JDBC_SCHEMAS = "io/github/idempotent/store/jdbc/schema-*.sql";
-
-	static final String FLYWAY_MIGRATIONS = "io/github/idempotent/store/jdbc/flyway/*/*.sql";
-
-	static final String LIQUIBASE_CHANGELOG = "io/github/idempotent/store/jdbc/liquibase/changelog.xml";
-
-	static final String REDIS_SCRIPTS = "io/github/idempotent/store/redis/*.lua";
-
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
 		if (ClassUtils.isPresent("org.springframework.jdbc.core.JdbcOperations", classLoader)) {
-			hints.resources().registerPattern(JDBC_SCHEMAS);
-			hints.resources().registerPattern(FLYWAY_MIGRATIONS);
-			hints.resources().registerPattern(LIQUIBASE_CHANGELOG);
+			hints.resources().registerPattern("io/github/idempotent/store/jdbc/schema-*.sql");
+			hints.resources().registerPattern("io/github/idempotent/store/jdbc/flyway/*/*.sql");
+			hints.resources().registerPattern("io/github/idempotent/store/jdbc/liquibase/changelog.xml");
 		}
 		if (ClassUtils.isPresent("org.springframework.data.redis.connection.RedisConnectionFactory", classLoader)) {
-			hints.resources().registerPattern(REDIS_SCRIPTS);
+			hints.resources().registerPattern("io/github/idempotent/store/redis/*.lua");
 		}
 		if (ClassUtils.isPresent("org.springframework.http.ResponseEntity", classLoader)) {
 			new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),

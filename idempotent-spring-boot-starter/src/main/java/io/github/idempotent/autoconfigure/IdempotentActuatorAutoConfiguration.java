@@ -3,8 +3,6 @@ package io.github.idempotent.autoconfigure;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import org.jspecify.annotations.Nullable;
-
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -57,34 +55,15 @@ public final class IdempotentActuatorAutoConfiguration {
 	}
 
 	/** Loaded only when Micrometer is present. */
-	private static final class DeletionCounter implements Runnable {
+	private static final class DeletionCounter {
 
-		private final ObjectProvider<MeterRegistry> registry;
-
-		private volatile @Nullable Counter counter;
-
-		private DeletionCounter(ObjectProvider<MeterRegistry> registry) {
-			this.registry = registry;
-		}
-
+		// A registry hands back the counter it registered before.
 		static Runnable of(BeanFactory beanFactory) {
-			return new DeletionCounter(beanFactory.getBeanProvider(MeterRegistry.class));
-		}
-
-		@Override
-		public void run() {
-			Counter counter = this.counter;
-			if (counter == null) {
-				MeterRegistry registry = this.registry.getIfAvailable();
-				if (registry == null) {
-					return;
-				}
-				counter = Counter.builder(DELETIONS_METER)
-					.description("Idempotency records deleted through the actuator endpoint")
-					.register(registry);
-				this.counter = counter;
-			}
-			counter.increment();
+			ObjectProvider<MeterRegistry> registry = beanFactory.getBeanProvider(MeterRegistry.class);
+			return () -> registry.ifAvailable((meters) -> Counter.builder(DELETIONS_METER)
+				.description("Idempotency records deleted through the actuator endpoint")
+				.register(meters)
+				.increment());
 		}
 
 	}

@@ -68,9 +68,6 @@ public final class IdempotentAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
 
-	/** Outside a listener there is no key in context: the annotation must name one. */
-	private static final IdempotencyKeyResolver NO_CONTEXT_KEY = () -> null;
-
 	private static final String REACTOR_SCHEDULERS = "reactor.core.scheduler.Schedulers";
 
 	private static final String SECURITY_CONTEXT_HOLDER = "org.springframework.security.core.context.SecurityContextHolder";
@@ -242,10 +239,10 @@ public final class IdempotentAutoConfiguration {
 			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
 		// One resolver per context; the one that applies to the current call answers.
-		List<IdempotencyKeyResolver> resolvers = keyResolver.orderedStream().toList();
+		// None: outside a listener there is no key in context, the annotation must name
+		// one.
 		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
-				resolvers.isEmpty() ? NO_CONTEXT_KEY : IdempotencyKeyResolver.composite(resolvers), scopeResolver,
-				beanFactory);
+				IdempotencyKeyResolver.composite(keyResolver.orderedStream().toList()), scopeResolver, beanFactory);
 		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
 		return interceptor;
 	}

@@ -1,7 +1,6 @@
 package io.github.idempotent.autoconfigure;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -107,8 +106,8 @@ public final class IdempotentKafkaAutoConfiguration {
 		if (value instanceof Collection<?> collection) {
 			return collection;
 		}
-		if (value instanceof String text && StringUtils.hasText(text)) {
-			return Arrays.stream(text.split(",")).map(String::trim).filter(StringUtils::hasText).toList();
+		if (value instanceof String text) {
+			return List.of(StringUtils.tokenizeToStringArray(text, ","));
 		}
 		if (value instanceof Class<?> type) {
 			return List.of(type);

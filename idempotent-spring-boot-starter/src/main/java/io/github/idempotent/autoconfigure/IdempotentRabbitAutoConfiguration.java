@@ -1,9 +1,8 @@
 package io.github.idempotent.autoconfigure;
 
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
+import java.util.stream.Stream;
 
 import org.aopalliance.aop.Advice;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -85,14 +84,10 @@ public final class IdempotentRabbitAutoConfiguration {
 	/** First, so that it sees what a retry recoverer makes of a failure. */
 	static void addAdvice(BaseRabbitListenerContainerFactory<?> factory, IdempotentRabbitListenerAdvice advice) {
 		Advice[] existing = factory.getAdviceChain();
-		List<Advice> chain = new ArrayList<>();
-		chain.add(advice);
-		if (existing != null) {
-			Arrays.stream(existing)
-				.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice))
-				.forEach(chain::add);
-		}
-		factory.setAdviceChain(chain.toArray(new Advice[0]));
+		Stream<Advice> others = (existing != null) ? Arrays.stream(existing) : Stream.empty();
+		factory.setAdviceChain(Stream
+			.concat(Stream.of(advice), others.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice)))
+			.toArray(Advice[]::new));
 	}
 
 	/**

@@ -66,9 +66,6 @@ public final class ListenerFailures {
 			if (type.isInstance(ex)) {
 				return type.cast(ex);
 			}
-			if (ex.getCause() == ex) {
-				break;
-			}
 		}
 		return null;
 	}

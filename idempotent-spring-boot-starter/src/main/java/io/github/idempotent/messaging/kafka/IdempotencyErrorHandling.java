@@ -28,8 +28,7 @@ public final class IdempotencyErrorHandling {
 		handler.addNotRetryableExceptions(ListenerFailures.NOT_RETRYABLE.toArray(new Class[0]));
 		BackOff inProgress = new FixedBackOff(inProgressBackOff.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
 		// A store outage is retried like a duplicate in progress: the listener never ran.
-		handler.setBackOffFunction((record, failure) -> (ListenerFailures.inProgress(failure) != null
-				|| ListenerFailures.storeUnavailable(failure) != null) ? inProgress : null);
+		handler.setBackOffFunction((record, failure) -> (ListenerFailures.notRun(failure) != null) ? inProgress : null);
 		return handler;
 	}
 
