@@ -85,9 +85,25 @@ final class LeaseWatchdog {
 	 * {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
-		// Not interruptible (the interrupt flag is kept): the renewal ends by the
-		// client's own timeout.
-		unwatchAsync(lease).join();
+		// A monitor, not a future's join: a caller woken by the last renewal is BLOCKED,
+		// never seen WAITING, until it runs (ProtocolInterleavingTests relies on that).
+		synchronized (lease) {
+			lease.ended = true;
+			boolean interrupted = false;
+			while (lease.renewing > 0) {
+				try {
+					lease.wait();
+				}
+				catch (InterruptedException ex) {
+					// Still wait: the renewal ends by the client's own timeout.
+					interrupted = true;
+				}
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		this.running.remove(lease);
 	}
 
 	/**
@@ -283,6 +299,7 @@ final class LeaseWatchdog {
 			lease.renewing--;
 			lease.inFlight--;
 			if (lease.renewing == 0) {
+				lease.notifyAll();
 				unwatched = lease.drained;
 				lease.drained = null;
 			}
