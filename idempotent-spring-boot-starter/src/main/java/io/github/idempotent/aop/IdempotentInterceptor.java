@@ -34,7 +34,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor calls;
+	private final IdempotencyExecutor executor;
 
 	private final IdempotencyKeyResolver keyResolver;
 
@@ -48,15 +48,15 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	// Only with Reactor present: this class itself loads no Reactor class.
 	private final @Nullable MonoInvocations reactive;
 
-	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
+	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			@Nullable BeanFactory beanFactory) {
 		this.operations = operations;
-		this.calls = calls;
+		this.executor = executor;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
-		this.reactive = reactorPresent ? new MonoInvocations(this.calls, keyResolver, scopeResolver) : null;
+		this.reactive = reactorPresent ? new MonoInvocations(this.executor, keyResolver, scopeResolver) : null;
 	}
 
 	@Override
@@ -125,17 +125,17 @@ public class IdempotentInterceptor implements MethodInterceptor {
 		}
 		String scope = call.scope();
 		Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
-				: fingerprint(this.calls, operation, call.payload());
+				: fingerprint(this.executor, operation, call.payload());
 		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
 		OutcomeRecorder recorder = (handlerCall != null) ? handlerCall.recorder() : null;
-		checkKey(this.calls, operation, clientKey);
-		RecordKey recordKey = this.calls.recordKey(operation.policy().name(), scope, clientKey);
+		checkKey(this.executor, operation, clientKey);
+		RecordKey recordKey = this.executor.recordKey(operation.policy().name(), scope, clientKey);
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
-				return this.calls.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
+				return this.executor.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
 						() -> (CompletionStage<?>) invocation.proceed(), observer, recorder);
 			}
-			return this.calls.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
+			return this.executor.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
 					observer, recorder);
 		}
 		catch (IdempotencyInProgressException ex) {
@@ -157,8 +157,9 @@ public class IdempotentInterceptor implements MethodInterceptor {
 				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
-	static Fingerprint fingerprint(IdempotencyExecutor calls, IdempotentOperation operation, @Nullable Object payload) {
-		return calls.fingerprint(payload, operation.describe(),
+	static Fingerprint fingerprint(IdempotencyExecutor executor, IdempotentOperation operation,
+			@Nullable Object payload) {
+		return executor.fingerprint(payload, operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
 	}
@@ -174,12 +175,12 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	// A key expression's key is the application's to fix; the header's, the caller's.
-	static void checkKey(IdempotencyExecutor calls, IdempotentOperation operation, String key) {
+	static void checkKey(IdempotencyExecutor executor, IdempotentOperation operation, String key) {
 		if (operation.key() != null) {
-			calls.checkApplicationKey(operation.policy().name(), key, "its key expression");
+			executor.checkApplicationKey(operation.policy().name(), key, "its key expression");
 		}
 		else {
-			calls.checkKey(operation.policy().name(), key);
+			executor.checkKey(operation.policy().name(), key);
 		}
 	}
 

@@ -28,15 +28,15 @@ import io.github.idempotent.store.RecordKey;
  */
 final class MonoInvocations {
 
-	private final IdempotencyExecutor calls;
+	private final IdempotencyExecutor executor;
 
 	private final IdempotencyKeyResolver keyResolver;
 
 	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
-	MonoInvocations(IdempotencyExecutor calls, IdempotencyKeyResolver keyResolver,
+	MonoInvocations(IdempotencyExecutor executor, IdempotencyKeyResolver keyResolver,
 			IdempotencyScopeResolver scopeResolver) {
-		this.calls = calls;
+		this.executor = executor;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
@@ -68,12 +68,12 @@ final class MonoInvocations {
 		}
 		Mono<String> scope = (operation.scope() != null || handlerCall != null) ? Mono.fromSupplier(call::scope)
 				: callersScope(contextView);
-		IdempotentInterceptor.checkKey(this.calls, operation, key);
+		IdempotentInterceptor.checkKey(this.executor, operation, key);
 		return scope.flatMap((resolvedScope) -> {
-			RecordKey recordKey = this.calls.recordKey(operation.policy().name(), resolvedScope, key);
+			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
 			Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
-					: IdempotentInterceptor.fingerprint(this.calls, operation, call.payload());
-			return ReactiveIdempotentCalls.execute(this.calls, operation.policy(), key, recordKey, fingerprint,
+					: IdempotentInterceptor.fingerprint(this.executor, operation, call.payload());
+			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey, fingerprint,
 					() -> toMono(proceed(invocation)), contextView,
 					(handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE,
 					(handlerCall != null) ? handlerCall.recorder() : null);

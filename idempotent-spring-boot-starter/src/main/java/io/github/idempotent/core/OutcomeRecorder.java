@@ -1,5 +1,7 @@
 package io.github.idempotent.core;
 
+import java.util.concurrent.CompletableFuture;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,12 +25,10 @@ public interface OutcomeRecorder {
 
 	/**
 	 * The method returned {@code value}; its response is yet to be written. The recorder
-	 * takes over the hold on the key: it must end it exactly once, with
-	 * {@link OwnerHandle#completeRecorded} once the response is written, or with
-	 * {@link OwnerHandle#complete} (the value through the codec) when the response cannot
-	 * be recorded. The lease is renewed until then.
+	 * must {@link Hold#end end} {@code hold} exactly once, when the response is written
+	 * or the request is over; the lease is renewed until then.
 	 */
-	void recordLater(OwnerHandle owner, @Nullable Object value);
+	void recordLater(Hold hold, @Nullable Object value);
 
 	/**
 	 * A replay of a recorded response of the call of {@code policy} for {@code key}: the
@@ -36,5 +36,24 @@ public interface OutcomeRecorder {
 	 * framework would write over it).
 	 */
 	@Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response);
+
+	/**
+	 * The hold on the key of a call whose response is being written. The recorder tells
+	 * it what happened; the executor decides what is stored.
+	 */
+	interface Hold {
+
+		/**
+		 * Ends the hold: releases the key when the call {@code failed} or its
+		 * {@code status} is one that releases it, else stores {@code response} for
+		 * replay, or, when it is {@code null}, a record that says the call completed and
+		 * why its response is not stored ({@code unrecordable}).
+		 * @return completes once the store has answered, exceptionally only if a step
+		 * itself broke
+		 */
+		CompletableFuture<Void> end(int status, @Nullable RecordedResponse response, @Nullable String unrecordable,
+				@Nullable Throwable failed);
+
+	}
 
 }

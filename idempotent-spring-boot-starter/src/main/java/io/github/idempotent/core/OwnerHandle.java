@@ -20,7 +20,7 @@ import io.github.idempotent.store.StoredResult;
  * once by {@link #complete} or {@link #release}: in a {@code try} on the synchronous
  * path, from the completion signal for futures and reactive types.
  */
-public final class OwnerHandle {
+final class OwnerHandle implements OutcomeRecorder.Hold {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
@@ -55,15 +55,15 @@ public final class OwnerHandle {
 		this.lease = lease;
 	}
 
-	public RecordKey key() {
+	RecordKey key() {
 		return this.key;
 	}
 
-	public String token() {
+	String token() {
 		return this.lease.token();
 	}
 
-	public Fingerprint fingerprint() {
+	Fingerprint fingerprint() {
 		return this.lease.fingerprint();
 	}
 
@@ -71,7 +71,7 @@ public final class OwnerHandle {
 	 * Stores {@code result} for replay. Never throws: a store failure is logged, since
 	 * the method has run and its result belongs to the caller.
 	 */
-	public void complete(@Nullable Object result) {
+	void complete(@Nullable Object result) {
 		await(completeAsync(result));
 	}
 
@@ -87,39 +87,12 @@ public final class OwnerHandle {
 		}
 	}
 
-	/**
-	 * {@link #complete} with the response an {@link OutcomeRecorder} recorded, or the key
-	 * released when {@code releaseOnStatus} lists its status.
-	 */
-	public void completeRecorded(RecordedResponse response) {
-		await(completeRecordedAsync(response));
-	}
-
-	/**
-	 * {@link #completeRecorded} without blocking the calling thread. The returned stage
-	 * completes once the store has answered, exceptionally only if a step itself broke.
-	 */
-	public CompletableFuture<Void> completeRecordedAsync(RecordedResponse response) {
-		announce();
-		boolean released = releases(response.status());
-		return settle(afterRenewal(() -> {
-			if (isFencedOut()) {
-				return released ? releaseFencedOut() : keepKeyFencedOut(null);
-			}
-			if (released) {
-				return delete(null);
-			}
-			StoredResult stored = recorded(response);
-			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return store(stored);
-		}));
-	}
-
-	/**
-	 * For a call whose response cannot be stored as sent: stores a record that tells
-	 * retries the call completed, with the same returned stage as {@link #completeAsync}.
-	 */
-	public CompletableFuture<Void> completeNotStoredAsync(int status, String why) {
+	@Override
+	public CompletableFuture<Void> end(int status, @Nullable RecordedResponse response, @Nullable String unrecordable,
+			@Nullable Throwable failed) {
+		if (failed != null) {
+			return releaseAsync(failed);
+		}
 		announce();
 		boolean released = releases(status);
 		return settle(afterRenewal(() -> {
@@ -129,11 +102,19 @@ public final class OwnerHandle {
 			if (released) {
 				return delete(null);
 			}
-			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
-					+ why + ". Retries of the key are told that it completed and that its result is unavailable; "
-					+ "the method is not run again for it");
+			StoredResult stored;
+			if (response != null) {
+				stored = StoredOutcome.recorded(this.policy, this.clientKey, response, this.protocol.maxResultSize(),
+						this.protocol.resultCompression());
+			}
+			else {
+				logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
+						+ unrecordable + ". Retries of the key are told that it completed "
+						+ "and that its result is unavailable; the method is not run again for it");
+				stored = StoredOutcome.notStored("response not recordable");
+			}
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return store(StoredOutcome.notStored("response not recordable"));
+			return store(stored);
 		}));
 	}
 
@@ -175,16 +156,11 @@ public final class OwnerHandle {
 		return true;
 	}
 
-	private StoredResult recorded(RecordedResponse response) {
-		return StoredOutcome.recorded(this.policy, this.clientKey, response, this.protocol.maxResultSize(),
-				this.protocol.resultCompression());
-	}
-
 	/**
 	 * Frees the key for a retry, or stores {@code failure} when {@code cacheFor} lists
 	 * its type. A store failure is added to {@code failure} as suppressed, not thrown.
 	 */
-	public void release(Throwable failure) {
+	void release(Throwable failure) {
 		await(releaseAsync(failure));
 	}
 
@@ -192,7 +168,7 @@ public final class OwnerHandle {
 	 * {@link #complete} without blocking the signalling thread. The returned stage
 	 * completes once the store has answered, exceptionally only if a step itself broke.
 	 */
-	public CompletableFuture<Void> completeAsync(@Nullable Object result) {
+	CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		announce();
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
@@ -208,7 +184,7 @@ public final class OwnerHandle {
 	 * {@link #release} without blocking the signalling thread. The returned stage
 	 * completes once the store has answered, exceptionally only if a step itself broke.
 	 */
-	public CompletableFuture<Void> releaseAsync(Throwable failure) {
+	CompletableFuture<Void> releaseAsync(Throwable failure) {
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return releaseFencedOut();

@@ -62,7 +62,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor calls;
+	private final IdempotencyExecutor executor;
 
 	private final IdempotencyScopeResolver scopeResolver;
 
@@ -75,15 +75,15 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 	private final IdempotentRoutes routes;
 
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
+			IdempotentOperationSource operations, IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
 		this.delegate = delegate;
 		this.operations = operations;
 		this.routes = routes;
-		this.calls = calls;
+		this.executor = executor;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
+		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
 		this.marker = markers;
 		this.maxRequestSize = maxRequestSize;
 	}
@@ -134,10 +134,10 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
 			String name = operation.policy().name();
-			this.calls.checkKey(name, key);
-			RecordKey recordKey = this.calls.recordKey(name, scope, key);
+			this.executor.checkKey(name, key);
+			RecordKey recordKey = this.executor.recordKey(name, scope, key);
 			Exception[] afterReturn = new Exception[1];
-			Object result = this.calls.execute(operation.policy(), key, recordKey, fingerprint, () -> {
+			Object result = this.executor.execute(operation.policy(), key, recordKey, fingerprint, () -> {
 				try {
 					return delegate().handle(request, response, handler);
 				}

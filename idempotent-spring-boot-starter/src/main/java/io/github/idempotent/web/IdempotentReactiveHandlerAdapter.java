@@ -59,7 +59,7 @@ public class IdempotentReactiveHandlerAdapter
 
 	private final IdempotentOperationSource operations;
 
-	private final IdempotencyExecutor calls;
+	private final IdempotencyExecutor executor;
 
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
 
@@ -73,16 +73,16 @@ public class IdempotentReactiveHandlerAdapter
 
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
+			IdempotencyExecutor executor, ReactiveIdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
 		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
 				"maxRequestSize must be positive and less than 2 GB");
 		this.delegate = delegate;
 		this.mappings = mappings;
 		this.operations = operations;
-		this.calls = calls;
+		this.executor = executor;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(calls.getFingerprinter());
+		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
 		this.markers = markers;
 		this.maxRequestSize = (int) maxRequestSize;
 		this.routes = routes;
@@ -140,11 +140,11 @@ public class IdempotentReactiveHandlerAdapter
 						.map((result) -> observed(result, recording, call));
 				}
 				String name = operation.policy().name();
-				this.calls.checkKey(name, key);
-				RecordKey recordKey = this.calls.recordKey(name, scope, key);
+				this.executor.checkKey(name, key);
+				RecordKey recordKey = this.executor.recordKey(name, scope, key);
 				return Mono
-					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.calls, operation.policy(), key,
-							recordKey, received.fingerprint(),
+					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.executor, operation.policy(),
+							key, recordKey, received.fingerprint(),
 							() -> delegate().handle(received.exchange(), handler)
 								.map((result) -> observed(result, recording, null)),
 							context, marker, recording))

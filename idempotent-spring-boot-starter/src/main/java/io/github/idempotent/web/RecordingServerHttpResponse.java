@@ -27,7 +27,7 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.OwnerHandle;
+import io.github.idempotent.core.OutcomeRecorder.Hold;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.core.RecordedResponse;
 
@@ -71,8 +71,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	@Override
-	public void recordLater(OwnerHandle owner, @Nullable Object value) {
-		Recording recording = new Recording(owner, headers(), this, new AtomicBoolean());
+	public void recordLater(Hold hold, @Nullable Object value) {
+		Recording recording = new Recording(hold, headers(), this, new AtomicBoolean());
 		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
 			// The client went away while the method ran.
 			recording.end(null, "the exchange ended before its response was written");
@@ -224,21 +224,15 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	}
 
-	// Released when the handler's result failed, whatever was written; else recorded,
-	// or completed not stored for the reason given.
-	private record Recording(OwnerHandle owner, Map<String, List<String>> before, RecordingServerHttpResponse response,
+	// Ended once, by the first write, cancellation or failure.
+	private record Recording(Hold hold, Map<String, List<String>> before, RecordingServerHttpResponse response,
 			AtomicBoolean ended) implements State {
 
 		CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {
 			if (!this.ended.compareAndSet(false, true)) {
 				return CompletableFuture.completedFuture(null);
 			}
-			Throwable failure = this.response.failure;
-			if (failure != null) {
-				return this.owner.releaseAsync(failure);
-			}
-			return (recorded != null) ? this.owner.completeRecordedAsync(recorded)
-					: this.owner.completeNotStoredAsync(this.response.status(), notStored);
+			return this.hold.end(this.response.status(), recorded, notStored, this.response.failure);
 		}
 
 	}

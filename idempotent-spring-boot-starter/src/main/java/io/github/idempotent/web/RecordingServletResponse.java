@@ -21,7 +21,7 @@ import org.springframework.http.HttpHeaders;
 
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.OwnerHandle;
+import io.github.idempotent.core.OutcomeRecorder.Hold;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
@@ -56,7 +56,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable String unrecordable;
 
-	private @Nullable OwnerHandle owner;
+	private @Nullable Hold hold;
 
 	private @Nullable Throwable failure;
 
@@ -81,15 +81,15 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	@Override
-	public void recordLater(OwnerHandle owner, @Nullable Object value) {
+	public void recordLater(Hold hold, @Nullable Object value) {
 		synchronized (this) {
 			if (records()) {
-				this.owner = owner;
+				this.hold = hold;
 				return;
 			}
 		}
 		// An async request that timed out since the call started.
-		owner.completeNotStoredAsync(getStatus(), "the request ended before its response was written");
+		hold.end(getStatus(), null, "the request ended before its response was written", null);
 	}
 
 	// The future or Mono the handler returned failed.
@@ -143,13 +143,13 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	void finish(boolean exceptionResolved) throws IOException {
 		Mode mode;
 		byte[] body = null;
-		OwnerHandle owner;
+		Hold hold;
 		Throwable failure;
 		String unrecordable;
 		synchronized (this) {
 			mode = this.mode;
 			this.mode = Mode.DONE;
-			owner = this.owner;
+			hold = this.hold;
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 			if (mode == Mode.RECORDING) {
@@ -159,17 +159,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				body = this.held.toByteArray();
 			}
 		}
-		if (owner != null) {
-			if (failure != null) {
-				owner.release(failure);
-			}
-			else if (unrecordable == null) {
-				owner.completeRecorded(new RecordedResponse(getStatus(),
-						this.customizers.replayedHeaders.recorded(getContentType(), this.before, headers()), body));
-			}
-			else {
-				owner.completeNotStoredAsync(getStatus(), unrecordable).join();
-			}
+		if (hold != null) {
+			RecordedResponse response = (unrecordable != null) ? null : new RecordedResponse(getStatus(),
+					this.customizers.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
+			hold.end(getStatus(), response, unrecordable, failure).join();
 		}
 		if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
 			writeBody(body);
@@ -204,21 +197,16 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	// A request that failed after its handler's call returned: the call ran, so its key
 	// is not freed.
 	void abandon() {
-		OwnerHandle owner;
+		Hold hold;
 		Throwable failure;
 		synchronized (this) {
-			owner = this.owner;
+			hold = this.hold;
 			failure = this.failure;
-			this.owner = null;
+			this.hold = null;
 			this.mode = Mode.DONE;
 		}
-		if (owner != null) {
-			if (failure != null) {
-				owner.release(failure);
-			}
-			else {
-				owner.completeNotStoredAsync(getStatus(), "the request failed while its response was written");
-			}
+		if (hold != null) {
+			hold.end(getStatus(), null, "the request failed while its response was written", failure);
 		}
 	}
 
