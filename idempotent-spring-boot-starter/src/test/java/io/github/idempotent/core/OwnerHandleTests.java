@@ -2,8 +2,10 @@ package io.github.idempotent.core;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,8 +14,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +32,7 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
@@ -252,6 +258,182 @@ class OwnerHandleTests {
 		assertThat(Path.BLOCKING.call(this.executor, policy(), "order-9", () -> "must not run")).isEqualTo("receipt");
 	}
 
+	@Test
+	void aRecordedResponseIsStoredWhenItsRecorderEndsTheHoldAndIsReplayedToARetry() throws Throwable {
+		Recorder recorder = new Recorder();
+		RecordedResponse created = new RecordedResponse(201, Map.of("Location", List.of("/orders/10")),
+				"{\"id\":10}".getBytes(StandardCharsets.UTF_8));
+		assertThat(recorder.call(this.executor, policy(), "order-10", () -> "returned")).isEqualTo("returned");
+		// Until the response is written, a retry finds the call in progress.
+		assertThatExceptionOfType(IdempotencyInProgressException.class)
+			.isThrownBy(() -> new Recorder().call(this.executor, policy(), "order-10", () -> "must not run"));
+		recorder.hold.end(201, created, null, null).join();
+		Recorder retry = new Recorder();
+		assertThat(retry.call(this.executor, policy(), "order-10", () -> "must not run")).isEqualTo("replayed");
+		assertThat(retry.replayed).isEqualTo(created);
+	}
+
+	@Test
+	void aRecordedStatusThatReleasesFreesTheKeyForARetry() throws Throwable {
+		Recorder recorder = new Recorder();
+		recorder.call(this.executor, policy(), "order-11", () -> "returned");
+		recorder.hold.end(503, new RecordedResponse(503, Map.of(), new byte[0]), null, null).join();
+		assertThat(this.memory.inspect(new RecordKey("order-11"))).isEmpty();
+		assertThat(new Recorder().call(this.executor, policy(), "order-11", () -> "ran again")).isEqualTo("ran again");
+	}
+
+	@Test
+	void aResponseThatCouldNotBeRecordedTellsRetriesTheCallCompletedInsteadOfRunningItAgain() throws Throwable {
+		Recorder recorder = new Recorder();
+		recorder.call(this.executor, policy(), "order-12", () -> "returned");
+		recorder.hold.end(200, null, "its response was a stream of events", null).join();
+		assertThatExceptionOfType(IdempotencyResultException.class)
+			.isThrownBy(() -> new Recorder().call(this.executor, policy(), "order-12", () -> "must not run"));
+	}
+
+	@Test
+	void aCallWhoseResultFailedAfterItReturnedIsReleasedWhateverWasWritten() throws Throwable {
+		Recorder recorder = new Recorder();
+		recorder.call(this.executor, policy(), "order-13", () -> "returned");
+		recorder.hold
+			.end(200, new RecordedResponse(200, Map.of(), new byte[0]), null, new IllegalStateException("declined"))
+			.join();
+		assertThat(this.memory.inspect(new RecordKey("order-13"))).isEmpty();
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aReleaseWhoseAnswerWasLostIsSentAgainWithoutReportingALostLease(Path path) throws Throwable {
+		AtomicInteger releases = new AtomicInteger();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean release(RecordKey key, String token) {
+				boolean released = super.release(key, token);
+				if (releases.incrementAndGet() == 1) {
+					// The key was freed; its answer never came back.
+					throw new UncheckedIOException(new IOException("connection reset"));
+				}
+				return released;
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), "order-14", () -> {
+			throw new IllegalStateException("card declined");
+		}));
+		assertThat(releases).hasValue(2);
+		assertThat(this.leaseLost).hasValue(0);
+		assertThat(path.call(this.executor, policy(), "order-14", () -> "paid on retry")).isEqualTo("paid on retry");
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aCompletionTheStoreRejectsIsNotSentAgainAndRetriesLearnTheCallCompleted(Path path) throws Throwable {
+		AtomicInteger completions = new AtomicInteger();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				if (completions.incrementAndGet() == 1) {
+					// The store answered: sending the same result again fails the same
+					// way.
+					throw new IllegalArgumentException("value rejected");
+				}
+				return super.complete(key, token, fingerprint, result, ttl);
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(path.call(this.executor, policy(), "order-15", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		// Once for the result, once for the record that says it completed without one.
+		assertThat(completions).hasValue(2);
+		assertThatExceptionOfType(IdempotencyResultException.class).isThrownBy(
+				() -> path.call(this.executor, policy(), "order-15", () -> "receipt-" + runs.incrementAndGet()));
+		assertThat(runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aCompletionRefusedAsFullIsSentAgainPastOneLeaseWhileTheLeaseStaysRenewed(Path path) throws Throwable {
+		Duration lease = Duration.ofMillis(300);
+		AtomicLong fullUntil = new AtomicLong();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				// Full for three leases from the first refusal; renewals still land, as
+				// on a
+				// Redis under noeviction.
+				fullUntil.compareAndSet(0, System.nanoTime() + 3 * lease.toNanos());
+				if (System.nanoTime() < fullUntil.get()) {
+					throw new StoreFullException("no room for the result");
+				}
+				return super.complete(key, token, fingerprint, result, ttl);
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO,
+				Duration.ofSeconds(1), List.of(), codec(), Duration.ofSeconds(30));
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(path.call(this.executor, policy, "order-16", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(path.call(this.executor, policy, "order-16", () -> "receipt-" + runs.incrementAndGet()))
+			.isEqualTo("receipt-1");
+		assertThat(runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aCompletionThatCannotReachTheStoreForALeaseIsGivenUpAndLeavesNoKeyStuck(Path path) throws Throwable {
+		Duration lease = Duration.ofMillis(300);
+		AtomicBoolean down = new AtomicBoolean();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				unlessDown();
+				return super.complete(key, token, fingerprint, result, ttl);
+			}
+
+			@Override
+			public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
+				unlessDown();
+				return super.renew(key, token, fingerprint, lease);
+			}
+
+			private void unlessDown() {
+				if (down.get()) {
+					throw new UncheckedIOException(new IOException("connection refused"));
+				}
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO,
+				Duration.ofSeconds(1), List.of(), codec(), Duration.ofSeconds(30));
+		CompletableFuture<Object> call = CompletableFuture
+			.supplyAsync(() -> uncheckedCall(path, policy, "order-17", () -> {
+				down.set(true);
+				return "receipt";
+			}), THREADS);
+		// Asked again for a lease, then given up: the caller is not kept waiting.
+		assertThat(call).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("receipt");
+		down.set(false);
+		// The unconfirmed placeholder ends with its lease (docs/guide.md, "Guarantees and
+		// their limits").
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.ignoreExceptionsMatching((ex) -> ex.getCause() instanceof IdempotencyInProgressException)
+			.until(() -> uncheckedCall(path, policy, "order-17", () -> "ran again"), "ran again"::equals);
+	}
+
 	private Object uncheckedCall(Path path, IdempotencyPolicy policy, String key, Callable<Object> method) {
 		try {
 			return path.call(this.executor, policy, key, method);
@@ -312,6 +494,34 @@ class OwnerHandleTests {
 
 		abstract Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key,
 				Callable<Object> method) throws Throwable;
+
+	}
+
+	/**
+	 * What the web layer does for a handler: takes the hold when the method returns and
+	 * ends it once the response is written; writes a replay itself.
+	 */
+	private static final class Recorder implements OutcomeRecorder {
+
+		private Hold hold;
+
+		private RecordedResponse replayed;
+
+		@Override
+		public void recordLater(Hold hold, Object value) {
+			this.hold = hold;
+		}
+
+		@Override
+		public Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
+			this.replayed = response;
+			return "replayed";
+		}
+
+		Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
+				throws Throwable {
+			return executor.execute(policy, key, new RecordKey(key), FP, method::call, IdempotencyObserver.NONE, this);
+		}
 
 	}
 
