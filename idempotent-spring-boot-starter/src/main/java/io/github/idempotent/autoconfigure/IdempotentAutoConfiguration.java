@@ -62,8 +62,8 @@ import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ IdempotentProperties.class, IdempotentObservationProperties.class })
-@Import({ RedisStoreConfiguration.class, RedisMemoryPolicyConfiguration.class, JdbcStoreConfiguration.class,
-		MemoryStoreConfiguration.class, LocalCacheConfiguration.class })
+@Import({ StoreConfigurations.Redis.class, StoreConfigurations.RedisMemoryPolicyCheck.class,
+		StoreConfigurations.Jdbc.class, StoreConfigurations.Memory.class, StoreConfigurations.LocalCache.class })
 public final class IdempotentAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
