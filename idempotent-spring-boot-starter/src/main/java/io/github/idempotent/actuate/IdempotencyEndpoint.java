@@ -3,7 +3,6 @@ package io.github.idempotent.actuate;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,8 +54,6 @@ public class IdempotencyEndpoint {
 
 	private final InspectableIdempotencyStore store;
 
-	private final OperationNames operationNames;
-
 	private final String keyPrefix;
 
 	private final Show showValues;
@@ -77,12 +74,11 @@ public class IdempotencyEndpoint {
 		Assert.notNull(store, "store must not be null");
 		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
 		this.store = store;
-		this.operationNames = new OperationNames(operationNames);
 		this.keyPrefix = keyPrefix;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
 		this.deletionCounter = deletionCounter;
-		this.descriptions = new RecordDescriptions(keyPrefix, this.operationNames);
+		this.descriptions = new RecordDescriptions(keyPrefix, operationNames);
 	}
 
 	/** The records in progress for at least {@code olderThan} (default: all). */
@@ -98,10 +94,10 @@ public class IdempotencyEndpoint {
 		InProgressPage page = this.store.findInProgress(this.keyPrefix, minimumAge,
 				StringUtils.hasText(cursor) ? cursor : null, pageSize);
 		Instant now = Instant.now();
-		List<RecordDescriptor> records = new ArrayList<>();
-		for (IdempotencyRecord record : page.records()) {
-			records.add(this.descriptions.describe(record, now, false));
-		}
+		List<RecordDescriptor> records = page.records()
+			.stream()
+			.map((record) -> this.descriptions.describe(record, now, false))
+			.toList();
 		return new InProgressDescriptor(minimumAge.toString(), records, page.cursor());
 	}
 
@@ -200,7 +196,7 @@ public class IdempotencyEndpoint {
 					"name a record as /{operation}/{key}");
 		}
 		return RecordKey.of(this.keyPrefix, StringUtils.hasText(scope) ? scope : "_",
-				this.operationNames.resolve(path[0]), String.join("/", Arrays.copyOfRange(path, 1, path.length)),
+				this.descriptions.resolveOperation(path[0]), String.join("/", Arrays.copyOfRange(path, 1, path.length)),
 				this.store.maxKeyLength());
 	}
 

@@ -7,12 +7,18 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.util.MimeType;
 import org.springframework.util.MimeTypeUtils;
 
@@ -23,7 +29,7 @@ import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.RecordKey;
 
-/** How the endpoint shows a record. */
+/** How the endpoint names and shows records. */
 final class RecordDescriptions {
 
 	/** Largest stored result the endpoint decompresses to show. */
@@ -31,15 +37,53 @@ final class RecordDescriptions {
 
 	private final String keyPrefix;
 
-	private final OperationNames operationNames;
+	private final Supplier<Set<String>> operationNames;
 
-	RecordDescriptions(String keyPrefix, OperationNames operationNames) {
+	RecordDescriptions(String keyPrefix, Supplier<Set<String>> operationNames) {
 		this.keyPrefix = keyPrefix;
 		this.operationNames = operationNames;
 	}
 
+	/**
+	 * A known name as it is; else the known name whose record-key form it is; else the
+	 * one known default name it abbreviates; else the name as given.
+	 */
+	String resolveOperation(String operation) {
+		Collection<String> known = this.operationNames.get();
+		if (known.contains(operation)) {
+			return operation;
+		}
+		List<String> matches = new ArrayList<>();
+		for (String name : known) {
+			if (RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
+				matches.add(name);
+			}
+		}
+		if (matches.size() > 1) {
+			throw new InvalidEndpointRequestException("Operation '" + operation + "' is ambiguous: " + matches,
+					"Operation '" + operation + "' names more than one operation: " + matches + "; give the full name");
+		}
+		return matches.isEmpty() ? operation : matches.get(0);
+	}
+
+	/**
+	 * {@code SimpleClass.method} or {@code SimpleClass#method} of
+	 * {@code pkg.SimpleClass#method(types)}.
+	 */
+	private static boolean abbreviates(String operation, String name) {
+		int hash = name.indexOf('#');
+		int parameters = name.indexOf('(', hash + 1);
+		if (hash < 0 || parameters < 0) {
+			return false;
+		}
+		String type = name.substring(0, hash);
+		String simple = type.substring(type.lastIndexOf('.') + 1);
+		String method = name.substring(hash + 1, parameters);
+		return operation.equals(simple + "." + method) || operation.equals(simple + "#" + method);
+	}
+
 	RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
-		KeyParts parts = KeyParts.parse(this.keyPrefix, record.key().value(), this.operationNames.known());
+		KeyParts parts = KeyParts.parse(this.keyPrefix, record.key().value(), this.operationNames.get());
 		Duration age = record.age(now);
 		Duration expiresIn = record.expiresIn();
 		String result = null;

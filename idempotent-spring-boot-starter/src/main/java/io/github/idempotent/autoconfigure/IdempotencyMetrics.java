@@ -15,16 +15,9 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
- * Counts the outcomes of idempotent calls in Micrometer as {@code idempotent.calls},
- * tagged with the operation and the outcome: {@code executed}, {@code replayed},
- * {@code skipped} and {@code flagged} (a duplicate of a completed call skipped or run
- * again flagged, as {@code @Idempotent(onDuplicate)} says), {@code in_progress},
- * {@code key_reused}, {@code store_full} (refused, in every failure mode, because the
- * store had no room for the key), {@code bypassed} (store down, fail open),
- * {@code lease_lost} and {@code max_duration_exceeded} (a call that held its key past
- * {@code maxDuration}, whose key was freed and whose result is not stored). The registry
- * is looked up on first use, so the order of auto-configurations does not matter; without
- * one nothing is counted.
+ * The counter {@code idempotent.calls} by operation and outcome, as docs/operations.md
+ * lists them. The registry is looked up on first use, so the order of auto-configurations
+ * does not matter; without one nothing is counted.
  */
 class IdempotencyMetrics implements IdempotencyObserver {
 

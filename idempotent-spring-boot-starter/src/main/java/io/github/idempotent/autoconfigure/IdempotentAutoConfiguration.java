@@ -17,10 +17,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
@@ -62,8 +65,8 @@ import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ IdempotentProperties.class, IdempotentObservationProperties.class })
-@Import({ RedisStoreConfiguration.class, RedisMemoryPolicyConfiguration.class, JdbcStoreConfiguration.class,
-		MemoryStoreConfiguration.class, LocalCacheConfiguration.class })
+@Import({ StoreConfigurations.Redis.class, StoreConfigurations.RedisMemoryPolicyCheck.class,
+		StoreConfigurations.Jdbc.class, StoreConfigurations.Memory.class, StoreConfigurations.LocalCache.class })
 public final class IdempotentAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotentAutoConfiguration.class);
@@ -188,8 +191,26 @@ public final class IdempotentAutoConfiguration {
 	}
 
 	@Bean
-	static StopWaitingOnClose idempotencyStopWaitingOnClose(ObjectProvider<IdempotencyExecutor> executor) {
-		return new StopWaitingOnClose(executor);
+	static StopWaitingOnClose idempotencyStopWaitingOnClose(ApplicationContext context,
+			ObjectProvider<IdempotencyExecutor> executor) {
+		return new StopWaitingOnClose(context, executor);
+	}
+
+	/**
+	 * On shutdown, ends duplicates waiting for a call in progress with 503, before the
+	 * web server's graceful shutdown would wait for them and the store stops.
+	 */
+	record StopWaitingOnClose(ApplicationContext context,
+			ObjectProvider<IdempotencyExecutor> executor) implements ApplicationListener<ContextClosedEvent> {
+
+		@Override
+		public void onApplicationEvent(ContextClosedEvent event) {
+			// Not when a child context (the management server's) closes.
+			if (event.getApplicationContext() == this.context) {
+				this.executor.ifAvailable(IdempotencyExecutor::stopWaiting);
+			}
+		}
+
 	}
 
 	/** Blocking store calls of asynchronous callers, on Reactor's bounded elastic. */
@@ -238,9 +259,8 @@ public final class IdempotentAutoConfiguration {
 	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
 			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
-		// One resolver per context; the one that applies to the current call answers.
-		// None: outside a listener there is no key in context, the annotation must name
-		// one.
+		// The resolver of the listener in hand answers; none elsewhere, the annotation
+		// names a key.
 		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
 				IdempotencyKeyResolver.composite(keyResolver.orderedStream().toList()), scopeResolver, beanFactory);
 		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);

@@ -92,17 +92,15 @@ public final class IdempotentRabbitAutoConfiguration {
 
 	/**
 	 * Wraps the error handler of every container the factory creates, so that the
-	 * advice's requeues are not logged with a stack trace for every redelivery. A
-	 * class-based proxy keeps the bean's type; a final factory class is left as it is.
+	 * advice's requeues are not logged with a stack trace for every redelivery. A final
+	 * factory class is left as it is.
 	 */
 	static Object quietRequeues(BaseRabbitListenerContainerFactory<?> factory) {
 		if (factory instanceof Advised || Modifier.isFinal(factory.getClass().getModifiers())) {
 			logger.debug("Cannot wrap the error handlers of " + factory + "'s containers, left as they are");
 			return factory;
 		}
-		ProxyFactory proxy = new ProxyFactory(factory);
-		proxy.setProxyTargetClass(true);
-		proxy.addAdvice((MethodInterceptor) (invocation) -> {
+		return classProxy(factory, (invocation) -> {
 			Object created = invocation.proceed();
 			if ("createListenerContainer".equals(invocation.getMethod().getName())
 					&& created instanceof AbstractMessageListenerContainer container
@@ -111,30 +109,33 @@ public final class IdempotentRabbitAutoConfiguration {
 			}
 			return created;
 		});
-		return proxy.getProxy(factory.getClass().getClassLoader());
 	}
 
 	/**
 	 * A republishing recoverer would dead-letter a duplicate merely in progress: it is
-	 * requeued instead. A class-based proxy keeps the bean's type.
+	 * requeued instead.
 	 */
 	static Object requeueInProgress(MessageRecoverer recoverer) {
-		ProxyFactory proxy = new ProxyFactory(recoverer);
-		proxy.setProxyTargetClass(true);
-		proxy.addAdvice((MethodInterceptor) (invocation) -> {
+		return classProxy(recoverer, (invocation) -> {
 			if ("recover".equals(invocation.getMethod().getName())) {
 				for (Object argument : invocation.getArguments()) {
-					if (argument instanceof Throwable failure) {
-						IdempotencyException requeued = ListenerFailures.notRun(failure);
-						if (requeued != null) {
-							throw new ImmediateRequeueAmqpException(requeued.getMessage(), requeued);
-						}
+					IdempotencyException requeued = (argument instanceof Throwable failure)
+							? ListenerFailures.notRun(failure) : null;
+					if (requeued != null) {
+						throw new ImmediateRequeueAmqpException(requeued.getMessage(), requeued);
 					}
 				}
 			}
 			return invocation.proceed();
 		});
-		return proxy.getProxy(recoverer.getClass().getClassLoader());
+	}
+
+	/** A class-based proxy keeps the bean's type. */
+	private static Object classProxy(Object target, MethodInterceptor interceptor) {
+		ProxyFactory proxy = new ProxyFactory(target);
+		proxy.setProxyTargetClass(true);
+		proxy.addAdvice(interceptor);
+		return proxy.getProxy(target.getClass().getClassLoader());
 	}
 
 	@Bean

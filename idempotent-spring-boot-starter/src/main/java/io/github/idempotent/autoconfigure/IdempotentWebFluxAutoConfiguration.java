@@ -60,7 +60,8 @@ public final class IdempotentWebFluxAutoConfiguration {
 			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
-				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
+				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(),
+				WebContractConfiguration.routes(properties.getWeb()));
 	}
 
 }

@@ -46,7 +46,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
 			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
 		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
-				properties.getWeb().getMaxRequestSize().toBytes(), WebRoutes.of(properties.getWeb()));
+				properties.getWeb().getMaxRequestSize().toBytes(),
+				WebContractConfiguration.routes(properties.getWeb()));
 	}
 
 	@Bean

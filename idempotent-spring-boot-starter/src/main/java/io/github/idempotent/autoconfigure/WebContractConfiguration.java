@@ -1,12 +1,17 @@
 package io.github.idempotent.autoconfigure;
 
+import java.util.Locale;
+import java.util.stream.Collectors;
+
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
 
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
+import io.github.idempotent.web.IdempotentRoutes;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 
 /**
@@ -36,6 +41,20 @@ class WebContractConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
 	IdempotencyProblemHandler idempotencyProblemHandler() {
 		return new IdempotencyProblemHandler();
+	}
+
+	/** Here, not in {@link IdempotentWebProperties}, which binds without Spring Web. */
+	static IdempotentRoutes routes(IdempotentWebProperties web) {
+		return new IdempotentRoutes(web.getRoutes()
+			.stream()
+			.map((route) -> new IdempotentRoutes.Route(route.getPaths(), route.getExcludePaths(),
+					route.getMethods()
+						.stream()
+						.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
+						.collect(Collectors.toSet()),
+					route.isRequired(), route.getTtl(), route.getLease(), route.getMaxDuration(), route.getWaitFor(),
+					route.getRetryAfter()))
+			.toList());
 	}
 
 }

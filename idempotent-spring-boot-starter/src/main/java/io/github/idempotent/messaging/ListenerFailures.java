@@ -29,25 +29,14 @@ public final class ListenerFailures {
 	private ListenerFailures() {
 	}
 
-	/** The in-progress refusal in the cause chain of {@code failure}, if any. */
-	public static @Nullable IdempotencyInProgressException inProgress(@Nullable Throwable failure) {
-		return find(failure, IdempotencyInProgressException.class);
-	}
-
 	/**
-	 * The store outage refusal ({@code failure-mode=closed}) in the cause chain, if any.
-	 */
-	public static @Nullable IdempotencyStoreUnavailableException storeUnavailable(@Nullable Throwable failure) {
-		return find(failure, IdempotencyStoreUnavailableException.class);
-	}
-
-	/**
-	 * The refusal under which the listener did not run and the message must be requeued,
-	 * if any.
+	 * The refusal under which the listener did not run and the message must be requeued
+	 * (a store outage under {@code failure-mode=closed}, or a duplicate in progress), if
+	 * any.
 	 */
 	public static @Nullable IdempotencyException notRun(@Nullable Throwable failure) {
-		IdempotencyException outage = storeUnavailable(failure);
-		return (outage != null) ? outage : inProgress(failure);
+		IdempotencyException outage = find(failure, IdempotencyStoreUnavailableException.class);
+		return (outage != null) ? outage : find(failure, IdempotencyInProgressException.class);
 	}
 
 	/** The not-retryable failure in the cause chain of {@code failure}, if any. */
