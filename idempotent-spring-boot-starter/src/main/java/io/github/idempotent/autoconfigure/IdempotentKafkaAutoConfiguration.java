@@ -24,7 +24,6 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.RecordInterceptor;
 import org.springframework.util.StringUtils;
 
-import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.kafka.IdempotencyErrorHandling;
 import io.github.idempotent.messaging.kafka.IdempotencyKeyProducerInterceptor;
 import io.github.idempotent.messaging.kafka.IdempotencyRecordInterceptor;

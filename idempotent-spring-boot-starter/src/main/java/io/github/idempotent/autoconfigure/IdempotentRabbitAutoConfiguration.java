@@ -27,7 +27,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 import io.github.idempotent.core.IdempotencyException;
-import io.github.idempotent.messaging.DuplicateMessageLogger;
 import io.github.idempotent.messaging.ListenerFailures;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;

@@ -1,4 +1,4 @@
-package io.github.idempotent.messaging;
+package io.github.idempotent.autoconfigure;
 
 import java.util.function.BooleanSupplier;
 
@@ -12,7 +12,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * Logs at debug each duplicate message acknowledged without running its listener, or
  * handed to it flagged as a duplicate: the normal fate of a redelivery.
  */
-public class DuplicateMessageLogger implements IdempotencyObserver {
+class DuplicateMessageLogger implements IdempotencyObserver {
 
 	private static final Log logger = LogFactory.getLog(DuplicateMessageLogger.class);
 
@@ -24,7 +24,7 @@ public class DuplicateMessageLogger implements IdempotencyObserver {
 	 * @param broker name of the broker, for the log line
 	 * @param inListener whether the current thread handles a message of that broker
 	 */
-	public DuplicateMessageLogger(String broker, BooleanSupplier inListener) {
+	DuplicateMessageLogger(String broker, BooleanSupplier inListener) {
 		this.broker = broker;
 		this.inListener = inListener;
 	}
