@@ -14,7 +14,8 @@ import io.github.idempotent.core.IdempotencyPolicy;
  */
 class DuplicateMessageLogger implements IdempotencyObserver {
 
-	private static final Log logger = LogFactory.getLog(DuplicateMessageLogger.class);
+	// The category it had in the messaging package, where applications look for it.
+	private static final Log logger = LogFactory.getLog("io.github.idempotent.messaging.DuplicateMessageLogger");
 
 	private final String broker;
 
