@@ -1,0 +1,186 @@
+package io.github.idempotent.core;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.github.idempotent.annotation.DuplicateHandling;
+import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A guarded method that returns a future ({@link CompletionStageCall}), as its callers
+ * see it: through {@link IdempotencyExecutor#executeAsync} (the first claim on the
+ * caller's thread) and {@link IdempotencyExecutor#executeNonBlocking} (an event loop's),
+ * on the in-memory store.
+ */
+class CompletionStageCallTests {
+
+	private static final Fingerprint FP = new Fingerprint("fp");
+
+	private final InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
+
+	private final AtomicBoolean down = new AtomicBoolean();
+
+	private IdempotencyExecutor executor = executor(FailureMode.CLOSED);
+
+	@AfterEach
+	void close() {
+		this.executor.close();
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aDuplicateOfACallInProgressWaitsForItAndGetsItsResult(boolean nonBlocking) {
+		IdempotencyPolicy policy = policy(Duration.ofSeconds(10));
+		CompletableFuture<String> payment = new CompletableFuture<>();
+		AtomicInteger runs = new AtomicInteger();
+		CompletableFuture<Object> first = call(nonBlocking, policy, "order-1", () -> {
+			runs.incrementAndGet();
+			return payment;
+		});
+		CompletableFuture<Object> duplicate = call(nonBlocking, policy, "order-1", () -> {
+			runs.incrementAndGet();
+			return CompletableFuture.completedFuture("must not run");
+		});
+		assertThat(duplicate).isNotDone();
+		payment.complete("receipt");
+		assertThat(first).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("receipt");
+		assertThat(duplicate).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("receipt");
+		assertThat(runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aFailedFutureReleasesTheKeySoThatARetryRuns(boolean nonBlocking) {
+		IdempotencyPolicy policy = policy(Duration.ZERO);
+		assertThat(call(nonBlocking, policy, "order-2",
+				() -> CompletableFuture.failedFuture(new IllegalStateException("card declined"))))
+			.failsWithin(Duration.ofSeconds(10))
+			.withThrowableThat()
+			.havingRootCause()
+			.withMessage("card declined");
+		assertThat(call(nonBlocking, policy, "order-2", () -> CompletableFuture.completedFuture("paid on retry")))
+			.succeedsWithin(Duration.ofSeconds(10))
+			.isEqualTo("paid on retry");
+	}
+
+	@Test
+	void aFailedFutureOfARecordedCallReleasesTheKeyRatherThanWaitForAResponse() {
+		AtomicBoolean handedOver = new AtomicBoolean();
+		OutcomeRecorder recorder = new OutcomeRecorder() {
+
+			@Override
+			public void recordLater(Hold hold, Object value) {
+				handedOver.set(true);
+			}
+
+			@Override
+			public Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
+				throw new AssertionError("nothing to replay");
+			}
+
+		};
+		assertThat(this.executor.executeAsync(policy(Duration.ZERO), "order-3", new RecordKey("order-3"), FP,
+				() -> CompletableFuture.failedFuture(new IllegalStateException("card declined")),
+				IdempotencyObserver.NONE, recorder))
+			.failsWithin(Duration.ofSeconds(10));
+		assertThat(handedOver).isFalse();
+		assertThat(this.memory.inspect(new RecordKey("order-3"))).isEmpty();
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aMethodThatReturnsNullInsteadOfAFutureIsToldSoAndItsKeyIsFreed(boolean nonBlocking) {
+		IdempotencyPolicy policy = policy(Duration.ZERO);
+		assertThat(call(nonBlocking, policy, "order-4", () -> null)).failsWithin(Duration.ofSeconds(10))
+			.withThrowableThat()
+			.havingRootCause()
+			.isInstanceOf(IllegalStateException.class)
+			.withMessageContaining("returned null instead of a future");
+		assertThat(this.memory.inspect(new RecordKey("order-4"))).isEmpty();
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aFirstClaimThatCannotReachTheStoreIsRefusedUnlessFailureModeIsOpen(boolean nonBlocking) {
+		this.down.set(true);
+		IdempotencyPolicy policy = policy(Duration.ZERO);
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(call(nonBlocking, policy, "order-5", () -> {
+			runs.incrementAndGet();
+			return CompletableFuture.completedFuture("unprotected");
+		})).failsWithin(Duration.ofSeconds(10))
+			.withThrowableThat()
+			.havingCause()
+			.isInstanceOf(IdempotencyStoreUnavailableException.class);
+		assertThat(runs).hasValue(0);
+		this.executor.close();
+		this.executor = executor(FailureMode.OPEN);
+		assertThat(call(nonBlocking, policy, "order-5", () -> {
+			runs.incrementAndGet();
+			return CompletableFuture.completedFuture("unprotected");
+		})).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("unprotected");
+		assertThat(runs).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aFlaggedDuplicateRunsWithTheDuplicatesContextAndLeavesTheFirstResult(boolean nonBlocking) {
+		IdempotencyPolicy replaying = policy(Duration.ZERO);
+		IdempotencyPolicy flagging = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30),
+				Duration.ZERO, Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec(),
+				IdempotencyPolicy.DEFAULT_MAX_DURATION, DuplicateHandling.FLAG);
+		assertThat(call(nonBlocking, flagging, "order-6", () -> CompletableFuture.completedFuture("receipt")))
+			.succeedsWithin(Duration.ofSeconds(10));
+		assertThat(call(nonBlocking, flagging, "order-6",
+				() -> CompletableFuture
+					.completedFuture(IdempotencyContext.current().map(IdempotencyContext::isDuplicate).orElse(false)
+							? "flagged" : "not flagged")))
+			.succeedsWithin(Duration.ofSeconds(10))
+			.isEqualTo("flagged");
+		assertThat(call(nonBlocking, replaying, "order-6", () -> CompletableFuture.completedFuture("must not run")))
+			.succeedsWithin(Duration.ofSeconds(10))
+			.isEqualTo("receipt");
+	}
+
+	private CompletableFuture<Object> call(boolean nonBlocking, IdempotencyPolicy policy, String key,
+			IdempotencyExecutor.AsyncInvocation method) {
+		return nonBlocking ? this.executor.executeNonBlocking(policy, key, new RecordKey(key), FP, method)
+				: this.executor.executeAsync(policy, key, new RecordKey(key), FP, method);
+	}
+
+	private IdempotencyExecutor executor(FailureMode failureMode) {
+		return new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+				if (CompletionStageCallTests.this.down.get()) {
+					throw new UncheckedIOException(new IOException("connection refused"));
+				}
+				return super.claim(key, fingerprint, lease);
+			}
+
+		}, failureMode, 1 << 16, IdempotencyObserver.NONE);
+	}
+
+	private static IdempotencyPolicy policy(Duration waitFor) {
+		return new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofSeconds(30), waitFor,
+				Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec());
+	}
+
+}
