@@ -9,14 +9,15 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The records of an {@link InMemoryIdempotencyStore} within their bounds, and the sweeps
  * that drop the expired ones. Whoever changes {@link #entries} tells this class inside
- * the same {@code compute} ({@link #reserve}, {@link #added}, {@link #replaced},
- * {@link #removed}), then {@link #written(long)} after it. Only a claim of a new key is
- * refused for lack of room: a result goes in regardless, so the bound can be exceeded by
- * the results of the calls running at once.
+ * the same {@code compute} ({@link #reserve}, {@link #changed}), then
+ * {@link #written(long)} after it. Only a claim of a new key is refused for lack of room:
+ * a result goes in regardless, so the bound can be exceeded by the results of the calls
+ * running at once.
  */
 final class BoundedRecords {
 
@@ -121,27 +122,17 @@ final class BoundedRecords {
 		}
 	}
 
-	void added(String key, MemoryEntry entry) {
-		this.recordCount.incrementAndGet();
-		grow(key, sizeOf(key, entry));
-	}
-
-	void replaced(String key, MemoryEntry previous, MemoryEntry next) {
-		grow(key, sizeOf(key, next) - sizeOf(key, previous));
-	}
-
-	void removed(String key, MemoryEntry entry) {
-		this.recordCount.decrementAndGet();
-		grow(key, -sizeOf(key, entry));
-	}
-
-	private void grow(String key, long bytes) {
-		if (bytes == 0) {
-			return;
+	/** {@code null} for no record. */
+	void changed(String key, @Nullable MemoryEntry before, @Nullable MemoryEntry after) {
+		if ((before == null) != (after == null)) {
+			this.recordCount.addAndGet((after != null) ? 1 : -1);
 		}
-		this.usedBytes.addAndGet(bytes);
-		if (hasQuota()) {
-			this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+		long bytes = sizeOf(key, after) - sizeOf(key, before);
+		if (bytes != 0) {
+			this.usedBytes.addAndGet(bytes);
+			if (hasQuota()) {
+				this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+			}
 		}
 	}
 
@@ -149,7 +140,10 @@ final class BoundedRecords {
 		return this.maximumBytesPerScope < this.maximumBytes;
 	}
 
-	static long sizeOf(String key, MemoryEntry entry) {
+	static long sizeOf(String key, @Nullable MemoryEntry entry) {
+		if (entry == null) {
+			return 0;
+		}
 		long chars = key.length() + entry.token().length() + entry.fingerprint().value().length();
 		return ENTRY_OVERHEAD + 2 * chars + ((entry.result() != null) ? entry.result().size() : 0);
 	}
@@ -233,7 +227,7 @@ final class BoundedRecords {
 		this.earliestExpiry.set(now + NEVER);
 		this.entries.forEach((key, entry) -> {
 			if (entry.isExpired(now) && (full || isForgotten(entry, now)) && this.entries.remove(key, entry)) {
-				removed(key, entry);
+				changed(key, entry, null);
 			}
 			else {
 				written(entry.expiresAt());
