@@ -162,10 +162,6 @@ final class BoundedRecords {
 		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
 	}
 
-	long usedBytes() {
-		return this.usedBytes.get();
-	}
-
 	enum Room {
 
 		FITS, STORE_FULL, SCOPE_FULL

@@ -264,11 +264,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		return this.records.size();
 	}
 
-	/** Estimated bytes of heap the records take, expired ones included until swept. */
-	public long sizeInBytes() {
-		return this.records.usedBytes();
-	}
-
 	private boolean update(RecordKey key, String token, Transition transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
