@@ -70,12 +70,7 @@ final class StoreFailureClassifier {
 	private static final String OUT_OF_MEMORY = "OOM ";
 
 	private static boolean isPassingRefusal(@Nullable String message) {
-		for (String refusal : PASSING_REFUSALS) {
-			if (isRefusal(message, refusal)) {
-				return true;
-			}
-		}
-		return false;
+		return PASSING_REFUSALS.stream().anyMatch((refusal) -> isRefusal(message, refusal));
 	}
 
 	private static boolean isRefusal(@Nullable String message, String refusal) {
