@@ -199,40 +199,40 @@ final class LeaseWatchdog {
 			}
 			// Checked before any renewal is sent: none starts past maxDuration.
 			lease.overdue = now - lease.deadline >= 0;
+			if (lease.overdue) {
+				due = IDLE;
+			}
+			else {
+				Attempt awaited = lease.awaited;
+				if (awaited != null) {
+					if (now - awaited.deadline < 0) {
+						return awaited.deadline;
+					}
+					// Counts as failed and is retried at once.
+					awaited.abandoned = true;
+					lease.awaited = null;
+					lease.failures++;
+					lease.renewAt = now;
+					timedOut = true;
+				}
+				if (now - lease.renewAt < 0) {
+					due = lease.renewAt;
+				}
+				else if (lease.inFlight >= MAX_ATTEMPTS) {
+					due = IDLE;
+				}
+				else {
+					attempt = new Attempt(lease, now, now + lease.period);
+					lease.awaited = attempt;
+					lease.inFlight++;
+					due = attempt.deadline;
+				}
+			}
 		}
 		if (lease.overdue) {
 			this.running.remove(lease);
 			this.leaseLoss.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
 			return IDLE;
-		}
-		synchronized (lease) {
-			if (lease.ended || lease.lost) {
-				return IDLE;
-			}
-			Attempt awaited = lease.awaited;
-			if (awaited != null) {
-				if (now - awaited.deadline < 0) {
-					return awaited.deadline;
-				}
-				// Counts as failed and is retried at once.
-				awaited.abandoned = true;
-				lease.awaited = null;
-				lease.failures++;
-				lease.renewAt = now;
-				timedOut = true;
-			}
-			if (now - lease.renewAt < 0) {
-				due = lease.renewAt;
-			}
-			else if (lease.inFlight >= MAX_ATTEMPTS) {
-				due = IDLE;
-			}
-			else {
-				attempt = new Attempt(lease, now, now + lease.period);
-				lease.awaited = attempt;
-				lease.inFlight++;
-				due = attempt.deadline;
-			}
 		}
 		if (timedOut) {
 			logger.warn("Renewal of the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
