@@ -111,15 +111,8 @@ final class BoundedRecords {
 	}
 
 	private static boolean take(AtomicLong used, long amount, long maximum) {
-		while (true) {
-			long current = used.get();
-			if (current + amount > maximum) {
-				return false;
-			}
-			if (used.compareAndSet(current, current + amount)) {
-				return true;
-			}
-		}
+		return used.getAndUpdate((current) -> (current + amount > maximum) ? current : current + amount)
+				+ amount <= maximum;
 	}
 
 	/** {@code null} for no record. */

@@ -152,11 +152,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	public boolean release(RecordKey key, String token) {
 		// A released takeover becomes a tombstone, so the next claim still knows it takes
 		// over a call that never finished.
-		return update(
-				key, token, (entry,
-						now) -> (entry != null && entry.attempt() > 1) ? new MemoryEntry(entry.token(),
-								entry.fingerprint(), null, entry.expiresAt(), entry.claimedAt(), entry.attempt(), true)
-								: null);
+		return update(key, token, (entry, now) -> (entry != null && entry.attempt() > 1) ? entry.fenced() : null);
 	}
 
 	@Override
@@ -244,8 +240,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				}
 				deletion[0] = Deletion.DELETED;
 				if (!inProgress) {
-					MemoryEntry tombstone = new MemoryEntry(entry.token(), entry.fingerprint(), null, entry.expiresAt(),
-							entry.claimedAt(), entry.attempt(), true);
+					MemoryEntry tombstone = entry.fenced();
 					this.records.changed(k, entry, tombstone);
 					return tombstone;
 				}
