@@ -42,7 +42,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	IdempotencyThreads() {
-		this(newTimer(), true);
+		this(new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog")), true);
 	}
 
 	/**
@@ -55,10 +55,6 @@ final class IdempotencyThreads implements AutoCloseable {
 	private IdempotencyThreads(ScheduledExecutorService timer, boolean ownsTimer) {
 		this.timer = timer;
 		this.ownsTimer = ownsTimer;
-	}
-
-	private static ScheduledExecutorService newTimer() {
-		return new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog"));
 	}
 
 	/**

@@ -240,7 +240,8 @@ final class LeaseWatchdog {
 		}
 		if (attempt != null) {
 			try {
-				this.renewals.execute(attempt);
+				Attempt renewal = attempt;
+				this.renewals.execute(() -> renew(renewal));
 			}
 			catch (RejectedExecutionException ex) {
 				return rejected(attempt);
@@ -359,7 +360,7 @@ final class LeaseWatchdog {
 		tickBy(renewAt);
 	}
 
-	private final class Attempt implements Runnable {
+	private static final class Attempt {
 
 		private final Lease lease;
 
@@ -377,11 +378,6 @@ final class LeaseWatchdog {
 			this.lease = lease;
 			this.started = started;
 			this.deadline = deadline;
-		}
-
-		@Override
-		public void run() {
-			renew(this);
 		}
 
 	}
