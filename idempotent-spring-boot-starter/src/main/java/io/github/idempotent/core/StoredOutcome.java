@@ -117,16 +117,15 @@ final class StoredOutcome {
 			}
 			return false;
 		}
-		Throwable recreated;
+		String message = Objects.toString(ex.getMessage(), "");
 		try {
-			recreated = instantiate(ex.getClass(), Objects.toString(ex.getMessage(), ""));
+			Throwable recreated = instantiate(ex.getClass(), message);
+			if (recreated.getClass() == ex.getClass() && Objects.toString(recreated.getMessage(), "").equals(message)) {
+				return true;
+			}
 		}
 		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
-			recreated = null;
-		}
-		if (recreated != null && recreated.getClass() == ex.getClass()
-				&& Objects.toString(recreated.getMessage(), "").equals(Objects.toString(ex.getMessage(), ""))) {
-			return true;
+			// Told below, as a type that cannot be recreated.
 		}
 		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
 				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "

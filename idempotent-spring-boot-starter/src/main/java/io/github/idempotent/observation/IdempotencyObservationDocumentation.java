@@ -83,18 +83,17 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum Events implements Observation.Event {
 
-		CLAIMED("claimed", "idempotency key claimed"),
+		CLAIMED("idempotency key claimed"),
 
-		COMPLETING("completing", "storing idempotent outcome"),
+		COMPLETING("storing idempotent outcome"),
 
-		RELEASING("releasing", "releasing idempotency key");
+		RELEASING("releasing idempotency key");
 
-		private final String name;
+		private final String name = name().toLowerCase(Locale.ROOT);
 
 		private final String contextualName;
 
-		Events(String name, String contextualName) {
-			this.name = name;
+		Events(String contextualName) {
 			this.contextualName = contextualName;
 		}
 
