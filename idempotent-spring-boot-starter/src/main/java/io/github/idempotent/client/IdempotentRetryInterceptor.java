@@ -25,6 +25,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.http.client.support.HttpRequestWrapper;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 import org.springframework.util.backoff.BackOff;
@@ -106,7 +107,19 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		if (!this.methods.contains(request.getMethod())) {
 			return execution.execute(request, body);
 		}
-		KeyedRequest keyed = new KeyedRequest(request, this.headerName, this.keyGenerator);
+		HttpHeaders headers = HttpHeaders.copyOf(request.getHeaders());
+		if (!StringUtils.hasText(headers.getFirst(this.headerName))) {
+			headers.set(this.headerName, this.keyGenerator.get());
+		}
+		// The key is fixed once, for every attempt.
+		HttpRequest keyed = new HttpRequestWrapper(request) {
+
+			@Override
+			public HttpHeaders getHeaders() {
+				return headers;
+			}
+
+		};
 		Attempts call = new Attempts();
 		try {
 			return new RetryTemplate(call).execute(() -> call.attempt(keyed, body, execution));
