@@ -28,9 +28,6 @@ final class CallObservations {
 	/** Micrometer's {@code ObservationThreadLocalAccessor.KEY}. */
 	static final String REACTOR_CONTEXT_KEY = "micrometer.observation";
 
-	private static final DefaultIdempotencyObservationConvention KEY_LESS = new DefaultIdempotencyObservationConvention(
-			false);
-
 	private final ObservationRegistry registry;
 
 	private final String store;
@@ -46,7 +43,7 @@ final class CallObservations {
 		this.registry = registry;
 		this.store = storeName(store);
 		this.customConvention = customConvention;
-		this.defaultConvention = includeKey ? new DefaultIdempotencyObservationConvention(true) : KEY_LESS;
+		this.defaultConvention = new DefaultIdempotencyObservationConvention(includeKey);
 	}
 
 	/** A local cache is named after the store behind it. */

@@ -372,18 +372,14 @@ public class IdempotencyTemplate {
 				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,
 						(this.waitFor != null) ? this.waitFor : defaults.waitFor(),
 						(this.retryAfter != null) ? this.retryAfter : defaults.retryAfter(), this.cacheFor,
-						binding(resultType),
+						IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
+								(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type))),
 						(this.maxDuration != null) ? this.maxDuration : defaults.maxDuration(lease), this.duplicates);
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalArgumentException(
 						"IdempotencyTemplate operation '" + this.name + "': " + ex.getMessage(), ex);
 			}
-		}
-
-		private ResultCodec.Binding binding(Type resultType) {
-			return IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
-					(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type)));
 		}
 
 	}

@@ -2,6 +2,7 @@ package io.github.idempotent.core;
 
 import java.io.ByteArrayOutputStream;
 import java.lang.reflect.Constructor;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
@@ -97,10 +98,7 @@ final class StoredOutcome {
 
 	private static byte[] concat(byte marker, String text) {
 		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
-		byte[] bytes = new byte[utf8.length + 1];
-		bytes[0] = marker;
-		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
-		return bytes;
+		return ByteBuffer.allocate(utf8.length + 1).put(marker).put(utf8).array();
 	}
 
 	/**
