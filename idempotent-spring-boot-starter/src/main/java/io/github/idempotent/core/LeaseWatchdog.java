@@ -261,8 +261,7 @@ final class LeaseWatchdog {
 			if (this.renewals.isShutdown()) {
 				return IDLE;
 			}
-			lease.failures++;
-			lease.renewAt = System.nanoTime() + lease.retryDelay();
+			lease.retryLater();
 			return lease.renewAt;
 		}
 	}
@@ -324,9 +323,7 @@ final class LeaseWatchdog {
 					}
 				}
 				else if (awaited) {
-					lease.failures++;
-					retryIn = lease.retryDelay();
-					lease.renewAt = System.nanoTime() + retryIn;
+					retryIn = lease.retryLater();
 				}
 			}
 		}
@@ -446,10 +443,13 @@ final class LeaseWatchdog {
 			this.deadline = claimedAt + max.toNanos();
 		}
 
-		private long retryDelay() {
+		/** Counts a failed renewal and sets the next one after a back-off, returned. */
+		private long retryLater() {
+			this.failures++;
 			long first = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.period / 10);
-			long delay = first << Math.min(Math.max(this.failures - 1, 0), 10);
-			return Math.max(first, Math.min(delay, this.period / 3));
+			long delay = Math.max(first, Math.min(first << Math.min(this.failures - 1, 10), this.period / 3));
+			this.renewAt = System.nanoTime() + delay;
+			return delay;
 		}
 
 		String token() {
