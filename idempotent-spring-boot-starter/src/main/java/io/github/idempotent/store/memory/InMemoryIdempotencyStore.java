@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -157,11 +158,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		if (update(key, token,
-				(entry, now) -> (entry != null)
-						? new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), entry.claimedAt(),
-								entry.attempt(), false)
-						: new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1, false))) {
+		if (update(key, token, (entry, now) -> new MemoryEntry(token, fingerprint, null, now + lease.toNanos(),
+				(entry != null) ? entry.claimedAt() : Instant.now(), (entry != null) ? entry.attempt() : 1, false))) {
 			return true;
 		}
 		MemoryEntry entry = this.records.entries.get(key.value());
@@ -259,7 +257,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		return this.records.size();
 	}
 
-	private boolean update(RecordKey key, String token, Transition transition) {
+	private boolean update(RecordKey key, String token,
+			BiFunction<@Nullable MemoryEntry, Long, @Nullable MemoryEntry> transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
 		MemoryEntry written = this.records.entries.compute(key.value(), (k, entry) -> {
@@ -280,13 +279,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			this.records.written(written.expiresAt());
 		}
 		return owned[0];
-	}
-
-	@FunctionalInterface
-	private interface Transition {
-
-		@Nullable MemoryEntry apply(@Nullable MemoryEntry entry, long now);
-
 	}
 
 }
