@@ -80,8 +80,18 @@ final class BoundedRecords {
 
 	/** Sweeps once as many claims as there were records at the last sweep have passed. */
 	void claiming() {
-		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
-			sweepIfDue();
+		if (this.claimsSinceSweep.incrementAndGet() < this.sweepAfter || !this.sweepLock.tryLock()) {
+			return;
+		}
+		try {
+			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
+				this.claimsSinceSweep.set(0);
+				sweep(false);
+				this.sweepAfter = Math.max(SWEEP_EVERY, this.entries.size());
+			}
+		}
+		finally {
+			this.sweepLock.unlock();
 		}
 	}
 
@@ -172,22 +182,6 @@ final class BoundedRecords {
 	boolean isForgotten(MemoryEntry entry, long now) {
 		return (entry.result() != null) ? entry.isExpired(now)
 				: now - (entry.expiresAt() + this.takeoverMemoryNanos) >= 0;
-	}
-
-	private void sweepIfDue() {
-		if (!this.sweepLock.tryLock()) {
-			return;
-		}
-		try {
-			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
-				this.claimsSinceSweep.set(0);
-				sweep(false);
-				this.sweepAfter = Math.max(SWEEP_EVERY, this.entries.size());
-			}
-		}
-		finally {
-			this.sweepLock.unlock();
-		}
 	}
 
 	void sweepWhenFull() {
