@@ -143,17 +143,11 @@ final class CallObservations {
 
 		@Override
 		public void step(IdempotencyPolicy policy, String key, Step step) {
-			switch (step) {
-				case CLAIMED -> this.observation.event(Events.CLAIMED);
-				case COMPLETING -> {
-					this.ran = true;
-					this.observation.event(Events.COMPLETING);
-				}
-				case RELEASING -> {
-					this.ran = true;
-					this.observation.event(Events.RELEASING);
-				}
+			if (step != Step.CLAIMED) {
+				this.ran = true;
 			}
+			// Each step is the event of its name.
+			this.observation.event(Events.valueOf(step.name()));
 		}
 
 		/** Binds the call here, so that what the method observes nests inside. */
