@@ -150,19 +150,15 @@ final class LeaseWatchdog {
 				return;
 			}
 			if (this.nextTick.compareAndSet(scheduled, deadline)) {
-				schedule(deadline);
+				try {
+					this.scheduler.schedule(() -> tick(deadline), Math.max(0, deadline - System.nanoTime()),
+							TimeUnit.NANOSECONDS);
+				}
+				catch (RejectedExecutionException ex) {
+					this.nextTick.compareAndSet(deadline, IDLE);
+				}
 				return;
 			}
-		}
-	}
-
-	private void schedule(long deadline) {
-		try {
-			this.scheduler.schedule(() -> tick(deadline), Math.max(0, deadline - System.nanoTime()),
-					TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			this.nextTick.compareAndSet(deadline, IDLE);
 		}
 	}
 
