@@ -96,24 +96,20 @@ final class IdempotencyThreads implements AutoCloseable {
 	 */
 	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
-		if (executor == null) {
-			synchronized (this) {
-				executor = this.blockingStoreExecutor;
-				if (executor == null) {
-					executor = newBlockingStoreExecutor();
-					this.ownedBlockingStoreExecutor = (ExecutorService) executor;
-					this.blockingStoreExecutor = executor;
-				}
-			}
-		}
-		return executor;
+		return (executor != null) ? executor : ownBlockingStoreExecutor();
 	}
 
-	private static ExecutorService newBlockingStoreExecutor() {
-		// Only when no executor was set (no Reactor): bounded, idle threads let go.
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				daemons(() -> "idempotent-store"));
-		executor.allowCoreThreadTimeOut(true);
+	private synchronized Executor ownBlockingStoreExecutor() {
+		Executor executor = this.blockingStoreExecutor;
+		if (executor == null) {
+			// Only when no executor was set (no Reactor): bounded, idle threads let go.
+			ThreadPoolExecutor owned = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+					daemons(() -> "idempotent-store"));
+			owned.allowCoreThreadTimeOut(true);
+			this.ownedBlockingStoreExecutor = owned;
+			this.blockingStoreExecutor = owned;
+			executor = owned;
+		}
 		return executor;
 	}
 
