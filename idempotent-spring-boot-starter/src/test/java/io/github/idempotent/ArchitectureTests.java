@@ -126,8 +126,6 @@ class ArchitectureTests {
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$OperationSpec")
 			.and()
-			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$Spec")
-			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.ReactiveIdempotencyScopeResolver")
 			.should()
 			.dependOnClassesThat()

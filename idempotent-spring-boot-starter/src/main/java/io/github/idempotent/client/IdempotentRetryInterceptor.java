@@ -3,18 +3,34 @@ package io.github.idempotent.client;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.core.retry.RetryException;
+import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.http.client.support.HttpRequestWrapper;
 import org.springframework.util.Assert;
+import org.springframework.util.StringUtils;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
+import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * {@link ClientHttpRequestInterceptor} for {@code RestClient} that makes a POST or PATCH
@@ -43,20 +59,34 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 */
 	public static final String RESULT_UNAVAILABLE = "urn:idempotent:result-unavailable";
 
+	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
+
+	private static final Set<Integer> RETRIED = Set.of(500, 502, 503, 504);
+
+	/** Only with {@code Retry-After}. */
+	private static final Set<Integer> RETRIED_WHEN_ASKED = Set.of(409, 429);
+
 	private final String headerName;
 
 	private final Set<HttpMethod> methods;
 
 	private final Supplier<String> keyGenerator;
 
-	private final RetrySchedule schedule;
+	private final long maxRetries;
+
+	private final ExponentialBackOff backOff;
+
+	private final Duration maxRetryAfter;
 
 	private IdempotentRetryInterceptor(Builder builder) {
 		this.headerName = builder.headerName;
 		this.methods = Set.copyOf(builder.methods);
 		this.keyGenerator = builder.keyGenerator;
-		this.schedule = new RetrySchedule(builder.delay, builder.multiplier, builder.maxDelay, builder.maxRetries,
-				builder.maxRetryAfter);
+		this.maxRetries = builder.maxRetries;
+		this.maxRetryAfter = builder.maxRetryAfter;
+		this.backOff = new ExponentialBackOff(builder.delay.toMillis(), builder.multiplier);
+		this.backOff.setMaxInterval(builder.maxDelay.toMillis());
+		this.backOff.setJitter(builder.delay.toMillis() / 2);
 	}
 
 	/**
@@ -77,8 +107,20 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		if (!this.methods.contains(request.getMethod())) {
 			return execution.execute(request, body);
 		}
-		KeyedRequest keyed = new KeyedRequest(request, this.headerName, this.keyGenerator);
-		RetrySchedule.Attempts call = this.schedule.start();
+		HttpHeaders headers = HttpHeaders.copyOf(request.getHeaders());
+		if (!StringUtils.hasText(headers.getFirst(this.headerName))) {
+			headers.set(this.headerName, this.keyGenerator.get());
+		}
+		// The key is fixed once, for every attempt.
+		HttpRequest keyed = new HttpRequestWrapper(request) {
+
+			@Override
+			public HttpHeaders getHeaders() {
+				return headers;
+			}
+
+		};
+		Attempts call = new Attempts();
 		try {
 			return new RetryTemplate(call).execute(() -> call.attempt(keyed, body, execution));
 		}
@@ -95,6 +137,120 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			}
 			throw new UncheckedIOException(new IOException(last));
 		}
+	}
+
+	/**
+	 * {@code 500} is retried because Spring applications answer it for transient failures
+	 * too; {@code 409} and {@code 429} only with {@code Retry-After}, else they are a
+	 * conflict with the resource's state and a rate limit a back-off would not outlast.
+	 */
+	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
+		int status = response.getStatusCode().value();
+		return RETRIED.contains(status) || (RETRIED_WHEN_ASKED.contains(status)
+				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER));
+	}
+
+	/** Delta-seconds or an HTTP-date; {@code null} when absent or unreadable. */
+	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
+		if (!StringUtils.hasText(value)) {
+			return null;
+		}
+		String text = value.trim();
+		try {
+			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
+		}
+		catch (NumberFormatException ex) {
+			if (text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+				// delta-seconds beyond a long: longer than any limit, never sooner
+				return Duration.ofSeconds(Long.MAX_VALUE);
+			}
+			// not delta-seconds: an HTTP-date
+		}
+		try {
+			Instant when = ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+			Duration delay = Duration.between(now, when);
+			return delay.isNegative() ? Duration.ZERO : delay;
+		}
+		catch (DateTimeParseException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * One logical call, and its retry policy: the next back-off depends on the last
+	 * {@code Retry-After}. A retryable response is kept until the next attempt closes it.
+	 */
+	private final class Attempts implements RetryPolicy, BackOff {
+
+		private @Nullable Duration retryAfter;
+
+		private int attempts;
+
+		@Nullable ClientHttpResponse lastResponse;
+
+		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+				throws IOException {
+			if (this.lastResponse != null) {
+				this.lastResponse.close();
+				this.lastResponse = null;
+			}
+			this.retryAfter = null;
+			this.attempts++;
+			ClientHttpResponse response = execution.execute(request, body);
+			if (!isRetryable(response)) {
+				return response;
+			}
+			if (response.getStatusCode().value() == 500) {
+				PeekedResponse peeked = PeekedResponse.of(response);
+				if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
+					return peeked;
+				}
+				response = peeked;
+			}
+			this.lastResponse = response;
+			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
+			throw new RetryableResponseException(response.getStatusCode());
+		}
+
+		@Override
+		public boolean shouldRetry(Throwable throwable) {
+			return throwable instanceof IOException || throwable instanceof RetryableResponseException;
+		}
+
+		@Override
+		public BackOff getBackOff() {
+			return this;
+		}
+
+		@Override
+		public BackOffExecution start() {
+			BackOffExecution exponential = IdempotentRetryInterceptor.this.backOff.start();
+			return () -> {
+				if (this.attempts > IdempotentRetryInterceptor.this.maxRetries) {
+					return BackOffExecution.STOP;
+				}
+				long delay = exponential.nextBackOff();
+				if (this.retryAfter != null) {
+					if (this.retryAfter.compareTo(IdempotentRetryInterceptor.this.maxRetryAfter) > 0) {
+						logger.debug("Retry-After of " + this.retryAfter + " is above the maximum of "
+								+ IdempotentRetryInterceptor.this.maxRetryAfter + ": not retrying");
+						return BackOffExecution.STOP;
+					}
+					delay = this.retryAfter.toMillis();
+				}
+				return delay;
+			};
+		}
+
+	}
+
+	/** A response whose status calls for a retry; never leaves the interceptor. */
+	private static final class RetryableResponseException extends RuntimeException {
+
+		RetryableResponseException(HttpStatusCode status) {
+			super("Retryable response " + status, null, false, false);
+		}
+
 	}
 
 	/** Settings of an {@link IdempotentRetryInterceptor}. */

@@ -28,9 +28,6 @@ final class CallObservations {
 	/** Micrometer's {@code ObservationThreadLocalAccessor.KEY}. */
 	static final String REACTOR_CONTEXT_KEY = "micrometer.observation";
 
-	private static final DefaultIdempotencyObservationConvention KEY_LESS = new DefaultIdempotencyObservationConvention(
-			false);
-
 	private final ObservationRegistry registry;
 
 	private final String store;
@@ -46,7 +43,7 @@ final class CallObservations {
 		this.registry = registry;
 		this.store = storeName(store);
 		this.customConvention = customConvention;
-		this.defaultConvention = includeKey ? new DefaultIdempotencyObservationConvention(true) : KEY_LESS;
+		this.defaultConvention = new DefaultIdempotencyObservationConvention(includeKey);
 	}
 
 	/** A local cache is named after the store behind it. */
@@ -146,17 +143,11 @@ final class CallObservations {
 
 		@Override
 		public void step(IdempotencyPolicy policy, String key, Step step) {
-			switch (step) {
-				case CLAIMED -> this.observation.event(Events.CLAIMED);
-				case COMPLETING -> {
-					this.ran = true;
-					this.observation.event(Events.COMPLETING);
-				}
-				case RELEASING -> {
-					this.ran = true;
-					this.observation.event(Events.RELEASING);
-				}
+			if (step != Step.CLAIMED) {
+				this.ran = true;
 			}
+			// Each step is the event of its name.
+			this.observation.event(Events.valueOf(step.name()));
 		}
 
 		/** Binds the call here, so that what the method observes nests inside. */

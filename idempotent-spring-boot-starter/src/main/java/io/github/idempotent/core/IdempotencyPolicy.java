@@ -75,14 +75,6 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	}
 
 	/**
-	 * This policy with its duplicates handled as {@code duplicates} says.
-	 */
-	public IdempotencyPolicy withDuplicates(DuplicateHandling duplicates) {
-		return new IdempotencyPolicy(this.name, this.ttl, this.lease, this.waitFor, this.retryAfter, this.cacheFor,
-				this.codec, this.maxDuration, duplicates, this.releaseOnStatus);
-	}
-
-	/**
 	 * Whether {@code ex}'s exact class is listed in {@code cacheFor}: only those may be
 	 * recreated by name on replay.
 	 */
@@ -91,12 +83,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	}
 
 	boolean isSubtypeOfCached(Throwable ex) {
-		for (Class<? extends Throwable> type : this.cacheFor) {
-			if (type.isInstance(ex)) {
-				return true;
-			}
-		}
-		return false;
+		return this.cacheFor.stream().anyMatch((type) -> type.isInstance(ex));
 	}
 
 }

@@ -90,131 +90,16 @@ public class IdempotencyTemplate {
 	public OperationSpec operation(String name) {
 		Assert.hasText(name, "IdempotencyTemplate needs an operation name, such as \"payments\": it is part of "
 				+ "every stored key and names the operation in metrics");
-		return new Spec(name);
-	}
-
-	/**
-	 * One call of an operation: its key, scope, payload and settings, then the callback.
-	 */
-	public interface OperationSpec {
-
-		/**
-		 * The idempotency key of this call; required, at most
-		 * {@code idempotent.max-key-length} long.
-		 */
-		OperationSpec key(@Nullable String key);
-
-		/**
-		 * The scope of the key (a tenant, a user); by default that of {@code @Idempotent}
-		 * calls ({@code idempotent.default-scope}).
-		 */
-		OperationSpec scope(String scope);
-
-		/**
-		 * What identifies the request, fingerprinted as {@code @Idempotent} payloads are:
-		 * a later call with the key and another payload is refused.
-		 */
-		OperationSpec payload(@Nullable Object payload);
-
-		/**
-		 * A fingerprint computed by the application, used instead of a payload's.
-		 */
-		OperationSpec fingerprint(String fingerprint);
-
-		/**
-		 * How long the result is replayed; {@code idempotent.ttl} by default.
-		 */
-		OperationSpec ttl(Duration ttl);
-
-		/**
-		 * How long the placeholder lives without renewal; {@code idempotent.lease} by
-		 * default.
-		 */
-		OperationSpec lease(Duration lease);
-
-		/**
-		 * How long a duplicate waits for the first call's result before it is refused;
-		 * {@code idempotent.wait-for} by default.
-		 */
-		OperationSpec waitFor(Duration waitFor);
-
-		/**
-		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
-		 * default.
-		 */
-		OperationSpec retryAfter(Duration retryAfter);
-
-		/**
-		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
-		 */
-		OperationSpec maxDuration(Duration maxDuration);
-
-		/**
-		 * An exception stored as the outcome and replayed to retries; any other exception
-		 * releases the key.
-		 */
-		OperationSpec cacheFor(Class<? extends Throwable> exceptionType);
-
-		/**
-		 * What a call does when its key has completed: replay (the default), skip, or run
-		 * flagged as a duplicate.
-		 */
-		OperationSpec duplicates(DuplicateHandling duplicates);
-
-		/**
-		 * Runs {@code callback} once for the key and returns its result, or the stored
-		 * result of the call that ran.
-		 * @throws IdempotencyKeyException if the key is missing or invalid
-		 * @throws IdempotencyKeyReusedException if the key was used with another payload
-		 * @throws IdempotencyInProgressException if the first call still runs after
-		 * {@code waitFor}
-		 * @throws IdempotencyStoreUnavailableException if the store cannot be reached and
-		 * the failure mode is closed
-		 */
-		<T> @Nullable T execute(Class<T> resultType, Supplier<? extends @Nullable T> callback);
-
-		/**
-		 * {@link #execute(Class, Supplier)} for a generic result type.
-		 */
-		<T> @Nullable T execute(ParameterizedTypeReference<T> resultType, Supplier<? extends @Nullable T> callback);
-
-		/**
-		 * Runs {@code callback}, which returns nothing, once for the key.
-		 */
-		void run(Runnable callback);
-
-		/**
-		 * Runs the asynchronous {@code callback} once for the key, which is completed or
-		 * released when its stage completes. Refusals complete the future exceptionally;
-		 * cancelling it leaves a started callback running.
-		 */
-		<T> CompletableFuture<@Nullable T> executeAsync(Class<T> resultType,
-				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
-
-		/**
-		 * {@link #executeAsync(Class, Supplier)} for a generic result type.
-		 */
-		<T> CompletableFuture<@Nullable T> executeAsync(ParameterizedTypeReference<T> resultType,
-				Supplier<? extends CompletionStage<? extends @Nullable T>> callback);
-
-		/**
-		 * Runs the {@code Mono} that {@code callback} creates once for the key, on
-		 * subscription and without blocking. Needs Reactor.
-		 */
-		<T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback);
-
-		/**
-		 * {@link #executeMono(Class, Supplier)} for a generic result type.
-		 */
-		<T> Mono<T> executeMono(ParameterizedTypeReference<T> resultType,
-				Supplier<? extends Mono<? extends T>> callback);
-
+		return new OperationSpec(name);
 	}
 
 	private record Prepared(IdempotencyPolicy policy, String key, RecordKey recordKey, Fingerprint fingerprint) {
 	}
 
-	private final class Spec implements OperationSpec {
+	/**
+	 * One call of an operation: its key, scope, payload and settings, then the callback.
+	 */
+	public final class OperationSpec {
 
 		private final String name;
 
@@ -240,29 +125,40 @@ public class IdempotencyTemplate {
 
 		private DuplicateHandling duplicates = DuplicateHandling.REPLAY;
 
-		Spec(String name) {
+		private OperationSpec(String name) {
 			this.name = name;
 		}
 
-		@Override
+		/**
+		 * The idempotency key of this call; required, at most
+		 * {@code idempotent.max-key-length} long.
+		 */
 		public OperationSpec key(@Nullable String key) {
 			this.key = key;
 			return this;
 		}
 
-		@Override
+		/**
+		 * The scope of the key (a tenant, a user); by default that of {@code @Idempotent}
+		 * calls ({@code idempotent.default-scope}).
+		 */
 		public OperationSpec scope(String scope) {
 			this.scope = scope;
 			return this;
 		}
 
-		@Override
+		/**
+		 * What identifies the request, fingerprinted as {@code @Idempotent} payloads are:
+		 * a later call with the key and another payload is refused.
+		 */
 		public OperationSpec payload(@Nullable Object payload) {
 			this.payload = payload;
 			return this;
 		}
 
-		@Override
+		/**
+		 * A fingerprint computed by the application, used instead of a payload's.
+		 */
 		public OperationSpec fingerprint(String fingerprint) {
 			Assert.hasText(fingerprint, () -> "fingerprint of " + this.name + " must not be empty: pass a hash of "
 					+ "what identifies the request, or payload(...) to have it computed");
@@ -270,37 +166,53 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		@Override
+		/**
+		 * How long the result is replayed; {@code idempotent.ttl} by default.
+		 */
 		public OperationSpec ttl(Duration ttl) {
 			this.ttl = ttl;
 			return this;
 		}
 
-		@Override
+		/**
+		 * How long the placeholder lives without renewal; {@code idempotent.lease} by
+		 * default.
+		 */
 		public OperationSpec lease(Duration lease) {
 			this.lease = lease;
 			return this;
 		}
 
-		@Override
+		/**
+		 * How long a duplicate waits for the first call's result before it is refused;
+		 * {@code idempotent.wait-for} by default.
+		 */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
 			return this;
 		}
 
-		@Override
+		/**
+		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
+		 * default.
+		 */
 		public OperationSpec retryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
 			return this;
 		}
 
-		@Override
+		/**
+		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
+		 */
 		public OperationSpec maxDuration(Duration maxDuration) {
 			this.maxDuration = maxDuration;
 			return this;
 		}
 
-		@Override
+		/**
+		 * An exception stored as the outcome and replayed to retries; any other exception
+		 * releases the key.
+		 */
 		public OperationSpec cacheFor(Class<? extends Throwable> exceptionType) {
 			Assert.notNull(exceptionType, "exceptionType must not be null");
 			Assert.isTrue(IdempotencyExecutor.isRecreatable(exceptionType),
@@ -310,39 +222,40 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		@Override
+		/**
+		 * What a call does when its key has completed: replay (the default), skip, or run
+		 * flagged as a duplicate.
+		 */
 		public OperationSpec duplicates(DuplicateHandling duplicates) {
 			Assert.notNull(duplicates, "duplicates must not be null");
 			this.duplicates = duplicates;
 			return this;
 		}
 
-		@Override
+		/**
+		 * Runs {@code callback} once for the key and returns its result, or the stored
+		 * result of the call that ran.
+		 * @throws IdempotencyKeyException if the key is missing or invalid
+		 * @throws IdempotencyKeyReusedException if the key was used with another payload
+		 * @throws IdempotencyInProgressException if the first call still runs after
+		 * {@code waitFor}
+		 * @throws IdempotencyStoreUnavailableException if the store cannot be reached and
+		 * the failure mode is closed
+		 */
 		public <T> @Nullable T execute(Class<T> resultType, Supplier<? extends @Nullable T> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return call(resultType, callback);
+			return execute(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		@Override
+		/**
+		 * {@link #execute(Class, Supplier)} for a generic result type.
+		 */
+		@SuppressWarnings("unchecked")
 		public <T> @Nullable T execute(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends @Nullable T> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return call(resultType.getType(), callback);
-		}
-
-		@Override
-		public void run(Runnable callback) {
 			Assert.notNull(callback, "callback must not be null");
-			call(Void.class, () -> {
-				callback.run();
-				return null;
-			});
-		}
-
-		@SuppressWarnings("unchecked")
-		private <T> @Nullable T call(Type resultType, Supplier<? extends @Nullable T> callback) {
-			Assert.notNull(callback, "callback must not be null");
-			Prepared call = prepare(resultType, null);
+			Prepared call = prepare(resultType.getType(), null);
 			try {
 				return (T) IdempotencyTemplate.this.executor.execute(call.policy(), call.key(), call.recordKey(),
 						call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
@@ -356,27 +269,39 @@ public class IdempotencyTemplate {
 			}
 		}
 
-		@Override
+		/**
+		 * Runs {@code callback}, which returns nothing, once for the key.
+		 */
+		public void run(Runnable callback) {
+			Assert.notNull(callback, "callback must not be null");
+			execute(Void.class, () -> {
+				callback.run();
+				return null;
+			});
+		}
+
+		/**
+		 * Runs the asynchronous {@code callback} once for the key, which is completed or
+		 * released when its stage completes. Refusals complete the future exceptionally;
+		 * cancelling it leaves a started callback running.
+		 */
 		public <T> CompletableFuture<@Nullable T> executeAsync(Class<T> resultType,
 				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return callAsync(resultType, callback);
+			return executeAsync(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		@Override
+		/**
+		 * {@link #executeAsync(Class, Supplier)} for a generic result type.
+		 */
+		@SuppressWarnings("unchecked")
 		public <T> CompletableFuture<@Nullable T> executeAsync(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return callAsync(resultType.getType(), callback);
-		}
-
-		@SuppressWarnings("unchecked")
-		private <T> CompletableFuture<@Nullable T> callAsync(Type resultType,
-				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
 			Assert.notNull(callback, "callback must not be null");
 			Prepared call;
 			try {
-				call = prepare(resultType, null);
+				call = prepare(resultType.getType(), null);
 			}
 			catch (IdempotencyException | IdempotencyScopeException ex) {
 				return CompletableFuture.failedFuture(ex);
@@ -386,20 +311,21 @@ public class IdempotencyTemplate {
 			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
-		@Override
+		/**
+		 * Runs the {@code Mono} that {@code callback} creates once for the key, on
+		 * subscription and without blocking. Needs Reactor.
+		 */
 		public <T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return callMono(resultType, callback);
+			return executeMono(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		@Override
+		/**
+		 * {@link #executeMono(Class, Supplier)} for a generic result type.
+		 */
 		public <T> Mono<T> executeMono(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
-			return callMono(resultType.getType(), callback);
-		}
-
-		private <T> Mono<T> callMono(Type resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
 			Assert.notNull(callback, "callback must not be null");
 			// Reactor is touched only from here on. A Mono's caller lives in its
@@ -407,8 +333,8 @@ public class IdempotencyTemplate {
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
 			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
 					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
-			return MonoCalls.execute(IdempotencyTemplate.this.executor, scopes, (scope) -> prepare(resultType, scope),
-					callback);
+			return MonoCalls.execute(IdempotencyTemplate.this.executor, scopes,
+					(scope) -> prepare(resultType.getType(), scope), callback);
 		}
 
 		/**
@@ -446,18 +372,14 @@ public class IdempotencyTemplate {
 				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,
 						(this.waitFor != null) ? this.waitFor : defaults.waitFor(),
 						(this.retryAfter != null) ? this.retryAfter : defaults.retryAfter(), this.cacheFor,
-						binding(resultType),
+						IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
+								(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type))),
 						(this.maxDuration != null) ? this.maxDuration : defaults.maxDuration(lease), this.duplicates);
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalArgumentException(
 						"IdempotencyTemplate operation '" + this.name + "': " + ex.getMessage(), ex);
 			}
-		}
-
-		private ResultCodec.Binding binding(Type resultType) {
-			return IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
-					(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type)));
 		}
 
 	}

@@ -42,7 +42,7 @@ final class IdempotencyThreads implements AutoCloseable {
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	IdempotencyThreads() {
-		this(newTimer(), true);
+		this(new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog")), true);
 	}
 
 	/**
@@ -55,10 +55,6 @@ final class IdempotencyThreads implements AutoCloseable {
 	private IdempotencyThreads(ScheduledExecutorService timer, boolean ownsTimer) {
 		this.timer = timer;
 		this.ownsTimer = ownsTimer;
-	}
-
-	private static ScheduledExecutorService newTimer() {
-		return new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog"));
 	}
 
 	/**
@@ -100,24 +96,20 @@ final class IdempotencyThreads implements AutoCloseable {
 	 */
 	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
-		if (executor == null) {
-			synchronized (this) {
-				executor = this.blockingStoreExecutor;
-				if (executor == null) {
-					executor = newBlockingStoreExecutor();
-					this.ownedBlockingStoreExecutor = (ExecutorService) executor;
-					this.blockingStoreExecutor = executor;
-				}
-			}
-		}
-		return executor;
+		return (executor != null) ? executor : ownBlockingStoreExecutor();
 	}
 
-	private static ExecutorService newBlockingStoreExecutor() {
-		// Only when no executor was set (no Reactor): bounded, idle threads let go.
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				daemons(() -> "idempotent-store"));
-		executor.allowCoreThreadTimeOut(true);
+	private synchronized Executor ownBlockingStoreExecutor() {
+		Executor executor = this.blockingStoreExecutor;
+		if (executor == null) {
+			// Only when no executor was set (no Reactor): bounded, idle threads let go.
+			ThreadPoolExecutor owned = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+					daemons(() -> "idempotent-store"));
+			owned.allowCoreThreadTimeOut(true);
+			this.ownedBlockingStoreExecutor = owned;
+			this.blockingStoreExecutor = owned;
+			executor = owned;
+		}
 		return executor;
 	}
 

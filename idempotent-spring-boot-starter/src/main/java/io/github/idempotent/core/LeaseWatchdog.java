@@ -150,19 +150,15 @@ final class LeaseWatchdog {
 				return;
 			}
 			if (this.nextTick.compareAndSet(scheduled, deadline)) {
-				schedule(deadline);
+				try {
+					this.scheduler.schedule(() -> tick(deadline), Math.max(0, deadline - System.nanoTime()),
+							TimeUnit.NANOSECONDS);
+				}
+				catch (RejectedExecutionException ex) {
+					this.nextTick.compareAndSet(deadline, IDLE);
+				}
 				return;
 			}
-		}
-	}
-
-	private void schedule(long deadline) {
-		try {
-			this.scheduler.schedule(() -> tick(deadline), Math.max(0, deadline - System.nanoTime()),
-					TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			this.nextTick.compareAndSet(deadline, IDLE);
 		}
 	}
 
@@ -199,40 +195,40 @@ final class LeaseWatchdog {
 			}
 			// Checked before any renewal is sent: none starts past maxDuration.
 			lease.overdue = now - lease.deadline >= 0;
+			if (lease.overdue) {
+				due = IDLE;
+			}
+			else {
+				Attempt awaited = lease.awaited;
+				if (awaited != null) {
+					if (now - awaited.deadline < 0) {
+						return awaited.deadline;
+					}
+					// Counts as failed and is retried at once.
+					awaited.abandoned = true;
+					lease.awaited = null;
+					lease.failures++;
+					lease.renewAt = now;
+					timedOut = true;
+				}
+				if (now - lease.renewAt < 0) {
+					due = lease.renewAt;
+				}
+				else if (lease.inFlight >= MAX_ATTEMPTS) {
+					due = IDLE;
+				}
+				else {
+					attempt = new Attempt(lease, now, now + lease.period);
+					lease.awaited = attempt;
+					lease.inFlight++;
+					due = attempt.deadline;
+				}
+			}
 		}
 		if (lease.overdue) {
 			this.running.remove(lease);
 			this.leaseLoss.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
 			return IDLE;
-		}
-		synchronized (lease) {
-			if (lease.ended || lease.lost) {
-				return IDLE;
-			}
-			Attempt awaited = lease.awaited;
-			if (awaited != null) {
-				if (now - awaited.deadline < 0) {
-					return awaited.deadline;
-				}
-				// Counts as failed and is retried at once.
-				awaited.abandoned = true;
-				lease.awaited = null;
-				lease.failures++;
-				lease.renewAt = now;
-				timedOut = true;
-			}
-			if (now - lease.renewAt < 0) {
-				due = lease.renewAt;
-			}
-			else if (lease.inFlight >= MAX_ATTEMPTS) {
-				due = IDLE;
-			}
-			else {
-				attempt = new Attempt(lease, now, now + lease.period);
-				lease.awaited = attempt;
-				lease.inFlight++;
-				due = attempt.deadline;
-			}
 		}
 		if (timedOut) {
 			logger.warn("Renewal of the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
@@ -240,7 +236,8 @@ final class LeaseWatchdog {
 		}
 		if (attempt != null) {
 			try {
-				this.renewals.execute(attempt);
+				Attempt renewal = attempt;
+				this.renewals.execute(() -> renew(renewal));
 			}
 			catch (RejectedExecutionException ex) {
 				return rejected(attempt);
@@ -260,8 +257,7 @@ final class LeaseWatchdog {
 			if (this.renewals.isShutdown()) {
 				return IDLE;
 			}
-			lease.failures++;
-			lease.renewAt = System.nanoTime() + lease.retryDelay();
+			lease.retryLater();
 			return lease.renewAt;
 		}
 	}
@@ -323,9 +319,7 @@ final class LeaseWatchdog {
 					}
 				}
 				else if (awaited) {
-					lease.failures++;
-					retryIn = lease.retryDelay();
-					lease.renewAt = System.nanoTime() + retryIn;
+					retryIn = lease.retryLater();
 				}
 			}
 		}
@@ -359,7 +353,7 @@ final class LeaseWatchdog {
 		tickBy(renewAt);
 	}
 
-	private final class Attempt implements Runnable {
+	private static final class Attempt {
 
 		private final Lease lease;
 
@@ -377,11 +371,6 @@ final class LeaseWatchdog {
 			this.lease = lease;
 			this.started = started;
 			this.deadline = deadline;
-		}
-
-		@Override
-		public void run() {
-			renew(this);
 		}
 
 	}
@@ -450,10 +439,13 @@ final class LeaseWatchdog {
 			this.deadline = claimedAt + max.toNanos();
 		}
 
-		private long retryDelay() {
+		/** Counts a failed renewal and sets the next one after a back-off, returned. */
+		private long retryLater() {
+			this.failures++;
 			long first = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.period / 10);
-			long delay = first << Math.min(Math.max(this.failures - 1, 0), 10);
-			return Math.max(first, Math.min(delay, this.period / 3));
+			long delay = Math.max(first, Math.min(first << Math.min(this.failures - 1, 10), this.period / 3));
+			this.renewAt = System.nanoTime() + delay;
+			return delay;
 		}
 
 		String token() {

@@ -55,21 +55,15 @@ final class StepConfirmation {
 			this.deadline = now + this.bound.toNanos();
 		}
 		long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
-		if (left <= 0 && !stillHeld(now)) {
+		// A Redis full under noeviction refuses the completion but still extends the
+		// lease, so retries keep waiting: the step is asked again past the bound, up to
+		// maxDuration, rather than let a retry run the method again.
+		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue())) {
 			return -1;
 		}
 		long delay = (left > 0) ? Math.min(this.nextDelay, left) : this.nextDelay;
 		this.nextDelay = Math.min(this.nextDelay * 2, MAX_RETRY_MILLIS);
 		return delay;
-	}
-
-	/**
-	 * A Redis full under {@code noeviction} refuses the completion but still extends the
-	 * lease, so retries keep waiting: the step is asked again past {@link #bound}, up to
-	 * {@code maxDuration}, rather than let a retry run the method again.
-	 */
-	private boolean stillHeld(long now) {
-		return this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue();
 	}
 
 }

@@ -2,8 +2,9 @@ package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-
-import org.jspecify.annotations.Nullable;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
@@ -46,36 +47,25 @@ final class StoreAccess {
 	}
 
 	CompletableFuture<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		AsyncIdempotencyStore async = asyncStore();
-		if (async != null) {
-			return Futures.call(() -> async.claimAsync(key, fingerprint, lease));
-		}
-		return Futures.call(() -> CompletableFuture.supplyAsync(() -> this.store.claim(key, fingerprint, lease),
-				this.threads.blockingStoreExecutor()));
+		return async((async) -> async.claimAsync(key, fingerprint, lease), () -> claim(key, fingerprint, lease));
 	}
 
 	CompletableFuture<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl) {
-		AsyncIdempotencyStore async = asyncStore();
-		if (async != null) {
-			return Futures.call(() -> async.completeAsync(key, token, fingerprint, result, ttl));
-		}
-		return Futures
-			.call(() -> CompletableFuture.supplyAsync(() -> this.store.complete(key, token, fingerprint, result, ttl),
-					this.threads.blockingStoreExecutor()));
+		return async((async) -> async.completeAsync(key, token, fingerprint, result, ttl),
+				() -> complete(key, token, fingerprint, result, ttl));
 	}
 
 	CompletableFuture<Boolean> releaseAsync(RecordKey key, String token) {
-		AsyncIdempotencyStore async = asyncStore();
-		if (async != null) {
-			return Futures.call(() -> async.releaseAsync(key, token));
-		}
-		return Futures.call(() -> CompletableFuture.supplyAsync(() -> this.store.release(key, token),
-				this.threads.blockingStoreExecutor()));
+		return async((async) -> async.releaseAsync(key, token), () -> release(key, token));
 	}
 
-	private @Nullable AsyncIdempotencyStore asyncStore() {
-		return (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) ? async : null;
+	private <T> CompletableFuture<T> async(Function<AsyncIdempotencyStore, CompletionStage<T>> nonBlocking,
+			Supplier<T> blocking) {
+		if (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) {
+			return Futures.call(() -> nonBlocking.apply(async));
+		}
+		return Futures.call(() -> CompletableFuture.supplyAsync(blocking, this.threads.blockingStoreExecutor()));
 	}
 
 }

@@ -25,10 +25,10 @@ final class StoreFailureClassifier {
 	 * class name, so the core needs neither Spring's DAO classes nor a store client.
 	 */
 	static boolean isUnavailable(Throwable failure) {
-		return isFull(failure) || anyCause(failure,
-				(ex, type) -> ex instanceof IOException || ex instanceof TimeoutException
-						|| ex instanceof IdempotencyStoreUnavailableException || UNAVAILABLE_TYPES.contains(type)
-						|| (REDIS_ERROR_REPLIES.contains(type) && isPassingRefusal(ex.getMessage())));
+		return isFull(failure) || anyCause(failure, (ex, type) -> ex instanceof IOException
+				|| ex instanceof TimeoutException || ex instanceof IdempotencyStoreUnavailableException
+				|| UNAVAILABLE_TYPES.contains(type) || (REDIS_ERROR_REPLIES.contains(type)
+						&& PASSING_REFUSALS.stream().anyMatch((refusal) -> isRefusal(ex.getMessage(), refusal))));
 	}
 
 	/** A server's error reply, as Lettuce, Jedis and Redisson throw it. */
@@ -68,15 +68,6 @@ final class StoreFailureClassifier {
 			"TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "BUSY ");
 
 	private static final String OUT_OF_MEMORY = "OOM ";
-
-	private static boolean isPassingRefusal(@Nullable String message) {
-		for (String refusal : PASSING_REFUSALS) {
-			if (isRefusal(message, refusal)) {
-				return true;
-			}
-		}
-		return false;
-	}
 
 	private static boolean isRefusal(@Nullable String message, String refusal) {
 		return message != null && (message.startsWith(refusal) || message.contains("-" + refusal));

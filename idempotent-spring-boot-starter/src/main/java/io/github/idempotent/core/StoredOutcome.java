@@ -2,6 +2,7 @@ package io.github.idempotent.core;
 
 import java.io.ByteArrayOutputStream;
 import java.lang.reflect.Constructor;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
@@ -97,10 +98,7 @@ final class StoredOutcome {
 
 	private static byte[] concat(byte marker, String text) {
 		byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
-		byte[] bytes = new byte[utf8.length + 1];
-		bytes[0] = marker;
-		System.arraycopy(utf8, 0, bytes, 1, utf8.length);
-		return bytes;
+		return ByteBuffer.allocate(utf8.length + 1).put(marker).put(utf8).array();
 	}
 
 	/**
@@ -117,16 +115,15 @@ final class StoredOutcome {
 			}
 			return false;
 		}
-		Throwable recreated;
+		String message = Objects.toString(ex.getMessage(), "");
 		try {
-			recreated = instantiate(ex.getClass(), Objects.toString(ex.getMessage(), ""));
+			Throwable recreated = instantiate(ex.getClass(), message);
+			if (recreated.getClass() == ex.getClass() && Objects.toString(recreated.getMessage(), "").equals(message)) {
+				return true;
+			}
 		}
 		catch (ReflectiveOperationException | RuntimeException | LinkageError failure) {
-			recreated = null;
-		}
-		if (recreated != null && recreated.getClass() == ex.getClass()
-				&& Objects.toString(recreated.getMessage(), "").equals(Objects.toString(ex.getMessage(), ""))) {
-			return true;
+			// Told below, as a type that cannot be recreated.
 		}
 		logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
 				+ "' is listed in cacheFor but cannot be recreated with its message (it needs a public constructor "

@@ -43,7 +43,9 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(IdempotencyObservationContext context) {
-		return KeyValues.of(KeyValue.of(LowCardinalityKeyNames.OPERATION, context.getOperation()), outcome(context),
+		Outcome outcome = context.getOutcome();
+		return KeyValues.of(KeyValue.of(LowCardinalityKeyNames.OPERATION, context.getOperation()),
+				(outcome != null) ? KeyValue.of(LowCardinalityKeyNames.OUTCOME, outcome.value()) : OUTCOME_UNKNOWN,
 				KeyValue.of(LowCardinalityKeyNames.STORE, context.getStore()));
 	}
 
@@ -53,11 +55,6 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 			return KeyValues.empty();
 		}
 		return KeyValues.of(KeyValue.of(HighCardinalityKeyNames.IDEMPOTENCY_KEY, context.getIdempotencyKey()));
-	}
-
-	private static KeyValue outcome(IdempotencyObservationContext context) {
-		Outcome outcome = context.getOutcome();
-		return (outcome != null) ? KeyValue.of(LowCardinalityKeyNames.OUTCOME, outcome.value()) : OUTCOME_UNKNOWN;
 	}
 
 }

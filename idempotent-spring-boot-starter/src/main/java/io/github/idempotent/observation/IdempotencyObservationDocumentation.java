@@ -1,5 +1,7 @@
 package io.github.idempotent.observation;
 
+import java.util.Locale;
+
 import io.micrometer.common.docs.KeyName;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
@@ -40,20 +42,16 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum LowCardinalityKeyNames implements KeyName {
 
-		OPERATION("operation"),
+		OPERATION,
 
 		/**
 		 * What became of the call ({@link IdempotencyObservationContext.Outcome}).
 		 */
-		OUTCOME("outcome"),
+		OUTCOME,
 
-		STORE("store");
+		STORE;
 
-		private final String name;
-
-		LowCardinalityKeyNames(String name) {
-			this.name = name;
-		}
+		private final String name = name().toLowerCase(Locale.ROOT);
 
 		@Override
 		public String asString() {
@@ -85,18 +83,17 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 */
 	public enum Events implements Observation.Event {
 
-		CLAIMED("claimed", "idempotency key claimed"),
+		CLAIMED("idempotency key claimed"),
 
-		COMPLETING("completing", "storing idempotent outcome"),
+		COMPLETING("storing idempotent outcome"),
 
-		RELEASING("releasing", "releasing idempotency key");
+		RELEASING("releasing idempotency key");
 
-		private final String name;
+		private final String name = name().toLowerCase(Locale.ROOT);
 
 		private final String contextualName;
 
-		Events(String name, String contextualName) {
-			this.name = name;
+		Events(String contextualName) {
 			this.contextualName = contextualName;
 		}
 

@@ -294,11 +294,11 @@ class IdempotentRetryInterceptorTests {
 	@Test
 	void retryAfterIsReadAsSecondsOrHttpDate() {
 		Instant now = Instant.parse("2026-01-01T00:00:00Z");
-		assertThat(RetrySchedule.parseRetryAfter("2", now)).isEqualTo(Duration.ofSeconds(2));
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter("2", now)).isEqualTo(Duration.ofSeconds(2));
 		String inFive = DateTimeFormatter.RFC_1123_DATE_TIME.format(now.plusSeconds(5).atOffset(ZoneOffset.UTC));
-		assertThat(RetrySchedule.parseRetryAfter(inFive, now)).isEqualTo(Duration.ofSeconds(5));
-		assertThat(RetrySchedule.parseRetryAfter("soon", now)).isNull();
-		assertThat(RetrySchedule.parseRetryAfter(null, now)).isNull();
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter(inFive, now)).isEqualTo(Duration.ofSeconds(5));
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter("soon", now)).isNull();
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter(null, now)).isNull();
 	}
 
 	/**

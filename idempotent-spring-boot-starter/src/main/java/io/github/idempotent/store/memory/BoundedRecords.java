@@ -9,14 +9,15 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The records of an {@link InMemoryIdempotencyStore} within their bounds, and the sweeps
  * that drop the expired ones. Whoever changes {@link #entries} tells this class inside
- * the same {@code compute} ({@link #reserve}, {@link #added}, {@link #replaced},
- * {@link #removed}), then {@link #written(long)} after it. Only a claim of a new key is
- * refused for lack of room: a result goes in regardless, so the bound can be exceeded by
- * the results of the calls running at once.
+ * the same {@code compute} ({@link #reserve}, {@link #changed}), then
+ * {@link #written(long)} after it. Only a claim of a new key is refused for lack of room:
+ * a result goes in regardless, so the bound can be exceeded by the results of the calls
+ * running at once.
  */
 final class BoundedRecords {
 
@@ -79,8 +80,18 @@ final class BoundedRecords {
 
 	/** Sweeps once as many claims as there were records at the last sweep have passed. */
 	void claiming() {
-		if (this.claimsSinceSweep.incrementAndGet() >= this.sweepAfter) {
-			sweepIfDue();
+		if (this.claimsSinceSweep.incrementAndGet() < this.sweepAfter || !this.sweepLock.tryLock()) {
+			return;
+		}
+		try {
+			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
+				this.claimsSinceSweep.set(0);
+				sweep(false);
+				this.sweepAfter = Math.max(SWEEP_EVERY, this.entries.size());
+			}
+		}
+		finally {
+			this.sweepLock.unlock();
 		}
 	}
 
@@ -110,38 +121,21 @@ final class BoundedRecords {
 	}
 
 	private static boolean take(AtomicLong used, long amount, long maximum) {
-		while (true) {
-			long current = used.get();
-			if (current + amount > maximum) {
-				return false;
-			}
-			if (used.compareAndSet(current, current + amount)) {
-				return true;
-			}
+		return used.getAndUpdate((current) -> (current + amount > maximum) ? current : current + amount)
+				+ amount <= maximum;
+	}
+
+	/** {@code null} for no record. */
+	void changed(String key, @Nullable MemoryEntry before, @Nullable MemoryEntry after) {
+		if ((before == null) != (after == null)) {
+			this.recordCount.addAndGet((after != null) ? 1 : -1);
 		}
-	}
-
-	void added(String key, MemoryEntry entry) {
-		this.recordCount.incrementAndGet();
-		grow(key, sizeOf(key, entry));
-	}
-
-	void replaced(String key, MemoryEntry previous, MemoryEntry next) {
-		grow(key, sizeOf(key, next) - sizeOf(key, previous));
-	}
-
-	void removed(String key, MemoryEntry entry) {
-		this.recordCount.decrementAndGet();
-		grow(key, -sizeOf(key, entry));
-	}
-
-	private void grow(String key, long bytes) {
-		if (bytes == 0) {
-			return;
-		}
-		this.usedBytes.addAndGet(bytes);
-		if (hasQuota()) {
-			this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+		long bytes = sizeOf(key, after) - sizeOf(key, before);
+		if (bytes != 0) {
+			this.usedBytes.addAndGet(bytes);
+			if (hasQuota()) {
+				this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+			}
 		}
 	}
 
@@ -149,7 +143,10 @@ final class BoundedRecords {
 		return this.maximumBytesPerScope < this.maximumBytes;
 	}
 
-	static long sizeOf(String key, MemoryEntry entry) {
+	static long sizeOf(String key, @Nullable MemoryEntry entry) {
+		if (entry == null) {
+			return 0;
+		}
 		long chars = key.length() + entry.token().length() + entry.fingerprint().value().length();
 		return ENTRY_OVERHEAD + 2 * chars + ((entry.result() != null) ? entry.result().size() : 0);
 	}
@@ -166,10 +163,6 @@ final class BoundedRecords {
 		}
 		int scopeStart = key.lastIndexOf(':', nameStart - 1);
 		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
-	}
-
-	long usedBytes() {
-		return this.usedBytes.get();
 	}
 
 	enum Room {
@@ -189,22 +182,6 @@ final class BoundedRecords {
 	boolean isForgotten(MemoryEntry entry, long now) {
 		return (entry.result() != null) ? entry.isExpired(now)
 				: now - (entry.expiresAt() + this.takeoverMemoryNanos) >= 0;
-	}
-
-	private void sweepIfDue() {
-		if (!this.sweepLock.tryLock()) {
-			return;
-		}
-		try {
-			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
-				this.claimsSinceSweep.set(0);
-				sweep(false);
-				this.sweepAfter = Math.max(SWEEP_EVERY, this.entries.size());
-			}
-		}
-		finally {
-			this.sweepLock.unlock();
-		}
 	}
 
 	void sweepWhenFull() {
@@ -233,7 +210,7 @@ final class BoundedRecords {
 		this.earliestExpiry.set(now + NEVER);
 		this.entries.forEach((key, entry) -> {
 			if (entry.isExpired(now) && (full || isForgotten(entry, now)) && this.entries.remove(key, entry)) {
-				removed(key, entry);
+				changed(key, entry, null);
 			}
 			else {
 				written(entry.expiresAt());

@@ -3,8 +3,11 @@ package io.github.idempotent.store.memory;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -38,8 +41,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
 	private final BoundedRecords records;
-
-	private final InMemoryStoreInspection inspection;
 
 	/**
 	 * Store of {@value #DEFAULT_MAXIMUM_RECORDS} records and
@@ -82,7 +83,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				+ maximumBytesPerScope + ": set idempotent.store.memory.maximum-size-per-scope, or leave it unset");
 		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
 		this.records = new BoundedRecords(maximumRecords, maximumBytes, maximumBytesPerScope, takeoverMemory);
-		this.inspection = new InMemoryStoreInspection(this.records);
 	}
 
 	@Override
@@ -113,18 +113,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 						: new ClaimResult.InProgress(entry.fingerprint(), Duration.ofNanos(entry.expiresAt() - now));
 				return entry;
 			}
-			String token = OwnerToken.generate();
 			// A placeholder past its lease, or a tombstone: this claim takes it over.
-			if (entry != null && entry.result() == null && !this.records.isForgotten(entry, now)) {
-				int attempt = (entry.attempt() < Integer.MAX_VALUE) ? entry.attempt() + 1 : entry.attempt();
-				result[0] = new ClaimResult.Acquired(token, attempt,
-						(entry.claimedAt() != null) ? entry.claimedAt().truncatedTo(ChronoUnit.SECONDS) : null);
-				MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(),
-						attempt, false);
-				this.records.replaced(k, entry, next);
-				return next;
-			}
-			MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1,
+			boolean takeover = entry != null && entry.result() == null && !this.records.isForgotten(entry, now);
+			int attempt = !takeover ? 1 : (entry.attempt() < Integer.MAX_VALUE) ? entry.attempt() + 1 : entry.attempt();
+			String token = OwnerToken.generate();
+			MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), attempt,
 					false);
 			if (entry == null) {
 				room[0] = this.records.reserve(k, next);
@@ -133,9 +126,10 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				}
 			}
 			else {
-				this.records.replaced(k, entry, next);
+				this.records.changed(k, entry, next);
 			}
-			result[0] = new ClaimResult.Acquired(token);
+			result[0] = new ClaimResult.Acquired(token, attempt,
+					(takeover && entry.claimedAt() != null) ? entry.claimedAt().truncatedTo(ChronoUnit.SECONDS) : null);
 			return next;
 		});
 		if (result[0] instanceof ClaimResult.Acquired && written != null) {
@@ -159,20 +153,13 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	public boolean release(RecordKey key, String token) {
 		// A released takeover becomes a tombstone, so the next claim still knows it takes
 		// over a call that never finished.
-		return update(
-				key, token, (entry,
-						now) -> (entry != null && entry.attempt() > 1) ? new MemoryEntry(entry.token(),
-								entry.fingerprint(), null, entry.expiresAt(), entry.claimedAt(), entry.attempt(), true)
-								: null);
+		return update(key, token, (entry, now) -> (entry != null && entry.attempt() > 1) ? entry.fenced() : null);
 	}
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		if (update(key, token,
-				(entry, now) -> (entry != null)
-						? new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), entry.claimedAt(),
-								entry.attempt(), false)
-						: new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), 1, false))) {
+		if (update(key, token, (entry, now) -> new MemoryEntry(token, fingerprint, null, now + lease.toNanos(),
+				(entry != null) ? entry.claimedAt() : Instant.now(), (entry != null) ? entry.attempt() : 1, false))) {
 			return true;
 		}
 		MemoryEntry entry = this.records.entries.get(key.value());
@@ -181,27 +168,88 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		return this.inspection.inspect(key);
+		MemoryEntry entry = this.records.entries.get(key.value());
+		long now = System.nanoTime();
+		return (entry != null && !entry.isExpired(now) && !entry.tombstone()) ? Optional.of(entry.toRecord(key, now))
+				: Optional.empty();
 	}
 
+	/**
+	 * Key order, {@code limit} at a time; walks every record, as a store for one JVM may.
+	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
-		return this.inspection.findInProgress(keyPrefix, olderThan, cursor, limit);
+		Assert.isTrue(limit > 0, "limit must be positive");
+		String prefix = keyPrefix + ":";
+		long now = System.nanoTime();
+		Instant wallNow = Instant.now();
+		List<Map.Entry<String, MemoryEntry>> page = this.records.entries.entrySet()
+			.stream()
+			.filter((e) -> e.getValue().result() == null && !e.getValue().tombstone() && !e.getValue().isExpired(now)
+					&& e.getKey().startsWith(prefix) && (cursor == null || e.getKey().compareTo(cursor) > 0))
+			.sorted(Map.Entry.comparingByKey())
+			.limit(limit)
+			.toList();
+		List<IdempotencyRecord> found = page.stream()
+			.map((e) -> e.getValue().toRecord(new RecordKey(e.getKey()), now))
+			.filter((record) -> record.age(wallNow) == null || record.age(wallNow).compareTo(olderThan) >= 0)
+			.toList();
+		return new InProgressPage(found, (page.size() == limit) ? page.get(limit - 1).getKey() : null);
 	}
 
 	@Override
 	public boolean delete(RecordKey key) {
-		return this.inspection.delete(key);
+		boolean[] deleted = new boolean[1];
+		long now = System.nanoTime();
+		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+			deleted[0] = !entry.isExpired(now);
+			this.records.changed(k, entry, null);
+			return null;
+		});
+		return deleted[0];
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		return this.inspection.deleteUnlessHeld(key);
+		return deleteUnless(key, true);
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return this.inspection.deleteInProgress(key);
+		return deleteUnless(key, false);
+	}
+
+	/**
+	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
+	 * false) or completed (true), in one {@code compute}. A record in progress becomes a
+	 * tombstone of its owner's token, so that the owner's renewal cannot write it anew.
+	 */
+	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
+		Deletion[] deletion = { Deletion.NONE };
+		long now = System.nanoTime();
+		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+			if (!entry.isExpired(now)) {
+				if (entry.tombstone()) {
+					return entry;
+				}
+				if ((entry.result() == null) == inProgress) {
+					deletion[0] = inProgress ? Deletion.HELD : Deletion.COMPLETED;
+					return entry;
+				}
+				deletion[0] = Deletion.DELETED;
+				if (!inProgress) {
+					MemoryEntry tombstone = entry.fenced();
+					this.records.changed(k, entry, tombstone);
+					return tombstone;
+				}
+			}
+			else if (!inProgress && entry.result() == null && !this.records.isForgotten(entry, now)) {
+				return entry;
+			}
+			this.records.changed(k, entry, null);
+			return null;
+		});
+		return deletion[0];
 	}
 
 	/** Number of records held, expired ones included until they are swept. */
@@ -209,32 +257,20 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		return this.records.size();
 	}
 
-	/** Estimated bytes of heap the records take, expired ones included until swept. */
-	public long sizeInBytes() {
-		return this.records.usedBytes();
-	}
-
-	private boolean update(RecordKey key, String token, Transition transition) {
+	private boolean update(RecordKey key, String token,
+			BiFunction<@Nullable MemoryEntry, Long, @Nullable MemoryEntry> transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
 		MemoryEntry written = this.records.entries.compute(key.value(), (k, entry) -> {
 			if (entry == null || (entry.result() == null && !entry.tombstone() && token.equals(entry.token()))) {
 				owned[0] = true;
 				MemoryEntry next = transition.apply(entry, now);
-				if (entry == null && next != null) {
-					// In even when full, lest the result of a call that ran be lost.
-					this.records.added(k, next);
-				}
-				else if (entry != null && next == null) {
-					this.records.removed(k, entry);
-				}
-				else if (entry != null) {
-					this.records.replaced(k, entry, next);
-				}
+				// In even when full, lest the result of a call that ran be lost.
+				this.records.changed(k, entry, next);
 				return next;
 			}
 			if (this.records.isForgotten(entry, now)) {
-				this.records.removed(k, entry);
+				this.records.changed(k, entry, null);
 				return null;
 			}
 			return entry;
@@ -243,13 +279,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			this.records.written(written.expiresAt());
 		}
 		return owned[0];
-	}
-
-	@FunctionalInterface
-	private interface Transition {
-
-		@Nullable MemoryEntry apply(@Nullable MemoryEntry entry, long now);
-
 	}
 
 }

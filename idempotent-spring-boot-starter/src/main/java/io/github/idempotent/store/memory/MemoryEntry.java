@@ -18,6 +18,11 @@ import io.github.idempotent.store.StoredResult;
 record MemoryEntry(String token, Fingerprint fingerprint, @Nullable StoredResult result, long expiresAt,
 		@Nullable Instant claimedAt, int attempt, boolean tombstone) {
 
+	/** This record as the tombstone of its owner. */
+	MemoryEntry fenced() {
+		return new MemoryEntry(this.token, this.fingerprint, null, this.expiresAt, this.claimedAt, this.attempt, true);
+	}
+
 	boolean isExpired(long now) {
 		return now - this.expiresAt >= 0;
 	}
