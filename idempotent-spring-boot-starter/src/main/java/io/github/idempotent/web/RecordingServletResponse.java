@@ -150,6 +150,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			mode = this.mode;
 			this.mode = Mode.DONE;
 			hold = this.hold;
+			// Ended here once: the end of an async request calls abandon() after this.
+			this.hold = null;
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 			if (mode == Mode.RECORDING) {
@@ -206,7 +208,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			this.mode = Mode.DONE;
 		}
 		if (hold != null) {
-			hold.end(getStatus(), null, "the request failed while its response was written", failure);
+			// Ended before the request is, so that a retry sent at once finds the key
+			// free.
+			hold.end(getStatus(), null, "the request failed while its response was written", failure).join();
 		}
 	}
 

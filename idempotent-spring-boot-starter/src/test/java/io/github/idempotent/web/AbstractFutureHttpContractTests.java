@@ -12,9 +12,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import io.github.idempotent.web.WebTestApplication.Executions;
@@ -26,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The HTTP contract of Spring MVC controllers that return a {@code CompletableFuture} or
  * {@code CompletionStage}, over real HTTP; one subclass per store.
  */
+@ExtendWith(OutputCaptureExtension.class)
 abstract class AbstractFutureHttpContractTests {
 
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -62,6 +67,18 @@ abstract class AbstractFutureHttpContractTests {
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(replay.headers().firstValue("Idempotency-Key")).hasValue(key);
 		assertThat(this.executions.count("future-payments")).isEqualTo(1);
+	}
+
+	@Test
+	void aCompletedCallEndsItsHoldOnceSoThatNoFailureOrLostLeaseIsReported(CapturedOutput output) throws Exception {
+		String key = newKey();
+		HttpResponse<String> first = post("/future-payments", key, "{\"orderNo\":\"F-5\",\"amount\":7}");
+		assertThat(first.statusCode()).isEqualTo(201);
+		// The container ends the async request after the response has gone out.
+		Awaitility.await()
+			.during(Duration.ofMillis(800))
+			.atMost(Duration.ofSeconds(3))
+			.untilAsserted(() -> assertThat(output.getAll()).doesNotContain("'" + key + "'"));
 	}
 
 	@Test
