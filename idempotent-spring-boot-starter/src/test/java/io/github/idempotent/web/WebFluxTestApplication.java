@@ -54,7 +54,7 @@ import io.github.idempotent.store.IdempotencyStore;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(ExactReplayWebFluxController.class)
+@Import({ ExactReplayWebFluxController.class, AsyncExactReplayController.class })
 public class WebFluxTestApplication {
 
 	@Bean
@@ -134,7 +134,7 @@ public class WebFluxTestApplication {
 
 	}
 
-	public static class Executions {
+	public static class Executions implements EndpointRuns {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
@@ -151,7 +151,8 @@ public class WebFluxTestApplication {
 			this.gate.complete(true);
 		}
 
-		int increment(String endpoint) {
+		@Override
+		public int increment(String endpoint) {
 			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
 		}
 

@@ -42,8 +42,9 @@ import io.github.idempotent.state.IllegalStateTransitionException;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import({ ExactReplayController.class, JsonResponsesController.class, LargeOrdersController.class,
-		SuspendPayments.class, WebTestApplication.ShopA.Ledger.class, WebTestApplication.ShopB.Ledger.class })
+@Import({ ExactReplayController.class, AsyncExactReplayController.class, JsonResponsesController.class,
+		LargeOrdersController.class, SuspendPayments.class, WebTestApplication.ShopA.Ledger.class,
+		WebTestApplication.ShopB.Ledger.class })
 public class WebTestApplication {
 
 	@Bean
@@ -115,11 +116,12 @@ public class WebTestApplication {
 
 	}
 
-	public static class Executions {
+	public static class Executions implements EndpointRuns {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
-		int increment(String endpoint) {
+		@Override
+		public int increment(String endpoint) {
 			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
 		}
 
