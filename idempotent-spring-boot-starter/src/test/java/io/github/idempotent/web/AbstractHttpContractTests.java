@@ -6,7 +6,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -21,9 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The HTTP contract, one test per row of the table in docs/http.md, over real HTTP: each
  * case written once and run on both stacks, Spring MVC ({@link HttpContractTests}) and
  * WebFlux ({@link AbstractWebFluxHttpContractTests}, one subclass per store), against the
- * same payments API ({@code /payments}, {@code /declining-payments} and an endpoint held
- * in its method until the test opens a gate). A subclass adds the cases whose endpoint
- * only its stack's application has.
+ * same payments API, which both test applications serve ({@code /payments},
+ * {@code /orders}, {@code /declining-payments}, ...), and an endpoint held in its method
+ * until the test opens a gate, which each stack's class names. A stack's class adds the
+ * cases only its stack has.
  */
 abstract class AbstractHttpContractTests {
 
@@ -233,6 +236,110 @@ abstract class AbstractHttpContractTests {
 		assertThat(runs("payments")).isEqualTo(2);
 	}
 
+	@Test
+	void replayOfAPlainReturnValueKeepsItsResponseStatus() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"O-1\",\"amount\":10}";
+		HttpResponse<String> first = post("/orders", key, body);
+		HttpResponse<String> replay = post("/orders", key, body);
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(replay.statusCode()).isEqualTo(201);
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(runs("orders")).isEqualTo(1);
+	}
+
+	@Test
+	void optionalKeyRunsUnprotectedWithoutAKey() throws Exception {
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/optional-payments"))
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString("{\"orderNo\":\"P-1\",\"amount\":1}"))
+				.build());
+			assertThat(response.statusCode()).isEqualTo(200);
+		}
+		assertThat(runs("optional")).isEqualTo(2);
+		String key = newKey();
+		post("/optional-payments", key, "{\"orderNo\":\"P-1\",\"amount\":1}");
+		post("/optional-payments", key, "{\"orderNo\":\"P-1\",\"amount\":1}");
+		assertThat(runs("optional")).isEqualTo(3);
+	}
+
+	@Test
+	void keyFromASpelExpressionOverTheHeaderArgument() throws Exception {
+		String key = newKey();
+		HttpResponse<String> first = post("/spel-payments", key, "{\"orderNo\":\"E-1\",\"amount\":1}");
+		HttpResponse<String> replay = post("/spel-payments", key, "{\"orderNo\":\"E-1\",\"amount\":1}");
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(runs("spel")).isEqualTo(1);
+	}
+
+	@Test
+	void aScopeExpressionSeparatesTenants() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"T-1\",\"amount\":1}";
+		HttpResponse<String> acme = send(tenantRequest(key, body, "acme"));
+		HttpResponse<String> globex = send(tenantRequest(key, body, "globex"));
+		HttpResponse<String> acmeAgain = send(tenantRequest(key, body, "acme"));
+		assertThat(acme.body()).contains("acme");
+		assertThat(globex.body()).contains("globex");
+		assertThat(acmeAgain.body()).isEqualTo(acme.body());
+		assertThat(runs("tenant")).isEqualTo(2);
+	}
+
+	@Test
+	void anErrorListedInCacheForIsReplayed() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"W-7\",\"amount\":5}";
+		HttpResponse<String> first = post("/cached-declines", key, body);
+		HttpResponse<String> retry = post("/cached-declines", key, body);
+		assertThat(first.statusCode()).isEqualTo(402);
+		assertThat(retry.statusCode()).isEqualTo(402);
+		assertThat(retry.body()).isEqualTo(first.body()).contains("Card declined (1)");
+		assertThat(runs("cached")).isEqualTo(1);
+	}
+
+	@Test
+	void anEmptyResultReplaysAsEmpty() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"W-8\",\"amount\":5}";
+		HttpResponse<String> first = post("/empty-payments", key, body);
+		HttpResponse<String> replay = post("/empty-payments", key, body);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(replay.statusCode()).isEqualTo(200);
+		assertThat(replay.body()).isEmpty();
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(runs("empty")).isEqualTo(1);
+	}
+
+	/**
+	 * With {@code waitFor}, every duplicate of a storm waits for the first and gets its
+	 * result.
+	 */
+	@Test
+	void stormOf64ConcurrentIdenticalRequestsRunsTheMethodOnce() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"W-10\",\"amount\":64}";
+		List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
+		for (int i = 0; i < 64; i++) {
+			responses.add(sendAsync(request("/storm-payments", key, body)));
+		}
+		List<String> bodies = new ArrayList<>();
+		int replayed = 0;
+		for (CompletableFuture<HttpResponse<String>> response : responses) {
+			HttpResponse<String> result = response.get(60, TimeUnit.SECONDS);
+			assertThat(result.statusCode()).isEqualTo(200);
+			bodies.add(result.body());
+			if (result.headers().firstValue("Idempotent-Replayed").filter("true"::equals).isPresent()) {
+				replayed++;
+			}
+		}
+		assertThat(bodies).hasSize(64).allMatch(bodies.get(0)::equals);
+		assertThat(replayed).isEqualTo(63);
+		assertThat(runs("storm")).isEqualTo(1);
+	}
+
 	protected HttpResponse<String> post(String path, String key, String body) throws Exception {
 		return send(request(path, key, body));
 	}
@@ -260,6 +367,15 @@ abstract class AbstractHttpContractTests {
 					+ Base64.getEncoder().encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8)));
 		}
 		return builder.build();
+	}
+
+	private HttpRequest tenantRequest(String key, String body, String tenant) {
+		return HttpRequest.newBuilder(uri("/tenant-payments"))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.header("X-Tenant", tenant)
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build();
 	}
 
 	protected URI uri(String path) {

@@ -223,6 +223,27 @@ public class WebTestApplication {
 			throw new PaymentDeclinedException("Card declined for order " + request.orderNo());
 		}
 
+		@PostMapping("/cached-declines")
+		@Idempotent(cacheFor = PaymentDeclinedException.class)
+		Payment cachedDecline(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("cached");
+			throw new PaymentDeclinedException("Card declined (" + n + ") for " + request.orderNo());
+		}
+
+		@PostMapping("/empty-payments")
+		@Idempotent
+		void empty(@RequestBody PaymentRequest request) {
+			this.executions.increment("empty");
+		}
+
+		@PostMapping("/storm-payments")
+		@Idempotent(waitFor = "20s")
+		Payment stormPay(@RequestBody PaymentRequest request) throws InterruptedException {
+			Thread.sleep(200);
+			int n = this.executions.increment("storm");
+			return new Payment("storm-" + n, request.orderNo(), request.amount(), "anonymous");
+		}
+
 		@PostMapping("/optional-payments")
 		@Idempotent(required = false)
 		Payment optional(@RequestBody PaymentRequest request) {
