@@ -20,8 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * scale, text keeps its charset, binary its bytes. The application serves
  * {@code /exact/untyped-entity} (a {@code ResponseEntity} of a map, 201, header
  * {@code X-Run}), {@code /exact/object} (a plain {@code Object}, 201),
- * {@code /exact/text} (ISO-8859-1 text) and {@code /exact/binary} (octet stream), built
- * from {@link ExactReplays}; one subclass per web stack and store.
+ * {@code /exact/text} (ISO-8859-1 text), {@code /exact/binary} (octet stream), and the
+ * amounts as a {@code CompletableFuture} ({@code /exact/future}) and a {@code Mono}
+ * ({@code /exact/mono}), built from {@link ExactReplays}; one subclass per web stack and
+ * store.
  */
 public abstract class AbstractExactReplayTests {
 
@@ -41,6 +43,12 @@ public abstract class AbstractExactReplayTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "untyped-entity", "object", "text", "binary" })
 	protected void aReplayIsByteForByteTheFirstResponse(String endpoint) throws Exception {
+		assertReplaysExactly(endpoint);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "future", "mono" })
+	protected void anAsynchronousResultReplaysByteForByte(String endpoint) throws Exception {
 		assertReplaysExactly(endpoint);
 	}
 

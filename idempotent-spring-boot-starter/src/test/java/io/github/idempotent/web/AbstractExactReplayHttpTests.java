@@ -17,8 +17,8 @@ import static io.github.idempotent.testsupport.ExactReplays.send;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Exact replays on Spring MVC, for an entity, a plain {@code Object}, text and binary,
- * and for the asynchronous return types: a {@code CompletableFuture} and a {@code Mono}.
+ * Exact replays on Spring MVC: the cases of {@link AbstractExactReplayTests}, and return
+ * values that only MVC writes without its converters (a primitive, a view).
  */
 abstract class AbstractExactReplayHttpTests extends AbstractExactReplayTests {
 
@@ -33,12 +33,6 @@ abstract class AbstractExactReplayHttpTests extends AbstractExactReplayTests {
 	@Override
 	protected int runs(String counter) {
 		return this.executions.count(counter);
-	}
-
-	@ParameterizedTest
-	@ValueSource(strings = { "future", "mono" })
-	void anAsynchronousResultReplaysByteForByte(String endpoint) throws Exception {
-		assertReplaysExactly(endpoint);
 	}
 
 	/**

@@ -8,8 +8,8 @@ import io.github.idempotent.testsupport.AbstractExactReplayTests;
 import io.github.idempotent.web.WebFluxTestApplication.Executions;
 
 /**
- * Exact replays on WebFlux, for a {@code Mono} of an entity, of a plain {@code Object},
- * of text and of bytes.
+ * Exact replays on WebFlux: the cases of {@link AbstractExactReplayTests}, each endpoint
+ * returning a {@code Mono}, but for {@code /exact/future} (a {@code CompletableFuture}).
  */
 abstract class AbstractWebFluxExactReplayTests extends AbstractExactReplayTests {
 

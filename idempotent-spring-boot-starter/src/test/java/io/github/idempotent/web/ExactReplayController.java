@@ -2,9 +2,6 @@ package io.github.idempotent.web;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-
-import reactor.core.publisher.Mono;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -46,18 +43,6 @@ class ExactReplayController {
 	@Idempotent
 	Object object(@RequestBody Map<String, Object> request) {
 		return ExactReplays.amounts(this.executions.increment("exact-object"));
-	}
-
-	@PostMapping("/exact/future")
-	@Idempotent
-	CompletableFuture<Map<String, Object>> future(@RequestBody Map<String, Object> request) {
-		return CompletableFuture.supplyAsync(() -> ExactReplays.amounts(this.executions.increment("exact-future")));
-	}
-
-	@PostMapping("/exact/mono")
-	@Idempotent
-	Mono<Object> mono(@RequestBody Map<String, Object> request) {
-		return Mono.fromSupplier(() -> ExactReplays.amounts(this.executions.increment("exact-mono")));
 	}
 
 	@PostMapping(path = "/exact/text")

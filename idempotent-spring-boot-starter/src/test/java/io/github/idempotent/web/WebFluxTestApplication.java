@@ -37,6 +37,8 @@ import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
@@ -54,7 +56,7 @@ import io.github.idempotent.store.IdempotencyStore;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(ExactReplayWebFluxController.class)
+@Import({ ExactReplayWebFluxController.class, AsyncExactReplayController.class })
 public class WebFluxTestApplication {
 
 	@Bean
@@ -134,7 +136,7 @@ public class WebFluxTestApplication {
 
 	}
 
-	public static class Executions {
+	public static class Executions implements EndpointRuns {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
@@ -151,7 +153,8 @@ public class WebFluxTestApplication {
 			this.gate.complete(true);
 		}
 
-		int increment(String endpoint) {
+		@Override
+		public int increment(String endpoint) {
 			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
 		}
 
@@ -227,6 +230,36 @@ public class WebFluxTestApplication {
 				int n = this.executions.increment("storm");
 				return new Payment("storm-" + n, request.orderNo(), request.amount(), "anonymous");
 			});
+		}
+
+		@PostMapping("/orders")
+		@ResponseStatus(HttpStatus.CREATED)
+		@Idempotent
+		Mono<Payment> createOrder(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> new Payment("order-" + this.executions.increment("orders"),
+					request.orderNo(), request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/optional-payments")
+		@Idempotent(required = false)
+		Mono<Payment> optional(@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> new Payment("optional-" + this.executions.increment("optional"),
+					request.orderNo(), request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/spel-payments")
+		@Idempotent(key = "#idempotencyKey")
+		Mono<Payment> spel(@RequestHeader("Idempotency-Key") String idempotencyKey,
+				@RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> new Payment("spel-" + this.executions.increment("spel"), request.orderNo(),
+					request.amount(), "anonymous"));
+		}
+
+		@PostMapping("/tenant-payments")
+		@Idempotent(scope = "#tenant")
+		Mono<Payment> tenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
+			return Mono.fromSupplier(() -> new Payment("tenant-" + this.executions.increment("tenant"),
+					request.orderNo(), request.amount(), tenant));
 		}
 
 		@PostMapping("/declining-payments")

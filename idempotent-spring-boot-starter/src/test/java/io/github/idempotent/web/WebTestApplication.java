@@ -42,8 +42,9 @@ import io.github.idempotent.state.IllegalStateTransitionException;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import({ ExactReplayController.class, JsonResponsesController.class, LargeOrdersController.class,
-		SuspendPayments.class, WebTestApplication.ShopA.Ledger.class, WebTestApplication.ShopB.Ledger.class })
+@Import({ ExactReplayController.class, AsyncExactReplayController.class, JsonResponsesController.class,
+		LargeOrdersController.class, SuspendPayments.class, WebTestApplication.ShopA.Ledger.class,
+		WebTestApplication.ShopB.Ledger.class })
 public class WebTestApplication {
 
 	@Bean
@@ -115,11 +116,12 @@ public class WebTestApplication {
 
 	}
 
-	public static class Executions {
+	public static class Executions implements EndpointRuns {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
-		int increment(String endpoint) {
+		@Override
+		public int increment(String endpoint) {
 			return this.counts.computeIfAbsent(endpoint, (k) -> new AtomicInteger()).incrementAndGet();
 		}
 
@@ -219,6 +221,27 @@ public class WebTestApplication {
 		Payment decline(@RequestBody PaymentRequest request) {
 			this.executions.increment("declining");
 			throw new PaymentDeclinedException("Card declined for order " + request.orderNo());
+		}
+
+		@PostMapping("/cached-declines")
+		@Idempotent(cacheFor = PaymentDeclinedException.class)
+		Payment cachedDecline(@RequestBody PaymentRequest request) {
+			int n = this.executions.increment("cached");
+			throw new PaymentDeclinedException("Card declined (" + n + ") for " + request.orderNo());
+		}
+
+		@PostMapping("/empty-payments")
+		@Idempotent
+		void empty(@RequestBody PaymentRequest request) {
+			this.executions.increment("empty");
+		}
+
+		@PostMapping("/storm-payments")
+		@Idempotent(waitFor = "20s")
+		Payment stormPay(@RequestBody PaymentRequest request) throws InterruptedException {
+			Thread.sleep(200);
+			int n = this.executions.increment("storm");
+			return new Payment("storm-" + n, request.orderNo(), request.amount(), "anonymous");
 		}
 
 		@PostMapping("/optional-payments")

@@ -2,21 +2,18 @@ package io.github.idempotent.messaging.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.Test;
+import org.apache.kafka.common.TopicPartition;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -32,41 +29,37 @@ import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.kafka.test.utils.KafkaTestUtils;
+import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.annotation.DuplicateHandling;
-import io.github.idempotent.core.IdempotencyContext;
-import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.store.IdempotencyRecord;
-import io.github.idempotent.store.IdempotencyStore;
-import io.github.idempotent.store.InspectableIdempotencyStore;
-import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.messaging.AbstractDuplicateHandlingTests;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code @Idempotent(onDuplicate)} on {@code @KafkaListener} methods, against Spring
- * Kafka's embedded broker and the test Redis: one record published twice with the same
- * {@code Idempotency-Key} header is replayed, skipped or handed to the listener again
- * flagged; either way its offset is committed and nothing goes to the dead-letter topic,
- * and each way is counted in {@code idempotent.calls}.
+ * {@link AbstractDuplicateHandlingTests} on {@code @KafkaListener} methods, against
+ * Spring Kafka's embedded broker and the test Redis: a duplicate is one record published
+ * twice with the same {@code Idempotency-Key} header, settled when its offset is
+ * committed. Every listener sends what it returns to a replies topic ({@code @SendTo}).
  */
 // Closed when the class ends, broker included: a cached context keeps its embedded broker
 // running for the rest of the suite, and every one still open is shut down in the forked
 // JVM's exit, which Surefire allows 30 s before it kills the fork.
 @DirtiesContext
 @EmbeddedKafka(partitions = 1,
-		topics = { "k-dup-replay", "k-dup-replay-dlt", "k-dup-skip", "k-dup-skip-dlt", "k-dup-flag", "k-dup-flag-dlt" })
+		topics = { "k-dup-replay", "k-dup-replay-dlt", "k-dup-replay-replies", "k-dup-skip", "k-dup-skip-dlt",
+				"k-dup-skip-replies", "k-dup-flag", "k-dup-flag-dlt", "k-dup-flag-replies" })
 @SpringBootTest(classes = KafkaDuplicateHandlingTests.App.class,
 		properties = { "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",
 				"spring.kafka.consumer.auto-offset-reset=earliest", "idempotent.store.type=redis",
 				"idempotent.messaging.in-progress-back-off=50ms" })
-class KafkaDuplicateHandlingTests {
+class KafkaDuplicateHandlingTests extends AbstractDuplicateHandlingTests {
 
 	static final String RUN = UUID.randomUUID().toString().substring(0, 8);
 
@@ -76,15 +69,6 @@ class KafkaDuplicateHandlingTests {
 	@Autowired
 	EmbeddedKafkaBroker broker;
 
-	@Autowired
-	Listeners listeners;
-
-	@Autowired
-	MeterRegistry meters;
-
-	@Autowired
-	IdempotencyStore store;
-
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", TestRedis::host);
@@ -93,49 +77,14 @@ class KafkaDuplicateHandlingTests {
 		registry.add("test.run", () -> RUN);
 	}
 
-	@Test
-	void replayedDuplicateRunsTheListenerOnceAndIsCommitted() throws Exception {
-		String key = publishTwice("k-dup-replay");
-		await().atMost(Duration.ofSeconds(30)).until(() -> count("k-dup-replay", "replayed") == 1);
-		assertCommittedNotDeadLettered("k-dup-replay");
-		assertThat(this.listeners.runs("k-dup-replay")).containsExactly(key + " first");
+	@Override
+	protected String operation(String mode) {
+		return "k-dup-" + mode;
 	}
 
-	@Test
-	void skippedDuplicateIsCommittedWithoutRunningTheListener() throws Exception {
-		String key = publishTwice("k-dup-skip");
-		await().atMost(Duration.ofSeconds(30)).until(() -> count("k-dup-skip", "skipped") == 1);
-		assertCommittedNotDeadLettered("k-dup-skip");
-		assertThat(this.listeners.runs("k-dup-skip")).containsExactly(key + " first");
-		assertThat(count("k-dup-skip", "skipped")).isEqualTo(1);
-		assertThat(count("k-dup-skip", "replayed")).isZero();
-	}
-
-	@Test
-	void flaggedDuplicateRunsTheListenerAgainWhichSeesItIsADuplicateAndTheStoredResultStays() throws Exception {
-		String key = UUID.randomUUID().toString();
-		publish("k-dup-flag", key);
-		IdempotencyRecord first = awaitCompleted("k-dup-flag", key);
-		publish("k-dup-flag", key);
-		await().atMost(Duration.ofSeconds(30)).until(() -> this.listeners.runs("k-dup-flag").size() == 2);
-		assertCommittedNotDeadLettered("k-dup-flag");
-		assertThat(this.listeners.runs("k-dup-flag")).containsExactly(key + " first", key + " duplicate");
-		assertThat(count("k-dup-flag", "flagged")).isEqualTo(1);
-		IdempotencyRecord after = awaitCompleted("k-dup-flag", key);
-		assertThat(after.fingerprint()).isEqualTo(first.fingerprint());
-		assertThat(after.result()).isEqualTo(first.result());
-	}
-
-	private String publishTwice(String topic) throws Exception {
-		String key = UUID.randomUUID().toString();
-		publish(topic, key);
-		awaitCompleted(topic, key);
-		publish(topic, key);
-		return key;
-	}
-
-	private void publish(String topic, String key) throws Exception {
-		ProducerRecord<Object, Object> record = new ProducerRecord<>(topic, 0, null, "order-1");
+	@Override
+	protected void deliver(String mode, String key) throws Exception {
+		ProducerRecord<Object, Object> record = new ProducerRecord<>(operation(mode), 0, null, "order-1");
 		record.headers().add("Idempotency-Key", key.getBytes(StandardCharsets.UTF_8));
 		this.kafka.send(record).get(10, TimeUnit.SECONDS);
 	}
@@ -143,39 +92,42 @@ class KafkaDuplicateHandlingTests {
 	/**
 	 * Both records committed by the listener's group, none dead-lettered.
 	 */
-	private void assertCommittedNotDeadLettered(String topic) throws Exception {
+	@Override
+	protected void assertSettled(String mode) throws Exception {
+		String topic = operation(mode);
 		await().atMost(Duration.ofSeconds(30)).until(() -> {
 			OffsetAndMetadata committed = KafkaTestUtils.getCurrentOffset(this.broker.getBrokersAsString(),
 					topic + "-" + RUN, topic, 0);
 			return committed != null && committed.offset() == 2;
 		});
-		Map<String, Object> properties = KafkaTestUtils.consumerProps(this.broker, "dlt-" + UUID.randomUUID(), false);
-		properties.put("auto.offset.reset", "earliest");
+		assertThat(read(topic + "-dlt", 0)).isEmpty();
+	}
+
+	@Override
+	protected void assertReplies(String mode, String... replies) {
+		assertThat(read(operation(mode) + "-replies", replies.length)).containsExactly(replies);
+	}
+
+	/**
+	 * The values on {@code topic} (one partition): at least {@code expected} of them, or
+	 * what came within 10 s, and then whatever comes within another 500 ms. Read from the
+	 * partition itself, which spares the join of a consumer group.
+	 */
+	private List<String> read(String topic, int expected) {
+		Map<String, Object> properties = KafkaTestUtils.consumerProps(this.broker, "read-" + UUID.randomUUID(), false);
+		List<String> values = new ArrayList<>();
 		try (Consumer<String, String> consumer = new DefaultKafkaConsumerFactory<String, String>(properties)
 			.createConsumer()) {
-			this.broker.consumeFromAnEmbeddedTopic(consumer, topic + "-dlt");
-			List<ConsumerRecord<String, String>> dead = new java.util.ArrayList<>();
-			KafkaTestUtils.getRecords(consumer, Duration.ofMillis(500)).forEach(dead::add);
-			assertThat(dead).isEmpty();
+			List<TopicPartition> partition = List.of(new TopicPartition(topic, 0));
+			consumer.assign(partition);
+			consumer.seekToBeginning(partition);
+			if (expected > 0) {
+				KafkaTestUtils.getRecords(consumer, Duration.ofSeconds(10), expected)
+					.forEach((record) -> values.add(record.value()));
+			}
+			KafkaTestUtils.getRecords(consumer, Duration.ofMillis(500)).forEach((record) -> values.add(record.value()));
 		}
-	}
-
-	private IdempotencyRecord awaitCompleted(String operation, String key) {
-		InspectableIdempotencyStore records = (InspectableIdempotencyStore) this.store;
-		RecordKey recordKey = RecordKey.of("kafka-dup-" + RUN, IdempotencyScopeResolver.GLOBAL, operation, key,
-				this.store.maxKeyLength());
-		await().atMost(Duration.ofSeconds(30))
-			.until(() -> records.inspect(recordKey)
-				.filter((record) -> record.state() == IdempotencyRecord.State.COMPLETED)
-				.isPresent());
-		return records.inspect(recordKey).orElseThrow();
-	}
-
-	private double count(String operation, String outcome) {
-		Counter counter = this.meters.find("idempotent.calls")
-			.tags("operation", operation, "outcome", outcome)
-			.counter();
-		return (counter != null) ? counter.count() : 0;
+		return values;
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -193,40 +145,30 @@ class KafkaDuplicateHandlingTests {
 		}
 
 		@Bean
-		Listeners listeners() {
-			return new Listeners();
+		KafkaListeners listeners() {
+			return new KafkaListeners();
 		}
 
 	}
 
-	static class Listeners {
-
-		private final Map<String, List<String>> runs = new ConcurrentHashMap<>();
-
-		List<String> runs(String operation) {
-			return this.runs.computeIfAbsent(operation, (k) -> new CopyOnWriteArrayList<>());
-		}
-
-		private String ship(String operation, String order) {
-			IdempotencyContext context = IdempotencyContext.current().orElseThrow();
-			List<String> runs = runs(operation);
-			runs.add(context.getKey() + (context.isDuplicate() ? " duplicate" : " first"));
-			return (context.isDuplicate() ? "already shipped " : "shipped ") + order + " #" + runs.size();
-		}
+	static class KafkaListeners extends Listeners {
 
 		@KafkaListener(topics = "k-dup-replay", groupId = "k-dup-replay-${test.run}")
+		@SendTo("k-dup-replay-replies")
 		@Idempotent(name = "k-dup-replay")
 		public String replay(String order) {
 			return ship("k-dup-replay", order);
 		}
 
 		@KafkaListener(topics = "k-dup-skip", groupId = "k-dup-skip-${test.run}")
+		@SendTo("k-dup-skip-replies")
 		@Idempotent(name = "k-dup-skip", onDuplicate = DuplicateHandling.SKIP)
 		public String skip(String order) {
 			return ship("k-dup-skip", order);
 		}
 
 		@KafkaListener(topics = "k-dup-flag", groupId = "k-dup-flag-${test.run}")
+		@SendTo("k-dup-flag-replies")
 		@Idempotent(name = "k-dup-flag", onDuplicate = DuplicateHandling.FLAG)
 		public String flag(String order) {
 			return ship("k-dup-flag", order);
