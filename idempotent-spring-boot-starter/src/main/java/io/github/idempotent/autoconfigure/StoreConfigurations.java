@@ -16,8 +16,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
-import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
@@ -25,10 +27,12 @@ import org.springframework.boot.sql.init.dependency.DatabaseInitializationDepend
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -82,20 +86,21 @@ final class StoreConfigurations {
 			return store;
 		}
 
-		static final class NoOtherStoreType extends NoneNestedConditions {
+		/**
+		 * {@code idempotent.store.type} auto (or unset) or redis, read as
+		 * {@link IdempotentProperties} binds it: a value with a trailing blank must not
+		 * give Redis where the application asked for another store.
+		 */
+		static final class NoOtherStoreType extends SpringBootCondition {
 
-			NoOtherStoreType() {
-				super(ConfigurationPhase.REGISTER_BEAN);
-			}
-
-			@ConditionalOnProperty(name = "idempotent.store.type", havingValue = "jdbc")
-			static final class Jdbc {
-
-			}
-
-			@ConditionalOnProperty(name = "idempotent.store.type", havingValue = "memory")
-			static final class Memory {
-
+			@Override
+			public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+				StoreType type = Binder.get(context.getEnvironment())
+					.bind("idempotent.store.type", StoreType.class)
+					.orElse(StoreType.AUTO);
+				String outcome = "idempotent.store.type is " + type;
+				return (type == StoreType.AUTO || type == StoreType.REDIS) ? ConditionOutcome.match(outcome)
+						: ConditionOutcome.noMatch(outcome);
 			}
 
 		}

@@ -44,7 +44,8 @@ public interface OutcomeRecorder {
 	interface Hold {
 
 		/**
-		 * Ends the hold: releases the key when the call {@code failed} or its
+		 * Ends the hold: releases the key when the call {@code failed} (or stores the
+		 * failure, when the operation's {@code cacheFor} lists its type) or its
 		 * {@code status} is one that releases it, else stores {@code response} for
 		 * replay, or, when it is {@code null}, a record that says the call completed and
 		 * why its response is not stored ({@code unrecordable}).
