@@ -1,7 +1,6 @@
 package io.github.idempotent.web;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,12 +21,8 @@ public class ResponseEntityResultConverter implements ResultConverter {
 
 	private final ReplayedHeaders replayed;
 
-	/**
-	 * @param excludedHeaders further response headers never stored
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored
-	 */
-	public ResponseEntityResultConverter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
-		this.replayed = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
+	public ResponseEntityResultConverter(WebContract contract) {
+		this.replayed = contract.replayedHeaders;
 	}
 
 	@Override
