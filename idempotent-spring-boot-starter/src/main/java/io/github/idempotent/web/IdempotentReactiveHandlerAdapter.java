@@ -148,12 +148,8 @@ public class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<Req
 				return new Received(fingerprint(exchange, parameters, type, new byte[0]), exchange);
 			});
 		}
-		return DataBufferUtils.join(request.getBody(), (int) this.contract.maxRequestSize).map((buffer) -> {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			DataBufferUtils.release(buffer);
-			return bytes;
-		})
+		return DataBufferUtils.join(request.getBody(), (int) this.contract.maxRequestSize)
+			.map(RecordingServerHttpResponse::drain)
 			.defaultIfEmpty(new byte[0])
 			.onErrorMap(DataBufferLimitException.class,
 					(ex) -> new IdempotencyRequestTooLargeException(this.contract.maxRequestSize))

@@ -8,7 +8,6 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.ResolvableType;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.ResponseEntity;
 
 import io.github.idempotent.core.ResultConverter;
@@ -52,9 +51,9 @@ public class ResponseEntityResultConverter implements ResultConverter {
 	@Override
 	public Object fromStored(Object stored) {
 		StoredResponse<?> response = (StoredResponse<?>) stored;
-		HttpHeaders headers = new HttpHeaders();
-		response.headers().forEach(headers::put);
-		return ResponseEntity.status(response.status()).headers(headers).body(response.body());
+		return ResponseEntity.status(response.status())
+			.headers((headers) -> response.headers().forEach(headers::put))
+			.body(response.body());
 	}
 
 	public record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {

@@ -22,8 +22,8 @@ import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
 
 /**
- * The settings of the HTTP contract, built once for Spring MVC and WebFlux alike and
- * handed to the recording filter, the handler adapter and the result converter.
+ * The settings of the HTTP contract and its routes, built once for Spring MVC and WebFlux
+ * alike and handed to the recording filter, the handler adapter and the result converter.
  */
 public final class WebContract {
 
@@ -89,7 +89,6 @@ public final class WebContract {
 	 * A route of {@code idempotent.web.routes}: a request it matches is guarded as if its
 	 * handler carried {@code @Idempotent} with the route's settings (docs/http.md,
 	 * "Guarding routes by configuration"). A {@code null} duration takes the
-	 * {@code idempotent.*} default; a {@code null} duration takes the
 	 * {@code idempotent.*} default.
 	 *
 	 * @param paths path patterns of the requests guarded ({@code /api/**})
