@@ -16,8 +16,8 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.web.IdempotentReplayCustomizer;
 import io.github.idempotent.web.ResponseRecordingWebFilter;
-import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
+import io.github.idempotent.web.WebContract;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
@@ -45,11 +45,9 @@ public final class IdempotentWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(IdempotentProperties properties,
+	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(WebContract contract,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
-		return new ResponseRecordingWebFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
-				replayCustomizers.orderedStream().toList());
+		return new ResponseRecordingWebFilter(contract, replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean
@@ -57,11 +55,8 @@ public final class IdempotentWebFluxAutoConfiguration {
 	IdempotentReactiveHandlerAdapter idempotentReactiveHandlerAdapter(
 			ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
-		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver,
-				responseHeaders, properties.getWeb().getMaxRequestSize().toBytes(),
-				WebContractConfiguration.routes(properties.getWeb()));
+			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
+		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver, contract);
 	}
 
 }

@@ -12,7 +12,6 @@ import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.DispatcherServlet;
 
 import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.IdempotentHandlerAdapter;
 import io.github.idempotent.web.ResponseRecordingFilter;
 import io.github.idempotent.aop.IdempotentOperationSource;
@@ -20,6 +19,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import io.github.idempotent.web.StateTransitionProblemHandler;
+import io.github.idempotent.web.WebContract;
 
 /** The HTTP contract of {@code @Idempotent} on Spring MVC. */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class,
@@ -33,21 +33,17 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseRecordingFilter idempotentResponseRecordingFilter(IdempotentProperties properties,
+	ResponseRecordingFilter idempotentResponseRecordingFilter(WebContract contract,
 			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
-		return new ResponseRecordingFilter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getWeb().getReplayedResponseHeaders(), properties.getMaxResultSize().toBytes(),
-				replayCustomizers.orderedStream().toList());
+		return new ResponseRecordingFilter(contract, replayCustomizers.orderedStream().toList());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentHandlerAdapter idempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders responseHeaders, IdempotentProperties properties) {
-		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, responseHeaders,
-				properties.getWeb().getMaxRequestSize().toBytes(),
-				WebContractConfiguration.routes(properties.getWeb()));
+			WebContract contract) {
+		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, contract);
 	}
 
 	@Bean

@@ -11,8 +11,8 @@ import org.springframework.http.HttpMethod;
 
 import io.github.idempotent.web.IdempotencyProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
-import io.github.idempotent.web.IdempotentRoutes;
 import io.github.idempotent.web.ResponseEntityResultConverter;
+import io.github.idempotent.web.WebContract;
 
 /**
  * The beans of the HTTP contract that Spring MVC and WebFlux share, imported by
@@ -24,9 +24,8 @@ class WebContractConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseEntityResultConverter responseEntityResultConverter(IdempotentProperties properties) {
-		return new ResponseEntityResultConverter(properties.getWeb().notStoredResponseHeaders(),
-				properties.getWeb().getReplayedResponseHeaders());
+	ResponseEntityResultConverter responseEntityResultConverter(WebContract contract) {
+		return new ResponseEntityResultConverter(contract);
 	}
 
 	@Bean
@@ -43,18 +42,22 @@ class WebContractConfiguration {
 		return new IdempotencyProblemHandler();
 	}
 
-	/** Here, not in {@link IdempotentWebProperties}, which binds without Spring Web. */
-	static IdempotentRoutes routes(IdempotentWebProperties web) {
-		return new IdempotentRoutes(web.getRoutes()
-			.stream()
-			.map((route) -> new IdempotentRoutes.Route(route.getPaths(), route.getExcludePaths(),
-					route.getMethods()
-						.stream()
-						.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
-						.collect(Collectors.toSet()),
-					route.isRequired(), route.getTtl(), route.getLease(), route.getMaxDuration(), route.getWaitFor(),
-					route.getRetryAfter()))
-			.toList());
+	// Here, not in IdempotentWebProperties, which binds without Spring Web.
+	@Bean
+	WebContract idempotentWebContract(IdempotentProperties properties, IdempotencyResponseHeaders headers) {
+		IdempotentWebProperties web = properties.getWeb();
+		return new WebContract(headers, web.notStoredResponseHeaders(), web.getReplayedResponseHeaders(),
+				web.getMaxRequestSize().toBytes(), properties.getMaxResultSize().toBytes(),
+				web.getRoutes()
+					.stream()
+					.map((route) -> new WebContract.Route(route.getPaths(), route.getExcludePaths(),
+							route.getMethods()
+								.stream()
+								.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
+								.collect(Collectors.toSet()),
+							route.isRequired(), route.getTtl(), route.getLease(), route.getMaxDuration(),
+							route.getWaitFor(), route.getRetryAfter()))
+					.toList());
 	}
 
 }

@@ -1,7 +1,7 @@
 package io.github.idempotent.web;
 
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
@@ -21,7 +21,8 @@ final class IdempotencyKeyHeader {
 	 * The key the request's header lines carry, or {@code null} when it has none and the
 	 * operation does not require one.
 	 */
-	static @Nullable String read(String headerName, IdempotentOperation operation, Supplier<List<String>> reader) {
+	static @Nullable String read(String headerName, IdempotentOperation operation,
+			Function<String, List<String>> reader) {
 		String key = parse(headerName, lines(headerName, reader));
 		if (key == null && operation.required() && operation.key() == null) {
 			throw new IdempotencyKeyException("Idempotency key is required: send it in the " + headerName + " header");
@@ -42,9 +43,9 @@ final class IdempotencyKeyHeader {
 
 	// A value Spring Security's StrictHttpFirewall refuses on reading is the caller's
 	// 400.
-	private static List<String> lines(String headerName, Supplier<List<String>> reader) {
+	private static List<String> lines(String headerName, Function<String, List<String>> reader) {
 		try {
-			return reader.get();
+			return reader.apply(headerName);
 		}
 		catch (RuntimeException ex) {
 			if (!isRejection(ex)) {

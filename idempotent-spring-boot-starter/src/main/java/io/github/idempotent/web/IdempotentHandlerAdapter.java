@@ -18,7 +18,6 @@ import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
@@ -56,48 +55,23 @@ import io.github.idempotent.store.RecordKey;
  * A handler whose key or scope comes from its arguments is claimed when it is called,
  * through a {@link HandlerCall}.
  */
-public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
-
-	private final ObjectProvider<RequestMappingHandlerAdapter> delegate;
-
-	private final IdempotentOperationSource operations;
-
-	private final IdempotencyExecutor executor;
+public class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
+		implements HandlerAdapter {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	private final RequestFingerprint fingerprints;
-
-	private final IdempotencyResponseHeaders marker;
-
-	private final long maxRequestSize;
-
-	private final IdempotentRoutes routes;
-
 	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
-		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
-		this.delegate = delegate;
-		this.operations = operations;
-		this.routes = routes;
-		this.executor = executor;
+			WebContract contract) {
+		super(delegate, operations, executor, contract);
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
-		this.marker = markers;
-		this.maxRequestSize = maxRequestSize;
-	}
-
-	@Override
-	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && this.routes.mayGuard(this.operations, method);
 	}
 
 	private @Nullable IdempotentOperation operation(HandlerMethod method, HttpServletRequest request) {
 		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
 				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
 				: RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
-		return this.routes.operation(this.operations, method, HttpMethod.valueOf(request.getMethod()), path);
+		return this.contract.operation(this.operations, method, HttpMethod.valueOf(request.getMethod()), path);
 	}
 
 	@Override
@@ -119,23 +93,20 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			}
 			return delegate().handle(request, response, handler);
 		}
-		String header = this.marker.keyHeader();
-		String key = IdempotencyKeyHeader.read(header, operation, () -> Collections.list(request.getHeaders(header)));
+		String key = key(operation, (header) -> Collections.list(request.getHeaders(header)));
 		if (key == null && !operation.needsArguments()) {
 			return delegate().handle(request, response, handler);
 		}
 		String scope = (operation.scope() != null) ? null : PrincipalScopeResolver.ofRequestInHand(this.scopeResolver);
 		Fingerprint fingerprint = fingerprint(request);
-		IdempotencyObserver marker = this.marker.of(response::setHeader, response::isCommitted, key != null);
+		IdempotencyObserver marker = this.contract.headers.of(response::setHeader, response::isCommitted, key != null);
 		recording.hold();
 		try {
 			if (operation.needsArguments()) {
 				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, recording, marker);
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
-			String name = operation.policy().name();
-			this.executor.checkKey(name, key);
-			RecordKey recordKey = this.executor.recordKey(name, scope, key);
+			RecordKey recordKey = recordKey(operation, scope, key);
 			Exception[] afterReturn = new Exception[1];
 			Object result = this.executor.execute(operation.policy(), key, recordKey, fingerprint, () -> {
 				try {
@@ -178,7 +149,7 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			parameters = decoded(
 					UriComponentsBuilder.newInstance().query(request.getQueryString()).build(true).getQueryParams());
 			body = (type != null && MediaType.MULTIPART_FORM_DATA.includes(type)) ? parts(request)
-					: keptBody(request).body(this.maxRequestSize);
+					: keptBody(request).body(this.contract.maxRequestSize);
 		}
 		return this.fingerprints.of(request.getMethod(), request.getRequestURI(),
 				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
@@ -206,8 +177,8 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 		long size = 0;
 		for (Part part : parts) {
 			size += part.getSize();
-			if (size > this.maxRequestSize) {
-				throw new IdempotencyRequestTooLargeException(this.maxRequestSize);
+			if (size > this.contract.maxRequestSize) {
+				throw new IdempotencyRequestTooLargeException(this.contract.maxRequestSize);
 			}
 			writePart(out, part);
 		}
@@ -222,16 +193,6 @@ public class IdempotentHandlerAdapter implements HandlerAdapter, Ordered {
 			out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));
 			content.transferTo(out);
 		}
-	}
-
-	private RequestMappingHandlerAdapter delegate() {
-		return this.delegate.getObject();
-	}
-
-	// Spring MVC's own adapters take any handler method.
-	@Override
-	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
 	}
 
 }

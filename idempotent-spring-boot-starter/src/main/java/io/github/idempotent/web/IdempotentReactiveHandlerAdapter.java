@@ -10,7 +10,6 @@ import reactor.util.context.Context;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -50,42 +49,20 @@ import io.github.idempotent.store.RecordKey;
  * last argument. A handler whose key or scope comes from its arguments returns a
  * {@code Mono}, claimed on subscription with a {@link HandlerCall} in its context.
  */
-public class IdempotentReactiveHandlerAdapter
-		implements HandlerAdapter, DispatchExceptionHandler, Ordered, SmartInitializingSingleton {
-
-	private final ObjectProvider<RequestMappingHandlerAdapter> delegate;
+public class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
+		implements HandlerAdapter, DispatchExceptionHandler, SmartInitializingSingleton {
 
 	private final ObjectProvider<RequestMappingHandlerMapping> mappings;
 
-	private final IdempotentOperationSource operations;
-
-	private final IdempotencyExecutor executor;
-
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
-
-	private final RequestFingerprint fingerprints;
-
-	private final IdempotencyResponseHeaders markers;
-
-	private final int maxRequestSize;
-
-	private final IdempotentRoutes routes;
 
 	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor executor, ReactiveIdempotencyScopeResolver scopeResolver,
-			IdempotencyResponseHeaders markers, long maxRequestSize, IdempotentRoutes routes) {
-		Assert.isTrue(maxRequestSize > 0 && maxRequestSize < Integer.MAX_VALUE,
-				"maxRequestSize must be positive and less than 2 GB");
-		this.delegate = delegate;
+			IdempotencyExecutor executor, ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
+		super(delegate, operations, executor, contract);
+		Assert.isTrue(contract.maxRequestSize < Integer.MAX_VALUE, "maxRequestSize must be less than 2 GB");
 		this.mappings = mappings;
-		this.operations = operations;
-		this.executor = executor;
 		this.scopeResolver = scopeResolver;
-		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
-		this.markers = markers;
-		this.maxRequestSize = (int) maxRequestSize;
-		this.routes = routes;
 	}
 
 	// Without a Mono, nothing of ours runs between its arguments' resolution and its
@@ -98,14 +75,9 @@ public class IdempotentReactiveHandlerAdapter
 				throw new IllegalStateException("@Idempotent on " + operation.describe() + ": on WebFlux, a handler "
 						+ "whose key or scope comes from its arguments must return a Mono (or be a Kotlin suspend "
 						+ "function), where its request travels with it. Return Mono<...>, or take the key from the "
-						+ this.markers.keyHeader() + " header (leave key and scope empty)");
+						+ this.contract.headers.keyHeader() + " header (leave key and scope empty)");
 			}
 		}));
-	}
-
-	@Override
-	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && this.routes.mayGuard(this.operations, method);
 	}
 
 	@Override
@@ -113,7 +85,7 @@ public class IdempotentReactiveHandlerAdapter
 		return Mono.defer(() -> {
 			HandlerMethod method = (HandlerMethod) handler;
 			ServerHttpRequest request = exchange.getRequest();
-			IdempotentOperation operation = this.routes.operation(this.operations, method, request.getMethod(),
+			IdempotentOperation operation = this.contract.operation(this.operations, method, request.getMethod(),
 					request.getPath().pathWithinApplication());
 			if (operation == null) {
 				return delegate().handle(exchange, handler);
@@ -121,8 +93,7 @@ public class IdempotentReactiveHandlerAdapter
 			RecordingServerHttpResponse recording = ResponseRecordingWebFilter.recording(exchange);
 			Assert.state(recording != null,
 					"@Idempotent handlers need the idempotentResponseRecordingWebFilter bean registered");
-			String header = this.markers.keyHeader();
-			String key = IdempotencyKeyHeader.read(header, operation, () -> request.getHeaders().getOrEmpty(header));
+			String key = key(operation, request.getHeaders()::getOrEmpty);
 			if (key == null && !operation.needsArguments()) {
 				return delegate().handle(exchange, handler);
 			}
@@ -130,7 +101,7 @@ public class IdempotentReactiveHandlerAdapter
 				String scope = scopeAndRequest.getT1().orElse(null);
 				Received received = scopeAndRequest.getT2();
 				ServerHttpResponse response = exchange.getResponse();
-				IdempotencyObserver marker = this.markers.of(response.getHeaders()::set, response::isCommitted,
+				IdempotencyObserver marker = this.contract.headers.of(response.getHeaders()::set, response::isCommitted,
 						key != null);
 				recording.hold();
 				if (operation.needsArguments()) {
@@ -139,9 +110,7 @@ public class IdempotentReactiveHandlerAdapter
 					return delegate().handle(received.exchange(), handler)
 						.map((result) -> observed(result, recording, call));
 				}
-				String name = operation.policy().name();
-				this.executor.checkKey(name, key);
-				RecordKey recordKey = this.executor.recordKey(name, scope, key);
+				RecordKey recordKey = recordKey(operation, scope, key);
 				return Mono
 					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.executor, operation.policy(),
 							key, recordKey, received.fingerprint(),
@@ -179,15 +148,11 @@ public class IdempotentReactiveHandlerAdapter
 				return new Received(fingerprint(exchange, parameters, type, new byte[0]), exchange);
 			});
 		}
-		return DataBufferUtils.join(request.getBody(), this.maxRequestSize).map((buffer) -> {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			DataBufferUtils.release(buffer);
-			return bytes;
-		})
+		return DataBufferUtils.join(request.getBody(), (int) this.contract.maxRequestSize)
+			.map(RecordingServerHttpResponse::drain)
 			.defaultIfEmpty(new byte[0])
 			.onErrorMap(DataBufferLimitException.class,
-					(ex) -> new IdempotencyRequestTooLargeException(this.maxRequestSize))
+					(ex) -> new IdempotencyRequestTooLargeException(this.contract.maxRequestSize))
 			.map((bytes) -> new Received(fingerprint(exchange, request.getQueryParams(), type, bytes),
 					exchange.mutate().request(new KeptBody(request, bytes)).build()));
 	}
@@ -229,16 +194,6 @@ public class IdempotentReactiveHandlerAdapter
 	@Override
 	public Mono<HandlerResult> handleError(ServerWebExchange exchange, Throwable ex) {
 		return delegate().handleError(exchange, ex);
-	}
-
-	private RequestMappingHandlerAdapter delegate() {
-		return this.delegate.getObject();
-	}
-
-	// WebFlux's own adapters take any handler method.
-	@Override
-	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
 	}
 
 	private record Received(Fingerprint fingerprint, ServerWebExchange exchange) {

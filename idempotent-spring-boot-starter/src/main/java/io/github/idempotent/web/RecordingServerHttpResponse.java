@@ -137,9 +137,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			if (held.isOverflowed()) {
 				return Mono.just(buffer);
 			}
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			DataBufferUtils.release(buffer);
+			byte[] bytes = drain(buffer);
 			if (held.hold(bytes, 0, bytes.length)) {
 				return Mono.empty();
 			}
@@ -159,6 +157,14 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			.doOnCancel(() -> recording.end(null, "the exchange was cancelled while its response was written"))
 			.doOnError((ex) -> recording.end(null, "writing its response failed"));
 		return super.writeWith(sent);
+	}
+
+	// Its bytes, the buffer released.
+	static byte[] drain(DataBuffer buffer) {
+		byte[] bytes = new byte[buffer.readableByteCount()];
+		buffer.read(bytes);
+		DataBufferUtils.release(buffer);
+		return bytes;
 	}
 
 	@Override

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -82,9 +83,7 @@ public final class ReplayedResponse {
 	 * @throws IllegalArgumentException for a header the library owns or never replays
 	 */
 	public void setHeader(String name, String value) {
-		check(name, value);
-		this.headers.set(name, value);
-		this.changed.add(name.toLowerCase(Locale.ROOT));
+		change(name, value, this.headers::set);
 	}
 
 	/**
@@ -92,16 +91,14 @@ public final class ReplayedResponse {
 	 * @throws IllegalArgumentException for a header the library owns or never replays
 	 */
 	public void addHeader(String name, String value) {
-		check(name, value);
-		this.headers.add(name, value);
-		this.changed.add(name.toLowerCase(Locale.ROOT));
+		change(name, value, this.headers::add);
 	}
 
 	// Changing one would make the client decode the stored bytes differently.
 	private static final Set<String> DECODING_HEADERS = Set.of("content-type", "content-encoding", "content-range",
 			"transfer-encoding");
 
-	private void check(String name, String value) {
+	private void change(String name, String value, BiConsumer<String, String> change) {
 		Assert.hasText(name, "name must not be empty");
 		Assert.notNull(value, "value must not be null");
 		Assert.isTrue(
@@ -115,6 +112,8 @@ public final class ReplayedResponse {
 			throw new IllegalArgumentException("The " + name + " header of a replay is not a customizer's to set: "
 					+ "the idempotency starter sets it on every response, or never replays it");
 		}
+		change.accept(name, value);
+		this.changed.add(name.toLowerCase(Locale.ROOT));
 	}
 
 	// A customizer that throws is logged and leaves the headers as they were.

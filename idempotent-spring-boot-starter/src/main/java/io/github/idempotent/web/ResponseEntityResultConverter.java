@@ -1,7 +1,6 @@
 package io.github.idempotent.web;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,7 +8,6 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.ResolvableType;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.ResponseEntity;
 
 import io.github.idempotent.core.ResultConverter;
@@ -22,12 +20,8 @@ public class ResponseEntityResultConverter implements ResultConverter {
 
 	private final ReplayedHeaders replayed;
 
-	/**
-	 * @param excludedHeaders further response headers never stored
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored
-	 */
-	public ResponseEntityResultConverter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
-		this.replayed = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
+	public ResponseEntityResultConverter(WebContract contract) {
+		this.replayed = contract.replayedHeaders;
 	}
 
 	@Override
@@ -57,9 +51,9 @@ public class ResponseEntityResultConverter implements ResultConverter {
 	@Override
 	public Object fromStored(Object stored) {
 		StoredResponse<?> response = (StoredResponse<?>) stored;
-		HttpHeaders headers = new HttpHeaders();
-		response.headers().forEach(headers::put);
-		return ResponseEntity.status(response.status()).headers(headers).body(response.body());
+		return ResponseEntity.status(response.status())
+			.headers((headers) -> response.headers().forEach(headers::put))
+			.body(response.body());
 	}
 
 	public record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {

@@ -1,7 +1,6 @@
 package io.github.idempotent.web;
 
 import java.io.IOException;
-import java.util.Collection;
 import java.util.List;
 
 import jakarta.servlet.FilterChain;
@@ -11,7 +10,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.Ordered;
-import org.springframework.util.Assert;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 
@@ -33,17 +31,9 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 
 	private final long maxResultSize;
 
-	/**
-	 * @param excludedHeaders response headers never stored, besides credentials and
-	 * hop-by-hop headers
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored
-	 */
-	public ResponseRecordingFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
-			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
-		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
-		this.customizers = new ReplayCustomizers(customizers,
-				new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders));
-		this.maxResultSize = maxResultSize;
+	public ResponseRecordingFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
+		this.customizers = contract.customizers(customizers);
+		this.maxResultSize = contract.maxResultSize;
 	}
 
 	@Override

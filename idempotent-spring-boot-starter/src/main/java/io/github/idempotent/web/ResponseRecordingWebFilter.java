@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -8,7 +7,6 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
-import org.springframework.util.Assert;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -24,15 +22,9 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private final long maxResultSize;
 
-	/**
-	 * See {@link ResponseRecordingFilter#ResponseRecordingFilter}.
-	 */
-	public ResponseRecordingWebFilter(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders,
-			long maxResultSize, List<IdempotentReplayCustomizer> customizers) {
-		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
-		this.customizers = new ReplayCustomizers(customizers,
-				new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders));
-		this.maxResultSize = maxResultSize;
+	public ResponseRecordingWebFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
+		this.customizers = contract.customizers(customizers);
+		this.maxResultSize = contract.maxResultSize;
 	}
 
 	// A client that goes away does not cancel a guarded call: its retry gets the replay.

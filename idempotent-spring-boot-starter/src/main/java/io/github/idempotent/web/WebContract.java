@@ -1,6 +1,7 @@
 package io.github.idempotent.web;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,16 +22,39 @@ import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
 
 /**
- * The routes of {@code idempotent.web.routes}, handed to both handler adapters: a request
- * a route matches is guarded as if its handler carried {@code @Idempotent} with the
- * route's settings (docs/http.md, "Guarding routes by configuration").
+ * The settings of the HTTP contract and its routes, built once for Spring MVC and WebFlux
+ * alike and handed to the recording filter, the handler adapter and the result converter.
  */
-public final class IdempotentRoutes {
+public final class WebContract {
+
+	final IdempotencyResponseHeaders headers;
+
+	final ReplayedHeaders replayedHeaders;
+
+	final long maxRequestSize;
+
+	final long maxResultSize;
 
 	private final List<Parsed> routes;
 
-	public IdempotentRoutes(List<Route> routes) {
+	/**
+	 * @param excludedHeaders response headers never stored, besides credentials and
+	 * hop-by-hop headers
+	 * @param replayedOnlyHeaders when not empty, the only response headers stored
+	 */
+	public WebContract(IdempotencyResponseHeaders headers, Collection<String> excludedHeaders,
+			Collection<String> replayedOnlyHeaders, long maxRequestSize, long maxResultSize, List<Route> routes) {
+		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
+		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
+		this.headers = headers;
+		this.replayedHeaders = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
+		this.maxRequestSize = maxRequestSize;
+		this.maxResultSize = maxResultSize;
 		this.routes = routes.stream().map(Parsed::of).toList();
+	}
+
+	ReplayCustomizers customizers(List<IdempotentReplayCustomizer> customizers) {
+		return new ReplayCustomizers(customizers, this.replayedHeaders);
 	}
 
 	// With routes, every handler method: which requests a route guards is known only
@@ -62,7 +86,10 @@ public final class IdempotentRoutes {
 	}
 
 	/**
-	 * A configured route; a {@code null} duration takes the {@code idempotent.*} default.
+	 * A route of {@code idempotent.web.routes}: a request it matches is guarded as if its
+	 * handler carried {@code @Idempotent} with the route's settings (docs/http.md,
+	 * "Guarding routes by configuration"). A {@code null} duration takes the
+	 * {@code idempotent.*} default.
 	 *
 	 * @param paths path patterns of the requests guarded ({@code /api/**})
 	 * @param required whether a request without a key is refused with 400

@@ -1,0 +1,68 @@
+package io.github.idempotent.web;
+
+import java.util.List;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.Ordered;
+import org.springframework.web.method.HandlerMethod;
+
+import io.github.idempotent.aop.IdempotentOperation;
+import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.store.RecordKey;
+
+/**
+ * What the handler adapters of Spring MVC and WebFlux share: which handlers they guard,
+ * the key a request carries and its record, ahead of the framework's adapter {@code D}
+ * they delegate to.
+ */
+abstract class GuardingHandlerAdapter<D> implements Ordered {
+
+	private final ObjectProvider<D> delegate;
+
+	final IdempotentOperationSource operations;
+
+	final IdempotencyExecutor executor;
+
+	final WebContract contract;
+
+	final RequestFingerprint fingerprints;
+
+	GuardingHandlerAdapter(ObjectProvider<D> delegate, IdempotentOperationSource operations,
+			IdempotencyExecutor executor, WebContract contract) {
+		this.delegate = delegate;
+		this.operations = operations;
+		this.executor = executor;
+		this.contract = contract;
+		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
+	}
+
+	public boolean supports(Object handler) {
+		return handler instanceof HandlerMethod method && this.contract.mayGuard(this.operations, method);
+	}
+
+	// The key the request's header carries.
+	@Nullable String key(IdempotentOperation operation, Function<String, List<String>> headerLines) {
+		return IdempotencyKeyHeader.read(this.contract.headers.keyHeader(), operation, headerLines);
+	}
+
+	RecordKey recordKey(IdempotentOperation operation, String scope, String key) {
+		String name = operation.policy().name();
+		this.executor.checkKey(name, key);
+		return this.executor.recordKey(name, scope, key);
+	}
+
+	D delegate() {
+		return this.delegate.getObject();
+	}
+
+	// The framework's own adapters take any handler method.
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+}
