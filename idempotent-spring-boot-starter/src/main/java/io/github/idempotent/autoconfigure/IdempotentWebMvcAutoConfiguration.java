@@ -18,7 +18,6 @@ import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
-import io.github.idempotent.web.StateTransitionProblemHandler;
 import io.github.idempotent.web.WebContract;
 
 /** The HTTP contract of {@code @Idempotent} on Spring MVC. */
@@ -44,13 +43,6 @@ public final class IdempotentWebMvcAutoConfiguration {
 			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
 			WebContract contract) {
 		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, contract);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
-	StateTransitionProblemHandler stateTransitionProblemHandler() {
-		return new StateTransitionProblemHandler();
 	}
 
 }

@@ -10,6 +10,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 
 import io.github.idempotent.web.IdempotencyProblemHandler;
+import io.github.idempotent.web.StateTransitionProblemHandler;
 import io.github.idempotent.web.IdempotencyResponseHeaders;
 import io.github.idempotent.web.ResponseEntityResultConverter;
 import io.github.idempotent.web.WebContract;
@@ -40,6 +41,14 @@ class WebContractConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
 	IdempotencyProblemHandler idempotencyProblemHandler() {
 		return new IdempotencyProblemHandler();
+	}
+
+	// A @RestControllerAdvice: Spring MVC and WebFlux both apply it.
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotent.web.problem-details", matchIfMissing = true)
+	StateTransitionProblemHandler stateTransitionProblemHandler() {
+		return new StateTransitionProblemHandler();
 	}
 
 	// Here, not in IdempotentWebProperties, which binds without Spring Web.

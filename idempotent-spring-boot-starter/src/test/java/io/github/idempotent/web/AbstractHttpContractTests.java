@@ -60,6 +60,15 @@ abstract class AbstractHttpContractTests {
 	protected abstract void openGate();
 
 	@Test
+	void illegalStateTransitionIsConflictWithoutRetryAfter() throws Exception {
+		HttpResponse<String> response = post("/refunds", newKey(), "{\"orderNo\":\"R-1\",\"amount\":1}");
+		assertThat(response.statusCode()).isEqualTo(409);
+		assertThat(response.headers().firstValue("Retry-After")).isEmpty();
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(response.body()).contains("\"currentState\":\"CREATED\"").contains("\"targetState\":\"REFUNDED\"");
+	}
+
+	@Test
 	void firstCallRunsTheMethodAndEchoesTheKey() throws Exception {
 		String key = newKey();
 		HttpResponse<String> response = post("/payments", key, "{\"orderNo\":\"A-1\",\"amount\":250}");

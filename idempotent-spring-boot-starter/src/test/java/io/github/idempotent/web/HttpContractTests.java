@@ -81,20 +81,6 @@ class HttpContractTests extends AbstractHttpContractTests {
 	}
 
 	/**
-	 * MVC's only: on WebFlux the same refusal answers 500, as the starter registers
-	 * {@code StateTransitionProblemHandler} for Spring MVC alone, although docs/http.md
-	 * promises the contract on both.
-	 */
-	@Test
-	void illegalStateTransitionIsConflictWithoutRetryAfter() throws Exception {
-		HttpResponse<String> response = post("/refunds", newKey(), "{\"orderNo\":\"R-1\",\"amount\":1}");
-		assertThat(response.statusCode()).isEqualTo(409);
-		assertThat(response.headers().firstValue("Retry-After")).isEmpty();
-		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(response.body()).contains("\"currentState\":\"CREATED\"").contains("\"targetState\":\"REFUNDED\"");
-	}
-
-	/**
 	 * Without {@code waitFor}, the duplicates of a storm of concurrent clients are
 	 * refused with 409 and Retry-After while the first runs (on a slow endpoint rather
 	 * than a held one, which WebFlux's application serves instead).

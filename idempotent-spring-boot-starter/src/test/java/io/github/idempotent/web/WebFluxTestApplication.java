@@ -43,6 +43,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.state.IllegalStateTransitionException;
 import io.github.idempotent.store.IdempotencyStore;
 
 /**
@@ -191,6 +192,12 @@ public class WebFluxTestApplication {
 
 		MonoPaymentsController(Executions executions) {
 			this.executions = executions;
+		}
+
+		@PostMapping("/refunds")
+		Mono<Payment> refund(@RequestBody PaymentRequest request) {
+			return Mono.error(new IllegalStateTransitionException(request.orderNo(), WebTestApplication.Status.CREATED,
+					WebTestApplication.Status.REFUNDED, Set.of(WebTestApplication.Status.PAID)));
 		}
 
 		@PostMapping("/payments")
