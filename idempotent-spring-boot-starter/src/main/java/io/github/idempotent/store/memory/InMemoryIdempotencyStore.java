@@ -175,6 +175,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
+	 * {@inheritDoc}
+	 * <p>
 	 * Key order, {@code limit} at a time; walks every record, as a store for one JVM may.
 	 */
 	@Override
