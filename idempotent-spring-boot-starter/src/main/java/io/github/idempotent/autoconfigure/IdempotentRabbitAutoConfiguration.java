@@ -27,7 +27,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 import io.github.idempotent.core.IdempotencyException;
-import io.github.idempotent.messaging.ListenerFailures;
 import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
 import io.github.idempotent.messaging.amqp.QuietRequeueErrorHandler;
@@ -119,7 +118,7 @@ public final class IdempotentRabbitAutoConfiguration {
 			if ("recover".equals(invocation.getMethod().getName())) {
 				for (Object argument : invocation.getArguments()) {
 					IdempotencyException requeued = (argument instanceof Throwable failure)
-							? ListenerFailures.notRun(failure) : null;
+							? IdempotencyException.findRetryable(failure) : null;
 					if (requeued != null) {
 						throw new ImmediateRequeueAmqpException(requeued.getMessage(), requeued);
 					}

@@ -51,7 +51,6 @@ import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.store.redis.RedisMemoryPolicy;
-import io.github.idempotent.store.redis.RedisRecordTracking;
 
 /**
  * The stores, imported by {@link IdempotentAutoConfiguration} in this order: Redis, its
@@ -245,7 +244,7 @@ final class StoreConfigurations {
 	/**
 	 * Puts a local cache of completed results in front of the store when Caffeine is
 	 * present: by default for the Redis store on Lettuce, kept right by
-	 * {@link RedisRecordTracking}; for any store with
+	 * {@link RedisIdempotencyStore#recordTracking}; for any store with
 	 * {@code idempotent.local-cache.enabled=true}. The caching store is a primary bean of
 	 * its own; the store behind it stays a bean of its concrete type.
 	 */
@@ -294,9 +293,8 @@ final class StoreConfigurations {
 			@Bean
 			@ConditionalOnMissingBean(RecordTracking.class)
 			@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
-			RedisRecordTracking redisRecordTracking(RedisIdempotencyStore store, IdempotentProperties properties) {
-				return new RedisRecordTracking(store.getConnectionFactory(),
-						properties.getLocalCache().getMaxStaleness());
+			RecordTracking redisRecordTracking(RedisIdempotencyStore store, IdempotentProperties properties) {
+				return store.recordTracking(properties.getLocalCache().getMaxStaleness());
 			}
 
 		}

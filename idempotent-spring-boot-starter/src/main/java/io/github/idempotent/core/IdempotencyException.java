@@ -1,10 +1,21 @@
 package io.github.idempotent.core;
 
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
 /**
  * Base of the exceptions the idempotency protocol throws: the message is for logs, the
- * {@linkplain #getDetail() detail} is what a client may be told.
+ * {@linkplain #getDetail() detail} is what a client may be told. Whether a refusal is
+ * worth retrying is {@link #isRetryable()}; a message listener of any broker finds it in
+ * a failure's cause chain with {@link #findRetryable} and {@link #findNotRetryable}.
  */
 public abstract class IdempotencyException extends RuntimeException {
+
+	/** In the order in which {@link #findNotRetryable} looks for them. */
+	private static final List<Class<? extends RuntimeException>> NOT_RETRYABLE = List.of(
+			IdempotencyKeyReusedException.class, IdempotencyKeyException.class, IdempotencyPayloadException.class,
+			IdempotencyExpressionException.class, IdempotencyResultException.class);
 
 	private final String detail;
 
@@ -26,6 +37,67 @@ public abstract class IdempotencyException extends RuntimeException {
 	 */
 	public String getDetail() {
 		return this.detail;
+	}
+
+	/**
+	 * Whether the same call, made again later with the same key, may succeed:
+	 * {@code true} when the method did not run and what stopped it passes by itself (a
+	 * duplicate still in progress, the store unavailable or full); {@code false} when the
+	 * call must change first (its key, its payload) or has run already (a result that
+	 * cannot be returned).
+	 */
+	public boolean isRetryable() {
+		return false;
+	}
+
+	/**
+	 * The refusal in the cause chain of {@code failure} under which the method did not
+	 * run and that a later delivery may get past, a store outage before a duplicate in
+	 * progress: a message listener requeues the message, after
+	 * {@code idempotent.messaging.in-progress-back-off} for instance, and never
+	 * dead-letters it for that.
+	 * @param failure what a listener threw, or {@code null}
+	 * @return the {@linkplain #isRetryable() retryable} refusal, or {@code null} if none
+	 */
+	public static @Nullable IdempotencyException findRetryable(@Nullable Throwable failure) {
+		IdempotencyException outage = find(failure, IdempotencyStoreUnavailableException.class);
+		if (outage != null) {
+			return outage;
+		}
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
+			if (ex instanceof IdempotencyException refusal && refusal.isRetryable()) {
+				return refusal;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * The failure in the cause chain of {@code failure} that no redelivery can fix: a key
+	 * reused with another payload, a missing or malformed key, a payload that cannot be
+	 * fingerprinted, an expression that cannot be evaluated
+	 * ({@link IdempotencyExpressionException}), or a result that cannot be returned. A
+	 * message listener dead-letters the message at once.
+	 * @param failure what a listener threw, or {@code null}
+	 * @return the first of these types found, in that order, or {@code null} if none
+	 */
+	public static @Nullable RuntimeException findNotRetryable(@Nullable Throwable failure) {
+		for (Class<? extends RuntimeException> type : NOT_RETRYABLE) {
+			RuntimeException found = find(failure, type);
+			if (found != null) {
+				return found;
+			}
+		}
+		return null;
+	}
+
+	private static <T extends Throwable> @Nullable T find(@Nullable Throwable failure, Class<T> type) {
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
+			if (type.isInstance(ex)) {
+				return type.cast(ex);
+			}
+		}
+		return null;
 	}
 
 }

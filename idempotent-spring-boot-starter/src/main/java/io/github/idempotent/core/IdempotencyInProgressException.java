@@ -38,4 +38,10 @@ public class IdempotencyInProgressException extends IdempotencyException {
 		return this.retryAfter;
 	}
 
+	/** {@code true}: the call that holds the key may have completed by then. */
+	@Override
+	public boolean isRetryable() {
+		return true;
+	}
+
 }

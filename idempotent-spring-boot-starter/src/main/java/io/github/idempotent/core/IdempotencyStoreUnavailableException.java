@@ -28,4 +28,10 @@ public class IdempotencyStoreUnavailableException extends IdempotencyException {
 		return this.retryAfter;
 	}
 
+	/** {@code true}: the method did not run, and the store may be back by then. */
+	@Override
+	public boolean isRetryable() {
+		return true;
+	}
+
 }

@@ -3,6 +3,7 @@ package io.github.idempotent.autoconfigure;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.Lifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
@@ -28,11 +30,11 @@ import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.cache.CachingIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
-import io.github.idempotent.store.redis.RedisRecordTracking;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -120,14 +122,21 @@ class LocalCacheAutoConfigurationTests {
 
 	@Test
 	void onByDefaultForRedisKeptRightByInvalidationTracking() {
+		AtomicReference<RecordTracking> tracking = new AtomicReference<>();
 		this.redisRunner.run((context) -> {
 			CachingIdempotencyStore cache = context.getBean(CachingIdempotencyStore.class);
 			assertThat(cache.getDelegate()).isSameAs(context.getBean(RedisIdempotencyStore.class));
-			assertThat(cache.getTracking()).isInstanceOf(RedisRecordTracking.class);
+			assertThat(cache.getTracking()).isSameAs(context.getBean(RecordTracking.class));
 			assertThat(context.getBean(IdempotencyExecutor.class).getStore()).isSameAs(cache);
 			assertThat(cache.supportsAsync()).isTrue();
 			await().atMost(Duration.ofSeconds(10)).until(cache::isServing);
+			// Declared as RecordTracking: the lifecycle processor's own look-up still
+			// finds it.
+			assertThat(context.getBeanFactory().getBeanNamesForType(Lifecycle.class, false, false))
+				.contains("redisRecordTracking");
+			tracking.set(cache.getTracking());
 		});
+		assertThat(((Lifecycle) tracking.get()).isRunning()).isFalse();
 	}
 
 	@Test
@@ -151,7 +160,7 @@ class LocalCacheAutoConfigurationTests {
 	void offForRedisWhenDisabled() {
 		this.redisRunner.withPropertyValues("idempotent.local-cache.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(CachingIdempotencyStore.class);
-			assertThat(context).doesNotHaveBean(RedisRecordTracking.class);
+			assertThat(context).doesNotHaveBean(RecordTracking.class);
 			assertThat(context.getBean(IdempotencyExecutor.class).getStore())
 				.isSameAs(context.getBean(RedisIdempotencyStore.class));
 		});

@@ -2,7 +2,7 @@ package io.github.idempotent.messaging.amqp;
 
 import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
 
-import io.github.idempotent.messaging.ListenerFailures;
+import io.github.idempotent.core.IdempotencyException;
 
 /**
  * {@code FatalExceptionStrategy} for applications that configure their own
@@ -14,7 +14,7 @@ public class IdempotencyFatalExceptionStrategy extends ConditionalRejectingError
 
 	@Override
 	protected boolean isUserCauseFatal(Throwable cause) {
-		return ListenerFailures.notRetryable(cause) != null || super.isUserCauseFatal(cause);
+		return IdempotencyException.findNotRetryable(cause) != null || super.isUserCauseFatal(cause);
 	}
 
 }

@@ -16,7 +16,6 @@ import org.springframework.util.Assert;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
-import io.github.idempotent.messaging.ListenerFailures;
 
 /**
  * Advice first in a Rabbit listener container's chain: binds the message to the
@@ -55,13 +54,13 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 	}
 
 	private Throwable translate(Throwable failure, @Nullable Message message) {
-		Exception fatal = ListenerFailures.notRetryable(failure);
+		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
 		if (fatal != null) {
 			return new ListenerExecutionFailedException(
 					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
 					new Rejected(fatal.getMessage(), fatal), messages(message));
 		}
-		IdempotencyException requeued = ListenerFailures.notRun(failure);
+		IdempotencyException requeued = IdempotencyException.findRetryable(failure);
 		if (requeued != null) {
 			boolean outage = requeued instanceof IdempotencyStoreUnavailableException;
 			// At debug: the executor reports an outage once per interval with a count.

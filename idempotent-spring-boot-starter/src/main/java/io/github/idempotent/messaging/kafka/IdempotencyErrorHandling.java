@@ -7,7 +7,12 @@ import org.springframework.util.Assert;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
-import io.github.idempotent.messaging.ListenerFailures;
+import io.github.idempotent.core.IdempotencyException;
+import io.github.idempotent.core.IdempotencyExpressionException;
+import io.github.idempotent.core.IdempotencyKeyException;
+import io.github.idempotent.core.IdempotencyKeyReusedException;
+import io.github.idempotent.core.IdempotencyPayloadException;
+import io.github.idempotent.core.IdempotencyResultException;
 
 /**
  * Teaches a {@link DefaultErrorHandler} the refusals of {@code @Idempotent}: what no
@@ -17,6 +22,15 @@ import io.github.idempotent.messaging.ListenerFailures;
  */
 public final class IdempotencyErrorHandling {
 
+	/**
+	 * What {@link IdempotencyException#findNotRetryable} finds, by type for Spring
+	 * Kafka's classifier (which looks through the cause chain too).
+	 */
+	@SuppressWarnings("unchecked")
+	private static final Class<? extends Exception>[] NOT_RETRYABLE = new Class[] { IdempotencyKeyReusedException.class,
+			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class,
+			IdempotencyResultException.class };
+
 	private IdempotencyErrorHandling() {
 	}
 
@@ -25,10 +39,11 @@ public final class IdempotencyErrorHandling {
 		Assert.notNull(handler, "handler must not be null");
 		Assert.isTrue(inProgressBackOff != null && !inProgressBackOff.isNegative(),
 				"inProgressBackOff must not be negative");
-		handler.addNotRetryableExceptions(ListenerFailures.NOT_RETRYABLE.toArray(new Class[0]));
+		handler.addNotRetryableExceptions(NOT_RETRYABLE);
 		BackOff inProgress = new FixedBackOff(inProgressBackOff.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
 		// A store outage is retried like a duplicate in progress: the listener never ran.
-		handler.setBackOffFunction((record, failure) -> (ListenerFailures.notRun(failure) != null) ? inProgress : null);
+		handler.setBackOffFunction(
+				(record, failure) -> (IdempotencyException.findRetryable(failure) != null) ? inProgress : null);
 		return handler;
 	}
 

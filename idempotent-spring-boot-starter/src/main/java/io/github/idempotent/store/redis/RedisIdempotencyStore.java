@@ -33,6 +33,7 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 
@@ -113,6 +114,21 @@ public class RedisIdempotencyStore
 	public void setClaimMemoryLimit(double limit) {
 		Assert.isTrue(limit > 0 && limit <= 1, "limit must be above 0 and at most 1");
 		this.memoryMargin.setLimit(limit);
+	}
+
+	/**
+	 * Tells a local cache in front of this store when its records change, through Redis's
+	 * server-assisted client-side caching on the store's connection factory (see
+	 * docs/stores.md). It is a {@link SmartLifecycle}: as a bean it stops with the
+	 * context, before the connection factory. Needs Lettuce on the class path; on Redis
+	 * Cluster or another client it is not {@linkplain RecordTracking#isSupported()
+	 * supported}, and its {@code toString()} says why.
+	 * @param maxStaleness longest time a change on the server may go unreported while the
+	 * tracking is {@linkplain RecordTracking#isCurrent() current}, at least 10 ms
+	 * @return a new tracking, not started
+	 */
+	public RecordTracking recordTracking(Duration maxStaleness) {
+		return new RedisRecordTracking(this.connectionFactory, maxStaleness);
 	}
 
 	/** Closes the store's own connections; the connection factory stays open. */

@@ -52,9 +52,10 @@ import io.github.idempotent.store.StoredResult;
  * only while the latest answered PING is younger than {@code maxStaleness}. A broken
  * connection ends the session at once and is replaced, never left to Lettuce's reconnect
  * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+;
- * on Redis Cluster {@link #toString()} says why not. See docs/stores.md.
+ * on Redis Cluster {@link #toString()} says why not. See docs/stores.md. Made by
+ * {@link RedisIdempotencyStore#recordTracking(Duration)}.
  */
-public final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
+final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisRecordTracking.class);
 
@@ -87,7 +88,7 @@ public final class RedisRecordTracking implements RecordTracking, SmartLifecycle
 	 * @param maxStaleness longest time a change on the server may go unreported while
 	 * {@link #isCurrent()} is true; heartbeats are sent five times as often
 	 */
-	public RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
+	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
 		this(connectionFactory, maxStaleness,
 				Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)));
 	}
