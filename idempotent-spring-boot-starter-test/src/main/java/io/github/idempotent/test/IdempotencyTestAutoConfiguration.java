@@ -7,7 +7,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.autoconfigure.IdempotentProperties;
+import io.github.idempotent.web.IdempotentWebProperties;
 
 /**
  * Auto-configuration of {@link IdempotencyTester} and the observer that counts for it, in
@@ -16,7 +16,7 @@ import io.github.idempotent.autoconfigure.IdempotentProperties;
  */
 @AutoConfiguration(before = IdempotentAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotentProperties.class)
+@EnableConfigurationProperties(IdempotentWebProperties.class)
 public final class IdempotencyTestAutoConfiguration {
 
 	@Bean
@@ -27,9 +27,8 @@ public final class IdempotencyTestAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyTester idempotencyTester(RecordingIdempotencyObserver calls, IdempotentProperties properties) {
-		return new IdempotencyTester(calls, properties.getWeb().getHeaderName(),
-				properties.getWeb().getReplayedHeader());
+	IdempotencyTester idempotencyTester(RecordingIdempotencyObserver calls, IdempotentWebProperties web) {
+		return new IdempotencyTester(calls, web.getHeaderName(), web.getReplayedHeader());
 	}
 
 }

@@ -2,17 +2,14 @@ package io.github.idempotent.aot;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.web.ResponseEntityResultConverter;
-
 /**
  * Hints that do not depend on the application's methods: the JDBC store's schema scripts
- * and migrations, the Redis store's Lua scripts, and the stored form of a
- * {@code ResponseEntity}.
+ * and migrations, and the Redis store's Lua scripts. The web auto-configuration brings
+ * its own.
  */
 class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 
@@ -25,10 +22,6 @@ class IdempotentRuntimeHints implements RuntimeHintsRegistrar {
 		}
 		if (ClassUtils.isPresent("org.springframework.data.redis.connection.RedisConnectionFactory", classLoader)) {
 			hints.resources().registerPattern("io/github/idempotent/store/redis/*.lua");
-		}
-		if (ClassUtils.isPresent("org.springframework.http.ResponseEntity", classLoader)) {
-			new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),
-					ResponseEntityResultConverter.StoredResponse.class);
 		}
 	}
 

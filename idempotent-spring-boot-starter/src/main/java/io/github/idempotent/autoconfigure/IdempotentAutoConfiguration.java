@@ -52,6 +52,7 @@ import io.github.idempotent.core.ResultCodec;
 import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.web.IdempotentWebProperties;
 import io.github.idempotent.web.PrincipalScopeResolver;
 import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 
@@ -64,7 +65,8 @@ import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties({ IdempotentProperties.class, IdempotentObservationProperties.class })
+@EnableConfigurationProperties({ IdempotentProperties.class, IdempotentWebProperties.class,
+		IdempotentObservationProperties.class })
 @Import({ StoreConfigurations.Redis.class, StoreConfigurations.RedisMemoryPolicyCheck.class,
 		StoreConfigurations.Jdbc.class, StoreConfigurations.Memory.class, StoreConfigurations.LocalCache.class })
 public final class IdempotentAutoConfiguration {
@@ -224,15 +226,15 @@ public final class IdempotentAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, ResultCodec codec,
-			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(defaults(properties), codec, beanFactory);
+	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, IdempotentWebProperties web,
+			ResultCodec codec, ConfigurableBeanFactory beanFactory) {
+		return new IdempotentOperationSource(defaults(properties, web), codec, beanFactory);
 	}
 
-	private static IdempotencyDefaults defaults(IdempotentProperties properties) {
+	private static IdempotencyDefaults defaults(IdempotentProperties properties, IdempotentWebProperties web) {
 		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
 				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
-				releaseOnStatus(properties.getWeb().getReleaseOnStatus()));
+				releaseOnStatus(web.getReleaseOnStatus()));
 	}
 
 	private static ReleasedStatuses releaseOnStatus(List<String> statuses) {
@@ -248,8 +250,10 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
 			IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties) {
-		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver, defaults(properties));
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
+			IdempotentWebProperties web) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver,
+				defaults(properties, web));
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
 		return template;
 	}

@@ -28,6 +28,7 @@ import io.github.idempotent.messaging.kafka.IdempotencyErrorHandling;
 import io.github.idempotent.messaging.kafka.IdempotencyKeyProducerInterceptor;
 import io.github.idempotent.messaging.kafka.IdempotencyRecordInterceptor;
 import io.github.idempotent.messaging.kafka.KafkaRecordKeyResolver;
+import io.github.idempotent.web.IdempotentWebMvcAutoConfiguration;
 
 /**
  * {@code @Idempotent} on {@code @KafkaListener} methods: the key from the record, a

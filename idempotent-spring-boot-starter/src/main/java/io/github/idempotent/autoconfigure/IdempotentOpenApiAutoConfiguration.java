@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
+import io.github.idempotent.web.IdempotentWebProperties;
 import io.github.idempotent.web.openapi.IdempotencyOperationCustomizer;
 
 /** Documents the idempotency contract in springdoc's OpenAPI description. */
@@ -17,13 +18,13 @@ import io.github.idempotent.web.openapi.IdempotencyOperationCustomizer;
 @ConditionalOnClass(OperationCustomizer.class)
 @ConditionalOnWebApplication
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotentProperties.class)
+@EnableConfigurationProperties({ IdempotentProperties.class, IdempotentWebProperties.class })
 public final class IdempotentOpenApiAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyOperationCustomizer idempotencyOperationCustomizer(IdempotentProperties properties) {
-		IdempotentWebProperties web = properties.getWeb();
+	IdempotencyOperationCustomizer idempotencyOperationCustomizer(IdempotentProperties properties,
+			IdempotentWebProperties web) {
 		return new IdempotencyOperationCustomizer(web.getHeaderName(), web.getReplayedHeader(),
 				properties.getMaxKeyLength());
 	}

@@ -75,9 +75,6 @@ public class IdempotentProperties {
 	private final IdempotentStoreProperties store = new IdempotentStoreProperties();
 
 	@NestedConfigurationProperty
-	private final IdempotentWebProperties web = new IdempotentWebProperties();
-
-	@NestedConfigurationProperty
 	private final IdempotentMessagingProperties messaging = new IdempotentMessagingProperties();
 
 	@NestedConfigurationProperty
@@ -197,10 +194,6 @@ public class IdempotentProperties {
 
 	public IdempotentMessagingProperties getMessaging() {
 		return this.messaging;
-	}
-
-	public IdempotentWebProperties getWeb() {
-		return this.web;
 	}
 
 	public IdempotentLocalCacheProperties getLocalCache() {

@@ -31,6 +31,7 @@ import io.github.idempotent.messaging.amqp.IdempotentRabbitListenerAdvice;
 import io.github.idempotent.messaging.amqp.MessageIdPostProcessor;
 import io.github.idempotent.messaging.amqp.QuietRequeueErrorHandler;
 import io.github.idempotent.messaging.amqp.RabbitMessageKeyResolver;
+import io.github.idempotent.web.IdempotentWebMvcAutoConfiguration;
 
 /**
  * {@code @Idempotent} on {@code @RabbitListener} methods: the key from the

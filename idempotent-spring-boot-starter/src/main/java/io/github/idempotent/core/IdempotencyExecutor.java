@@ -104,6 +104,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
+	 * Largest encoded result it stores, in bytes; the web layer records no larger
+	 * response.
+	 */
+	public long getMaxResultSize() {
+		return this.protocol.maxResultSize();
+	}
+
+	/**
 	 * Runs {@code invocation} at most once per key and returns its result, or the stored
 	 * result of the call that ran.
 	 * @param clientKey the key as the caller sent it, for messages

@@ -55,12 +55,11 @@ import io.github.idempotent.store.RecordKey;
  * A handler whose key or scope comes from its arguments is claimed when it is called,
  * through a {@link HandlerCall}.
  */
-public class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
-		implements HandlerAdapter {
+class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter> implements HandlerAdapter {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	public IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
+	IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			IdempotentOperationSource operations, IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver,
 			WebContract contract) {
 		super(delegate, operations, executor, contract);

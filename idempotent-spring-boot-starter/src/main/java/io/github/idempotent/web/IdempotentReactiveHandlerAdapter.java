@@ -49,14 +49,14 @@ import io.github.idempotent.store.RecordKey;
  * last argument. A handler whose key or scope comes from its arguments returns a
  * {@code Mono}, claimed on subscription with a {@link HandlerCall} in its context.
  */
-public class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
+class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
 		implements HandlerAdapter, DispatchExceptionHandler, SmartInitializingSingleton {
 
 	private final ObjectProvider<RequestMappingHandlerMapping> mappings;
 
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
 
-	public IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
+	IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
 			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
 			IdempotencyExecutor executor, ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
 		super(delegate, operations, executor, contract);

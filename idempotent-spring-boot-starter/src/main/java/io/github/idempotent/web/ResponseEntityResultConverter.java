@@ -16,11 +16,11 @@ import io.github.idempotent.core.ResultConverter;
  * Stores a {@link ResponseEntity} as its status, its replayed headers (never credentials)
  * and its typed body.
  */
-public class ResponseEntityResultConverter implements ResultConverter {
+class ResponseEntityResultConverter implements ResultConverter {
 
 	private final ReplayedHeaders replayed;
 
-	public ResponseEntityResultConverter(WebContract contract) {
+	ResponseEntityResultConverter(WebContract contract) {
 		this.replayed = contract.replayedHeaders;
 	}
 
@@ -56,7 +56,7 @@ public class ResponseEntityResultConverter implements ResultConverter {
 			.body(response.body());
 	}
 
-	public record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {
+	record StoredResponse<T>(int status, Map<String, List<String>> headers, @Nullable T body) {
 	}
 
 }

@@ -18,12 +18,12 @@ import org.springframework.web.servlet.DispatcherServlet;
  * request's body for the fingerprint. Runs after Spring Security's filters, so that the
  * headers they write are written again on a replay.
  */
-public class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
+class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	/**
 	 * After Spring Security's filter chain (-100) and the observation filters.
 	 */
-	public static final int ORDER = 0;
+	static final int ORDER = 0;
 
 	private static final String RECORDING = ResponseRecordingFilter.class.getName() + ".RECORDING";
 
@@ -31,7 +31,7 @@ public class ResponseRecordingFilter extends OncePerRequestFilter implements Ord
 
 	private final long maxResultSize;
 
-	public ResponseRecordingFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
+	ResponseRecordingFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
 		this.customizers = contract.customizers(customizers);
 		this.maxResultSize = contract.maxResultSize;
 	}

@@ -14,7 +14,7 @@ import org.springframework.web.server.WebFilterChain;
 /**
  * The WebFlux twin of {@link ResponseRecordingFilter}.
  */
-public class ResponseRecordingWebFilter implements WebFilter, Ordered {
+class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private static final String RECORDING = ResponseRecordingWebFilter.class.getName() + ".RECORDING";
 
@@ -22,7 +22,7 @@ public class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private final long maxResultSize;
 
-	public ResponseRecordingWebFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
+	ResponseRecordingWebFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
 		this.customizers = contract.customizers(customizers);
 		this.maxResultSize = contract.maxResultSize;
 	}

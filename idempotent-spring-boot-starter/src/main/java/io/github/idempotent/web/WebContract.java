@@ -25,7 +25,7 @@ import io.github.idempotent.aop.IdempotentOperationSource;
  * The settings of the HTTP contract and its routes, built once for Spring MVC and WebFlux
  * alike and handed to the recording filter, the handler adapter and the result converter.
  */
-public final class WebContract {
+final class WebContract {
 
 	final IdempotencyResponseHeaders headers;
 
@@ -42,7 +42,7 @@ public final class WebContract {
 	 * hop-by-hop headers
 	 * @param replayedOnlyHeaders when not empty, the only response headers stored
 	 */
-	public WebContract(IdempotencyResponseHeaders headers, Collection<String> excludedHeaders,
+	WebContract(IdempotencyResponseHeaders headers, Collection<String> excludedHeaders,
 			Collection<String> replayedOnlyHeaders, long maxRequestSize, long maxResultSize, List<Route> routes) {
 		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
@@ -94,11 +94,11 @@ public final class WebContract {
 	 * @param paths path patterns of the requests guarded ({@code /api/**})
 	 * @param required whether a request without a key is refused with 400
 	 */
-	public record Route(List<String> paths, List<String> excludePaths, Set<HttpMethod> methods, boolean required,
+	record Route(List<String> paths, List<String> excludePaths, Set<HttpMethod> methods, boolean required,
 			@Nullable Duration ttl, @Nullable Duration lease, @Nullable Duration maxDuration,
 			@Nullable Duration waitFor, @Nullable Duration retryAfter) {
 
-		public Route {
+		Route {
 			Assert.notEmpty(paths, "A route needs at least one path pattern");
 			Assert.notEmpty(methods, "A route needs at least one HTTP method");
 			paths = List.copyOf(paths);

@@ -1,7 +1,6 @@
 package io.github.idempotent.aot;
 
 import java.util.List;
-import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -13,10 +12,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 
-import io.github.idempotent.web.ResponseEntityResultConverter.StoredResponse;
-
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.reflection;
 import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.resource;
 
 class IdempotentRuntimeHintsTests {
@@ -61,24 +57,10 @@ class IdempotentRuntimeHintsTests {
 	}
 
 	@Test
-	void theStoredFormOfAResponseEntityIsBound() throws Exception {
-		RuntimeHints hints = new RuntimeHints();
-		new IdempotentRuntimeHints().registerHints(hints, getClass().getClassLoader());
-		assertThat(reflection()
-			.onConstructorInvocation(StoredResponse.class.getDeclaredConstructor(int.class, Map.class, Object.class)))
-			.accepts(hints);
-		for (String accessor : List.of("status", "headers", "body")) {
-			assertThat(reflection().onMethodInvocation(StoredResponse.class, accessor)).accepts(hints);
-		}
-	}
-
-	@Test
 	void nothingForLibrariesThatAreAbsent() {
 		RuntimeHints hints = new RuntimeHints();
-		new IdempotentRuntimeHints().registerHints(hints,
-				new FilteredClassLoader("org.springframework.jdbc", "org.springframework.http"));
+		new IdempotentRuntimeHints().registerHints(hints, new FilteredClassLoader("org.springframework.jdbc"));
 		assertThat(resource().forResource(SCHEMAS.get(0))).rejects(hints);
-		assertThat(reflection().onType(StoredResponse.class)).rejects(hints);
 	}
 
 	@Test

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
@@ -12,12 +12,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.test.util.ReflectionTestUtils;
 
-import io.github.idempotent.web.IdempotentHandlerAdapter;
-import io.github.idempotent.web.IdempotencyProblemHandler;
-import io.github.idempotent.web.IdempotencyResponseHeaders;
-import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.ResponseEntityResultConverter;
-import io.github.idempotent.web.ResponseRecordingFilter;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,19 +1,17 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import java.util.Locale;
 import java.util.stream.Collectors;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.http.HttpMethod;
 
-import io.github.idempotent.web.IdempotencyProblemHandler;
-import io.github.idempotent.web.StateTransitionProblemHandler;
-import io.github.idempotent.web.IdempotencyResponseHeaders;
-import io.github.idempotent.web.ResponseEntityResultConverter;
-import io.github.idempotent.web.WebContract;
+import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
  * The beans of the HTTP contract that Spring MVC and WebFlux share, imported by
@@ -21,6 +19,8 @@ import io.github.idempotent.web.WebContract;
  * {@link IdempotentWebFluxAutoConfiguration} and applied only under their conditions.
  */
 @Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(IdempotentWebProperties.class)
+@ImportRuntimeHints(WebRuntimeHints.class)
 class WebContractConfiguration {
 
 	@Bean
@@ -31,9 +31,8 @@ class WebContractConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentProperties properties) {
-		return new IdempotencyResponseHeaders(properties.getWeb().getHeaderName(),
-				properties.getWeb().getReplayedHeader());
+	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentWebProperties properties) {
+		return new IdempotencyResponseHeaders(properties.getHeaderName(), properties.getReplayedHeader());
 	}
 
 	@Bean
@@ -51,12 +50,14 @@ class WebContractConfiguration {
 		return new StateTransitionProblemHandler();
 	}
 
-	// Here, not in IdempotentWebProperties, which binds without Spring Web.
+	// Here, not in IdempotentWebProperties, which binds without Spring Web. The largest
+	// result is the executor's (idempotent.max-result-size, or the application's own
+	// executor's): the filters record no more than it stores.
 	@Bean
-	WebContract idempotentWebContract(IdempotentProperties properties, IdempotencyResponseHeaders headers) {
-		IdempotentWebProperties web = properties.getWeb();
+	WebContract idempotentWebContract(IdempotentWebProperties web, IdempotencyResponseHeaders headers,
+			IdempotencyExecutor executor) {
 		return new WebContract(headers, web.notStoredResponseHeaders(), web.getReplayedResponseHeaders(),
-				web.getMaxRequestSize().toBytes(), properties.getMaxResultSize().toBytes(),
+				web.getMaxRequestSize().toBytes(), executor.getMaxResultSize(),
 				web.getRoutes()
 					.stream()
 					.map((route) -> new WebContract.Route(route.getPaths(), route.getExcludePaths(),

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import reactor.core.publisher.Mono;
 
@@ -8,32 +8,26 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
-import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.ResponseRecordingWebFilter;
-import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
-import io.github.idempotent.web.WebContract;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
-import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
 /**
  * The HTTP contract of {@code @Idempotent} on Spring WebFlux, guarded by
  * {@link IdempotentReactiveHandlerAdapter}. Backs off in servlet applications.
  */
-@AutoConfiguration(before = IdempotentAutoConfiguration.class,
+@AutoConfiguration(beforeName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration",
 		afterName = "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({ DispatcherHandler.class, Mono.class })
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotentProperties.class)
 @Import(WebContractConfiguration.class)
 public final class IdempotentWebFluxAutoConfiguration {
 

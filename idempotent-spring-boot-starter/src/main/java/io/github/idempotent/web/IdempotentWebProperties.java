@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -6,9 +6,14 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
-/** HTTP endpoints, under {@code idempotent.web}. */
+/**
+ * HTTP endpoints, under {@code idempotent.web}. Binds without Spring Web: the core reads
+ * {@code release-on-status} in any application.
+ */
+@ConfigurationProperties("idempotent.web")
 public class IdempotentWebProperties {
 
 	/** Request header that carries the key when the annotation has no key expression. */

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
@@ -18,12 +18,7 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import io.github.idempotent.aop.IdempotentInterceptor;
-import io.github.idempotent.web.IdempotencyProblemHandler;
-import io.github.idempotent.web.IdempotencyResponseHeaders;
-import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.ResponseEntityResultConverter;
-import io.github.idempotent.web.ResponseRecordingWebFilter;
-import io.github.idempotent.web.IdempotentReactiveHandlerAdapter;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.web;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -6,27 +6,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
-import io.github.idempotent.web.IdempotentReplayCustomizer;
-import io.github.idempotent.web.IdempotentHandlerAdapter;
-import io.github.idempotent.web.ResponseRecordingFilter;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
-import io.github.idempotent.web.WebContract;
 
 /** The HTTP contract of {@code @Idempotent} on Spring MVC. */
-@AutoConfiguration(before = IdempotentAutoConfiguration.class,
+@AutoConfiguration(beforeName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration",
 		afterName = "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotentProperties.class)
 @Import(WebContractConfiguration.class)
 public final class IdempotentWebMvcAutoConfiguration {
 
