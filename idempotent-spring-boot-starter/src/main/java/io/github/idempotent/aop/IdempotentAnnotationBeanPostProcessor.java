@@ -30,7 +30,7 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
  * Proxies beans with {@code @Idempotent} methods, as Spring proxies {@code @Async} ones,
  * and parses every annotated method once all singletons exist.
  */
-public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
 		implements SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog(IdempotentAnnotationBeanPostProcessor.class);
@@ -39,7 +39,7 @@ public class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAw
 
 	private @Nullable BeanFactory beanFactory;
 
-	public IdempotentAnnotationBeanPostProcessor() {
+	IdempotentAnnotationBeanPostProcessor() {
 		setBeforeExistingAdvisors(true);
 		setProxyTargetClass(true);
 		// Ahead of the Rabbit and Kafka listener post-processors, so that they register

@@ -28,7 +28,7 @@ import io.github.idempotent.core.IdempotencyExecutor;
  * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it
  * through {@link IdempotencyExecutor}.
  */
-public class IdempotentInterceptor implements MethodInterceptor {
+class IdempotentInterceptor implements MethodInterceptor {
 
 	private static final Log logger = LogFactory.getLog(IdempotentInterceptor.class);
 
@@ -48,7 +48,7 @@ public class IdempotentInterceptor implements MethodInterceptor {
 	// Only with Reactor present: this class itself loads no Reactor class.
 	private final @Nullable MonoInvocations reactive;
 
-	public IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
+	IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
 			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
 			@Nullable BeanFactory beanFactory) {
 		this.operations = operations;

@@ -7,9 +7,7 @@ import org.apache.commons.logging.LogFactory;
 
 import io.micrometer.observation.ObservationRegistry;
 
-import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -22,7 +20,6 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.Role;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
@@ -34,15 +31,11 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
-import io.github.idempotent.aop.IdempotentAnnotationBeanPostProcessor;
-import io.github.idempotent.aop.IdempotentInterceptor;
-import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
@@ -58,8 +51,9 @@ import io.github.idempotent.web.ReactivePrincipalScopeResolver;
 
 /**
  * Auto-configuration of {@code @Idempotent} and {@link IdempotencyTemplate}: the store,
- * the executor, the interceptor and the template. Every bean backs off when the
- * application defines its own.
+ * the executor, the defaults and the template. The interception of {@code @Idempotent}
+ * methods is {@code IdempotentAnnotationAutoConfiguration}'s. Every bean backs off when
+ * the application defines its own.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -76,12 +70,6 @@ public final class IdempotentAutoConfiguration {
 	private static final String REACTOR_SCHEDULERS = "reactor.core.scheduler.Schedulers";
 
 	private static final String SECURITY_CONTEXT_HOLDER = "org.springframework.security.core.context.SecurityContextHolder";
-
-	@Bean
-	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static IdempotentAnnotationBeanPostProcessor idempotentAnnotationBeanPostProcessor() {
-		return new IdempotentAnnotationBeanPostProcessor();
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -224,14 +212,13 @@ public final class IdempotentAutoConfiguration {
 
 	}
 
+	/**
+	 * The {@code idempotent.*} settings an operation takes where it names none, for
+	 * {@code @Idempotent} and the template alike.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, IdempotentWebProperties web,
-			ResultCodec codec, ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(defaults(properties, web), codec, beanFactory);
-	}
-
-	private static IdempotencyDefaults defaults(IdempotentProperties properties, IdempotentWebProperties web) {
+	IdempotencyDefaults idempotencyDefaults(IdempotentProperties properties, IdempotentWebProperties web) {
 		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
 				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
 				releaseOnStatus(web.getReleaseOnStatus()));
@@ -250,25 +237,10 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
 			IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
-			IdempotentWebProperties web) {
-		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver,
-				defaults(properties, web));
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotencyDefaults defaults) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver, defaults);
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
 		return template;
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
-			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
-		// The resolver of the listener in hand answers; none elsewhere, the annotation
-		// names a key.
-		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
-				IdempotencyKeyResolver.composite(keyResolver.orderedStream().toList()), scopeResolver, beanFactory);
-		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
-		return interceptor;
 	}
 
 }

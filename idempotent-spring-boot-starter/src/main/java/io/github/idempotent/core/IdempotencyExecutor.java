@@ -323,6 +323,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
+	 * The first part of every record key.
+	 */
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	/**
 	 * Sets the longest key a caller may send; 255 unless set.
 	 */
 	public void setMaxKeyLength(int maxKeyLength) {

@@ -31,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AnnotationScopeTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withBean(Charges.class)
 		.withPropertyValues("idempotent.store.type=memory");
 

@@ -36,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class HiddenPayloadFieldsTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("idempotent.store.type=memory", "idempotent.default-scope=global")
 		.withUserConfiguration(Config.class);
 

@@ -63,7 +63,8 @@ class IdempotencyContextTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class))
+				DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withBean(Charges.class);
 
 	@Test

@@ -51,7 +51,7 @@ class IdempotentAspectTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				IdempotentAutoConfiguration.class))
+				IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"idempotent.default-scope=global", "idempotent.store.type=redis", "payments.ttl=1h")
 		.withUserConfiguration(PaymentServiceConfiguration.class);

@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IdempotentExpressionVariablesTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withBean(Orders.class)
 		.withPropertyValues("idempotent.store.type=memory", "idempotent.default-scope=global");
 

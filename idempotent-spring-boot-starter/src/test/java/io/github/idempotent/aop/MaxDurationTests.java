@@ -45,7 +45,7 @@ class MaxDurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				IdempotentAutoConfiguration.class))
+				IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"idempotent.default-scope=global", "idempotent.store.type=redis")
 		.withUserConfiguration(HangingConfiguration.class);

@@ -28,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MonoIdempotencyTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory",
 				"idempotent.retry-after=1s")
 		.withBean(Payments.class);

@@ -47,7 +47,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 class OperationParsingTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("idempotent.store.type=memory", "idempotent.default-scope=global");
 
 	@Test

@@ -34,7 +34,7 @@ class StoreFailureModeTests {
 	private ApplicationContextRunner runner(EmbeddedRedis redis) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					IdempotentAutoConfiguration.class))
+					IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.timeout=500ms", "spring.data.redis.connect-timeout=500ms",
 					"idempotent.default-scope=global")
@@ -79,7 +79,8 @@ class StoreFailureModeTests {
 	@Test
 	void aFullStoreIsRefusedFailingOpenAndCountedAsStoreFull() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+					IdempotentAnnotationAutoConfiguration.class))
 			.withPropertyValues("idempotent.store.type=memory", "idempotent.store.memory.maximum-records=1",
 					"idempotent.failure-mode=open", "idempotent.default-scope=global")
 			.withUserConfiguration(ServiceConfiguration.class)

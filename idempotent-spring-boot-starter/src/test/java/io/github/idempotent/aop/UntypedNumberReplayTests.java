@@ -47,7 +47,8 @@ class UntypedNumberReplayTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class))
+				DataSourceAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withBean(Ledger.class);
 
 	private final ApplicationContextRunner redis = this.runner.withPropertyValues(

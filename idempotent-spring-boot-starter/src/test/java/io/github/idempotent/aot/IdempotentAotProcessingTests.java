@@ -15,6 +15,7 @@ import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.javapoet.ClassName;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,7 +30,8 @@ import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.reso
 class IdempotentAotProcessingTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(Orders.class);
 

@@ -9,6 +9,7 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyExecutor;
 
@@ -21,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IdempotentAutoConfigurationObservationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("idempotent.default-scope=global", "idempotent.store.type=memory")
 		.withBean(Counter.class);
 

@@ -19,7 +19,7 @@ import org.springframework.security.authentication.TestingAuthenticationToken;
 import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyException;
@@ -48,7 +48,7 @@ class IdempotentAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				IdempotentAutoConfiguration.class))
+				IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"idempotent.default-scope=global");
 
@@ -58,7 +58,6 @@ class IdempotentAutoConfigurationTests {
 			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
 			assertThat(context).hasSingleBean(RedisIdempotencyStore.class);
 			assertThat(context).hasSingleBean(IdempotencyExecutor.class);
-			assertThat(context).hasSingleBean(IdempotentInterceptor.class);
 		});
 	}
 
@@ -191,7 +190,6 @@ class IdempotentAutoConfigurationTests {
 		this.runner.withPropertyValues("idempotent.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(IdempotencyStore.class);
 			assertThat(context).doesNotHaveBean(IdempotencyExecutor.class);
-			assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
 		});
 	}
 

@@ -12,6 +12,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -28,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ResultCompressionAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
+				IdempotentAnnotationAutoConfiguration.class))
 		.withUserConfiguration(RecordingConfiguration.class)
 		.withPropertyValues("idempotent.default-scope=global");
 

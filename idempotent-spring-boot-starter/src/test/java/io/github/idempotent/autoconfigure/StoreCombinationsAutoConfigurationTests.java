@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.IdempotencyStore;
@@ -38,7 +39,7 @@ class StoreCombinationsAutoConfigurationTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DataSourceAutoConfiguration.class,
-				IdempotentAutoConfiguration.class))
+				IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withUserConfiguration(GuardedConfiguration.class)
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"spring.datasource.generate-unique-name=true", "idempotent.default-scope=global");

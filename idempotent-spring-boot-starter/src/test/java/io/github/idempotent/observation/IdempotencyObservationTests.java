@@ -26,6 +26,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyContext;
@@ -51,7 +52,7 @@ class IdempotencyObservationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DataRedisAutoConfiguration.class,
-				IdempotentAutoConfiguration.class))
+				IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + TestRedis.host(), "spring.data.redis.port=" + TestRedis.port(),
 				"idempotent.key-prefix=" + this.prefix, "idempotent.default-scope=global")
 		.withBean(ObservationRegistry.class, () -> this.registry)

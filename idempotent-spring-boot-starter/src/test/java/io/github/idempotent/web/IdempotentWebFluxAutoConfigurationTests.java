@@ -17,7 +17,7 @@ import org.springframework.test.util.ReflectionTestUtils;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
-import io.github.idempotent.aop.IdempotentInterceptor;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IdempotentWebFluxAutoConfigurationTests {
 
 	private static final AutoConfigurations CONFIGURATIONS = AutoConfigurations.of(JacksonAutoConfiguration.class,
-			IdempotentAutoConfiguration.class, IdempotentWebFluxAutoConfiguration.class);
+			IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class,
+			IdempotentWebFluxAutoConfiguration.class);
 
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
 		.withConfiguration(CONFIGURATIONS)
@@ -39,7 +40,7 @@ class IdempotentWebFluxAutoConfigurationTests {
 				.hasSingleBean(IdempotencyProblemHandler.class)
 				.hasSingleBean(IdempotencyResponseHeaders.class)
 				.hasSingleBean(ResponseEntityResultConverter.class)
-				.hasSingleBean(IdempotentInterceptor.class);
+				.hasBean("idempotentInterceptor");
 		});
 	}
 
@@ -56,7 +57,7 @@ class IdempotentWebFluxAutoConfigurationTests {
 			.withPropertyValues("idempotent.store.type=memory")
 			.withClassLoader(new FilteredClassLoader(Mono.class.getPackageName()))
 			.run((context) -> assertThat(context).hasNotFailed()
-				.hasSingleBean(IdempotentInterceptor.class)
+				.hasBean("idempotentInterceptor")
 				.doesNotHaveBean(IdempotentReactiveHandlerAdapter.class));
 	}
 

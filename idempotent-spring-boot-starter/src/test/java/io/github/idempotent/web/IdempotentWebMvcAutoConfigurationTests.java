@@ -12,6 +12,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.test.util.ReflectionTestUtils;
 
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,7 +21,7 @@ class IdempotentWebMvcAutoConfigurationTests {
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
-				IdempotentWebMvcAutoConfiguration.class))
+				IdempotentAnnotationAutoConfiguration.class, IdempotentWebMvcAutoConfiguration.class))
 		.withPropertyValues("idempotent.store.type=memory");
 
 	@Test
@@ -51,7 +52,7 @@ class IdempotentWebMvcAutoConfigurationTests {
 	void notAppliedOutsideAServletApplication() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
-					IdempotentWebMvcAutoConfiguration.class))
+					IdempotentAnnotationAutoConfiguration.class, IdempotentWebMvcAutoConfiguration.class))
 			.withPropertyValues("idempotent.store.type=memory")
 			.run((context) -> {
 				assertThat(context).doesNotHaveBean(IdempotencyProblemHandler.class);

@@ -19,6 +19,7 @@ import org.springframework.context.aot.ApplicationContextAotGenerator;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.javapoet.ClassName;
 
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.web.ResponseEntityResultConverter.StoredResponse;
 
@@ -32,7 +33,8 @@ import static org.springframework.aot.hint.predicate.RuntimeHintsPredicates.refl
 class WebRuntimeHintsTests {
 
 	private static final AutoConfigurations CONFIGURATIONS = AutoConfigurations.of(JacksonAutoConfiguration.class,
-			IdempotentAutoConfiguration.class, IdempotentWebMvcAutoConfiguration.class);
+			IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class,
+			IdempotentWebMvcAutoConfiguration.class);
 
 	@Test
 	void theStoredFormOfAResponseEntityIsBound() throws Exception {

@@ -25,6 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 /**
@@ -130,7 +131,7 @@ public class IdempotentCallBenchmark {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ImportAutoConfiguration(IdempotentAutoConfiguration.class)
+	@ImportAutoConfiguration({ IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class })
 	static class BenchmarkConfiguration {
 
 		@Bean

@@ -23,6 +23,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.testsupport.FaultProxy;
 import io.github.idempotent.testsupport.TestDatabases;
@@ -94,7 +95,8 @@ abstract class AbstractJdbcStoreCutConnectionTests {
 
 	private ApplicationContextRunner contextRunner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class,
+					IdempotentAnnotationAutoConfiguration.class))
 			.withBean(DataSource.class, () -> this.throughProxy)
 			.withBean(Orders.class, () -> new Orders(this.proxy))
 			.withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(this.throughProxy))

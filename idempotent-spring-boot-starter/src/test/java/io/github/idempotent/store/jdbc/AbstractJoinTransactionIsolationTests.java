@@ -34,6 +34,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.testsupport.TestDatabases;
@@ -97,7 +98,8 @@ abstract class AbstractJoinTransactionIsolationTests {
 
 	private ApplicationContextRunner contextRunner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class,
+					IdempotentAnnotationAutoConfiguration.class))
 			// not the pool itself: each context would close it
 			.withBean(DataSource.class, () -> new DelegatingDataSource(this.pool))
 			.withBean(Orders.class,

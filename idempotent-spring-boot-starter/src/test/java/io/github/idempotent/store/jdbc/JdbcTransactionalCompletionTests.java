@@ -22,6 +22,7 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.testsupport.RequiresDatabase;
 import io.github.idempotent.testsupport.RequiresDatabase.Database;
@@ -68,7 +69,8 @@ class JdbcTransactionalCompletionTests {
 	}
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withBean(DataSource.class, () -> new DelegatingDataSource(postgresql))
 		.withUserConfiguration(CheckoutConfiguration.class)
 		.withPropertyValues("idempotent.store.type=jdbc", "idempotent.store.jdbc.table-name=" + recordTable,

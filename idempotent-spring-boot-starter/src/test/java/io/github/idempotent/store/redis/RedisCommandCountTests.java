@@ -18,6 +18,7 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
@@ -53,7 +54,8 @@ class RedisCommandCountTests {
 	private static LettuceConnectionFactory statsConnectionFactory;
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(IdempotentAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(IdempotentAutoConfiguration.class, IdempotentAnnotationAutoConfiguration.class))
 		.withBean(LettuceConnectionFactory.class,
 				() -> new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", redis.port())))
 		.withBean(Payments.class)

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.actuate;
 
 import java.time.Duration;
 
@@ -10,7 +10,8 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-import io.github.idempotent.actuate.IdempotencyEndpoint;
+import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -24,7 +25,7 @@ class IdempotentActuatorAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, IdempotentAutoConfiguration.class,
-				IdempotentActuatorAutoConfiguration.class))
+				IdempotentAnnotationAutoConfiguration.class, IdempotentActuatorAutoConfiguration.class))
 		.withPropertyValues("idempotent.store.type=memory");
 
 	@Test

@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.actuate;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -16,7 +16,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.actuate.IdempotencyEndpoint;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.IdempotencyStore;
@@ -25,12 +24,13 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
 /**
  * The Actuator endpoint {@code idempotency}, when available and the store inspectable.
  */
-@AutoConfiguration(after = IdempotentAutoConfiguration.class)
+@AutoConfiguration(afterName = { "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration",
+		"io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration" })
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
 @ConditionalOnBean({ IdempotencyExecutor.class, InspectableIdempotencyStore.class })
-@EnableConfigurationProperties({ IdempotentProperties.class, IdempotencyEndpointProperties.class })
+@EnableConfigurationProperties(IdempotencyEndpointProperties.class)
 public final class IdempotentActuatorAutoConfiguration {
 
 	/** Counts the records deleted through the endpoint. */
@@ -42,15 +42,15 @@ public final class IdempotentActuatorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyEndpoint idempotencyEndpoint(IdempotencyExecutor executor, IdempotentOperationSource operations,
-			IdempotentProperties properties, IdempotencyEndpointProperties endpoint,
-			ObjectProvider<InspectableIdempotencyStore> inspectableStores, BeanFactory beanFactory) {
+			IdempotencyEndpointProperties endpoint, ObjectProvider<InspectableIdempotencyStore> inspectableStores,
+			BeanFactory beanFactory) {
 		// The store the interceptor uses, so that a deletion also leaves the local cache.
 		IdempotencyStore store = executor.getStore();
 		InspectableIdempotencyStore inspectable = (store instanceof InspectableIdempotencyStore candidate) ? candidate
 				: inspectableStores.getObject();
 		Runnable deletions = MICROMETER_PRESENT ? DeletionCounter.of(beanFactory) : () -> {
 		};
-		return new IdempotencyEndpoint(inspectable, operations::operationNames, properties.getKeyPrefix(),
+		return new IdempotencyEndpoint(inspectable, operations::operationNames, executor.getKeyPrefix(),
 				endpoint.getShowValues(), endpoint.getRoles(), deletions);
 	}
 

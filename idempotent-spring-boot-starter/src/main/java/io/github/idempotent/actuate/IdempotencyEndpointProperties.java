@@ -1,4 +1,4 @@
-package io.github.idempotent.autoconfigure;
+package io.github.idempotent.actuate;
 
 import java.util.HashSet;
 import java.util.Set;

@@ -1,0 +1,57 @@
+package io.github.idempotent.aop;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Role;
+
+import io.github.idempotent.core.IdempotencyDefaults;
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
+import io.github.idempotent.core.ResultCodec;
+
+/**
+ * Auto-configuration of {@code @Idempotent} on Spring beans: the post-processor that
+ * proxies them, the interceptor and the parsed operations. It takes the executor, the
+ * codec, the resolvers and the {@code idempotent.*} defaults from
+ * {@code IdempotentAutoConfiguration}. Every bean backs off when the application defines
+ * its own.
+ */
+@AutoConfiguration(afterName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+public final class IdempotentAnnotationAutoConfiguration {
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static IdempotentAnnotationBeanPostProcessor idempotentAnnotationBeanPostProcessor() {
+		return new IdempotentAnnotationBeanPostProcessor();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentOperationSource idempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
+			ConfigurableBeanFactory beanFactory) {
+		return new IdempotentOperationSource(defaults, codec, beanFactory);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
+			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
+		// The resolver of the listener in hand answers; none elsewhere, the annotation
+		// names a key.
+		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
+				IdempotencyKeyResolver.composite(keyResolver.orderedStream().toList()), scopeResolver, beanFactory);
+		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
+		return interceptor;
+	}
+
+}
