@@ -20,24 +20,13 @@ import org.springframework.http.client.ClientHttpResponse;
 /**
  * A response whose head was read for its problem type, given back in front of the rest.
  */
-final class PeekedResponse implements ClientHttpResponse {
+record PeekedResponse(ClientHttpResponse response, @Nullable String problemType,
+		InputStream body) implements ClientHttpResponse {
 
 	/** How much of a {@code 500} body is read for its problem type. */
 	private static final int PROBLEM_PEEK_LIMIT = 8 * 1024;
 
 	private static final JsonFactory JSON = new JsonFactory();
-
-	private final ClientHttpResponse response;
-
-	private final @Nullable String problemType;
-
-	private final InputStream body;
-
-	private PeekedResponse(ClientHttpResponse response, @Nullable String problemType, InputStream body) {
-		this.response = response;
-		this.problemType = problemType;
-		this.body = body;
-	}
 
 	static PeekedResponse of(ClientHttpResponse response) throws IOException {
 		MediaType contentType = response.getHeaders().getContentType();
@@ -76,10 +65,6 @@ final class PeekedResponse implements ClientHttpResponse {
 		catch (JacksonException ex) {
 			return null;
 		}
-	}
-
-	@Nullable String problemType() {
-		return this.problemType;
 	}
 
 	@Override
