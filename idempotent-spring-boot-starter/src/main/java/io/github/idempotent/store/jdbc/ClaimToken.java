@@ -2,8 +2,6 @@ package io.github.idempotent.store.jdbc;
 
 import java.time.Instant;
 
-import org.jspecify.annotations.Nullable;
-
 import io.github.idempotent.store.OwnerToken;
 
 /**
@@ -25,10 +23,6 @@ final class ClaimToken {
 		}
 		int dash = token.lastIndexOf('-');
 		return token.substring(0, dash) + "." + attempt + token.substring(dash);
-	}
-
-	static @Nullable Instant claimedAt(String token) {
-		return OwnerToken.claimedAt(token);
 	}
 
 	static int attempt(String token) {

@@ -37,6 +37,7 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
+import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -278,7 +279,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			// the attempt after it. An expired result starts again at 1.
 			ClaimResult.Acquired acquired = row.completed() ? new ClaimResult.Acquired(first)
 					: new ClaimResult.Acquired(ClaimToken.issue(claimedAt, ClaimToken.next(row.token())),
-							ClaimToken.next(row.token()), ClaimToken.claimedAt(row.token()));
+							ClaimToken.next(row.token()), OwnerToken.claimedAt(row.token()));
 			// Conditional on the token read: of all the claimers that saw this row
 			// expired, exactly one takes it over.
 			if (this.jdbc.update(this.sql.takeOver, acquired.token(), fingerprint, leaseMillis, key,
@@ -393,7 +394,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		return (result != null)
 				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn, result)
-				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored, ClaimToken.claimedAt(token),
+				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored, OwnerToken.claimedAt(token),
 						expiresIn, null);
 	}
 

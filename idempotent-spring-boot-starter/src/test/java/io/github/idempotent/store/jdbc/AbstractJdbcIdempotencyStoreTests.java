@@ -30,6 +30,7 @@ import io.github.idempotent.store.AbstractInspectableIdempotencyStoreContractTes
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.TestDatabases;
 
@@ -228,7 +229,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends AbstractInspectableIdem
 		assertThat(first.get()).as("the claimer that took the row over first").isNotNull();
 		assertThat(first.get().attempt()).isEqualTo(2);
 		assertThat(second.attempt()).isEqualTo(3);
-		assertThat(second.previousAttemptStartedAt()).isEqualTo(ClaimToken.claimedAt(first.get().token()));
+		assertThat(second.previousAttemptStartedAt()).isEqualTo(OwnerToken.claimedAt(first.get().token()));
 	}
 
 	@Test

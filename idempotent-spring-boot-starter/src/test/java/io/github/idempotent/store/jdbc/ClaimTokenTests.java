@@ -17,7 +17,7 @@ class ClaimTokenTests {
 		String token = ClaimToken.issue(CLAIMED, 1);
 		assertThat(token).matches("[0-9a-f]{32}-[0-9a-f]+");
 		assertThat(ClaimToken.attempt(token)).isOne();
-		assertThat(ClaimToken.claimedAt(token)).isEqualTo(CLAIMED);
+		assertThat(OwnerToken.claimedAt(token)).isEqualTo(CLAIMED);
 	}
 
 	@Test
@@ -34,7 +34,7 @@ class ClaimTokenTests {
 	@Test
 	void tokensOfEarlierVersionsAreAFirstAttempt() {
 		assertThat(ClaimToken.attempt("0123456789abcdef0123456789abcdef")).isOne();
-		assertThat(ClaimToken.claimedAt("0123456789abcdef0123456789abcdef")).isNull();
+		assertThat(OwnerToken.claimedAt("0123456789abcdef0123456789abcdef")).isNull();
 		assertThat(ClaimToken.attempt("0123456789abcdef0123456789abcdef-6a0b1c2d")).isOne();
 		assertThat(ClaimToken.attempt("0123456789abcdef.x-6a0b1c2d")).isOne();
 		assertThat(ClaimToken.attempt("0123456789abcdef.-6a0b1c2d")).isOne();
