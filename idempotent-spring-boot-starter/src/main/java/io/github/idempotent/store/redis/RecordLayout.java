@@ -2,8 +2,6 @@ package io.github.idempotent.store.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -15,6 +13,7 @@ import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.RecordKey;
 
 /**
  * The bytes of a Redis record, format 1 (docs/stores.md, "Record format 1"; pinned by the
@@ -73,7 +72,7 @@ final class RecordLayout {
 	 */
 	static byte[] token(String token) {
 		return isLowerHex(token) ? ByteBuffer.allocate(TOKEN_LENGTH).putLong(Long.parseUnsignedLong(token, 16)).array()
-				: Arrays.copyOf(sha256(token), TOKEN_LENGTH);
+				: Arrays.copyOf(RecordKey.sha256().digest(token.getBytes(StandardCharsets.UTF_8)), TOKEN_LENGTH);
 	}
 
 	static boolean sameOwner(byte[] record, byte[] other) {
@@ -82,25 +81,8 @@ final class RecordLayout {
 	}
 
 	private static boolean isLowerHex(String token) {
-		if (token.length() != 2 * TOKEN_LENGTH) {
-			return false;
-		}
-		for (int i = 0; i < token.length(); i++) {
-			char c = token.charAt(i);
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	private static byte[] sha256(String text) {
-		try {
-			return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
+		return token.length() == 2 * TOKEN_LENGTH
+				&& token.chars().allMatch((c) -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
 	}
 
 	static byte[] record(byte state, byte[] token, Fingerprint fingerprint, byte @Nullable [] result) {
