@@ -37,9 +37,7 @@ public class IllegalStateTransitionException extends RuntimeException {
 		return this.target;
 	}
 
-	/**
-	 * States the entity could have moved to.
-	 */
+	/** States the entity could have moved to. */
 	public Set<? extends Enum<?>> getAllowed() {
 		return this.allowed;
 	}

@@ -46,9 +46,7 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 		this.select = "SELECT %s FROM %s WHERE %s = :id FOR UPDATE".formatted(stateColumn, table, idColumn);
 	}
 
-	/**
-	 * A {@code CHAR(n)} column pads the name with spaces, which are not part of it.
-	 */
+	/** A {@code CHAR(n)} column pads the name with spaces, which are not part of it. */
 	private S state(Object id, String column) {
 		String name = (column != null) ? column.stripTrailing() : null;
 		for (S state : this.machine.getType().getEnumConstants()) {

@@ -40,23 +40,17 @@ public final class StateMachine<S extends Enum<S>> {
 		return this.type;
 	}
 
-	/**
-	 * Whether {@code from} may move to {@code to} in one step.
-	 */
+	/** Whether {@code from} may move to {@code to} in one step. */
 	public boolean allows(S from, S to) {
 		return this.targets.get(from).contains(to);
 	}
 
-	/**
-	 * States that {@code from} may move to, empty for a final state.
-	 */
+	/** States that {@code from} may move to, empty for a final state. */
 	public Set<S> targetsOf(S from) {
 		return this.targets.get(from);
 	}
 
-	/**
-	 * States that may move to {@code to}.
-	 */
+	/** States that may move to {@code to}. */
 	public Set<S> sourcesOf(S to) {
 		EnumSet<S> sources = EnumSet.noneOf(this.type);
 		this.targets.forEach((from, targets) -> {
@@ -110,9 +104,7 @@ public final class StateMachine<S extends Enum<S>> {
 			this.targets = new EnumMap<>(type);
 		}
 
-		/**
-		 * Allows {@code from} to move to each of {@code to}.
-		 */
+		/** Allows {@code from} to move to each of {@code to}. */
 		@SafeVarargs
 		public final Builder<S> allow(S from, S... to) {
 			Assert.notNull(from, "from must not be null");

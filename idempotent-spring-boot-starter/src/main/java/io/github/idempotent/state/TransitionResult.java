@@ -8,15 +8,11 @@ package io.github.idempotent.state;
  */
 public sealed interface TransitionResult<S extends Enum<S>> {
 
-	/**
-	 * This call moved the row: do the side effects now, in the same transaction.
-	 */
+	/** This call moved the row: do the side effects now, in the same transaction. */
 	record Applied<S extends Enum<S>>(S from, S to) implements TransitionResult<S> {
 	}
 
-	/**
-	 * An earlier call already moved the row: do no side effect.
-	 */
+	/** An earlier call already moved the row: do no side effect. */
 	record AlreadyInTarget<S extends Enum<S>>(S state) implements TransitionResult<S> {
 	}
 

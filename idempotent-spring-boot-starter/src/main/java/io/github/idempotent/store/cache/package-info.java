@@ -1,4 +1,2 @@
-/**
- * A local cache of completed results in front of any store, on Caffeine.
- */
+/** A local cache of completed results in front of any store, on Caffeine. */
 package io.github.idempotent.store.cache;
