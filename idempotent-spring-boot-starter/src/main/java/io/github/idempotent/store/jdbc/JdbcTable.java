@@ -152,11 +152,10 @@ final class JdbcTable {
 
 	static boolean isNotFound(Throwable failure) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof SQLException sql) {
-				if ((sql.getSQLState() != null && NOT_FOUND_STATES.contains(sql.getSQLState()))
-						|| sql.getErrorCode() == MYSQL_UNKNOWN_DATABASE) {
-					return true;
-				}
+			if (ex instanceof SQLException sql
+					&& ((sql.getSQLState() != null && NOT_FOUND_STATES.contains(sql.getSQLState()))
+							|| sql.getErrorCode() == MYSQL_UNKNOWN_DATABASE)) {
+				return true;
 			}
 		}
 		return false;
