@@ -3,42 +3,33 @@ package io.github.idempotent.aop;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 
-import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.ResultCodec;
 
 /**
  * Auto-configuration of {@code @Idempotent} on Spring beans: the post-processor that
- * proxies them, the interceptor and the parsed operations. It takes the executor, the
- * codec, the resolvers and the {@code idempotent.*} defaults from
- * {@code IdempotentAutoConfiguration}. Every bean backs off when the application defines
- * its own.
+ * proxies them and the interceptor. It takes the executor, the operations and the
+ * resolvers from {@code IdempotentAutoConfiguration}, and backs off without them (that
+ * one excluded, for instance). Web handlers are guarded by the web layer either way.
  */
 @AutoConfiguration(afterName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
+@ConditionalOnBean({ IdempotencyExecutor.class, IdempotentOperationSource.class })
 public final class IdempotentAnnotationAutoConfiguration {
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static IdempotentAnnotationBeanPostProcessor idempotentAnnotationBeanPostProcessor() {
 		return new IdempotentAnnotationBeanPostProcessor();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotentOperationSource idempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
-			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(defaults, codec, beanFactory);
 	}
 
 	@Bean

@@ -33,6 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -212,13 +213,20 @@ public final class IdempotentAutoConfiguration {
 
 	}
 
+	// The operations of @Idempotent methods, for the interception of beans and the web
+	// layer's handler adapters alike: here, so that either can go without the other.
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, IdempotentWebProperties web,
+			ResultCodec codec, ConfigurableBeanFactory beanFactory) {
+		return new IdempotentOperationSource(defaults(properties, web), codec, beanFactory);
+	}
+
 	/**
 	 * The {@code idempotent.*} settings an operation takes where it names none, for
 	 * {@code @Idempotent} and the template alike.
 	 */
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyDefaults idempotencyDefaults(IdempotentProperties properties, IdempotentWebProperties web) {
+	private static IdempotencyDefaults defaults(IdempotentProperties properties, IdempotentWebProperties web) {
 		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
 				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
 				releaseOnStatus(web.getReleaseOnStatus()));
@@ -237,8 +245,10 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
 			IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotencyDefaults defaults) {
-		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver, defaults);
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
+			IdempotentWebProperties web) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver,
+				defaults(properties, web));
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
 		return template;
 	}

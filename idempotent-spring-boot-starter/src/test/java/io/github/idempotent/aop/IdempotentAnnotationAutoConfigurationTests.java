@@ -3,11 +3,14 @@ package io.github.idempotent.aop;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.web.IdempotentWebMvcAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,10 +26,9 @@ class IdempotentAnnotationAutoConfigurationTests {
 		this.runner.run((context) -> {
 			assertThat(context).hasSingleBean(IdempotentInterceptor.class);
 			assertThat(context).hasSingleBean(IdempotentAnnotationBeanPostProcessor.class);
-			assertThat(context.getBean(IdempotentOperationSource.class)).hasFieldOrPropertyWithValue("defaults",
-					context.getBean(IdempotencyDefaults.class));
-			assertThat(context.getBean(IdempotentInterceptor.class)).hasFieldOrPropertyWithValue("executor",
-					context.getBean(IdempotencyExecutor.class));
+			assertThat(context.getBean(IdempotentInterceptor.class))
+				.hasFieldOrPropertyWithValue("executor", context.getBean(IdempotencyExecutor.class))
+				.hasFieldOrPropertyWithValue("operations", context.getBean(IdempotentOperationSource.class));
 		});
 	}
 
@@ -37,6 +39,30 @@ class IdempotentAnnotationAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotentOperationSource.class);
 			assertThat(context).doesNotHaveBean(IdempotentAnnotationBeanPostProcessor.class);
 		});
+	}
+
+	@Test
+	void backsOffWhenTheCoreAutoConfigurationIsExcluded() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotentAnnotationAutoConfiguration.class))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
+				assertThat(context).doesNotHaveBean(IdempotentAnnotationBeanPostProcessor.class);
+			});
+	}
+
+	@Test
+	void webHandlersAreStillGuardedWhenInterceptionIsExcluded() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, WebMvcAutoConfiguration.class,
+					IdempotentAutoConfiguration.class, IdempotentWebMvcAutoConfiguration.class))
+			.withPropertyValues("idempotent.store.type=memory")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasBean("idempotentHandlerAdapter");
+				assertThat(context).hasSingleBean(IdempotentOperationSource.class);
+				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
+			});
 	}
 
 }
