@@ -1,6 +1,7 @@
 package io.github.idempotent.web;
 
-import org.assertj.core.api.InstanceOfAssertFactories;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -68,24 +69,23 @@ class IdempotentWebMvcAutoConfigurationTests {
 
 	@Test
 	void replayCustomizersAreGivenToTheRecordingFilterInOrder() {
-		this.runner.withUserConfiguration(ReplayCustomizers.class).run((context) -> {
-			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingFilter.class),
-					"customizers");
-			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
-				.asInstanceOf(InstanceOfAssertFactories.LIST)
-				.containsExactly(context.getBean("early"), context.getBean("late"));
-		});
+		this.runner.withUserConfiguration(ReplayCustomizers.class)
+			.run((context) -> assertThat(customizersOf(context.getBean(ResponseRecordingFilter.class)))
+				.containsExactly(context.getBean("early"), context.getBean("late")));
 	}
 
 	@Test
 	void withoutReplayCustomizersTheRecordingFilterHasNone() {
-		this.runner.run((context) -> {
-			Object customizers = ReflectionTestUtils.getField(context.getBean(ResponseRecordingFilter.class),
-					"customizers");
-			assertThat(ReflectionTestUtils.getField(customizers, "customizers"))
-				.asInstanceOf(InstanceOfAssertFactories.LIST)
-				.isEmpty();
-		});
+		this.runner
+			.run((context) -> assertThat(customizersOf(context.getBean(ResponseRecordingFilter.class))).isEmpty());
+	}
+
+	/** The replay customizers a recording filter (either stack's) was given, in order. */
+	static List<Object> customizersOf(Object recordingFilter) {
+		Object customizers = ReflectionTestUtils.getField(recordingFilter, "customizers");
+		@SuppressWarnings("unchecked")
+		List<Object> list = (List<Object>) ReflectionTestUtils.getField(customizers, "customizers");
+		return list;
 	}
 
 	@Configuration(proxyBeanMethods = false)
