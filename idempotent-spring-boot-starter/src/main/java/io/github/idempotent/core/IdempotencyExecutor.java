@@ -229,7 +229,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 		};
 		result.whenComplete((value, failure) -> {
 			Throwable cause = unwrap(failure);
-			observed.stop(cause);
+			try {
+				observed.stop(cause);
+			}
+			catch (Throwable handlerFailure) {
+				// The caller's, as on the blocking path; never swallowed by this
+				// callback,
+				// which would leave the caller waiting for ever.
+				observedResult.completeExceptionally(handlerFailure);
+				return;
+			}
 			if (cause != null) {
 				observedResult.completeExceptionally(cause);
 			}

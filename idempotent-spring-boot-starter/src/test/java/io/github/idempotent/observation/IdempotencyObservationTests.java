@@ -6,11 +6,13 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import io.micrometer.observation.tck.TestObservationRegistry;
@@ -231,6 +233,24 @@ class IdempotencyObservationTests {
 	}
 
 	@Test
+	void aCompletableFutureCompletesWhenAnObservationHandlerFailsOnStop() {
+		this.registry.observationConfig().observationHandler(new FailingOnStop());
+		this.runner.run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			// As on the blocking path, the handler's failure is the caller's; the
+			// outcome is stored, so a retry gets the result.
+			for (int call = 0; call < 2; call++) {
+				CompletableFuture<String> placed = orders.placeAsync("k15", "book");
+				assertThat(catchThrowable(() -> placed.get(10, TimeUnit.SECONDS)))
+					.isInstanceOf(ExecutionException.class)
+					.rootCause()
+					.hasMessage("tracer down");
+			}
+			assertThat(orders.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
 	void aMonoIsObservedWithItsSubscribersObservationAsParent() {
 		this.runner.run((context) -> {
 			Orders orders = context.getBean(Orders.class);
@@ -300,6 +320,20 @@ class IdempotencyObservationTests {
 		catch (IOException ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	static class FailingOnStop implements ObservationHandler<Observation.Context> {
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return true;
+		}
+
+		@Override
+		public void onStop(Observation.Context context) {
+			throw new IllegalStateException("tracer down");
+		}
+
 	}
 
 	static class CheckoutConvention implements IdempotencyObservationConvention {
