@@ -131,10 +131,13 @@ public class RedisIdempotencyStore
 		return new RedisRecordTracking(this.connectionFactory, maxStaleness);
 	}
 
-	/** Closes the store's own connections; the connection factory stays open. */
+	/**
+	 * Closes the store's own connections and threads; the connection factory stays open.
+	 */
 	@Override
 	public void close() {
 		this.scripts.close();
+		this.memoryMargin.close();
 	}
 
 	@Override

@@ -2,6 +2,9 @@ package io.github.idempotent.store.redis;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,7 +18,8 @@ import org.springframework.util.unit.DataSize;
  * refuses writes only above {@code maxmemory}, so near that line it takes a claim's small
  * placeholder and refuses the larger result that follows. Claims are refused first, above
  * a share of {@code maxmemory}. Read from {@code INFO} at most once a second, off the
- * claim's thread.
+ * claim's thread: on a thread of its own, which ends when idle or closed (never the JVM's
+ * common pool, which may not block, nor a new thread each second).
  */
 final class RedisMemoryMargin {
 
@@ -30,6 +34,8 @@ final class RedisMemoryMargin {
 	private volatile long readAt = System.nanoTime() - READ_EVERY_NANOS;
 
 	private volatile @Nullable String full;
+
+	private @Nullable ThreadPoolExecutor reader;
 
 	RedisMemoryMargin(RedisConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
@@ -47,15 +53,43 @@ final class RedisMemoryMargin {
 		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS
 				&& this.reading.compareAndSet(false, true)) {
 			this.readAt = System.nanoTime();
-			CompletableFuture.supplyAsync(() -> RedisMemoryPolicy.read(this.connectionFactory))
-				.whenComplete((policies, ex) -> {
-					if (ex == null) {
-						this.full = fullness(policies);
-					}
-					this.reading.set(false);
-				});
+			try {
+				CompletableFuture.supplyAsync(() -> RedisMemoryPolicy.read(this.connectionFactory), reader())
+					.whenComplete((policies, ex) -> {
+						if (ex == null) {
+							this.full = fullness(policies);
+						}
+						this.reading.set(false);
+					});
+			}
+			catch (RejectedExecutionException ex) {
+				// Closed meanwhile: the next claim reads again.
+				this.reading.set(false);
+			}
 		}
 		return this.full;
+	}
+
+	private synchronized ThreadPoolExecutor reader() {
+		if (this.reader == null) {
+			ThreadPoolExecutor reader = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+					(task) -> {
+						Thread thread = new Thread(task, "idempotent-redis-memory");
+						thread.setDaemon(true);
+						return thread;
+					});
+			reader.allowCoreThreadTimeOut(true);
+			this.reader = reader;
+		}
+		return this.reader;
+	}
+
+	/** Stops the reading thread; a later claim starts another. */
+	synchronized void close() {
+		if (this.reader != null) {
+			this.reader.shutdown();
+			this.reader = null;
+		}
 	}
 
 	private @Nullable String fullness(List<RedisMemoryPolicy> policies) {

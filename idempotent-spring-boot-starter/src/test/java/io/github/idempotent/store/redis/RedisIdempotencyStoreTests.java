@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
@@ -11,6 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -25,6 +28,7 @@ import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreContractTest {
 
@@ -43,6 +47,52 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	@Override
 	protected IdempotencyStore createStore() {
 		return new RedisIdempotencyStore(connectionFactory);
+	}
+
+	@Test
+	void memoryIsReadOnTheStoresOwnThreadWhichCloseEnds() {
+		Thread caller = Thread.currentThread();
+		Set<Thread> readers = ConcurrentHashMap.newKeySet();
+		LettuceConnectionFactory watched = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(TestRedis.host(), TestRedis.port())) {
+
+			@Override
+			public RedisConnection getConnection() {
+				readers.add(Thread.currentThread());
+				return super.getConnection();
+			}
+
+		};
+		watched.afterPropertiesSet();
+		watched.start();
+		RedisIdempotencyStore store = new RedisIdempotencyStore(watched);
+		try {
+			// Readings at most once a second: three of them.
+			for (int claim = 0; claim < 3; claim++) {
+				store.claim(newKey(), new Fingerprint("fp"), LEASE);
+				await().until(() -> readers.stream().anyMatch((thread) -> thread != caller));
+				sleep(1100);
+			}
+			// Never the JVM's common pool, which may not block, nor a thread a reading.
+			readers.remove(caller);
+			assertThat(readers).singleElement().extracting(Thread::getName).isEqualTo("idempotent-redis-memory");
+			store.close();
+			await().until(() -> readers.stream().noneMatch(Thread::isAlive));
+		}
+		finally {
+			store.close();
+			watched.destroy();
+		}
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Test
