@@ -42,7 +42,17 @@ final class CompletionStageCall {
 		this.protocol = protocol;
 		this.call = call;
 		this.invocation = invocation;
-		this.handoff = handoff;
+		// Refused once the application shuts down (the threads closed while a store step
+		// ran): the step's own thread then completes the caller's future, never left
+		// waiting for ever.
+		this.handoff = (task) -> {
+			try {
+				handoff.execute(task);
+			}
+			catch (RejectedExecutionException ex) {
+				task.run();
+			}
+		};
 	}
 
 	/** Claims on the calling thread, so the method runs with its thread-bound context. */

@@ -5,6 +5,8 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -17,10 +19,12 @@ import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A guarded method that returns a future ({@link CompletionStageCall}), as its callers
@@ -53,6 +57,9 @@ class CompletionStageCallTests {
 			runs.incrementAndGet();
 			return payment;
 		});
+		// A non-blocking first call claims on another thread: the duplicate follows its
+		// run.
+		await().until(() -> runs.get() == 1);
 		CompletableFuture<Object> duplicate = call(nonBlocking, policy, "order-1", () -> {
 			runs.incrementAndGet();
 			return CompletableFuture.completedFuture("must not run");
@@ -156,6 +163,39 @@ class CompletionStageCallTests {
 		assertThat(call(nonBlocking, replaying, "order-6", () -> CompletableFuture.completedFuture("must not run")))
 			.succeedsWithin(Duration.ofSeconds(10))
 			.isEqualTo("receipt");
+	}
+
+	@Test
+	void aCallWhoseStoreAnswersAfterTheExecutorClosedStillCompletes() throws InterruptedException {
+		CountDownLatch completing = new CountDownLatch(1);
+		CountDownLatch answer = new CountDownLatch(1);
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+					Duration ttl) {
+				completing.countDown();
+				try {
+					answer.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return super.complete(key, token, fingerprint, result, ttl);
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, IdempotencyObserver.NONE);
+		CompletableFuture<Object> paid = call(false, policy(Duration.ZERO), "order-9",
+				() -> CompletableFuture.completedFuture("receipt"));
+		assertThat(completing.await(10, TimeUnit.SECONDS)).isTrue();
+		// The application shuts down while the store takes the result: the threads that
+		// would carry the answer to the caller are gone by the time it arrives.
+		this.executor.close();
+		answer.countDown();
+		assertThat(paid).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("receipt");
+		assertThat(this.memory.claim(new RecordKey("order-9"), FP, Duration.ofSeconds(30)))
+			.isInstanceOf(ClaimResult.Completed.class);
 	}
 
 	private CompletableFuture<Object> call(boolean nonBlocking, IdempotencyPolicy policy, String key,

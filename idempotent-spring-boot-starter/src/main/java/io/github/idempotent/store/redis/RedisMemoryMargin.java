@@ -63,7 +63,7 @@ final class RedisMemoryMargin {
 					});
 			}
 			catch (RejectedExecutionException ex) {
-				// Closed meanwhile: the next claim reads again.
+				// Closed meanwhile: a claim a second later reads again.
 				this.reading.set(false);
 			}
 		}
