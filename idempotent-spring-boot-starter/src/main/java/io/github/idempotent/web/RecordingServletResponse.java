@@ -190,7 +190,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		if (this.held.isOverflowed()) {
 			return HeldBody.TOO_LARGE;
 		}
-		if (exceptionResolved) {
+		// PASS: what failed after the call returned was answered as it was written (an
+		// error view), not held.
+		if (exceptionResolved || mode == Mode.PASS) {
 			return "writing its response failed";
 		}
 		return null;
