@@ -168,20 +168,22 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 	private static HandlerResult observed(HandlerResult result, RecordingServerHttpResponse recording,
 			@Nullable HandlerCall call) {
 		Object value = result.getReturnValue();
+		Object observed;
 		if (value instanceof CompletionStage<?> stage) {
-			stage.whenComplete((ignored, failure) -> {
+			// Written from the stage returned, so that the failure is known by then.
+			observed = stage.whenComplete((ignored, failure) -> {
 				if (failure != null) {
 					recording.failed(failure);
 				}
 			});
-			return result;
 		}
-		if (!(value instanceof Mono<?> mono)) {
-			return result;
+		else if (value instanceof Mono<?> mono) {
+			Mono<?> failing = mono.doOnError(recording::failed);
+			observed = (call != null) ? failing.contextWrite((context) -> context.put(HandlerCall.CONTEXT_KEY, call))
+					: failing;
 		}
-		Mono<?> observed = mono.doOnError(recording::failed);
-		if (call != null) {
-			observed = observed.contextWrite((context) -> context.put(HandlerCall.CONTEXT_KEY, call));
+		else {
+			return result;
 		}
 		HandlerResult replaced = new HandlerResult(result.getHandler(), observed, result.getReturnTypeSource(),
 				result.getBindingContext());
