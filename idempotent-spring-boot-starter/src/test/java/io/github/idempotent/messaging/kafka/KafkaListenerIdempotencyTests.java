@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.Test;
@@ -172,9 +171,12 @@ class KafkaListenerIdempotencyTests {
 		send("k-mismatch", 0, key, "payment-4");
 		await().atMost(Duration.ofSeconds(30)).until(() -> count(sideEffects, "k-mismatch") == 1);
 		send("k-mismatch", 0, key, "payment-4-changed");
-		ConsumerRecords<String, String> dead = KafkaTestUtils.getRecords(dlqConsumer("k-mismatch-dlt"),
-				Duration.ofSeconds(30), 1);
-		ConsumerRecord<String, String> record = dead.iterator().next();
+		ConsumerRecord<String, String> record;
+		// Closed: a consumer left open retries the broker, gone with this class, for
+		// ever.
+		try (Consumer<String, String> consumer = dlqConsumer("k-mismatch-dlt")) {
+			record = KafkaTestUtils.getRecords(consumer, Duration.ofSeconds(30), 1).iterator().next();
+		}
 		assertThat(record.value()).isEqualTo("payment-4-changed");
 		Header reason = record.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE);
 		assertThat(new String(reason.value(), StandardCharsets.UTF_8))
