@@ -3,10 +3,14 @@ package io.github.idempotent.store.jdbc;
 import java.sql.Connection;
 import java.sql.Savepoint;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -439,9 +443,38 @@ final class TransactionBoundCompletions {
 
 		private final Map<String, PendingCompletion> completions = new LinkedHashMap<>();
 
+		/** The keys completed before each savepoint (of a NESTED transaction). */
+		private final Map<Object, Set<String>> savepoints = new IdentityHashMap<>();
+
+		/** Completions a rollback to a savepoint undid: released when it ends. */
+		private final List<PendingCompletion> undone = new ArrayList<>();
+
 		TransactionState(Object transaction, Map<Object, TransactionState> states) {
 			this.transaction = transaction;
 			this.states = states;
+		}
+
+		@Override
+		public void savepoint(Object savepoint) {
+			this.savepoints.put(savepoint, new HashSet<>(this.completions.keySet()));
+		}
+
+		/**
+		 * The completions since the savepoint are undone with it: never replayed, nor
+		 * stored after the commit; their keys are released when the transaction ends (not
+		 * now: on InnoDB the transaction still holds their rows' locks).
+		 */
+		@Override
+		public void savepointRollback(Object savepoint) {
+			// Unknown: this state was created after the savepoint.
+			Set<String> before = this.savepoints.getOrDefault(savepoint, Set.of());
+			for (Iterator<PendingCompletion> it = this.completions.values().iterator(); it.hasNext();) {
+				PendingCompletion pending = it.next();
+				if (!before.contains(pending.key.value())) {
+					it.remove();
+					this.undone.add(pending);
+				}
+			}
 		}
 
 		@Override
@@ -453,6 +486,9 @@ final class TransactionBoundCompletions {
 			}
 			for (PendingCompletion pending : this.completions.values()) {
 				pending.transactionEnded(status == STATUS_COMMITTED);
+			}
+			for (PendingCompletion pending : this.undone) {
+				pending.transactionEnded(false);
 			}
 		}
 

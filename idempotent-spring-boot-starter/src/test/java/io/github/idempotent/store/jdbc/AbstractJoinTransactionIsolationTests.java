@@ -180,6 +180,48 @@ abstract class AbstractJoinTransactionIsolationTests {
 
 	@ParameterizedTest(name = "isolation {0}")
 	@MethodSource("isolationLevels")
+	void aRolledBackNestedTransactionReleasesTheKeyAndIsNeverReplayed(int isolation) {
+		contextRunner().run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			String orderNo = UUID.randomUUID().toString();
+			TransactionTemplate nested = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+			AtomicReference<Boolean> refused = new AtomicReference<>();
+			transactions(context, isolation).executeWithoutResult((status) -> {
+				orders.count();
+				// The order is placed in a savepoint that the caller then rolls back, and
+				// the
+				// caller goes on and commits the rest of its work.
+				assertThatIllegalStateException().isThrownBy(() -> nested.executeWithoutResult((savepoint) -> {
+					orders.place(orderNo);
+					throw new IllegalStateException("payment declined after the order was placed");
+				}));
+				// The same key again in that transaction: the rolled-back call is not
+				// replayed
+				// as if it had happened; it runs, or is refused while the key is held.
+				try {
+					orders.place(orderNo);
+					refused.set(false);
+				}
+				catch (IdempotencyInProgressException ex) {
+					refused.set(true);
+				}
+			});
+			if (refused.get()) {
+				assertThat(ordersNamed(orderNo)).as("order rows").isZero();
+				assertThat(recordState(orderNo)).as("claim released after the commit").isNull();
+				orders.place(orderNo);
+			}
+			assertThat(orders.executions()).as("executions").isEqualTo(2);
+			assertThat(ordersNamed(orderNo)).as("order rows").isOne();
+			assertThat(recordState(orderNo)).isEqualTo("C");
+			assertThat(orders.place(orderNo)).isEqualTo("order " + orderNo);
+			assertThat(orders.executions()).as("executions after a retry").isEqualTo(2);
+		});
+	}
+
+	@ParameterizedTest(name = "isolation {0}")
+	@MethodSource("isolationLevels")
 	void aTransactionOpenPastTheLeaseAfterTheMethodReturnedKeepsDuplicatesOut(int isolation) {
 		contextRunner().withPropertyValues("idempotent.lease=600ms").run((context) -> {
 			Orders orders = context.getBean(Orders.class);
