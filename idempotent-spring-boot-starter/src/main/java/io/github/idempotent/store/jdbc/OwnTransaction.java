@@ -1,5 +1,6 @@
 package io.github.idempotent.store.jdbc;
 
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -12,6 +13,8 @@ import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -61,6 +64,8 @@ final class OwnTransaction {
 
 	private final TransactionTemplate template;
 
+	private volatile @Nullable Boolean autoCommit;
+
 	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcDialect dialect) {
 		this.dataSource = dataSource;
 		this.dialect = dialect;
@@ -78,7 +83,7 @@ final class OwnTransaction {
 
 	/**
 	 * As autocommit statements when no transaction holds a connection of this data source
-	 * on this thread, else in a new transaction.
+	 * on this thread and its connections autocommit, else in a new transaction.
 	 * @throws StoreFullException if the database had no room for a write
 	 */
 	<T> T run(Supplier<T> action) {
@@ -99,7 +104,7 @@ final class OwnTransaction {
 	}
 
 	private <T> T runOnce(Supplier<T> action) {
-		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
+		if (!TransactionSynchronizationManager.hasResource(this.dataSource) && isAutoCommit()) {
 			return action.get();
 		}
 		try {
@@ -114,6 +119,29 @@ final class OwnTransaction {
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * Whether the connections of the data source are in autocommit mode, as JDBC has them
+	 * by default: a pool set not to ({@code auto-commit: false}) would roll back the
+	 * statements of a call outside a transaction when the connection goes back to it.
+	 */
+	private boolean isAutoCommit() {
+		Boolean autoCommit = this.autoCommit;
+		if (autoCommit == null) {
+			Connection connection = DataSourceUtils.getConnection(this.dataSource);
+			try {
+				autoCommit = connection.getAutoCommit();
+			}
+			catch (SQLException ex) {
+				throw new CannotGetJdbcConnectionException("Cannot read the autocommit mode of a connection", ex);
+			}
+			finally {
+				DataSourceUtils.releaseConnection(connection, this.dataSource);
+			}
+			this.autoCommit = autoCommit;
+		}
+		return autoCommit;
 	}
 
 	/** In a new READ COMMITTED transaction, also when the caller has none. */
