@@ -189,16 +189,15 @@ abstract class AbstractJoinTransactionIsolationTests {
 			AtomicReference<Boolean> refused = new AtomicReference<>();
 			transactions(context, isolation).executeWithoutResult((status) -> {
 				orders.count();
-				// The order is placed in a savepoint that the caller then rolls back, and
-				// the
-				// caller goes on and commits the rest of its work.
+				// The order is placed in a savepoint that the caller then rolls back,
+				// and the caller goes on and commits the rest of its work.
 				assertThatIllegalStateException().isThrownBy(() -> nested.executeWithoutResult((savepoint) -> {
 					orders.place(orderNo);
 					throw new IllegalStateException("payment declined after the order was placed");
 				}));
 				// The same key again in that transaction: the rolled-back call is not
-				// replayed
-				// as if it had happened; it runs, or is refused while the key is held.
+				// replayed as if it had happened; it runs, or is refused while the key
+				// is held.
 				try {
 					orders.place(orderNo);
 					refused.set(false);
