@@ -50,7 +50,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 	}
 
 	@Test
-	void memoryIsReadOnTheStoresOwnThreadWhichCloseEnds() {
+	void memoryIsReadOnTheStoresOwnThreadWhichCloseEnds() throws InterruptedException {
 		Thread caller = Thread.currentThread();
 		Set<Thread> readers = ConcurrentHashMap.newKeySet();
 		LettuceConnectionFactory watched = new LettuceConnectionFactory(
@@ -71,7 +71,7 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 			for (int claim = 0; claim < 3; claim++) {
 				store.claim(newKey(), new Fingerprint("fp"), LEASE);
 				await().until(() -> readers.stream().anyMatch((thread) -> thread != caller));
-				sleep(1100);
+				Thread.sleep(1100);
 			}
 			// Never the JVM's common pool, which may not block, nor a thread a reading.
 			readers.remove(caller);
@@ -82,16 +82,6 @@ class RedisIdempotencyStoreTests extends AbstractInspectableIdempotencyStoreCont
 		finally {
 			store.close();
 			watched.destroy();
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
 		}
 	}
 
