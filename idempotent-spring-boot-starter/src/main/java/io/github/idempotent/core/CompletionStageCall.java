@@ -43,14 +43,16 @@ final class CompletionStageCall {
 		this.call = call;
 		this.invocation = invocation;
 		// Refused once the application shuts down (the threads closed while a store step
-		// ran): the step's own thread then completes the caller's future, never left
-		// waiting for ever.
+		// ran): a thread of its own completes the caller's future, never left waiting for
+		// ever, nor run on the store client's I/O thread that delivered the reply.
 		this.handoff = (task) -> {
 			try {
 				handoff.execute(task);
 			}
 			catch (RejectedExecutionException ex) {
-				task.run();
+				Thread thread = new Thread(task, "idempotent-shutdown");
+				thread.setDaemon(true);
+				thread.start();
 			}
 		};
 	}
