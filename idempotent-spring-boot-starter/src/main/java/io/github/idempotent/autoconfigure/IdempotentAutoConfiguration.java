@@ -7,6 +7,8 @@ import org.apache.commons.logging.LogFactory;
 
 import io.micrometer.observation.ObservationRegistry;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
@@ -32,7 +34,6 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
-import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
@@ -125,19 +126,6 @@ public final class IdempotentAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Fingerprinter idempotentFingerprinter(ObjectProvider<JsonMapper> jsonMapper, IdempotentProperties properties) {
-		String secret = properties.getFingerprintSecret();
-		if (!StringUtils.hasText(secret)) {
-			logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses of a "
-					+ "low-entropy field of its payload (a card number) against it. Set idempotent.fingerprint-secret, "
-					+ "the same on every instance, to key them");
-			secret = null;
-		}
-		return new Fingerprinter(jsonMapper.getIfAvailable(JsonMapper::new), secret);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
 			ObjectProvider<IdempotencyObserver> observers) {
 		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
@@ -160,7 +148,7 @@ public final class IdempotentAutoConfiguration {
 	 */
 	@Bean
 	static BeanPostProcessor idempotencyExecutorSettings(ObjectProvider<IdempotentProperties> properties,
-			ObjectProvider<Fingerprinter> fingerprinter, ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<ObservationRegistry> observations,
 			ObjectProvider<IdempotencyObservationConvention> observationConvention,
 			ObjectProvider<IdempotentObservationProperties> observationProperties) {
 		return new BeanPostProcessor() {
@@ -169,7 +157,8 @@ public final class IdempotentAutoConfiguration {
 			public Object postProcessBeforeInitialization(Object bean, String beanName) {
 				if (bean instanceof IdempotencyExecutor executor) {
 					IdempotentProperties settings = properties.getObject();
-					executor.setFingerprinter(fingerprinter.getObject());
+					executor.setFingerprinting(jsonMapper.getIfAvailable(JsonMapper::new),
+							fingerprintSecret(settings.getFingerprintSecret()));
 					executor.setKeyPrefix(settings.getKeyPrefix());
 					executor.setMaxKeyLength(settings.getMaxKeyLength());
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
@@ -179,6 +168,16 @@ public final class IdempotentAutoConfiguration {
 			}
 
 		};
+	}
+
+	private static @Nullable String fingerprintSecret(@Nullable String secret) {
+		if (StringUtils.hasText(secret)) {
+			return secret;
+		}
+		logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses of a "
+				+ "low-entropy field of its payload (a card number) against it. Set idempotent.fingerprint-secret, "
+				+ "the same on every instance, to key them");
+		return null;
 	}
 
 	@Bean

@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.util.function.Consumer;
 import java.util.Base64;
 
 import javax.crypto.Mac;
@@ -36,7 +37,7 @@ import tools.jackson.databind.json.JsonMapper;
  * card number) from being guessed offline from a record; it must be the same on every
  * instance and across restarts.
  */
-public final class Fingerprinter {
+final class Fingerprinter {
 
 	private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
 
@@ -50,7 +51,7 @@ public final class Fingerprinter {
 
 	private final @Nullable SecretKeySpec macKey;
 
-	public Fingerprinter(JsonMapper mapper) {
+	Fingerprinter(JsonMapper mapper) {
 		this(mapper, null);
 	}
 
@@ -58,7 +59,7 @@ public final class Fingerprinter {
 	 * Fingerprints as the HMAC-SHA256 under {@code secret}, or the unkeyed SHA-256 when
 	 * it is {@code null}.
 	 */
-	public Fingerprinter(JsonMapper mapper, @Nullable String secret) {
+	Fingerprinter(JsonMapper mapper, @Nullable String secret) {
 		this.canonicalMapper = mapper.rebuild()
 			.annotationIntrospector(new NothingHidden())
 			.enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
@@ -72,10 +73,6 @@ public final class Fingerprinter {
 		this.mac = (this.macKey != null) ? newMac(this.macKey) : null;
 	}
 
-	public boolean isKeyed() {
-		return this.mac != null;
-	}
-
 	private static Mac newMac(SecretKeySpec key) {
 		try {
 			Mac mac = Mac.getInstance("HmacSHA256");
@@ -87,7 +84,7 @@ public final class Fingerprinter {
 		}
 	}
 
-	public Fingerprint fingerprint(@Nullable Object payload) {
+	Fingerprint fingerprint(@Nullable Object payload) {
 		return fingerprint((out) -> this.canonicalMapper.writeValue(out, payload));
 	}
 
@@ -95,14 +92,14 @@ public final class Fingerprinter {
 	 * The fingerprint of the bytes {@code writer} writes, for inputs that are not a Java
 	 * payload (an HTTP request as received).
 	 */
-	public Fingerprint fingerprint(Writer writer) {
+	Fingerprint fingerprint(Consumer<OutputStream> writer) {
 		if (this.mac != null && this.macKey != null) {
 			Mac mac = copy(this.mac, this.macKey);
-			writer.writeTo(into(mac::update));
+			writer.accept(into(mac::update));
 			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
 		}
 		MessageDigest digest = copy(this.digest);
-		writer.writeTo(into(digest::update));
+		writer.accept(into(digest::update));
 		return new Fingerprint(BASE64.encodeToString(digest.digest()));
 	}
 
@@ -146,13 +143,6 @@ public final class Fingerprinter {
 		catch (CloneNotSupportedException ex) {
 			return newMac(key);
 		}
-	}
-
-	@FunctionalInterface
-	public interface Writer {
-
-		void writeTo(OutputStream out);
-
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package io.github.idempotent.core;
 
+import java.io.OutputStream;
+import java.util.function.Consumer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -311,16 +313,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Sets how payloads are fingerprinted; by an unkeyed SHA-256 of their JSON unless
-	 * set.
+	 * Sets how payloads are fingerprinted: the SHA-256 of their JSON as {@code mapper}
+	 * writes it (sorted, nothing hidden), keyed as an HMAC by {@code secret} unless it is
+	 * {@code null}; unkeyed with a plain mapper unless set.
 	 */
-	public void setFingerprinter(Fingerprinter fingerprinter) {
-		Assert.notNull(fingerprinter, "fingerprinter must not be null");
-		this.fingerprinter = fingerprinter;
-	}
-
-	public Fingerprinter getFingerprinter() {
-		return this.fingerprinter;
+	public void setFingerprinting(JsonMapper mapper, @Nullable String secret) {
+		this.fingerprinter = new Fingerprinter(mapper, secret);
 	}
 
 	/**
@@ -412,6 +410,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 			throw new IdempotencyPayloadException(
 					"Cannot fingerprint the payload of " + owner + ": " + ex.getOriginalMessage() + ". " + remedy, ex);
 		}
+	}
+
+	/**
+	 * The fingerprint of the bytes {@code writer} writes, for inputs that are not a Java
+	 * payload (an HTTP request as received); keyed as payloads are.
+	 */
+	public Fingerprint fingerprint(Consumer<OutputStream> writer) {
+		return this.fingerprinter.fingerprint(writer);
 	}
 
 	/**

@@ -37,7 +37,7 @@ abstract class GuardingHandlerAdapter<D> implements Ordered {
 		this.operations = operations;
 		this.executor = executor;
 		this.contract = contract;
-		this.fingerprints = new RequestFingerprint(executor.getFingerprinter());
+		this.fingerprints = new RequestFingerprint(executor);
 	}
 
 	public boolean supports(Object handler) {

@@ -20,7 +20,7 @@ import org.springframework.http.MediaType;
 import org.springframework.util.MultiValueMap;
 import org.springframework.web.util.UriUtils;
 
-import io.github.idempotent.core.Fingerprinter;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.Fingerprint;
 
 /**
@@ -32,10 +32,10 @@ final class RequestFingerprint {
 
 	private static final JsonFactory JSON = new JsonFactory();
 
-	private final Fingerprinter fingerprinter;
+	private final IdempotencyExecutor executor;
 
-	RequestFingerprint(Fingerprinter fingerprinter) {
-		this.fingerprinter = fingerprinter;
+	RequestFingerprint(IdempotencyExecutor executor) {
+		this.executor = executor;
 	}
 
 	/**
@@ -46,7 +46,7 @@ final class RequestFingerprint {
 	 */
 	Fingerprint of(String method, String path, @Nullable Object route, MultiValueMap<String, String> parameters,
 			@Nullable MediaType contentType, byte[] body) {
-		return this.fingerprinter.fingerprint((out) -> {
+		return this.executor.fingerprint((out) -> {
 			try {
 				field(out, "http-1");
 				field(out, method);

@@ -129,8 +129,8 @@ class IdempotentAspectTests {
 			// restored backup): its error names a subclass of the listed type.
 			RecordKey storeKey = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "declined-exact", key,
 					store.maxKeyLength());
-			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.Fingerprinter.class)
-				.fingerprint(new Object[] { key });
+			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.IdempotencyExecutor.class)
+				.fingerprint(new Object[] { key }, "test", "");
 			String token = ((ClaimResult.Acquired) store.claim(storeKey, fingerprint, Duration.ofMinutes(1))).token();
 			store.complete(storeKey, token, fingerprint,
 					new StoredResult(
@@ -165,8 +165,8 @@ class IdempotentAspectTests {
 			// What a JVM that died mid-call leaves behind: a placeholder nobody renews.
 			RecordKey storeKey = RecordKey.of("idempotent", IdempotencyScopeResolver.GLOBAL, "charge", key,
 					store.maxKeyLength());
-			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.Fingerprinter.class)
-				.fingerprint(new Object[] { key });
+			Fingerprint fingerprint = context.getBean(io.github.idempotent.core.IdempotencyExecutor.class)
+				.fingerprint(new Object[] { key }, "test", "");
 			assertThat(store.claim(storeKey, fingerprint, Duration.ofMillis(500)))
 				.isInstanceOf(ClaimResult.Acquired.class);
 			assertThatExceptionOfType(IdempotencyInProgressException.class).isThrownBy(() -> service.charge(key));

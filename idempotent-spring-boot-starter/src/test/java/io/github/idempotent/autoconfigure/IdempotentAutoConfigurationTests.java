@@ -12,6 +12,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -20,7 +21,6 @@ import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
-import io.github.idempotent.core.Fingerprinter;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -93,20 +93,22 @@ class IdempotentAutoConfigurationTests {
 	void fingerprintsAreKeyedWithTheConfiguredSecretAndEqualAcrossInstances() {
 		Map<String, Object> payment = Map.of("orderNo", "A-1", "cardNumber", "4111111111111111");
 		Fingerprint[] unkeyed = new Fingerprint[1];
-		this.runner.run((context) -> unkeyed[0] = context.getBean(Fingerprinter.class).fingerprint(payment));
+		this.runner.run((context) -> unkeyed[0] = fingerprint(context, payment));
 		Fingerprint[] keyed = new Fingerprint[2];
 		for (int instance = 0; instance < 2; instance++) {
 			int i = instance;
 			this.runner.withPropertyValues("idempotent.fingerprint-secret=s3cr3t-shared-by-every-instance")
 				.run((context) -> {
-					assertThat(context.getBean(Fingerprinter.class).isKeyed()).isTrue();
-					keyed[i] = context.getBean(Fingerprinter.class).fingerprint(payment);
+					keyed[i] = fingerprint(context, payment);
 				});
 		}
 		assertThat(keyed[0]).isEqualTo(keyed[1]).isNotEqualTo(unkeyed[0]);
 		this.runner.withPropertyValues("idempotent.fingerprint-secret=another-secret")
-			.run((context) -> assertThat(context.getBean(Fingerprinter.class).fingerprint(payment))
-				.isNotEqualTo(keyed[0]));
+			.run((context) -> assertThat(fingerprint(context, payment)).isNotEqualTo(keyed[0]));
+	}
+
+	private static Fingerprint fingerprint(ApplicationContext context, Object payload) {
+		return context.getBean(IdempotencyExecutor.class).fingerprint(payload, "test", "");
 	}
 
 	@Test
@@ -172,7 +174,10 @@ class IdempotentAutoConfigurationTests {
 			.run((context) -> {
 				IdempotencyExecutor executor = context.getBean(IdempotencyExecutor.class);
 				assertThat(executor.recordKey("op", "global", "k").value()).startsWith("pay:");
-				assertThat(executor.getFingerprinter().isKeyed()).isTrue();
+				assertThat(executor.fingerprint("p", "test", ""))
+					.isNotEqualTo(new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
+							IdempotencyObserver.NONE)
+						.fingerprint("p", "test", ""));
 				assertThatExceptionOfType(IdempotencyKeyException.class)
 					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17)));
 			});
