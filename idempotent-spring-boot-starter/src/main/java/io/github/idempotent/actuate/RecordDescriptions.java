@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.HexFormat;
@@ -25,7 +24,6 @@ import org.springframework.util.MimeTypeUtils;
 import io.github.idempotent.actuate.IdempotencyEndpoint.RecordDescriptor;
 import io.github.idempotent.actuate.IdempotencyEndpoint.ResponseDescriptor;
 import io.github.idempotent.core.RecordedResponse;
-import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.RecordKey;
 
@@ -97,13 +95,7 @@ final class RecordDescriptions {
 				try {
 					response = response(RecordedResponse.read(record.result(), MAX_SHOWN_SIZE));
 					if (response == null) {
-						byte[] bytes = ResultCompression.inflatedValue(record.result(), MAX_SHOWN_SIZE);
-						if (bytes == null) {
-							bytes = record.result().bytes();
-							// A value's JSON without its marker, as a compressed one is.
-							bytes = (bytes.length > 0 && bytes[0] == 'V') ? Arrays.copyOfRange(bytes, 1, bytes.length)
-									: bytes;
-						}
+						byte[] bytes = RecordedResponse.readOther(record.result(), MAX_SHOWN_SIZE);
 						result = decode(bytes, StandardCharsets.UTF_8);
 						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
 					}

@@ -44,7 +44,6 @@ import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyTemplate;
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
-import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.core.ResultConverter;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.web.IdempotentWebProperties;
@@ -136,7 +135,7 @@ public final class IdempotentAutoConfiguration {
 		}
 		IdempotentResultCompressionProperties compression = properties.getResultCompression();
 		if (compression.isEnabled()) {
-			executor.setResultCompression(ResultCompression.deflate(compression.getThreshold().toBytes()));
+			executor.setResultCompressionThreshold(compression.getThreshold().toBytes());
 		}
 		return executor;
 	}

@@ -304,12 +304,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Sets how results are compressed before they are stored; none unless set. Compressed
-	 * records are replayed whatever this setting.
+	 * Deflates results whose encoded form is larger than {@code thresholdBytes} before
+	 * they are stored; a negative threshold, the default, stores them as they are.
+	 * Compressed records are replayed whatever this setting.
 	 */
-	public void setResultCompression(ResultCompression resultCompression) {
-		Assert.notNull(resultCompression, "resultCompression must not be null");
-		this.protocol.setResultCompression(resultCompression);
+	public void setResultCompressionThreshold(long thresholdBytes) {
+		this.protocol.setResultCompression(
+				(thresholdBytes >= 0) ? ResultCompression.deflate(thresholdBytes) : ResultCompression.none());
 	}
 
 	/**

@@ -66,11 +66,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		return null;
 	}
 
-	/**
-	 * This response as a first call stores it, without the size limit: for tools that
-	 * write records, such as the sizing benchmark.
-	 */
-	public StoredResult toStoredResult(ResultCompression compression) {
+	StoredResult toStoredResult(ResultCompression compression) {
 		return new StoredResult(encode(compression));
 	}
 
@@ -158,6 +154,22 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			return null;
 		}
 		return (bytes[0] == MARKER) ? decode(bytes, 1, maxBodySize) : decodeJson(bytes, maxBodySize);
+	}
+
+	/**
+	 * What a stored outcome that is not a response holds, as the codec wrote it: a
+	 * value's JSON inflated and without its marker, any other outcome's bytes as they
+	 * are; for tools that show stored records.
+	 * @param limit largest value inflated, in bytes
+	 * @throws IllegalArgumentException if a compressed value cannot be inflated
+	 */
+	public static byte[] readOther(StoredResult result, long limit) {
+		byte[] bytes = result.bytes();
+		if (ResultCompression.isDeflated(bytes)) {
+			return ResultCompression.inflate(bytes, limit);
+		}
+		return (bytes.length > 0 && bytes[0] == StoredOutcome.VALUE) ? Arrays.copyOfRange(bytes, 1, bytes.length)
+				: bytes;
 	}
 
 	/**

@@ -24,7 +24,7 @@ import io.github.idempotent.store.StoredResult;
  * a thread-local that would keep one per virtual thread; one that does not fit back is
  * {@linkplain Deflater#end() ended} at once.
  */
-public final class ResultCompression {
+final class ResultCompression {
 
 	static final byte DEFLATED = 'Z';
 
@@ -46,18 +46,18 @@ public final class ResultCompression {
 	}
 
 	/** No compression; compressed records are still replayed. */
-	public static ResultCompression none() {
+	static ResultCompression none() {
 		return NONE;
 	}
 
 	/** Deflates encoded results of more than {@code thresholdBytes}. */
-	public static ResultCompression deflate(long thresholdBytes) {
+	static ResultCompression deflate(long thresholdBytes) {
 		Assert.isTrue(thresholdBytes >= 0, "thresholdBytes must not be negative");
 		return new ResultCompression(thresholdBytes);
 	}
 
-	/** The stored form of a value outcome; public for the sizing benchmark. */
-	public StoredResult compress(StoredResult result) {
+	/** The stored form of a value outcome. */
+	StoredResult compress(StoredResult result) {
 		byte[] bytes = result.bytes();
 		int length = bytes.length - 1;
 		if (length <= this.threshold || bytes[0] != StoredOutcome.VALUE) {
@@ -102,15 +102,6 @@ public final class ResultCompression {
 			giveBack(deflaters, deflater, deflater::end);
 		}
 		return Arrays.copyOf(out, position);
-	}
-
-	/**
-	 * The value inside a {@code Z} outcome, or {@code null} for another outcome; for
-	 * tools that show stored records.
-	 * @throws IllegalArgumentException when the compressed value cannot be inflated
-	 */
-	public static byte @Nullable [] inflatedValue(StoredResult result, long limit) {
-		return isDeflated(result.bytes()) ? inflate(result.bytes(), limit) : null;
 	}
 
 	static boolean isDeflated(byte[] stored) {
@@ -173,7 +164,7 @@ public final class ResultCompression {
 		}
 	}
 
-	public boolean isEnabled() {
+	boolean isEnabled() {
 		return this.threshold != Long.MAX_VALUE;
 	}
 

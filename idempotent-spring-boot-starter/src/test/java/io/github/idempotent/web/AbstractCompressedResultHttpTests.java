@@ -11,7 +11,6 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.ResultCompression;
 import io.github.idempotent.web.WebTestApplication.Executions;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,7 +43,7 @@ abstract class AbstractCompressedResultHttpTests {
 
 	@AfterEach
 	void restoreDefault() {
-		this.executor.setResultCompression(ResultCompression.deflate(256));
+		this.executor.setResultCompressionThreshold(256);
 	}
 
 	/**
@@ -69,12 +68,12 @@ abstract class AbstractCompressedResultHttpTests {
 
 	@Test
 	void recordsWrittenUncompressedReplayAfterCompressionIsTurnedOn() throws Exception {
-		this.executor.setResultCompression(ResultCompression.none());
+		this.executor.setResultCompressionThreshold(-1);
 		String key = UUID.randomUUID().toString();
 		HttpResponse<String> first = post(key, "C-2");
 		assertThat(first.statusCode()).isEqualTo(201);
 		assertRecorded(storedResult(key), false);
-		this.executor.setResultCompression(ResultCompression.deflate(256));
+		this.executor.setResultCompressionThreshold(256);
 		assertSameResponse(post(key, "C-2"), first);
 		assertRecorded(storedResult(key), false);
 		assertThat(this.executions.count("large-orders")).isEqualTo(1);
@@ -85,7 +84,7 @@ abstract class AbstractCompressedResultHttpTests {
 		String key = UUID.randomUUID().toString();
 		HttpResponse<String> first = post(key, "C-3");
 		assertRecorded(storedResult(key), true);
-		this.executor.setResultCompression(ResultCompression.none());
+		this.executor.setResultCompressionThreshold(-1);
 		assertSameResponse(post(key, "C-3"), first);
 		assertThat(this.executions.count("large-orders")).isEqualTo(1);
 	}

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -18,19 +19,19 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 import io.github.idempotent.core.RecordedResponse;
-import io.github.idempotent.core.ResultCompression;
+import io.github.idempotent.core.RecordFormats;
 import io.github.idempotent.store.StoredResult;
 
 /**
  * What deflating a recorded HTTP response costs, by size, through the library's own code
- * path: {@link RecordedResponse#toStoredResult(ResultCompression)} as a first call stores
- * the response, {@link RecordedResponse#read(StoredResult, long)} as a replay reads it.
- * The response is a {@code 201 Created} with its {@code Content-Type} and
- * {@code Location} and a JSON body (an order: ids, a timestamp, line items with their own
- * ids), {@code size} bytes as the threshold counts them (status, headers and body, the
- * general layout). {@code compression} is {@code none} or {@code deflate}, the latter
- * with a threshold of 0 so that every size is deflated: the cost of deflating is the
- * difference between the two, measured in the same run.
+ * path: {@link RecordFormats#storing} as a first call stores the response,
+ * {@link RecordedResponse#read(StoredResult, long)} as a replay reads it. The response is
+ * a {@code 201 Created} with its {@code Content-Type} and {@code Location} and a JSON
+ * body (an order: ids, a timestamp, line items with their own ids), {@code size} bytes as
+ * the threshold counts them (status, headers and body, the general layout).
+ * {@code compression} is {@code none} or {@code deflate}, the latter with a threshold of
+ * 0 so that every size is deflated: the cost of deflating is the difference between the
+ * two, measured in the same run.
  * <p>
  * {@code cache}: {@code hot} repeats the same work in a tight loop, so zlib's state (a
  * deflater's window and hash tables, about 256 KB) stays in the CPU's caches;
@@ -62,7 +63,7 @@ public class ResultCompressionBenchmark {
 
 	private RecordedResponse response;
 
-	private ResultCompression resultCompression;
+	private Function<RecordedResponse, StoredResult> storing;
 
 	private StoredResult stored;
 
@@ -71,9 +72,8 @@ public class ResultCompressionBenchmark {
 	@Setup
 	public void setUp() {
 		this.response = created(this.size);
-		this.resultCompression = this.compression.equals("deflate") ? ResultCompression.deflate(0)
-				: ResultCompression.none();
-		this.stored = this.response.toStoredResult(this.resultCompression);
+		this.storing = RecordFormats.storing(this.compression.equals("deflate") ? 0 : RecordFormats.NONE);
+		this.stored = this.storing.apply(this.response);
 		this.cold = this.cache.equals("cold");
 	}
 
@@ -81,7 +81,7 @@ public class ResultCompressionBenchmark {
 	@Benchmark
 	public StoredResult store() {
 		scrub();
-		return this.response.toStoredResult(this.resultCompression);
+		return this.storing.apply(this.response);
 	}
 
 	/** A replay's part: the stored response read back. */
@@ -112,7 +112,7 @@ public class ResultCompressionBenchmark {
 		headers.put("Content-Type", List.of("application/json"));
 		headers.put("Location", List.of("/payments/" + paymentId));
 		RecordedResponse empty = new RecordedResponse(201, headers, new byte[0]);
-		int head = empty.toStoredResult(ResultCompression.none()).size() - 2;
+		int head = RecordFormats.storing(RecordFormats.NONE).apply(empty).size() - 2;
 		return new RecordedResponse(201, headers, orderJson(paymentId, size - head));
 	}
 

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.IntSupplier;
+import java.util.function.Function;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -14,7 +15,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.idempotent.benchmarks.jmh.ResultCompressionBenchmark;
 import io.github.idempotent.core.RecordedResponse;
-import io.github.idempotent.core.ResultCompression;
+import io.github.idempotent.core.RecordFormats;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
@@ -25,7 +26,7 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * {@link ResultCompressionBenchmark}: a {@code 201} with {@code Content-Type},
  * {@code Location} and a JSON body (the general layout, {@code H}), {@code size} bytes as
  * the threshold counts them, stored through the library's own
- * {@link RecordedResponse#toStoredResult(ResultCompression)} and read back through
+ * {@link RecordFormats#storing} and read back through
  * {@link RecordedResponse#read(StoredResult, long)}.
  * <p>
  * For each size: the stored bytes, encoded and deflated (exact); with
@@ -93,8 +94,8 @@ public final class CompressionThreshold {
 				for (int size : SIZES) {
 					RecordedResponse response = layout.equals("H") ? ResultCompressionBenchmark.created(size)
 							: ResultCompressionBenchmark.ok(size);
-					StoredResult encoded = response.toStoredResult(ResultCompression.none());
-					StoredResult deflated = response.toStoredResult(ResultCompression.deflate(0));
+					StoredResult encoded = RecordFormats.storing(RecordFormats.NONE).apply(response);
+					StoredResult deflated = RecordFormats.storing(0).apply(response);
 					int saved = encoded.size() - deflated.size();
 					String inRedis = "- | - | -";
 					if (factory != null) {
@@ -132,8 +133,8 @@ public final class CompressionThreshold {
 	}
 
 	private static void printTimes(int rounds) {
-		ResultCompression deflate = ResultCompression.deflate(0);
-		ResultCompression none = ResultCompression.none();
+		Function<RecordedResponse, StoredResult> deflate = RecordFormats.storing(0);
+		Function<RecordedResponse, StoredResult> none = RecordFormats.storing(RecordFormats.NONE);
 		// Warm-up: every size and variant, until the JIT has compiled the paths.
 		for (int pass = 0; pass < 3; pass++) {
 			for (int size : SIZES) {
@@ -167,7 +168,7 @@ public final class CompressionThreshold {
 				Arrays.sort(perCall[i]);
 				median[i] = perCall[i][rounds / 2] / 1000;
 			}
-			int saved = response.toStoredResult(none).size() - response.toStoredResult(deflate).size();
+			int saved = none.apply(response).size() - deflate.apply(response).size();
 			double deflating = median[1] - median[0];
 			System.out.println(String.format(Locale.ROOT,
 					"| %d | %d | %.1f | %.1f | **%.1f** | %.1f | %.1f | **%.1f** | %.1f | %.1f | %.0f |", size, saved,
@@ -182,12 +183,12 @@ public final class CompressionThreshold {
 	 * Store and replay, none and deflated, hot then cold: the order of the table's
 	 * columns.
 	 */
-	private static List<IntSupplier> variants(RecordedResponse response, ResultCompression none,
-			ResultCompression deflate) {
-		StoredResult plain = response.toStoredResult(none);
-		StoredResult deflated = response.toStoredResult(deflate);
-		IntSupplier storeNone = () -> response.toStoredResult(none).size();
-		IntSupplier storeDeflate = () -> response.toStoredResult(deflate).size();
+	private static List<IntSupplier> variants(RecordedResponse response, Function<RecordedResponse, StoredResult> none,
+			Function<RecordedResponse, StoredResult> deflate) {
+		StoredResult plain = none.apply(response);
+		StoredResult deflated = deflate.apply(response);
+		IntSupplier storeNone = () -> none.apply(response).size();
+		IntSupplier storeDeflate = () -> deflate.apply(response).size();
 		IntSupplier replayNone = () -> RecordedResponse.read(plain, Integer.MAX_VALUE).body().length;
 		IntSupplier replayDeflate = () -> RecordedResponse.read(deflated, Integer.MAX_VALUE).body().length;
 		return List.of(storeNone, storeDeflate, replayNone, replayDeflate, cold(storeNone), cold(storeDeflate),

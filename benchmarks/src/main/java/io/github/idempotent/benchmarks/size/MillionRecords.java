@@ -11,6 +11,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import java.util.function.Function;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.lettuce.core.api.async.RedisServerAsyncCommands;
@@ -22,7 +23,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.jdbc.core.JdbcTemplate;
 
-import io.github.idempotent.core.ResultCompression;
+import io.github.idempotent.core.RecordFormats;
+import io.github.idempotent.core.RecordedResponse;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
@@ -91,14 +93,14 @@ public final class MillionRecords {
 				threads = Integer.parseInt(value);
 			}
 		}
-		ResultCompression deflate = ResultCompression.deflate(256);
+		Function<RecordedResponse, StoredResult> deflate = RecordFormats.storing(256);
 		String record = "{\"paymentId\":\"pay_5b1d0c8e2f4a7b31\",\"orderNo\":\"A-10420\",\"amountCents\":1999,"
 				+ "\"currency\":\"EUR\",\"status\":\"PAID\"}";
 		List<Shape> shapes = new ArrayList<>();
 		for (String name : shapeNames) {
 			String json = name.equals("small") ? record : RecordSizes.orderJson(18);
 			String label = name.equals("small") ? record.length() + "-byte JSON record" : "2 KB JSON record, deflated";
-			shapes.add(new Shape(label, RecordSizes.jsonResponse(json).toStoredResult(deflate)));
+			shapes.add(new Shape(label, deflate.apply(RecordSizes.jsonResponse(json))));
 		}
 		if (redis != null && !redis.isEmpty()) {
 			for (Shape shape : shapes) {

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
@@ -20,7 +22,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import io.github.idempotent.core.RecordedResponse;
-import io.github.idempotent.core.ResultCompression;
+import io.github.idempotent.core.RecordFormats;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
@@ -38,9 +40,9 @@ import io.github.idempotent.store.redis.RedisIdempotencyStore;
  * 20-byte result, and ones with a 2 KB and a 10 KB JSON result (an order with line
  * items), each stored as encoded and deflated above 256 bytes, the default threshold of
  * {@code idempotent.result-compression} when the published tables were measured (1 KB
- * since; the same {@link ResultCompression} the executor applies); and the response of an
- * HTTP handler ({@code 201}, {@code Content-Type}, {@code Location}, the 20-byte and the
- * 2 KB body) as the web layer records it ({@code H}) and as the executor stored a typed
+ * since; the same compression the executor applies); and the response of an HTTP handler
+ * ({@code 201}, {@code Content-Type}, {@code Location}, the 20-byte and the 2 KB body) as
+ * the web layer records it ({@code H}) and as the executor stored a typed
  * {@code ResponseEntity} before ({@code V}); and the response of a
  * {@code @RestController} method returning a record ({@code 200}, JSON, no other header;
  * a 108-byte and a 2 KB body), recorded in the compact layout ({@code J}) and as its
@@ -81,7 +83,9 @@ public final class RecordSizes {
 				records = Integer.parseInt(value);
 			}
 		}
-		ResultCompression deflate = ResultCompression.deflate(256);
+		Function<RecordedResponse, StoredResult> deflate = RecordFormats.storing(256);
+		UnaryOperator<StoredResult> deflateValue = RecordFormats.compressingValues(256);
+		Function<RecordedResponse, StoredResult> none = RecordFormats.storing(RecordFormats.NONE);
 		String small = "{\"id\":\"pay_12345\"}";
 		String twoKbJson = orderJson(18);
 		StoredResult twoKb = result(twoKbJson);
@@ -97,7 +101,7 @@ public final class RecordSizes {
 				+ "\"createdAt\":\"2026-12-03T18:12:13.528683159Z\"}";
 		StoredResult typedReceipt = result(typedResponseJson("pay_5b1d0c8e2f4a7b31", receipt));
 		RecordedResponse recordedReceipt = recordedResponse("pay_5b1d0c8e2f4a7b31", receipt);
-		StoredResult recordedTwoKbEncoded = recordedTwoKb.toStoredResult(ResultCompression.none());
+		StoredResult recordedTwoKbEncoded = none.apply(recordedTwoKb);
 		// A @RestController method returning a record: 200, application/json, no other
 		// header; typed, the value alone was stored (V, deflated above the threshold as
 		// Z).
@@ -109,30 +113,27 @@ public final class RecordSizes {
 		List<Shape> shapes = List.of(new Shape("in progress", null, 0),
 				new Shape("completed, 20-byte result", result(small), 0),
 				new Shape("completed, 2 KB JSON result, uncompressed", twoKb, 0),
-				new Shape("completed, 2 KB JSON result, deflated", deflate.compress(twoKb), twoKb.size()),
+				new Shape("completed, 2 KB JSON result, deflated", deflateValue.apply(twoKb), twoKb.size()),
 				new Shape("completed, 10 KB JSON result, uncompressed", tenKb, 0),
-				new Shape("completed, 10 KB JSON result, deflated", deflate.compress(tenKb), tenKb.size()),
+				new Shape("completed, 10 KB JSON result, deflated", deflateValue.apply(tenKb), tenKb.size()),
 				new Shape("HTTP 201, 20-byte body, typed ResponseEntity (V, before)", typedSmall, 0),
-				new Shape("HTTP 201, 20-byte body, recorded response (H)",
-						recordedSmall.toStoredResult(ResultCompression.none()), 0),
+				new Shape("HTTP 201, 20-byte body, recorded response (H)", none.apply(recordedSmall), 0),
 				new Shape("HTTP 201, /first's receipt body, typed ResponseEntity (V, before), deflated",
-						deflate.compress(typedReceipt), typedReceipt.size()),
-				new Shape("HTTP 201, /first's receipt body, recorded response (H)",
-						recordedReceipt.toStoredResult(deflate), 0),
+						deflateValue.apply(typedReceipt), typedReceipt.size()),
+				new Shape("HTTP 201, /first's receipt body, recorded response (H)", deflate.apply(recordedReceipt), 0),
 				new Shape("HTTP 201, 2 KB body, typed ResponseEntity (V, before), deflated",
-						deflate.compress(typedTwoKb), typedTwoKb.size()),
+						deflateValue.apply(typedTwoKb), typedTwoKb.size()),
 				new Shape("HTTP 201, 2 KB body, recorded response (H), uncompressed", recordedTwoKbEncoded, 0),
-				new Shape("HTTP 201, 2 KB body, recorded response (H), deflated", recordedTwoKb.toStoredResult(deflate),
+				new Shape("HTTP 201, 2 KB body, recorded response (H), deflated", deflate.apply(recordedTwoKb),
 						recordedTwoKbEncoded.size()),
 				new Shape("HTTP 200, " + record.length() + "-byte JSON record, typed value (V, before)",
-						deflate.compress(typedRecord), 0),
+						deflateValue.apply(typedRecord), 0),
 				new Shape("HTTP 200, " + record.length() + "-byte JSON record, recorded response (J, compact)",
-						recordedRecord.toStoredResult(deflate), 0),
-				new Shape("HTTP 200, 2 KB JSON record, typed value (V, before), deflated", deflate.compress(twoKb),
+						deflate.apply(recordedRecord), 0),
+				new Shape("HTTP 200, 2 KB JSON record, typed value (V, before), deflated", deflateValue.apply(twoKb),
 						twoKb.size()),
 				new Shape("HTTP 200, 2 KB JSON record, recorded response (J, compact), deflated",
-						recordedTwoKbRecord.toStoredResult(deflate),
-						recordedTwoKbRecord.toStoredResult(ResultCompression.none()).size()));
+						deflate.apply(recordedTwoKbRecord), none.apply(recordedTwoKbRecord).size()));
 		System.out.println("| store | record | bytes per record | of which stored result (encoded) | records |");
 		System.out.println("|---|---|---:|---:|---:|");
 		if (redis != null) {
