@@ -48,24 +48,17 @@ final class IdempotencyKeyHeader {
 			return reader.apply(headerName);
 		}
 		catch (RuntimeException ex) {
-			if (!isRejection(ex)) {
-				throw ex;
+			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
+				if (type.getName().startsWith("org.springframework.security.web.")
+						&& type.getSimpleName().endsWith("RejectedException")) {
+					throw new IdempotencyKeyException(
+							headerName + " header has characters this server does not accept; "
+									+ "send printable ASCII, such as a UUID",
+							"The server's firewall refused the " + headerName + " header: " + ex.getMessage());
+				}
 			}
-			throw new IdempotencyKeyException(
-					headerName + " header has characters this server does not accept; "
-							+ "send printable ASCII, such as a UUID",
-					"The server's firewall refused the " + headerName + " header: " + ex.getMessage());
+			throw ex;
 		}
-	}
-
-	private static boolean isRejection(RuntimeException ex) {
-		for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
-			if (type.getName().startsWith("org.springframework.security.web.")
-					&& type.getSimpleName().endsWith("RejectedException")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	static String parse(String headerName, String raw) {

@@ -3,8 +3,6 @@ package io.github.idempotent.web;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -26,6 +24,7 @@ import org.springframework.http.converter.HttpMessageNotWritableException;
 import org.springframework.util.Assert;
 import org.springframework.util.LinkedMultiValueMap;
 import org.springframework.util.MultiValueMap;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.web.HttpMediaTypeNotAcceptableException;
 import org.springframework.web.context.request.async.WebAsyncManager;
 import org.springframework.web.context.request.async.WebAsyncUtils;
@@ -123,13 +122,10 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			}
 			return (ModelAndView) result;
 		}
-		catch (Exception | Error ex) {
-			recording.passThrough();
-			throw ex;
-		}
 		catch (Throwable ex) {
 			recording.passThrough();
-			throw new UndeclaredThrowableException(ex);
+			ReflectionUtils.rethrowException(ex);
+			return null;
 		}
 	}
 
@@ -147,8 +143,9 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		else {
 			parameters = decoded(
 					UriComponentsBuilder.newInstance().query(request.getQueryString()).build(true).getQueryParams());
+			// The filter that made the recording kept the body.
 			body = (type != null && MediaType.MULTIPART_FORM_DATA.includes(type)) ? parts(request)
-					: keptBody(request).body(this.contract.maxRequestSize);
+					: WebUtils.getNativeRequest(request, KeptBodyRequest.class).body(this.contract.maxRequestSize);
 		}
 		return this.fingerprints.of(request.getMethod(), request.getRequestURI(),
 				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
@@ -162,13 +159,6 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		return decoded;
 	}
 
-	private KeptBodyRequest keptBody(HttpServletRequest request) {
-		KeptBodyRequest kept = WebUtils.getNativeRequest(request, KeptBodyRequest.class);
-		Assert.state(kept != null,
-				"@Idempotent handlers need the idempotentResponseRecordingFilter bean registered as a filter");
-		return kept;
-	}
-
 	private byte[] parts(HttpServletRequest request) throws IOException, ServletException {
 		List<Part> parts = new ArrayList<>(request.getParts());
 		parts.sort(Comparator.comparing(Part::getName));
@@ -179,19 +169,15 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			if (size > this.contract.maxRequestSize) {
 				throw new IdempotencyRequestTooLargeException(this.contract.maxRequestSize);
 			}
-			writePart(out, part);
+			for (String field : new String[] { part.getName(), part.getSubmittedFileName(), part.getContentType() }) {
+				RequestFingerprint.field(out, String.valueOf(field));
+			}
+			try (InputStream content = part.getInputStream()) {
+				out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));
+				content.transferTo(out);
+			}
 		}
 		return out.toByteArray();
-	}
-
-	private static void writePart(OutputStream out, Part part) throws IOException {
-		for (String field : new String[] { part.getName(), part.getSubmittedFileName(), part.getContentType() }) {
-			RequestFingerprint.field(out, String.valueOf(field));
-		}
-		try (InputStream content = part.getInputStream()) {
-			out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));
-			content.transferTo(out);
-		}
 	}
 
 }

@@ -154,7 +154,15 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 			.onErrorMap(DataBufferLimitException.class,
 					(ex) -> new IdempotencyRequestTooLargeException(this.contract.maxRequestSize))
 			.map((bytes) -> new Received(fingerprint(exchange, request.getQueryParams(), type, bytes),
-					exchange.mutate().request(new KeptBody(request, bytes)).build()));
+					exchange.mutate().request(new ServerHttpRequestDecorator(request) {
+
+						@Override
+						public Flux<DataBuffer> getBody() {
+							return Flux.defer(() -> (bytes.length == 0) ? Flux.empty()
+									: Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes)));
+						}
+
+					}).build()));
 	}
 
 	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,
@@ -199,23 +207,6 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 	}
 
 	private record Received(Fingerprint fingerprint, ServerWebExchange exchange) {
-	}
-
-	private static final class KeptBody extends ServerHttpRequestDecorator {
-
-		private final byte[] body;
-
-		KeptBody(ServerHttpRequest delegate, byte[] body) {
-			super(delegate);
-			this.body = body;
-		}
-
-		@Override
-		public Flux<DataBuffer> getBody() {
-			return Flux.defer(() -> (this.body.length == 0) ? Flux.empty()
-					: Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(this.body)));
-		}
-
 	}
 
 }

@@ -39,9 +39,8 @@ public final class IdempotentWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(WebContract contract,
-			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
-		return new ResponseRecordingWebFilter(contract, replayCustomizers.orderedStream().toList());
+	ResponseRecordingWebFilter idempotentResponseRecordingWebFilter(WebContract contract) {
+		return new ResponseRecordingWebFilter(contract);
 	}
 
 	@Bean

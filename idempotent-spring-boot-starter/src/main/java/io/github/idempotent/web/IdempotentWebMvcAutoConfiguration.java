@@ -26,9 +26,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ResponseRecordingFilter idempotentResponseRecordingFilter(WebContract contract,
-			ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
-		return new ResponseRecordingFilter(contract, replayCustomizers.orderedStream().toList());
+	ResponseRecordingFilter idempotentResponseRecordingFilter(WebContract contract) {
+		return new ResponseRecordingFilter(contract);
 	}
 
 	@Bean

@@ -76,17 +76,6 @@ public class IdempotentWebProperties {
 		this.maxRequestSize = maxRequestSize;
 	}
 
-	/**
-	 * The configured headers, the replay marker and the key echo, which each response
-	 * sets anew.
-	 */
-	List<String> notStoredResponseHeaders() {
-		List<String> excluded = new ArrayList<>(this.excludedResponseHeaders);
-		excluded.add(this.replayedHeader);
-		excluded.add(this.headerName);
-		return excluded;
-	}
-
 	public List<String> getReplayedResponseHeaders() {
 		return this.replayedResponseHeaders;
 	}

@@ -38,9 +38,7 @@ import io.github.idempotent.core.RecordedResponse;
 final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
 
-	private final ReplayCustomizers customizers;
-
-	private final long limit;
+	private final WebContract contract;
 
 	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
@@ -51,10 +49,9 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	private volatile @Nullable Throwable failure;
 
-	RecordingServerHttpResponse(ServerHttpResponse delegate, ReplayCustomizers customizers, long limit) {
+	RecordingServerHttpResponse(ServerHttpResponse delegate, WebContract contract) {
 		super(delegate);
-		this.customizers = customizers;
-		this.limit = limit;
+		this.contract = contract;
 	}
 
 	void hold() {
@@ -85,8 +82,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		// Before the stand-in runs, so that it meets a preset content type instead of
 		// content negotiation; headers set after this win.
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		response.headers().forEach(getHeaders()::put);
-		this.customizers.recorded(policy.name(), key, response).forEach(getHeaders()::put);
+		this.contract.replayed(policy.name(), key, response).forEach(getHeaders()::put);
 		return null;
 	}
 
@@ -132,7 +128,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	// Past the limit, as on Spring MVC: what was held is sent, the rest passes.
 	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
-		HeldBody held = new HeldBody(this.limit);
+		HeldBody held = new HeldBody(this.contract.maxResultSize);
 		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
 			if (held.isOverflowed()) {
 				return Mono.just(buffer);
@@ -195,7 +191,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 	}
 
 	private Mono<Void> record(Recording recording, byte[] body) {
-		Map<String, List<String>> headers = this.customizers.replayedHeaders
+		Map<String, List<String>> headers = this.contract.replayedHeaders
 			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), recording.before, headers());
 		return stored(recording.end(new RecordedResponse(status(), headers, body), null));
 	}

@@ -38,7 +38,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	}
 
-	private final ReplayCustomizers customizers;
+	private final WebContract contract;
 
 	private final HeldBody held;
 
@@ -62,10 +62,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable RecordedResponse replay;
 
-	RecordingServletResponse(HttpServletResponse response, ReplayCustomizers customizers, long limit) {
+	RecordingServletResponse(HttpServletResponse response, WebContract contract) {
 		super(response);
-		this.customizers = customizers;
-		this.held = new HeldBody(limit);
+		this.contract = contract;
+		this.held = new HeldBody(contract.maxResultSize);
 	}
 
 	synchronized void hold() {
@@ -119,19 +119,15 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		// headers set after this win.
 		HttpServletResponse target = (HttpServletResponse) getResponse();
 		target.setStatus(response.status());
-		response.headers().forEach((name, values) -> setHeader(target, name, values));
-		this.customizers.recorded(policy.name(), key, response)
-			.forEach((name, values) -> setHeader(target, name, values));
+		this.contract.replayed(policy.name(), key, response).forEach((name, values) -> {
+			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
+				target.setContentType(values.get(0));
+				return;
+			}
+			target.setHeader(name, values.get(0));
+			values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
+		});
 		return null;
-	}
-
-	private static void setHeader(HttpServletResponse target, String name, List<String> values) {
-		if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
-			target.setContentType(values.get(0));
-			return;
-		}
-		target.setHeader(name, values.get(0));
-		values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
 	}
 
 	/**
@@ -163,7 +159,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 		if (hold != null) {
 			RecordedResponse response = (unrecordable != null) ? null : new RecordedResponse(getStatus(),
-					this.customizers.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
+					this.contract.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
 			hold.end(getStatus(), response, unrecordable, failure).join();
 		}
 		if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {

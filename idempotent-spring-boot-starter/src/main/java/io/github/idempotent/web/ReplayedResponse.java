@@ -2,7 +2,6 @@ package io.github.idempotent.web;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -32,8 +31,6 @@ public final class ReplayedResponse {
 	private final ReplayedHeaders replayedHeaders;
 
 	private HttpHeaders headers;
-
-	private Set<String> changed = new LinkedHashSet<>();
 
 	ReplayedResponse(String operation, String key, int status, HttpHeaders stored, byte[] body,
 			ReplayedHeaders replayedHeaders) {
@@ -113,33 +110,20 @@ public final class ReplayedResponse {
 					+ "the idempotency starter sets it on every response, or never replays it");
 		}
 		change.accept(name, value);
-		this.changed.add(name.toLowerCase(Locale.ROOT));
 	}
 
 	// A customizer that throws is logged and leaves the headers as they were.
 	void customize(IdempotentReplayCustomizer customizer) {
 		HttpHeaders before = copy(this.headers);
-		Set<String> changedBefore = new LinkedHashSet<>(this.changed);
 		try {
 			customizer.customize(this);
 		}
 		catch (RuntimeException | LinkageError ex) {
 			this.headers = before;
-			this.changed = changedBefore;
 			logger.warn("Replay customizer " + customizer.getClass().getName() + " failed on a replay of "
 					+ this.operation + " for key '" + this.key + "'; the replay is sent without the headers it set",
 					ex);
 		}
-	}
-
-	HttpHeaders changes() {
-		HttpHeaders changes = new HttpHeaders();
-		this.headers.forEach((name, values) -> {
-			if (this.changed.contains(name.toLowerCase(Locale.ROOT))) {
-				changes.put(name, values);
-			}
-		});
-		return changes;
 	}
 
 	private static HttpHeaders copy(HttpHeaders headers) {

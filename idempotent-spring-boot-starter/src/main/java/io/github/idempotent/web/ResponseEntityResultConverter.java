@@ -7,6 +7,7 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aot.hint.annotation.RegisterReflectionForBinding;
 import org.springframework.core.ResolvableType;
 import org.springframework.http.ResponseEntity;
 
@@ -14,8 +15,10 @@ import io.github.idempotent.core.ResultConverter;
 
 /**
  * Stores a {@link ResponseEntity} as its status, its replayed headers (never credentials)
- * and its typed body.
+ * and its typed body. Only the web auto-configuration creates it, so that the stored form
+ * is bound for native images there alone.
  */
+@RegisterReflectionForBinding(ResponseEntityResultConverter.StoredResponse.class)
 class ResponseEntityResultConverter implements ResultConverter {
 
 	private final ReplayedHeaders replayed;

@@ -1,7 +1,6 @@
 package io.github.idempotent.web;
 
 import java.io.IOException;
-import java.util.List;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -27,13 +26,10 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	private static final String RECORDING = ResponseRecordingFilter.class.getName() + ".RECORDING";
 
-	private final ReplayCustomizers customizers;
+	private final WebContract contract;
 
-	private final long maxResultSize;
-
-	ResponseRecordingFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
-		this.customizers = contract.customizers(customizers);
-		this.maxResultSize = contract.maxResultSize;
+	ResponseRecordingFilter(WebContract contract) {
+		this.contract = contract;
 	}
 
 	@Override
@@ -44,8 +40,7 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 			proceed(request, response, chain, recording);
 			return;
 		}
-		RecordingServletResponse recording = new RecordingServletResponse(response, this.customizers,
-				this.maxResultSize);
+		RecordingServletResponse recording = new RecordingServletResponse(response, this.contract);
 		request.setAttribute(RECORDING, recording);
 		proceed(new KeptBodyRequest(request), recording, chain, recording);
 	}

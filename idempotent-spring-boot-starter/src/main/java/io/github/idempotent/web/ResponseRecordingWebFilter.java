@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
@@ -18,20 +17,16 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	private static final String RECORDING = ResponseRecordingWebFilter.class.getName() + ".RECORDING";
 
-	private final ReplayCustomizers customizers;
+	private final WebContract contract;
 
-	private final long maxResultSize;
-
-	ResponseRecordingWebFilter(WebContract contract, List<IdempotentReplayCustomizer> customizers) {
-		this.customizers = contract.customizers(customizers);
-		this.maxResultSize = contract.maxResultSize;
+	ResponseRecordingWebFilter(WebContract contract) {
+		this.contract = contract;
 	}
 
 	// A client that goes away does not cancel a guarded call: its retry gets the replay.
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(), this.customizers,
-				this.maxResultSize);
+		RecordingServerHttpResponse response = new RecordingServerHttpResponse(exchange.getResponse(), this.contract);
 		// Attributes are shared with the mutated exchange.
 		exchange.getAttributes().put(RECORDING, response);
 		Mono<Void> recorded = chain.filter(exchange.mutate().response(response).build())

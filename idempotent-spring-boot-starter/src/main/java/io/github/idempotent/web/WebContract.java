@@ -1,15 +1,18 @@
 package io.github.idempotent.web;
 
 import java.time.Duration;
-import java.util.Collection;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.server.PathContainer;
 import org.springframework.util.Assert;
@@ -20,10 +23,12 @@ import org.springframework.web.util.pattern.PathPatternParser;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.RecordedResponse;
 
 /**
- * The settings of the HTTP contract and its routes, built once for Spring MVC and WebFlux
- * alike and handed to the recording filter, the handler adapter and the result converter.
+ * The settings of the HTTP contract, its routes and replay customizers, built once for
+ * Spring MVC and WebFlux alike and handed to the recording filter, the handler adapter
+ * and the result converter.
  */
 final class WebContract {
 
@@ -35,26 +40,39 @@ final class WebContract {
 
 	final long maxResultSize;
 
-	private final List<Parsed> routes;
+	private final List<IdempotentReplayCustomizer> customizers;
+
+	private final List<Route> routes;
 
 	/**
-	 * @param excludedHeaders response headers never stored, besides credentials and
-	 * hop-by-hop headers
-	 * @param replayedOnlyHeaders when not empty, the only response headers stored
+	 * @param maxResultSize the executor's: the filters record no more than it stores
 	 */
-	WebContract(IdempotencyResponseHeaders headers, Collection<String> excludedHeaders,
-			Collection<String> replayedOnlyHeaders, long maxRequestSize, long maxResultSize, List<Route> routes) {
-		Assert.isTrue(maxRequestSize > 0, "maxRequestSize must be positive");
+	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
+			List<IdempotentReplayCustomizer> customizers) {
+		Assert.isTrue(web.getMaxRequestSize().toBytes() > 0, "maxRequestSize must be positive");
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		this.headers = headers;
-		this.replayedHeaders = new ReplayedHeaders(excludedHeaders, replayedOnlyHeaders);
-		this.maxRequestSize = maxRequestSize;
+		// The replay marker and the key echo are set anew on each response.
+		List<String> notStored = new ArrayList<>(web.getExcludedResponseHeaders());
+		notStored.addAll(List.of(web.getReplayedHeader(), web.getHeaderName()));
+		this.replayedHeaders = new ReplayedHeaders(notStored, web.getReplayedResponseHeaders());
+		this.maxRequestSize = web.getMaxRequestSize().toBytes();
 		this.maxResultSize = maxResultSize;
-		this.routes = routes.stream().map(Parsed::of).toList();
+		this.customizers = List.copyOf(customizers);
+		this.routes = web.getRoutes().stream().map(Route::of).toList();
 	}
 
-	ReplayCustomizers customizers(List<IdempotentReplayCustomizer> customizers) {
-		return new ReplayCustomizers(customizers, this.replayedHeaders);
+	// The headers a replay carries: the stored ones, as the customizers left them.
+	HttpHeaders replayed(String operation, String key, RecordedResponse response) {
+		HttpHeaders headers = new HttpHeaders();
+		response.headers().forEach(headers::put);
+		if (this.customizers.isEmpty()) {
+			return headers;
+		}
+		ReplayedResponse replay = new ReplayedResponse(operation, key, response.status(), headers, response.body(),
+				this.replayedHeaders);
+		this.customizers.forEach(replay::customize);
+		return replay.headers();
 	}
 
 	// With routes, every handler method: which requests a route guards is known only
@@ -70,13 +88,13 @@ final class WebContract {
 		if (annotated != null) {
 			return annotated;
 		}
-		for (Parsed route : this.routes) {
+		for (Route route : this.routes) {
 			if (route.matches(method, path)) {
 				try {
 					return operations.routed(handler.getMethod(), handler.getBeanType(), route.settings());
 				}
 				catch (IllegalStateException ex) {
-					throw new IllegalStateException("idempotent.web.routes " + route.route().paths() + " match "
+					throw new IllegalStateException("idempotent.web.routes " + route.route().getPaths() + " match "
 							+ handler.getShortLogMessage() + ", which cannot be guarded (" + ex.getMessage()
 							+ "). Add its path to the route's exclude-paths", ex);
 				}
@@ -90,35 +108,26 @@ final class WebContract {
 	 * handler carried {@code @Idempotent} with the route's settings (docs/http.md,
 	 * "Guarding routes by configuration"). A {@code null} duration takes the
 	 * {@code idempotent.*} default.
-	 *
-	 * @param paths path patterns of the requests guarded ({@code /api/**})
-	 * @param required whether a request without a key is refused with 400
 	 */
-	record Route(List<String> paths, List<String> excludePaths, Set<HttpMethod> methods, boolean required,
-			@Nullable Duration ttl, @Nullable Duration lease, @Nullable Duration maxDuration,
-			@Nullable Duration waitFor, @Nullable Duration retryAfter) {
+	private record Route(IdempotentWebProperties.Route route, Set<HttpMethod> methods, List<PathPattern> paths,
+			List<PathPattern> excludePaths, Idempotent settings) {
 
-		Route {
-			Assert.notEmpty(paths, "A route needs at least one path pattern");
-			Assert.notEmpty(methods, "A route needs at least one HTTP method");
-			paths = List.copyOf(paths);
-			excludePaths = List.copyOf(excludePaths);
-			methods = Set.copyOf(methods);
-		}
-
-	}
-
-	private record Parsed(Route route, List<PathPattern> paths, List<PathPattern> excludePaths, Idempotent settings) {
-
-		static Parsed of(Route route) {
+		static Route of(IdempotentWebProperties.Route route) {
+			Assert.notEmpty(route.getPaths(), "A route needs at least one path pattern");
+			Assert.notEmpty(route.getMethods(), "A route needs at least one HTTP method");
 			Map<String, Object> settings = new HashMap<>();
-			settings.put("required", route.required());
-			put(settings, "ttl", route.ttl());
-			put(settings, "lease", route.lease());
-			put(settings, "maxDuration", route.maxDuration());
-			put(settings, "waitFor", route.waitFor());
-			put(settings, "retryAfter", route.retryAfter());
-			return new Parsed(route, parse(route.paths()), parse(route.excludePaths()),
+			settings.put("required", route.isRequired());
+			put(settings, "ttl", route.getTtl());
+			put(settings, "lease", route.getLease());
+			put(settings, "maxDuration", route.getMaxDuration());
+			put(settings, "waitFor", route.getWaitFor());
+			put(settings, "retryAfter", route.getRetryAfter());
+			return new Route(route,
+					route.getMethods()
+						.stream()
+						.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
+						.collect(Collectors.toSet()),
+					parse(route.getPaths()), parse(route.getExcludePaths()),
 					MergedAnnotation.of(Idempotent.class, settings).synthesize());
 		}
 
@@ -133,7 +142,7 @@ final class WebContract {
 		}
 
 		boolean matches(HttpMethod method, PathContainer path) {
-			return this.route.methods().contains(method) && this.paths.stream().anyMatch((p) -> p.matches(path))
+			return this.methods.contains(method) && this.paths.stream().anyMatch((p) -> p.matches(path))
 					&& this.excludePaths.stream().noneMatch((p) -> p.matches(path));
 		}
 

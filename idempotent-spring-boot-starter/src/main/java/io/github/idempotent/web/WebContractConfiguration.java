@@ -1,15 +1,11 @@
 package io.github.idempotent.web;
 
-import java.util.Locale;
-import java.util.stream.Collectors;
-
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.ImportRuntimeHints;
-import org.springframework.http.HttpMethod;
 
 import io.github.idempotent.core.IdempotencyExecutor;
 
@@ -20,7 +16,6 @@ import io.github.idempotent.core.IdempotencyExecutor;
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(IdempotentWebProperties.class)
-@ImportRuntimeHints(WebRuntimeHints.class)
 class WebContractConfiguration {
 
 	@Bean
@@ -52,22 +47,11 @@ class WebContractConfiguration {
 
 	// Here, not in IdempotentWebProperties, which binds without Spring Web. The largest
 	// result is the executor's (idempotent.max-result-size, or the application's own
-	// executor's): the filters record no more than it stores.
+	// executor's).
 	@Bean
 	WebContract idempotentWebContract(IdempotentWebProperties web, IdempotencyResponseHeaders headers,
-			IdempotencyExecutor executor) {
-		return new WebContract(headers, web.notStoredResponseHeaders(), web.getReplayedResponseHeaders(),
-				web.getMaxRequestSize().toBytes(), executor.getMaxResultSize(),
-				web.getRoutes()
-					.stream()
-					.map((route) -> new WebContract.Route(route.getPaths(), route.getExcludePaths(),
-							route.getMethods()
-								.stream()
-								.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
-								.collect(Collectors.toSet()),
-							route.isRequired(), route.getTtl(), route.getLease(), route.getMaxDuration(),
-							route.getWaitFor(), route.getRetryAfter()))
-					.toList());
+			IdempotencyExecutor executor, ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
+		return new WebContract(headers, web, executor.getMaxResultSize(), replayCustomizers.orderedStream().toList());
 	}
 
 }

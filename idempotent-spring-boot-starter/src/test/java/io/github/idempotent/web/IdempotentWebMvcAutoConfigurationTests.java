@@ -82,9 +82,9 @@ class IdempotentWebMvcAutoConfigurationTests {
 
 	/** The replay customizers a recording filter (either stack's) was given, in order. */
 	static List<Object> customizersOf(Object recordingFilter) {
-		Object customizers = ReflectionTestUtils.getField(recordingFilter, "customizers");
+		Object contract = ReflectionTestUtils.getField(recordingFilter, "contract");
 		@SuppressWarnings("unchecked")
-		List<Object> list = (List<Object>) ReflectionTestUtils.getField(customizers, "customizers");
+		List<Object> list = (List<Object>) ReflectionTestUtils.getField(contract, "customizers");
 		return list;
 	}
 

@@ -56,7 +56,8 @@ class RecordingServerHttpResponseBoundTests {
 				IdempotencyObserver.NONE)) {
 			Client client = new Client();
 			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client,
-					new ReplayCustomizers(List.of(), new ReplayedHeaders(List.of(), List.of())), LIMIT);
+					new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
+							new IdempotentWebProperties(), LIMIT, List.of()));
 			response.hold();
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),

@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ResponseEntityResultConverterTests {
 
 	private final WebContract contract = new WebContract(
-			new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"), List.of(), List.of(), 1024, 1024,
-			List.of());
+			new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"), new IdempotentWebProperties(),
+			1024, List.of());
 
 	private final ResultCodec codec = new JacksonResultCodec(new JsonMapper(),
 			List.of(new ResponseEntityResultConverter(this.contract)));

@@ -37,15 +37,15 @@ class WebRuntimeHintsTests {
 			IdempotentWebMvcAutoConfiguration.class);
 
 	@Test
-	void theStoredFormOfAResponseEntityIsBound() throws Exception {
-		RuntimeHints hints = new RuntimeHints();
-		new WebRuntimeHints().registerHints(hints, getClass().getClassLoader());
-		assertThat(reflection()
-			.onConstructorInvocation(StoredResponse.class.getDeclaredConstructor(int.class, Map.class, Object.class)))
-			.accepts(hints);
-		for (String accessor : List.of("status", "headers", "body")) {
-			assertThat(reflection().onMethodInvocation(StoredResponse.class, accessor)).accepts(hints);
-		}
+	void theStoredFormOfAResponseEntityIsBound() {
+		processAheadOfTime(new WebApplicationContextRunner().withConfiguration(CONFIGURATIONS), (hints) -> {
+			assertThat(reflection().onConstructorInvocation(
+					StoredResponse.class.getDeclaredConstructor(int.class, Map.class, Object.class)))
+				.accepts(hints);
+			for (String accessor : List.of("status", "headers", "body")) {
+				assertThat(reflection().onMethodInvocation(StoredResponse.class, accessor)).accepts(hints);
+			}
+		});
 	}
 
 	@Test
@@ -74,7 +74,7 @@ class WebRuntimeHintsTests {
 
 	private interface HintsAssertion {
 
-		void check(RuntimeHints hints);
+		void check(RuntimeHints hints) throws Exception;
 
 	}
 
