@@ -44,7 +44,6 @@ abstract class GuardingHandlerAdapter<D> implements Ordered {
 		return handler instanceof HandlerMethod method && this.contract.mayGuard(this.operations, method);
 	}
 
-	// The key the request's header carries.
 	@Nullable String key(IdempotentOperation operation, Function<String, List<String>> headerLines) {
 		return IdempotencyKeyHeader.read(this.contract.headers.keyHeader(), operation, headerLines);
 	}

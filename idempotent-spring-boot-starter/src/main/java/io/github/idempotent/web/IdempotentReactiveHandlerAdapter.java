@@ -193,12 +193,9 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		else {
 			return result;
 		}
-		HandlerResult replaced = new HandlerResult(result.getHandler(), observed, result.getReturnTypeSource(),
-				result.getBindingContext());
-		if (result.getExceptionHandler() != null) {
-			replaced.setExceptionHandler(result.getExceptionHandler());
-		}
-		return replaced;
+		return new HandlerResult(result.getHandler(), observed, result.getReturnTypeSource(),
+				result.getBindingContext())
+			.setExceptionHandler(result.getExceptionHandler());
 	}
 
 	@Override

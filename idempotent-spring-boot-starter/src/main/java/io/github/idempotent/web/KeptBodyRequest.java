@@ -49,13 +49,12 @@ final class KeptBodyRequest extends HttpServletRequestWrapper {
 
 	@Override
 	public BufferedReader getReader() throws IOException {
-		byte[] body = this.body;
-		if (body == null) {
+		if (this.body == null) {
 			return super.getReader();
 		}
 		String encoding = getCharacterEncoding();
-		Charset charset = (encoding != null) ? Charset.forName(encoding) : StandardCharsets.ISO_8859_1;
-		return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset));
+		return new BufferedReader(new InputStreamReader(getInputStream(),
+				(encoding != null) ? Charset.forName(encoding) : StandardCharsets.ISO_8859_1));
 	}
 
 	private static final class KeptInputStream extends ServletInputStream {

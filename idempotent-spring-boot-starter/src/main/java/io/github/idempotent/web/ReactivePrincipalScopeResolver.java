@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.util.Optional;
 import java.util.function.Supplier;
 
 import reactor.core.publisher.Mono;
@@ -42,15 +41,10 @@ public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeR
 	public Mono<String> resolveScope(ContextView context) {
 		return ReactiveSecurityContextHolder.getContext()
 			.filter((security) -> security.getAuthentication() != null)
-			.map(Optional::of)
-			.defaultIfEmpty(Optional.empty())
 			.contextWrite((downstream) -> downstream.putAll(context))
-			.map((security) -> {
-				if (security.isPresent()) {
-					return resolveWith(security.get());
-				}
-				return context.hasKey(EXCHANGE_CONTEXT_KEY) ? resolveWith(anonymous()) : this.resolver.resolveScope();
-			});
+			.map(this::resolveWith)
+			.switchIfEmpty(Mono.fromSupplier(() -> context.hasKey(EXCHANGE_CONTEXT_KEY) ? resolveWith(anonymous())
+					: this.resolver.resolveScope()));
 	}
 
 	private static SecurityContext anonymous() {

@@ -60,11 +60,10 @@ public class IdempotencyOperationCustomizer implements OperationCustomizer {
 						+ "A bare token or an RFC 8941 string of printable ASCII.")
 				.schema(new StringSchema().minLength(1).maxLength(this.maxKeyLength)));
 		}
-		ApiResponses responses = operation.getResponses();
-		if (responses == null) {
-			responses = new ApiResponses();
-			operation.setResponses(responses);
+		if (operation.getResponses() == null) {
+			operation.setResponses(new ApiResponses());
 		}
+		ApiResponses responses = operation.getResponses();
 		responses.forEach((status, response) -> {
 			if (status.startsWith("2")) {
 				response.addHeaderObject(this.replayedHeader,
