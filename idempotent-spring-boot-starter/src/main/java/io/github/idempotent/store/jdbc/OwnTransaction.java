@@ -14,6 +14,7 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
@@ -64,8 +65,6 @@ final class OwnTransaction {
 
 	private final TransactionTemplate template;
 
-	private volatile @Nullable Boolean autoCommit;
-
 	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcDialect dialect) {
 		this.dataSource = dataSource;
 		this.dialect = dialect;
@@ -83,7 +82,10 @@ final class OwnTransaction {
 
 	/**
 	 * As autocommit statements when no transaction holds a connection of this data source
-	 * on this thread and its connections autocommit, else in a new transaction.
+	 * on this thread and the connection they run on autocommits, else in a new
+	 * transaction: a pool set not to ({@code auto-commit: false}) would roll back the
+	 * statements of a call outside a transaction when the connection goes back to it, and
+	 * the pools behind a routing data source may differ.
 	 * @throws StoreFullException if the database had no room for a write
 	 */
 	<T> T run(Supplier<T> action) {
@@ -104,8 +106,18 @@ final class OwnTransaction {
 	}
 
 	private <T> T runOnce(Supplier<T> action) {
-		if (!TransactionSynchronizationManager.hasResource(this.dataSource) && isAutoCommit()) {
-			return action.get();
+		Connection connection = TransactionSynchronizationManager.hasResource(this.dataSource) ? null
+				: autoCommitConnection();
+		if (connection != null) {
+			// The statements run on the very connection whose mode was read.
+			TransactionSynchronizationManager.bindResource(this.dataSource, new ConnectionHolder(connection));
+			try {
+				return action.get();
+			}
+			finally {
+				TransactionSynchronizationManager.unbindResource(this.dataSource);
+				DataSourceUtils.releaseConnection(connection, this.dataSource);
+			}
 		}
 		try {
 			return this.template.execute((status) -> action.get());
@@ -121,27 +133,21 @@ final class OwnTransaction {
 		}
 	}
 
-	/**
-	 * Whether the connections of the data source are in autocommit mode, as JDBC has them
-	 * by default: a pool set not to ({@code auto-commit: false}) would roll back the
-	 * statements of a call outside a transaction when the connection goes back to it.
-	 */
-	private boolean isAutoCommit() {
-		Boolean autoCommit = this.autoCommit;
-		if (autoCommit == null) {
-			Connection connection = DataSourceUtils.getConnection(this.dataSource);
-			try {
-				autoCommit = connection.getAutoCommit();
+	/** A connection of the data source if it autocommits, else {@code null}. */
+	private @Nullable Connection autoCommitConnection() {
+		Connection connection = null;
+		try {
+			connection = this.dataSource.getConnection();
+			if (connection.getAutoCommit()) {
+				return connection;
 			}
-			catch (SQLException ex) {
-				throw new CannotGetJdbcConnectionException("Cannot read the autocommit mode of a connection", ex);
-			}
-			finally {
-				DataSourceUtils.releaseConnection(connection, this.dataSource);
-			}
-			this.autoCommit = autoCommit;
 		}
-		return autoCommit;
+		catch (SQLException ex) {
+			DataSourceUtils.releaseConnection(connection, this.dataSource);
+			throw new CannotGetJdbcConnectionException("Failed to obtain an autocommit JDBC Connection", ex);
+		}
+		DataSourceUtils.releaseConnection(connection, this.dataSource);
+		return null;
 	}
 
 	/** In a new READ COMMITTED transaction, also when the caller has none. */
