@@ -19,34 +19,34 @@ import org.springframework.util.Assert;
 public enum JdbcDialect {
 
 	/** H2 2.x; {@code CURRENT_TIMESTAMP} is fixed for a transaction. */
-	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
-			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "INSERT", "",
-			"DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY", null, null),
+	H2("h2", "DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY", null, null,
+			"CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
+			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "INSERT", ""),
 
 	/**
 	 * PostgreSQL: {@code statement_timestamp()}, and a claim with {@code ON CONFLICT DO
 	 * NOTHING}, so that a duplicate does not abort the surrounding transaction.
 	 */
-	POSTGRESQL("postgresql", "statement_timestamp()",
+	POSTGRESQL("postgresql", """
+			DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
+			WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE), null,
+			JdbcDialect.POSTGRESQL_CLAIM, "statement_timestamp()",
 			"statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'",
 			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)", "INSERT",
-			" ON CONFLICT (idempotency_key) DO NOTHING", """
-					DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
-					WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE),
-			null, JdbcDialect.POSTGRESQL_CLAIM),
+			" ON CONFLICT (idempotency_key) DO NOTHING"),
 
 	/**
 	 * MySQL 8.0+ and MariaDB 10.6+, {@code expires_at} in UTC. The purge locks a batch,
 	 * skipping locked rows, then deletes it by key: a plain {@code DELETE ... LIMIT}
 	 * deadlocks with claims. {@code INSERT IGNORE} answers a duplicate with a row count.
 	 */
-	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
-			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "",
+	MYSQL("mysql",
 			// By key only: a condition on expires_at could wait on another purge's rows.
 			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
 			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
 					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
-			null);
+			null, "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
+			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "");
 
 	/**
 	 * PostgreSQL's claim in one round trip: the placeholder inserted ({@code inserted =
@@ -74,17 +74,13 @@ public enum JdbcDialect {
 	/** The first condition keeps the range scan on the {@code expires_at} index. */
 	private static final String PURGEABLE = "expires_at < %NOW% AND (state = 'C' OR expires_at < %NOW_PLUS_MILLIS%)";
 
+	/** What {@link #sql} replaces by the fragments of a dialect, in their order. */
+	private static final String[] PLACEHOLDERS = { "%NOW%", "%NOW_PLUS_MILLIS%", "%MILLIS_LEFT%", "%CLAIM_INSERT%",
+			"%INSERT_SUFFIX%" };
+
 	private final String platform;
 
-	private final String now;
-
-	private final String nowPlusMillis;
-
-	private final String millisLeft;
-
-	private final String claimInsert;
-
-	private final String insertSuffix;
+	private final String[] fragments;
 
 	/** One statement, or (MySQL) the DELETE by key after {@link #purgeLock}. */
 	final String purge;
@@ -95,14 +91,10 @@ public enum JdbcDialect {
 	/** The claim as one query, or {@code null} where it is an INSERT and a SELECT. */
 	final @Nullable String claim;
 
-	JdbcDialect(String platform, String now, String nowPlusMillis, String millisLeft, String claimInsert,
-			String insertSuffix, String purge, @Nullable String purgeLock, @Nullable String claim) {
+	JdbcDialect(String platform, String purge, @Nullable String purgeLock, @Nullable String claim,
+			String... fragments) {
 		this.platform = platform;
-		this.now = now;
-		this.nowPlusMillis = nowPlusMillis;
-		this.millisLeft = millisLeft;
-		this.claimInsert = claimInsert;
-		this.insertSuffix = insertSuffix;
+		this.fragments = fragments;
 		this.purge = purge;
 		this.purgeLock = purgeLock;
 		this.claim = claim;
@@ -170,13 +162,12 @@ public enum JdbcDialect {
 	}
 
 	/** {@code template} for this database and table; {@code null} for {@code null}. */
-	String sql(@Nullable String template, String tableName) {
-		return (template != null) ? template.replace("%CLAIM_INSERT%", this.claimInsert)
-			.replace("%INSERT_SUFFIX%", this.insertSuffix)
-			.replace("%NOW_PLUS_MILLIS%", this.nowPlusMillis)
-			.replace("%MILLIS_LEFT%", this.millisLeft)
-			.replace("%NOW%", this.now)
-			.replace("%TABLE_NAME%", tableName) : null;
+	@Nullable String sql(@Nullable String template, String tableName) {
+		String sql = (template != null) ? template.replace("%TABLE_NAME%", tableName) : null;
+		for (int i = 0; sql != null && i < PLACEHOLDERS.length; i++) {
+			sql = sql.replace(PLACEHOLDERS[i], this.fragments[i]);
+		}
+		return sql;
 	}
 
 }

@@ -2,7 +2,6 @@ package io.github.idempotent.store.jdbc;
 
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -62,16 +61,11 @@ public class JdbcIdempotencyPurger implements SmartLifecycle {
 		if (this.scheduler != null || this.interval.isZero()) {
 			return;
 		}
-		ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "idempotent-jdbc-purge");
-			thread.setDaemon(true);
-			return thread;
-		});
 		long period = this.interval.toMillis();
-		long firstDelay = ThreadLocalRandom.current().nextLong(Math.max(1, period)) + 1;
 		Assert.state(period > 0, "interval must be at least 1ms");
-		scheduler.scheduleWithFixedDelay(this::purge, firstDelay, period, TimeUnit.MILLISECONDS);
-		this.scheduler = scheduler;
+		this.scheduler = OwnTransaction.daemon("idempotent-jdbc-purge");
+		this.scheduler.scheduleWithFixedDelay(this::purge, ThreadLocalRandom.current().nextLong(period) + 1, period,
+				TimeUnit.MILLISECONDS);
 	}
 
 	@Override

@@ -217,13 +217,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		boolean joinable = isJoinable();
-		if (joinable) {
-			ClaimResult pending = this.transactionBound.claimCompletedOnThisThread(key.value(), lease);
-			if (pending != null) {
-				return pending;
-			}
+		ClaimResult claim = joinable ? this.transactionBound.claimCompletedOnThisThread(key.value(), lease) : null;
+		if (claim != null) {
+			return claim;
 		}
-		ClaimResult claim;
 		try {
 			claim = this.ownTransaction.run(() -> doClaim(key.value(), fingerprint.value(), millis(lease)));
 		}
@@ -335,7 +332,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private record ClaimRow(boolean inserted, @Nullable Row row) {
 	}
 
-	/** A row of the table as {@link JdbcStatements#select} reads it. */
+	/** A row of the table as the {@code select} statement reads it. */
 	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
 			long millisLeft, boolean expired) {
 
@@ -359,8 +356,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * {@code false} for a duplicate key, an error on H2 only (elsewhere a row count of
-	 * 0).
+	 * {@code false} for a duplicate key: an error on H2 only, elsewhere a row count of 0.
 	 */
 	private boolean inserted(String insert, Object... args) {
 		try {
@@ -440,12 +436,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
-		return this.ownTransaction.run(() -> {
-			if (this.jdbc.update(deleteSql, key.value()) > 0) {
-				return Deletion.DELETED;
-			}
-			return any(this.sql.recordExists, key.value()) ? kept : Deletion.NONE;
-		});
+		return this.ownTransaction.run(() -> (this.jdbc.update(deleteSql, key.value()) > 0) ? Deletion.DELETED
+				: any(this.sql.recordExists, key.value()) ? kept : Deletion.NONE);
 	}
 
 	@Override
@@ -487,14 +479,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		return this.ownTransaction.run(() -> {
-			long leaseMillis = millis(lease);
-			if (this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1) {
-				return true;
-			}
-			return any(this.sql.completedBy, key.value(), token) || (!any(this.sql.exists, key.value())
-					&& inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis));
-		});
+		long leaseMillis = millis(lease);
+		return this.ownTransaction.run(() -> this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1
+				|| any(this.sql.completedBy, key.value(), token) || (!any(this.sql.exists, key.value())
+						&& inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis)));
 	}
 
 	/**
@@ -504,15 +492,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 */
 	public int purgeExpired(int batchSize) {
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
+		long memoryMillis = -this.takeoverMemory.toMillis();
 		int total = 0;
-		int deleted;
-		do {
-			long memoryMillis = -this.takeoverMemory.toMillis();
+		for (int deleted = batchSize; deleted >= batchSize; total += deleted) {
 			deleted = (this.sql.purgeLock != null) ? purgeLockedBatch(memoryMillis, batchSize)
 					: this.ownTransaction.run(() -> this.jdbc.update(this.sql.purge, memoryMillis, batchSize));
-			total += deleted;
 		}
-		while (deleted >= batchSize);
 		return total;
 	}
 

@@ -8,7 +8,6 @@ import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +19,7 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.StringUtils;
 
 /**
  * The table of a {@link JdbcIdempotencyStore}: checked once at start-up, and, should it
@@ -73,8 +73,7 @@ final class JdbcTable {
 			for (int i = 1; i <= metaData.getColumnCount(); i++) {
 				present.add(metaData.getColumnName(i).toLowerCase(Locale.ROOT));
 			}
-			List<String> missing = new ArrayList<>(COLUMNS);
-			missing.removeAll(present);
+			List<String> missing = COLUMNS.stream().filter((column) -> !present.contains(column)).toList();
 			if (!missing.isEmpty()) {
 				throw new JdbcTableException("The table '" + this.tableName + "' of the JDBC idempotency store in "
 						+ describe(connection) + " lacks the column(s) " + missing + " (it has " + present + ").",
@@ -107,21 +106,14 @@ final class JdbcTable {
 	private static String describe(Connection connection) {
 		try {
 			DatabaseMetaData metaData = connection.getMetaData();
-			StringBuilder description = new StringBuilder(metaData.getDatabaseProductName());
 			String catalog = connection.getCatalog();
-			if (catalog != null && !catalog.isEmpty()) {
-				description.append(" database '").append(catalog).append("'");
-			}
 			String schema = connection.getSchema();
-			if (schema != null && !schema.isEmpty()) {
-				description.append(" schema '").append(schema).append("'");
-			}
 			String url = metaData.getURL();
-			if (url != null) {
-				// Without its parameters, nor a user:password@ before the host
-				description.append(" at ").append(url.replaceFirst("[?;].*", "").replaceFirst("//[^/@]*@", "//"));
-			}
-			return description.toString();
+			return metaData.getDatabaseProductName()
+					+ (StringUtils.hasLength(catalog) ? " database '" + catalog + "'" : "")
+					+ (StringUtils.hasLength(schema) ? " schema '" + schema + "'" : "")
+					// Without its parameters, nor a user:password@ before the host
+					+ ((url != null) ? " at " + url.replaceFirst("[?;].*", "").replaceFirst("//[^/@]*@", "//") : "");
 		}
 		catch (SQLException | RuntimeException ex) {
 			return "the database of the store's DataSource";

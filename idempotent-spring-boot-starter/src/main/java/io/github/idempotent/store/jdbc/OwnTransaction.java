@@ -3,6 +3,7 @@ package io.github.idempotent.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Set;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -155,6 +156,17 @@ final class OwnTransaction {
 		return this.template.execute(action);
 	}
 
+	/** One daemon thread, started by the first task. */
+	static ScheduledThreadPoolExecutor daemon(String name) {
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, name);
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.setRemoveOnCancelPolicy(true);
+		return executor;
+	}
+
 	/** Sleeps; {@code false} if interrupted, the thread's flag set again. */
 	static boolean pause(long millis) {
 		try {
@@ -169,24 +181,29 @@ final class OwnTransaction {
 
 	private enum Refusal {
 
-		/** A serialization failure or a deadlock: it can be sent again at once. */
-		CONFLICT,
-
-		/** A lock wait or statement timeout: another transaction holds the row. */
-		TIMEOUT,
-
-		/** No room for what the statement writes. */
-		FULL
+		CONFLICT, TIMEOUT, FULL
 
 	}
 
-	/** {@code null} for any other failure. */
+	/**
+	 * What the database's refusal of a statement means: {@code CONFLICT} (a serialization
+	 * failure or a deadlock: it can be sent again at once), {@code TIMEOUT} (a lock wait
+	 * or statement timeout: another transaction holds the row), {@code FULL} (no room for
+	 * what it writes), or {@code null} for any other failure.
+	 */
 	private @Nullable Refusal refusalOf(Throwable failure) {
 		SQLException sql = sqlException(failure);
 		if (sql == null) {
 			return null;
 		}
-		if (isFull(sql)) {
+		String state = sql.getSQLState();
+		boolean full = switch (this.dialect) {
+			case POSTGRESQL -> state != null && state.startsWith(POSTGRESQL_INSUFFICIENT_RESOURCES)
+					&& !state.equals(POSTGRESQL_TOO_MANY_CONNECTIONS);
+			case MYSQL -> MYSQL_FULL.contains(sql.getErrorCode());
+			case H2 -> false;
+		};
+		if (full) {
 			return Refusal.FULL;
 		}
 		if (this.dialect == JdbcDialect.MYSQL && sql.getErrorCode() == MARIADB_RECORD_CHANGED) {
@@ -211,16 +228,6 @@ final class OwnTransaction {
 				+ ((sql != null) ? " (SQL state " + sql.getSQLState() + ", error " + sql.getErrorCode() + ")" : ""));
 		full.initCause(failure);
 		return full;
-	}
-
-	private boolean isFull(SQLException sql) {
-		String state = sql.getSQLState();
-		return switch (this.dialect) {
-			case POSTGRESQL -> state != null && state.startsWith(POSTGRESQL_INSUFFICIENT_RESOURCES)
-					&& !state.equals(POSTGRESQL_TOO_MANY_CONNECTIONS);
-			case MYSQL -> MYSQL_FULL.contains(sql.getErrorCode());
-			case H2 -> false;
-		};
 	}
 
 	private static @Nullable SQLException sqlException(Throwable failure) {

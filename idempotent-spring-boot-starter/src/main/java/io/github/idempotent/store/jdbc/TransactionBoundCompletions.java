@@ -26,7 +26,6 @@ import org.springframework.dao.RecoverableDataAccessException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.jdbc.core.RowMapper;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
@@ -53,9 +52,6 @@ final class TransactionBoundCompletions {
 	// When the claim was not made in the transaction, its lease is unknown.
 	private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 
-	private static final RowMapper<Version> VERSION_MAPPER = (rs, rowNum) -> new Version(rs.getString(1),
-			rs.getString(2), rs.getObject(3));
-
 	private final JdbcIdempotencyStore store;
 
 	private final DataSource dataSource;
@@ -65,18 +61,13 @@ final class TransactionBoundCompletions {
 	/**
 	 * Renews the leases of completions that wait for the commit; no thread until then.
 	 */
-	private final ScheduledThreadPoolExecutor renewals = new ScheduledThreadPoolExecutor(1, (task) -> {
-		Thread thread = new Thread(task, "idempotent-jdbc-commit-wait");
-		thread.setDaemon(true);
-		return thread;
-	});
+	private final ScheduledThreadPoolExecutor renewals = OwnTransaction.daemon("idempotent-jdbc-commit-wait");
 
 	private volatile Boolean innodbSnapshotIsolation;
 
 	TransactionBoundCompletions(JdbcIdempotencyStore store, DataSource dataSource) {
 		this.store = store;
 		this.dataSource = dataSource;
-		this.renewals.setRemoveOnCancelPolicy(true);
 	}
 
 	boolean isTransactionActive() {
@@ -135,14 +126,13 @@ final class TransactionBoundCompletions {
 		}
 		// The caller's transaction cannot see or update the placeholder: complete after
 		// the commit. Renewing now tells a takeover (false) from a row it cannot see.
-		boolean owned;
+		boolean owned = true;
 		try {
 			owned = this.store.renew(key, token, fingerprint, lease);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not renew the lease of key '" + key + "' while its transaction is open; "
 					+ "its result is stored after the commit: " + ex);
-			owned = true;
 		}
 		if (!owned) {
 			state.completions.remove(key.value());
@@ -162,30 +152,22 @@ final class TransactionBoundCompletions {
 	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
 	 */
 	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
+		JdbcOperations jdbc = this.store.jdbc;
 		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
 		int isolation = (declared != null) ? declared
-				: this.store.jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
+				: jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
 		boolean mysql = this.store.dialect == JdbcDialect.MYSQL;
-		boolean savepoint = isolation > TransactionDefinition.ISOLATION_READ_COMMITTED
-				&& (!mysql || innodbSnapshotIsolation());
-		if (savepoint
-				&& ((mysql && isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE) || !snapshotSeesLatest(key))) {
+		if (isolation <= TransactionDefinition.ISOLATION_READ_COMMITTED || (mysql && !innodbSnapshotIsolation())) {
+			return jdbc.update(this.store.sql.complete, result, ttlMillis, key, token) == 1;
+		}
+		if ((mysql && isolation >= TransactionDefinition.ISOLATION_SERIALIZABLE) || !snapshotSeesLatest(key)) {
 			return false;
 		}
-		return update(key, token, result, ttlMillis, savepoint);
-	}
-
-	private boolean update(String key, String token, byte[] result, long ttlMillis, boolean withSavepoint) {
-		JdbcOperations jdbc = this.store.jdbc;
-		Savepoint savepoint = withSavepoint ? jdbc.execute((ConnectionCallback<Savepoint>) Connection::setSavepoint)
-				: null;
+		Savepoint savepoint = jdbc.execute((ConnectionCallback<Savepoint>) Connection::setSavepoint);
 		try {
 			return jdbc.update(this.store.sql.complete, result, ttlMillis, key, token) == 1;
 		}
 		catch (DataAccessException ex) {
-			if (savepoint == null) {
-				throw ex;
-			}
 			try {
 				jdbc.execute((ConnectionCallback<?>) (connection) -> {
 					connection.rollback(savepoint);
@@ -197,39 +179,31 @@ final class TransactionBoundCompletions {
 				ex.addSuppressed(lost);
 				throw ex;
 			}
-			if (logger.isDebugEnabled()) {
-				logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
-						+ "); storing its result after the commit");
-			}
+			logger.debug("Key '" + key + "' cannot be completed in its transaction (" + ex.getMessage()
+					+ "); storing its result after the commit");
 			return false;
 		}
 	}
 
 	/** MariaDB's {@code innodb_snapshot_isolation} (on from 11.6.2); MySQL has none. */
 	private boolean innodbSnapshotIsolation() {
-		Boolean on = this.innodbSnapshotIsolation;
-		if (on == null) {
+		if (this.innodbSnapshotIsolation == null) {
 			try {
-				Integer value = this.store.ownTransaction
-					.run(() -> this.store.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class));
-				on = value != null && value == 1;
+				this.innodbSnapshotIsolation = Integer.valueOf(1)
+					.equals(this.store.ownTransaction.run(
+							() -> this.store.jdbc.queryForObject("SELECT @@innodb_snapshot_isolation", Integer.class)));
 			}
 			catch (DataAccessException ex) {
-				on = false;
+				this.innodbSnapshotIsolation = false;
 			}
-			this.innodbSnapshotIsolation = on;
 		}
-		return on;
+		return this.innodbSnapshotIsolation;
 	}
 
 	private boolean snapshotSeesLatest(String key) {
-		List<Version> seen = this.store.jdbc.query(this.store.sql.version, VERSION_MAPPER, key);
-		if (seen.isEmpty()) {
-			return false;
-		}
-		List<Version> latest = this.store.ownTransaction
-			.run(() -> this.store.jdbc.query(this.store.sql.version, VERSION_MAPPER, key));
-		return seen.equals(latest);
+		List<?> seen = this.store.jdbc.queryForList(this.store.sql.version, key);
+		return !seen.isEmpty() && seen
+			.equals(this.store.ownTransaction.run(() -> this.store.jdbc.queryForList(this.store.sql.version, key)));
 	}
 
 	private void markRollbackOnly() {
@@ -256,20 +230,17 @@ final class TransactionBoundCompletions {
 	}
 
 	private TransactionState currentTransactionState() {
-		Map<Object, TransactionState> states = states();
-		if (states == null) {
-			states = new IdentityHashMap<>();
+		Map<Object, TransactionState> bound = states();
+		Map<Object, TransactionState> states = (bound != null) ? bound : new IdentityHashMap<>();
+		if (bound == null) {
 			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
 		}
 		// Also across a REQUIRES_NEW transaction that suspends it.
-		Object transaction = TransactionSynchronizationManager.getResource(this.dataSource);
-		TransactionState state = states.get(transaction);
-		if (state == null) {
-			state = new TransactionState(transaction, states);
-			states.put(transaction, state);
+		return states.computeIfAbsent(TransactionSynchronizationManager.getResource(this.dataSource), (transaction) -> {
+			TransactionState state = new TransactionState(transaction, states);
 			TransactionSynchronizationManager.registerSynchronization(state);
-		}
-		return state;
+			return state;
+		});
 	}
 
 	/**
@@ -293,13 +264,11 @@ final class TransactionBoundCompletions {
 
 		private ScheduledFuture<?> renewal;
 
-		private boolean ended;
-
 		/**
-		 * A renewal during the completion would meet the completed row and report a
-		 * takeover.
+		 * Renewals skip: ended (one after a release would write the record anew), or
+		 * completing (one would meet the completed row and report a takeover).
 		 */
-		private boolean completing;
+		private boolean quiet;
 
 		PendingCompletion(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl,
 				Duration lease) {
@@ -319,11 +288,9 @@ final class TransactionBoundCompletions {
 
 		/** Keeps duplicates out while the caller's transaction stays open. */
 		private synchronized void renewLease() {
-			if (this.ended || this.completing) {
-				return;
-			}
 			try {
-				if (!TransactionBoundCompletions.this.store.renew(this.key, this.token, this.fingerprint, this.lease)) {
+				if (!this.quiet && !TransactionBoundCompletions.this.store.renew(this.key, this.token, this.fingerprint,
+						this.lease)) {
 					logger.warn("Key '" + this.key + "' was taken over while the transaction that ran its method was "
 							+ "still open: a duplicate may run it again. Keep such transactions shorter");
 					this.renewal.cancel(false);
@@ -335,36 +302,24 @@ final class TransactionBoundCompletions {
 			}
 		}
 
-		void transactionEnded(boolean committed) {
-			if (committed && this.renewal != null) {
-				storeAfterCommit();
-				return;
-			}
-			// A renewal after the release below would write the record anew.
-			end();
-			if (committed) {
-				return;
-			}
-			// In a new transaction, as Spring requires after completion. Sent again while
-			// its outcome is unknown: fenced by the token, a release that landed counts
-			// as done.
-			RuntimeException failure = confirm(
-					() -> TransactionBoundCompletions.this.store.release(this.key, this.token));
-			if (failure != null) {
-				logger.error("Could not release key '" + this.key + "' after its transaction rolled back (the "
-						+ "database stayed unreachable for " + this.lease + "); retries are refused until its "
-						+ "lease expires", failure);
-			}
-		}
-
 		/**
-		 * Sent again while its outcome is unknown: a completion that landed finds its own
-		 * result. The lease is renewed between attempts, never during one.
+		 * Stores the result after a commit if it waited for it, releases the key after a
+		 * rollback, in new transactions as Spring requires after completion. Each is sent
+		 * again while its outcome is unknown: fenced by the token, a release that landed
+		 * counts as done and a completion that landed finds its own result. The lease is
+		 * renewed between attempts, never during one.
 		 */
-		private void storeAfterCommit() {
+		void transactionEnded(boolean committed) {
+			if (committed && this.renewal == null) {
+				return;
+			}
+			quiet(!committed);
 			RuntimeException failure = confirm(() -> {
-				// Waits for a renewal in flight; later ones skip while this is set.
-				setCompleting(true);
+				if (!committed) {
+					TransactionBoundCompletions.this.store.release(this.key, this.token);
+					return;
+				}
+				quiet(true);
 				try {
 					if (!TransactionBoundCompletions.this.store.completeOnItsOwn(this.key, this.token, this.fingerprint,
 							this.result, this.ttl)) {
@@ -373,23 +328,29 @@ final class TransactionBoundCompletions {
 					}
 				}
 				finally {
-					setCompleting(false);
+					quiet(false);
 				}
 			});
 			end();
 			if (failure != null) {
-				logger.error("Could not store the result of key '" + this.key + "' after its transaction "
-						+ "committed (the database stayed unreachable for " + this.lease + "); the key stays in "
-						+ "progress until its lease expires, then a retry runs the method again", failure);
+				logger.error(committed
+						? "Could not store the result of key '" + this.key + "' after its transaction committed (the "
+								+ "database stayed unreachable for " + this.lease
+								+ "); the key stays in progress until "
+								+ "its lease expires, then a retry runs the method again"
+						: "Could not release key '" + this.key + "' after its transaction rolled back (the database "
+								+ "stayed unreachable for " + this.lease + "); retries are refused until its lease "
+								+ "expires",
+						failure);
 			}
 		}
 
-		private synchronized void setCompleting(boolean completing) {
-			this.completing = completing;
+		private synchronized void quiet(boolean quiet) {
+			this.quiet = quiet;
 		}
 
 		private synchronized void end() {
-			this.ended = true;
+			this.quiet = true;
 			if (this.renewal != null) {
 				this.renewal.cancel(false);
 			}
@@ -408,7 +369,10 @@ final class TransactionBoundCompletions {
 					return null;
 				}
 				catch (RuntimeException ex) {
-					if (!isUnreachable(ex) || System.nanoTime() - deadline >= 0 || !OwnTransaction.pause(delay)) {
+					if (!(ex instanceof DataAccessResourceFailureException || ex instanceof TransientDataAccessException
+							|| ex instanceof RecoverableDataAccessException
+							|| ex instanceof CannotCreateTransactionException) || System.nanoTime() - deadline >= 0
+							|| !OwnTransaction.pause(delay)) {
 						return ex;
 					}
 					logger.warn("Could not confirm a write of key '" + this.key + "' after its transaction ended; "
@@ -417,15 +381,6 @@ final class TransactionBoundCompletions {
 			}
 		}
 
-		/** The database could not be reached: the statement's outcome is unknown. */
-		private static boolean isUnreachable(RuntimeException ex) {
-			return ex instanceof DataAccessResourceFailureException || ex instanceof TransientDataAccessException
-					|| ex instanceof RecoverableDataAccessException || ex instanceof CannotCreateTransactionException;
-		}
-
-	}
-
-	private record Version(String state, String token, Object expiresAt) {
 	}
 
 	/**
