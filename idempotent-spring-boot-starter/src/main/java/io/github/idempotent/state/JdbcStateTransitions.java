@@ -1,5 +1,6 @@
 package io.github.idempotent.state;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -49,13 +50,12 @@ public class JdbcStateTransitions<S extends Enum<S>> {
 	/** A {@code CHAR(n)} column pads the name with spaces, which are not part of it. */
 	private S state(Object id, String column) {
 		String name = (column != null) ? column.stripTrailing() : null;
-		for (S state : this.machine.getType().getEnumConstants()) {
-			if (state.name().equals(name)) {
-				return state;
-			}
-		}
-		throw new IllegalStateException("Row " + id + " has state '" + column + "', which is not a constant of "
-				+ this.machine.getType().getName() + ": fix the row, or add the state to the enum");
+		return Arrays.stream(this.machine.getType().getEnumConstants())
+			.filter((state) -> state.name().equals(name))
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException(
+					"Row " + id + " has state '" + column + "', which is not a constant of "
+							+ this.machine.getType().getName() + ": fix the row, or add the state to the enum"));
 	}
 
 	private static void identifier(String name, String value) {

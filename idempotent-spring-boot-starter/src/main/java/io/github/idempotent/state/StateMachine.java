@@ -5,6 +5,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.springframework.util.Assert;
 
@@ -52,13 +53,10 @@ public final class StateMachine<S extends Enum<S>> {
 
 	/** States that may move to {@code to}. */
 	public Set<S> sourcesOf(S to) {
-		EnumSet<S> sources = EnumSet.noneOf(this.type);
-		this.targets.forEach((from, targets) -> {
-			if (targets.contains(to)) {
-				sources.add(from);
-			}
-		});
-		return sources;
+		return this.targets.keySet()
+			.stream()
+			.filter((from) -> allows(from, to))
+			.collect(Collectors.toCollection(() -> EnumSet.noneOf(this.type)));
 	}
 
 	/**
@@ -122,7 +120,7 @@ public final class StateMachine<S extends Enum<S>> {
 			Map<S, Set<S>> table = new EnumMap<>(this.type);
 			for (S state : this.type.getEnumConstants()) {
 				table.put(state, Collections
-					.unmodifiableSet(EnumSet.copyOf(this.targets.getOrDefault(state, EnumSet.noneOf(this.type)))));
+					.unmodifiableSet(this.targets.getOrDefault(state, EnumSet.noneOf(this.type)).clone()));
 			}
 			return new StateMachine<>(this.type, Collections.unmodifiableMap(table));
 		}

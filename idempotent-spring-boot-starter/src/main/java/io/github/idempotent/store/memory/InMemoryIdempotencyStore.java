@@ -7,8 +7,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
@@ -27,7 +33,9 @@ import io.github.idempotent.store.StoredResult;
  * Every primitive is one atomic {@link ConcurrentHashMap#compute}. Bounded by records, by
  * estimated heap and optionally per scope; it never evicts a live record, which would let
  * a retry run the method again, but refuses new keys with
- * {@link InMemoryStoreFullException}.
+ * {@link InMemoryStoreFullException}. Only a claim of a new key is refused for lack of
+ * room: a result goes in regardless, so the bound can be exceeded by the results of the
+ * calls running at once.
  */
 public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
@@ -40,7 +48,50 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/** Default of the take-over memory. */
 	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
-	private final BoundedRecords records;
+	private static final Log logger = LogFactory.getLog(InMemoryIdempotencyStore.class);
+
+	private static final int SWEEP_EVERY = 1024;
+
+	// Far enough ahead of System.nanoTime() to stand for "never", near enough that the
+	// difference of two such times cannot overflow.
+	private static final long NEVER = Long.MAX_VALUE / 2;
+
+	private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+	private final ConcurrentHashMap<String, MemoryEntry> entries = new ConcurrentHashMap<>();
+
+	/** Estimated heap of a record besides its strings and its result. */
+	private static final int ENTRY_OVERHEAD = 200;
+
+	private final int maximumRecords;
+
+	private final long maximumBytes;
+
+	private final long maximumBytesPerScope;
+
+	private final long takeoverMemoryNanos;
+
+	private final AtomicLong usedBytes = new AtomicLong();
+
+	private final ConcurrentHashMap<String, Long> scopeBytes = new ConcurrentHashMap<>();
+
+	// Counted apart from the map so that a claim can reserve a place atomically:
+	// entries.size() read before an insert lets concurrent claims overshoot the bound.
+	private final AtomicLong recordCount = new AtomicLong();
+
+	// A lower bound on every expiry, made exact by every sweep: while it lies ahead, a
+	// full store refuses new keys without scanning.
+	private final AtomicLong earliestExpiry = new AtomicLong(System.nanoTime() + NEVER);
+
+	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
+
+	private final ReentrantLock sweepLock = new ReentrantLock();
+
+	private volatile int sweepAfter = SWEEP_EVERY;
+
+	private final AtomicLong refusedSinceWarning = new AtomicLong();
+
+	private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
 	/**
 	 * Store of {@value #DEFAULT_MAXIMUM_RECORDS} records and
@@ -51,16 +102,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * @param maximumRecords records held at most, expired ones not yet swept included
+	 * Store of {@code maximumRecords} records at most, expired ones not yet swept
+	 * included.
 	 */
 	public InMemoryIdempotencyStore(int maximumRecords) {
 		this(maximumRecords, DEFAULT_TAKEOVER_MEMORY);
 	}
 
-	/**
-	 * @param maximumRecords records held at most, expired ones not yet swept included
-	 * @param takeoverMemory how long a placeholder whose lease ran out is kept
-	 */
+	/** As {@link #InMemoryIdempotencyStore(int, long, long, Duration)} without quota. */
 	public InMemoryIdempotencyStore(int maximumRecords, Duration takeoverMemory) {
 		this(maximumRecords, DEFAULT_MAXIMUM_BYTES, DEFAULT_MAXIMUM_BYTES, takeoverMemory);
 	}
@@ -82,20 +131,24 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		Assert.isTrue(maximumBytesPerScope > 0, () -> "maximumBytesPerScope must be positive, not "
 				+ maximumBytesPerScope + ": set idempotent.store.memory.maximum-size-per-scope, or leave it unset");
 		Assert.isTrue(takeoverMemory != null && !takeoverMemory.isNegative(), "takeoverMemory must not be negative");
-		this.records = new BoundedRecords(maximumRecords, maximumBytes, maximumBytesPerScope, takeoverMemory);
+		this.maximumRecords = maximumRecords;
+		this.maximumBytes = maximumBytes;
+		this.maximumBytesPerScope = maximumBytesPerScope;
+		// Bounded so that expiresAt + memory cannot overflow past NEVER's margin.
+		this.takeoverMemoryNanos = Math.min(takeoverMemory.toNanos(), NEVER / 4);
 	}
 
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		this.records.claiming();
-		BoundedRecords.Room[] room = { BoundedRecords.Room.FITS };
+		claiming();
+		Room[] room = { Room.FITS };
 		ClaimResult result = tryClaim(key, fingerprint, lease, room);
 		if (result == null) {
-			this.records.sweepWhenFull();
+			sweepWhenFull();
 			result = tryClaim(key, fingerprint, lease, room);
-			if (result == null) {
-				throw this.records.refuse(room[0], key.value());
-			}
+		}
+		if (result == null) {
+			throw refuse(room[0], key.value());
 		}
 		return result;
 	}
@@ -103,37 +156,36 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/**
 	 * {@code null} if the key is absent and there is no room ({@code room} says which).
 	 */
-	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease,
-			BoundedRecords.Room[] room) {
+	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease, Room[] room) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
-		MemoryEntry written = this.records.entries.compute(key.value(), (k, entry) -> {
+		MemoryEntry written = this.entries.compute(key.value(), (k, entry) -> {
 			if (entry != null && !entry.isExpired(now) && !entry.tombstone()) {
 				result[0] = (entry.result() != null) ? new ClaimResult.Completed(entry.fingerprint(), entry.result())
 						: new ClaimResult.InProgress(entry.fingerprint(), Duration.ofNanos(entry.expiresAt() - now));
 				return entry;
 			}
 			// A placeholder past its lease, or a tombstone: this claim takes it over.
-			boolean takeover = entry != null && entry.result() == null && !this.records.isForgotten(entry, now);
+			boolean takeover = entry != null && entry.result() == null && !isForgotten(entry, now);
 			int attempt = !takeover ? 1 : (entry.attempt() < Integer.MAX_VALUE) ? entry.attempt() + 1 : entry.attempt();
 			String token = OwnerToken.generate();
 			MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), attempt,
 					false);
 			if (entry == null) {
-				room[0] = this.records.reserve(k, next);
-				if (room[0] != BoundedRecords.Room.FITS) {
+				room[0] = reserve(k, next);
+				if (room[0] != Room.FITS) {
 					return null;
 				}
 			}
 			else {
-				this.records.changed(k, entry, next);
+				changed(k, entry, next);
 			}
 			result[0] = new ClaimResult.Acquired(token, attempt,
 					(takeover && entry.claimedAt() != null) ? entry.claimedAt().truncatedTo(ChronoUnit.SECONDS) : null);
 			return next;
 		});
-		if (result[0] instanceof ClaimResult.Acquired && written != null) {
-			this.records.written(written.expiresAt());
+		if (result[0] instanceof ClaimResult.Acquired) {
+			written(written.expiresAt());
 		}
 		return result[0];
 	}
@@ -144,9 +196,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				(entry, now) -> new MemoryEntry(token, fingerprint, result, now + ttl.toNanos(), null, 1, false))) {
 			return true;
 		}
-		MemoryEntry entry = this.records.entries.get(key.value());
-		return entry != null && entry.result() != null && token.equals(entry.token())
-				&& fingerprint.equals(entry.fingerprint()) && result.equals(entry.result());
+		MemoryEntry entry = completedBy(key, token);
+		return entry != null && fingerprint.equals(entry.fingerprint()) && result.equals(entry.result());
+	}
+
+	/** The record of {@code key} if it is a result {@code token} stored. */
+	private @Nullable MemoryEntry completedBy(RecordKey key, String token) {
+		MemoryEntry entry = this.entries.get(key.value());
+		return (entry != null && entry.result() != null && token.equals(entry.token())) ? entry : null;
 	}
 
 	@Override
@@ -158,17 +215,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
-		if (update(key, token, (entry, now) -> new MemoryEntry(token, fingerprint, null, now + lease.toNanos(),
-				(entry != null) ? entry.claimedAt() : Instant.now(), (entry != null) ? entry.attempt() : 1, false))) {
-			return true;
-		}
-		MemoryEntry entry = this.records.entries.get(key.value());
-		return entry != null && entry.result() != null && token.equals(entry.token());
+		return update(key, token, (entry, now) -> new MemoryEntry(token, fingerprint, null, now + lease.toNanos(),
+				(entry != null) ? entry.claimedAt() : Instant.now(), (entry != null) ? entry.attempt() : 1, false))
+				|| completedBy(key, token) != null;
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		MemoryEntry entry = this.records.entries.get(key.value());
+		MemoryEntry entry = this.entries.get(key.value());
 		long now = System.nanoTime();
 		return (entry != null && !entry.isExpired(now) && !entry.tombstone()) ? Optional.of(entry.toRecord(key, now))
 				: Optional.empty();
@@ -185,7 +239,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		String prefix = keyPrefix + ":";
 		long now = System.nanoTime();
 		Instant wallNow = Instant.now();
-		List<Map.Entry<String, MemoryEntry>> page = this.records.entries.entrySet()
+		List<Map.Entry<String, MemoryEntry>> page = this.entries.entrySet()
 			.stream()
 			.filter((e) -> e.getValue().result() == null && !e.getValue().tombstone() && !e.getValue().isExpired(now)
 					&& e.getKey().startsWith(prefix) && (cursor == null || e.getKey().compareTo(cursor) > 0))
@@ -203,9 +257,9 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	public boolean delete(RecordKey key) {
 		boolean[] deleted = new boolean[1];
 		long now = System.nanoTime();
-		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+		this.entries.computeIfPresent(key.value(), (k, entry) -> {
 			deleted[0] = !entry.isExpired(now);
-			this.records.changed(k, entry, null);
+			changed(k, entry, null);
 			return null;
 		});
 		return deleted[0];
@@ -229,7 +283,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };
 		long now = System.nanoTime();
-		this.records.entries.computeIfPresent(key.value(), (k, entry) -> {
+		this.entries.computeIfPresent(key.value(), (k, entry) -> {
 			if (!entry.isExpired(now)) {
 				if (entry.tombstone()) {
 					return entry;
@@ -241,14 +295,14 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				deletion[0] = Deletion.DELETED;
 				if (!inProgress) {
 					MemoryEntry tombstone = entry.fenced();
-					this.records.changed(k, entry, tombstone);
+					changed(k, entry, tombstone);
 					return tombstone;
 				}
 			}
-			else if (!inProgress && entry.result() == null && !this.records.isForgotten(entry, now)) {
+			else if (!inProgress && entry.result() == null && !isForgotten(entry, now)) {
 				return entry;
 			}
-			this.records.changed(k, entry, null);
+			changed(k, entry, null);
 			return null;
 		});
 		return deletion[0];
@@ -256,31 +310,186 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	/** Number of records held, expired ones included until they are swept. */
 	public int size() {
-		return this.records.size();
+		return this.entries.size();
 	}
 
 	private boolean update(RecordKey key, String token,
 			BiFunction<@Nullable MemoryEntry, Long, @Nullable MemoryEntry> transition) {
 		long now = System.nanoTime();
 		boolean[] owned = new boolean[1];
-		MemoryEntry written = this.records.entries.compute(key.value(), (k, entry) -> {
+		MemoryEntry written = this.entries.compute(key.value(), (k, entry) -> {
 			if (entry == null || (entry.result() == null && !entry.tombstone() && token.equals(entry.token()))) {
 				owned[0] = true;
 				MemoryEntry next = transition.apply(entry, now);
 				// In even when full, lest the result of a call that ran be lost.
-				this.records.changed(k, entry, next);
+				changed(k, entry, next);
 				return next;
 			}
-			if (this.records.isForgotten(entry, now)) {
-				this.records.changed(k, entry, null);
+			if (isForgotten(entry, now)) {
+				changed(k, entry, null);
 				return null;
 			}
 			return entry;
 		});
 		if (owned[0] && written != null) {
-			this.records.written(written.expiresAt());
+			written(written.expiresAt());
 		}
 		return owned[0];
+	}
+
+	/** Sweeps once as many claims as there were records at the last sweep have passed. */
+	private void claiming() {
+		if (this.claimsSinceSweep.incrementAndGet() < this.sweepAfter || !this.sweepLock.tryLock()) {
+			return;
+		}
+		try {
+			if (this.claimsSinceSweep.get() >= this.sweepAfter) {
+				this.claimsSinceSweep.set(0);
+				sweep(false);
+				this.sweepAfter = Math.max(SWEEP_EVERY, this.entries.size());
+			}
+		}
+		finally {
+			this.sweepLock.unlock();
+		}
+	}
+
+	private Room reserve(String key, MemoryEntry entry) {
+		long size = sizeOf(key, entry);
+		if (!take(this.recordCount, 1, this.maximumRecords)) {
+			return Room.STORE_FULL;
+		}
+		if (!take(this.usedBytes, size, this.maximumBytes)) {
+			this.recordCount.decrementAndGet();
+			return Room.STORE_FULL;
+		}
+		if (hasQuota()) {
+			boolean[] fits = new boolean[1];
+			this.scopeBytes.compute(scopeOf(key), (scope, used) -> {
+				long current = (used != null) ? used : 0;
+				fits[0] = current + size <= this.maximumBytesPerScope;
+				return fits[0] ? Long.valueOf(current + size) : used;
+			});
+			if (!fits[0]) {
+				this.recordCount.decrementAndGet();
+				this.usedBytes.addAndGet(-size);
+				return Room.SCOPE_FULL;
+			}
+		}
+		return Room.FITS;
+	}
+
+	private static boolean take(AtomicLong used, long amount, long maximum) {
+		return used.getAndUpdate((current) -> (current + amount > maximum) ? current : current + amount)
+				+ amount <= maximum;
+	}
+
+	/** {@code null} for no record. */
+	private void changed(String key, @Nullable MemoryEntry before, @Nullable MemoryEntry after) {
+		if ((before == null) != (after == null)) {
+			this.recordCount.addAndGet((after != null) ? 1 : -1);
+		}
+		long bytes = sizeOf(key, after) - sizeOf(key, before);
+		if (bytes != 0) {
+			this.usedBytes.addAndGet(bytes);
+			if (hasQuota()) {
+				this.scopeBytes.merge(scopeOf(key), bytes, (used, delta) -> (used + delta != 0) ? used + delta : null);
+			}
+		}
+	}
+
+	private boolean hasQuota() {
+		return this.maximumBytesPerScope < this.maximumBytes;
+	}
+
+	private static long sizeOf(String key, @Nullable MemoryEntry entry) {
+		if (entry == null) {
+			return 0;
+		}
+		long chars = key.length() + entry.token().length() + entry.fingerprint().value().length();
+		return ENTRY_OVERHEAD + 2 * chars + ((entry.result() != null) ? entry.result().size() : 0);
+	}
+
+	/**
+	 * The scope part of a record key; {@code "#"} for a hashed key, whose scope is
+	 * unknown: such keys share one quota.
+	 */
+	private static String scopeOf(String key) {
+		int keyStart = key.lastIndexOf(':');
+		int nameStart = (keyStart > 0) ? key.lastIndexOf(':', keyStart - 1) : -1;
+		if (nameStart < 0 || key.startsWith("#", nameStart + 1) && nameStart + 2 == keyStart) {
+			return "#";
+		}
+		int scopeStart = key.lastIndexOf(':', nameStart - 1);
+		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
+	}
+
+	private enum Room {
+
+		FITS, STORE_FULL, SCOPE_FULL
+
+	}
+
+	// Called after the record is in the map, never inside compute: a sweep that starts
+	// in between either sees the record or is lowered by this call after its reset.
+	private void written(long expiresAt) {
+		this.earliestExpiry.accumulateAndGet(expiresAt,
+				(current, candidate) -> (candidate - current < 0) ? candidate : current);
+	}
+
+	/** A result past its TTL, or a call that never finished past its take-over memory. */
+	private boolean isForgotten(MemoryEntry entry, long now) {
+		return (entry.result() != null) ? entry.isExpired(now)
+				: now - (entry.expiresAt() + this.takeoverMemoryNanos) >= 0;
+	}
+
+	private void sweepWhenFull() {
+		if (System.nanoTime() - this.earliestExpiry.get() < 0) {
+			return;
+		}
+		// Full: wait for one sweep rather than each run their own.
+		this.sweepLock.lock();
+		try {
+			if (System.nanoTime() - this.earliestExpiry.get() >= 0) {
+				sweep(true);
+			}
+		}
+		finally {
+			this.sweepLock.unlock();
+		}
+	}
+
+	/**
+	 * Removes what is forgotten or, when {@code full}, every expired record: a full store
+	 * drops what it remembers of unfinished calls before it refuses a new key. Makes
+	 * {@link #earliestExpiry} exact. Runs under {@link #sweepLock}.
+	 */
+	private void sweep(boolean full) {
+		long now = System.nanoTime();
+		this.earliestExpiry.set(now + NEVER);
+		this.entries.forEach((key, entry) -> {
+			if (entry.isExpired(now) && (full || isForgotten(entry, now)) && this.entries.remove(key, entry)) {
+				changed(key, entry, null);
+			}
+			else {
+				written(entry.expiresAt());
+			}
+		});
+	}
+
+	private InMemoryStoreFullException refuse(Room room, String key) {
+		InMemoryStoreFullException ex = (room == Room.SCOPE_FULL)
+				? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
+				: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
+		// One warning a minute, with the count, rather than one per call.
+		this.refusedSinceWarning.incrementAndGet();
+		long now = System.nanoTime();
+		long last = this.lastWarning.get();
+		if (now - last >= WARN_EVERY_NANOS && this.lastWarning.compareAndSet(last, now)) {
+			logger.warn(ex.getMessage() + ". New keys refused since the previous warning: "
+					+ this.refusedSinceWarning.getAndSet(0));
+		}
+		return ex;
 	}
 
 }

@@ -13,9 +13,8 @@ public class InMemoryStoreFullException extends StoreFullException {
 	private final int maximumRecords;
 
 	/**
-	 * The whole store is full.
-	 * @param maximumRecords records held at most
-	 * @param maximumBytes estimated bytes held at most
+	 * The whole store, of {@code maximumRecords} and estimated {@code maximumBytes}, is
+	 * full.
 	 */
 	public InMemoryStoreFullException(int maximumRecords, long maximumBytes) {
 		super("In-memory idempotency store is full: it holds its maximum of " + maximumRecords + " records or "
@@ -25,11 +24,7 @@ public class InMemoryStoreFullException extends StoreFullException {
 		this.maximumRecords = maximumRecords;
 	}
 
-	/**
-	 * The records of one scope hold their quota.
-	 * @param scope the scope, as it appears in record keys
-	 * @param maximumBytesPerScope estimated bytes held at most for one scope
-	 */
+	/** The records of {@code scope} (as in record keys) hold their quota. */
 	public InMemoryStoreFullException(String scope, long maximumBytesPerScope) {
 		super("In-memory idempotency store is full for scope '" + scope + "': its records hold the quota of "
 				+ DataSize.ofBytes(maximumBytesPerScope).toKilobytes() + " KB per scope "
