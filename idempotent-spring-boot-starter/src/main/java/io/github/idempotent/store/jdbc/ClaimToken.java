@@ -1,6 +1,8 @@
 package io.github.idempotent.store.jdbc;
 
 import java.time.Instant;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.idempotent.store.OwnerToken;
 
@@ -12,6 +14,9 @@ import io.github.idempotent.store.OwnerToken;
  * {@link OwnerToken#claimedAt} still reads.
  */
 final class ClaimToken {
+
+	/** The attempt between the last dot and the last dash. */
+	private static final Pattern ATTEMPT = Pattern.compile("\\.([0-9]{1,10})-[^-]*$");
 
 	private ClaimToken() {
 	}
@@ -26,13 +31,9 @@ final class ClaimToken {
 	}
 
 	static int attempt(String token) {
-		int dash = token.lastIndexOf('-');
-		int dot = (dash > 0) ? token.lastIndexOf('.', dash) : -1;
-		if (dot < 0 || dash - dot < 2 || dash - dot > 11) {
-			return 1;
-		}
+		Matcher matcher = ATTEMPT.matcher(token);
 		try {
-			return Math.max(1, Integer.parseInt(token, dot + 1, dash, 10));
+			return matcher.find() ? Math.max(1, Integer.parseInt(matcher.group(1))) : 1;
 		}
 		catch (NumberFormatException ex) {
 			return 1;
