@@ -84,8 +84,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	final JdbcDialect dialect;
 
-	private final String tableName;
-
 	final JdbcStatements sql;
 
 	private final TransactionBoundCompletions transactionBound;
@@ -131,7 +129,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.jdbc = this.table.guard(jdbc);
 		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, dialect);
 		this.dialect = dialect;
-		this.tableName = tableName;
 		this.sql = new JdbcStatements(dialect, tableName);
 		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
 		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
@@ -206,7 +203,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	public String getTableName() {
-		return this.tableName;
+		return this.table.tableName;
 	}
 
 	@Override
@@ -309,11 +306,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * duplicate must not run while the first call may still commit.
 	 */
 	private ClaimResult contended(String key, Fingerprint fingerprint, Duration lease, RuntimeException contention) {
-		if (logger.isDebugEnabled()) {
-			logger.debug("Claim of key '" + key + "' met contention; answering from the row as last committed: "
-					+ contention);
-		}
-		Row row;
+		logger.debug(
+				"Claim of key '" + key + "' met contention; answering from the row as last committed: " + contention);
+		Row row = null;
 		try {
 			row = this.ownTransaction.run(() -> select(key));
 		}
@@ -322,7 +317,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				ex.addSuppressed(contention);
 				throw ex;
 			}
-			row = null;
 		}
 		ClaimResult held = (row != null) ? held(row) : null;
 		return (held != null) ? held : new ClaimResult.InProgress(fingerprint, lease);

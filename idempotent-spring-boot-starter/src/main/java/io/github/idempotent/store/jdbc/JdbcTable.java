@@ -40,7 +40,7 @@ final class JdbcTable {
 	/** Unknown database; its SQL state 42000 is also every syntax error's. */
 	private static final int MYSQL_UNKNOWN_DATABASE = 1049;
 
-	private final String tableName;
+	final String tableName;
 
 	private final JdbcDialect dialect;
 

@@ -69,11 +69,8 @@ final class OwnTransaction {
 	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcDialect dialect) {
 		this.dataSource = dataSource;
 		this.dialect = dialect;
-		this.translator = new SQLErrorCodeSQLExceptionTranslator(switch (dialect) {
-			case H2 -> "H2";
-			case POSTGRESQL -> "PostgreSQL";
-			case MYSQL -> "MySQL";
-		});
+		this.translator = new SQLErrorCodeSQLExceptionTranslator(
+				(dialect == JdbcDialect.H2) ? "H2" : (dialect == JdbcDialect.POSTGRESQL) ? "PostgreSQL" : "MySQL");
 		this.template = new TransactionTemplate(transactionManager);
 		this.template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		// A claim may read the row twice; under REPEATABLE READ (MySQL's default) the

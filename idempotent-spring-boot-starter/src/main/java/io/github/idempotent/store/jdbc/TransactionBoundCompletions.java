@@ -86,16 +86,12 @@ final class TransactionBoundCompletions {
 	 */
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
 		Map<Object, TransactionState> states = states();
-		if (states == null) {
-			return null;
-		}
 		Object current = TransactionSynchronizationManager.getResource(this.dataSource);
-		for (TransactionState state : states.values()) {
+		for (TransactionState state : (states != null) ? states.values() : List.<TransactionState>of()) {
 			PendingCompletion pending = state.completions.get(key);
 			if (pending != null) {
-				Fingerprint stored = pending.fingerprint;
-				return (state.transaction == current) ? new ClaimResult.Completed(stored, pending.result)
-						: new ClaimResult.InProgress(stored, lease);
+				return (state.transaction == current) ? new ClaimResult.Completed(pending.fingerprint, pending.result)
+						: new ClaimResult.InProgress(pending.fingerprint, lease);
 			}
 		}
 		return null;
@@ -237,7 +233,7 @@ final class TransactionBoundCompletions {
 		}
 		// Also across a REQUIRES_NEW transaction that suspends it.
 		return states.computeIfAbsent(TransactionSynchronizationManager.getResource(this.dataSource), (transaction) -> {
-			TransactionState state = new TransactionState(transaction, states);
+			TransactionState state = new TransactionState(transaction);
 			TransactionSynchronizationManager.registerSynchronization(state);
 			return state;
 		});
@@ -392,8 +388,6 @@ final class TransactionBoundCompletions {
 
 		private final Object transaction;
 
-		private final Map<Object, TransactionState> states;
-
 		private final Map<String, Duration> leases = new LinkedHashMap<>();
 
 		private final Map<String, PendingCompletion> completions = new LinkedHashMap<>();
@@ -404,9 +398,8 @@ final class TransactionBoundCompletions {
 		/** Completions a rollback to a savepoint undid: released when it ends. */
 		private final List<PendingCompletion> undone = new ArrayList<>();
 
-		TransactionState(Object transaction, Map<Object, TransactionState> states) {
+		TransactionState(Object transaction) {
 			this.transaction = transaction;
-			this.states = states;
 		}
 
 		@Override
@@ -434,8 +427,9 @@ final class TransactionBoundCompletions {
 
 		@Override
 		public void afterCompletion(int status) {
-			this.states.remove(this.transaction);
-			if (this.states.isEmpty()) {
+			Map<Object, TransactionState> states = states();
+			states.remove(this.transaction);
+			if (states.isEmpty()) {
 				TransactionSynchronizationManager
 					.unbindResourceIfPossible(TransactionBoundCompletions.this.transactionStatesKey);
 			}
