@@ -201,7 +201,7 @@ public class RedisIdempotencyStore
 			return commands
 				.<List<Object>>run((redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), null)
 				.handle((reply, readFailure) -> {
-					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(key, reply);
+					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(reply);
 					if (found == null) {
 						if (readFailure != null) {
 							ex.addSuppressed(readFailure);
@@ -214,18 +214,15 @@ public class RedisIdempotencyStore
 	}
 
 	/** What a claim answers while writes are refused; {@code null} for a free key. */
-	private static @Nullable ClaimResult whileWritesAreRefused(RecordKey key, List<?> reply) {
-		IdempotencyRecord record = record(key, reply, Instant.now());
-		if (record == null) {
-			return null;
+	private static @Nullable ClaimResult whileWritesAreRefused(List<?> reply) {
+		long kind = (Long) reply.get(0);
+		if (kind != 1) {
+			return (kind == 0) ? null : new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(2)));
 		}
-		return switch (record.state()) {
-			case COMPLETED -> new ClaimResult.Completed(record.fingerprint(), record.result());
-			case IN_PROGRESS -> new ClaimResult.InProgress(record.fingerprint(),
-					(record.expiresIn() != null) ? record.expiresIn() : Duration.ZERO);
-			case UNREADABLE -> new ClaimResult.Damaged(record.damage(),
-					reply.get(2) instanceof byte[] stored && RecordLayout.isLaterFormat(stored));
-		};
+		byte[] stored = (byte[]) reply.get(2);
+		return RecordLayout.isTombstone(stored) ? null
+				: found(stored, () -> new ClaimResult.InProgress(RecordLayout.fingerprint(stored),
+						Duration.ofMillis(RecordLayout.leaseMillis((Long) reply.get(1)))));
 	}
 
 	/**
@@ -400,7 +397,7 @@ public class RedisIdempotencyStore
 	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
 		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, keys(key), args)
-			.thenApply(RedisIdempotencyStore::isPositive), awaited ? Boolean.TRUE::equals : null);
+			.thenApply((reply) -> reply != null && reply > 0), awaited ? Boolean.TRUE::equals : null);
 	}
 
 	@Override
@@ -571,10 +568,6 @@ public class RedisIdempotencyStore
 
 	private static byte[] expiry(Duration lease) {
 		return utf8(Long.toString(expiryMillis(lease)));
-	}
-
-	private static boolean isPositive(@Nullable Long reply) {
-		return reply != null && reply > 0;
 	}
 
 }
