@@ -1,6 +1,5 @@
 package io.github.idempotent.store.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
@@ -78,8 +77,6 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 	private volatile @Nullable String unavailableReason;
 
 	private final int phase;
-
-	private volatile boolean closed;
 
 	private volatile boolean stopped;
 
@@ -207,7 +204,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 	private void tick() {
 		try {
 			Session current = this.session;
-			if (this.closed || this.stopped) {
+			if (this.stopped) {
 				return;
 			}
 			if (current == null || current.lost) {
@@ -250,7 +247,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 			});
 			connection.sync().clientTracking(TrackingArgs.Builder.enabled());
 			synchronized (this) {
-				if (this.closed || this.stopped || next.lost) {
+				if (this.stopped || next.lost) {
 					// Ended meanwhile by its disconnect listener, close() or stop().
 					next.end();
 					return;
@@ -273,7 +270,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 	}
 
 	private void unavailable(String reason) {
-		if (this.closed || this.stopped) {
+		if (this.stopped) {
 			return;
 		}
 		if (this.unavailableReason == null) {
@@ -310,12 +307,10 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		if (target == null || !"invalidate".equals(message.getType())) {
 			return;
 		}
-		List<Object> content = message.getContent(RedisRecordTracking::latin1);
-		Object keys = (content.size() > 1) ? content.get(1) : null;
-		if (keys instanceof List<?> list) {
-			for (Object key : list) {
-				target.invalidated(String.valueOf(latin1(key)));
-			}
+		List<Object> content = message
+			.getContent((buffer) -> StandardCharsets.ISO_8859_1.decode(buffer.duplicate()).toString());
+		if (content.size() > 1 && content.get(1) instanceof List<?> keys) {
+			keys.forEach((key) -> target.invalidated((String) key));
 		}
 		else {
 			// A null list: the database was flushed.
@@ -323,20 +318,9 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		}
 	}
 
-	private static Object latin1(@Nullable Object value) {
-		if (value instanceof ByteBuffer buffer) {
-			return StandardCharsets.ISO_8859_1.decode(buffer.duplicate()).toString();
-		}
-		if (value instanceof byte[] bytes) {
-			return new String(bytes, StandardCharsets.ISO_8859_1);
-		}
-		return String.valueOf(value);
-	}
-
 	@Override
 	public void close() {
 		stop();
-		this.closed = true;
 		if (this.scheduler != null) {
 			this.scheduler.shutdownNow();
 		}
@@ -383,7 +367,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	@Override
 	public boolean isRunning() {
-		return !this.stopped && !this.closed && this.scheduler != null;
+		return !this.stopped && this.scheduler != null && !this.scheduler.isShutdown();
 	}
 
 	@Override
