@@ -64,7 +64,9 @@ final class DedicatedConnections implements AutoCloseable {
 		boolean reusable = false;
 		try {
 			T reply;
-			try (RedisConnection connection = asRedisConnection(nativeConnection)) {
+			// Closing the LettuceConnection leaves the native connection open.
+			try (RedisConnection connection = new LettuceConnection(nativeConnection,
+					nativeConnection.getTimeout().toMillis(), this.client, this.database)) {
 				reply = action.apply(connection);
 			}
 			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection, replicas, timeout);
@@ -101,11 +103,6 @@ final class DedicatedConnections implements AutoCloseable {
 					+ "idempotency record within " + timeout + "; a failover now could lose it");
 		}
 		return true;
-	}
-
-	/** Closing it leaves {@code connection} open. */
-	private RedisConnection asRedisConnection(StatefulRedisConnection<byte[], byte[]> connection) {
-		return new LettuceConnection(connection, connection.getTimeout().toMillis(), this.client, this.database);
 	}
 
 	private StatefulRedisConnection<byte[], byte[]> borrow() {

@@ -20,9 +20,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConverters;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.redis.RedisIdempotencyStore.ScanStep;
+import io.github.idempotent.store.redis.RedisScriptRunner.AsyncRedisCommands;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
 /**
@@ -113,22 +115,12 @@ final class LettuceCommands implements AsyncRedisCommands {
 
 	@Override
 	public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
-		ScriptOutputType outputType = outputType(returnType);
+		ScriptOutputType outputType = LettuceConverters.toScriptOutputType(returnType);
 		return this.commands.<T>evalsha(script.sha1(), outputType, keys, args)
 			.toCompletableFuture()
 			.exceptionallyCompose((ex) -> RedisClients.anyMessage(ex, "NOSCRIPT")
 					? this.commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
 					: CompletableFuture.failedFuture(ex));
-	}
-
-	private static ScriptOutputType outputType(ReturnType returnType) {
-		return switch (returnType) {
-			case BOOLEAN -> ScriptOutputType.BOOLEAN;
-			case INTEGER -> ScriptOutputType.INTEGER;
-			case MULTI -> ScriptOutputType.MULTI;
-			case STATUS -> ScriptOutputType.STATUS;
-			case VALUE -> ScriptOutputType.VALUE;
-		};
 	}
 
 }

@@ -36,6 +36,7 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
+import io.github.idempotent.store.redis.RedisScriptRunner.AsyncRedisCommands;
 
 /**
  * {@link IdempotencyStore} on Redis: one string per key ({@link RecordLayout}), claimed

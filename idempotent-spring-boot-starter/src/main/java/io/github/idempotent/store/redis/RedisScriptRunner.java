@@ -157,6 +157,23 @@ final class RedisScriptRunner {
 		}
 	}
 
+	/**
+	 * The commands the store sends without holding a thread ({@link LettuceCommands});
+	 * names no client's type, so that the store loads without Lettuce.
+	 */
+	interface AsyncRedisCommands {
+
+		/**
+		 * {@code SET key value NX PX millis GET}: the value there was, {@code null} for
+		 * none.
+		 */
+		CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis);
+
+		/** EVALSHA, then EVAL on NOSCRIPT. */
+		<T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args);
+
+	}
+
 	private record ConnectionCommands(RedisConnection connection) implements AsyncRedisCommands {
 
 		@Override
