@@ -88,25 +88,18 @@ final class RecordLayout {
 	static byte[] record(byte state, byte[] token, Fingerprint fingerprint, byte @Nullable [] result) {
 		byte[] digest = digest(fingerprint.value());
 		byte[] text = (digest != null) ? null : fingerprint.value().getBytes(StandardCharsets.UTF_8);
-		if (text != null) {
-			Assert.isTrue(text.length <= 255, "A fingerprint kept in Redis must not be longer than 255 bytes");
-		}
-		int fingerprintLength = (digest != null) ? DIGEST_LENGTH : 1 + text.length;
-		int resultLength = (result != null) ? result.length : 0;
-		byte[] record = new byte[FINGERPRINT + fingerprintLength + resultLength];
-		record[0] = (byte) ((digest != null) ? state : state + TEXT);
-		System.arraycopy(token, 0, record, 1, TOKEN_LENGTH);
+		Assert.isTrue(text == null || text.length <= 255,
+				"A fingerprint kept in Redis must not be longer than 255 bytes");
+		ByteBuffer record = ByteBuffer.allocate(FINGERPRINT + ((digest != null) ? DIGEST_LENGTH : 1 + text.length)
+				+ ((result != null) ? result.length : 0));
+		record.put((byte) ((digest != null) ? state : state + TEXT)).put(token, 0, TOKEN_LENGTH);
 		if (digest != null) {
-			System.arraycopy(digest, 0, record, FINGERPRINT, DIGEST_LENGTH);
+			record.put(digest);
 		}
 		else {
-			record[FINGERPRINT] = (byte) text.length;
-			System.arraycopy(text, 0, record, FINGERPRINT + 1, text.length);
+			record.put((byte) text.length).put(text);
 		}
-		if (result != null) {
-			System.arraycopy(result, 0, record, FINGERPRINT + fingerprintLength, resultLength);
-		}
-		return record;
+		return ((result != null) ? record.put(result) : record).array();
 	}
 
 	/**
