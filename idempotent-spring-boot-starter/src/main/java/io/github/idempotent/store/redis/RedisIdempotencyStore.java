@@ -87,10 +87,7 @@ public class RedisIdempotencyStore
 		}
 	}
 
-	/**
-	 * The connection factory the store reads and writes through.
-	 * @return the store's connection factory
-	 */
+	/** The connection factory the store reads and writes through. */
 	public RedisConnectionFactory getConnectionFactory() {
 		return this.connectionFactory;
 	}
@@ -255,10 +252,7 @@ public class RedisIdempotencyStore
 		}
 		return commands.setIfAbsentGet(keyOf(key), record, expiryMillis(lease)).handle((previous, ex) -> {
 			if (ex != null) {
-				if (isSetClaimRefused(ex)) {
-					return byScript.get();
-				}
-				return CompletableFuture.<ClaimResult>failedFuture(unwrap(ex));
+				return isSetClaimRefused(ex) ? byScript.get() : CompletableFuture.<ClaimResult>failedFuture(unwrap(ex));
 			}
 			setClaimsAccepted();
 			if (previous != null && (RecordLayout.isTombstone(previous) || (RecordLayout.damage(previous) == null
@@ -307,8 +301,7 @@ public class RedisIdempotencyStore
 		return true;
 	}
 
-	private static ClaimResult claimResult(@Nullable List<?> reply, String token) {
-		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the claim script");
+	private static ClaimResult claimResult(List<?> reply, String token) {
 		long state = (Long) reply.get(0);
 		if (state == RedisScripts.ACQUIRED) {
 			return acquired(token, reply);
@@ -344,7 +337,7 @@ public class RedisIdempotencyStore
 		}
 		int attempt = (int) Math.max(1, (Long) reply.get(1));
 		byte[] started = (byte[]) reply.get(2);
-		Instant previous = (attempt == 1 || started == null || RecordLayout.isNoTime(started, 0)) ? null
+		Instant previous = (attempt == 1 || RecordLayout.isNoTime(started, 0)) ? null
 				: RecordLayout.readTime(started, 0, Instant.now());
 		return new ClaimResult.Acquired(token, attempt, previous);
 	}
@@ -521,10 +514,8 @@ public class RedisIdempotencyStore
 	private Deletion deleteIf(RecordKey key, byte state) {
 		Long reply = RedisScriptRunner.join(this.scripts.blocking((redis) -> redis.<Long>eval(RedisScripts.DELETE_IF,
 				ReturnType.INTEGER, keys(key), new byte[] { state }, REMEMBERED_MILLIS), null));
-		if (reply == null || reply == 0) {
-			return Deletion.NONE;
-		}
-		return (reply == 1) ? Deletion.DELETED : (reply == 2) ? Deletion.HELD : Deletion.COMPLETED;
+		return (reply == null || reply == 0) ? Deletion.NONE
+				: (reply == 1) ? Deletion.DELETED : (reply == 2) ? Deletion.HELD : Deletion.COMPLETED;
 	}
 
 	/**
