@@ -78,11 +78,8 @@ final class RedisScripts {
 
 		/** With a shebang line that gives it {@code flags} (Redis 7.0 or later). */
 		Script withFlags(String flags) {
-			byte[] shebang = ("#!lua flags=" + flags + "\n").getBytes(StandardCharsets.UTF_8);
-			byte[] flagged = new byte[shebang.length + this.text.length];
-			System.arraycopy(shebang, 0, flagged, 0, shebang.length);
-			System.arraycopy(this.text, 0, flagged, shebang.length, this.text.length);
-			return of(this.name, flagged);
+			String flagged = "#!lua flags=" + flags + "\n" + new String(this.text, StandardCharsets.UTF_8);
+			return of(this.name, flagged.getBytes(StandardCharsets.UTF_8));
 		}
 
 	}
