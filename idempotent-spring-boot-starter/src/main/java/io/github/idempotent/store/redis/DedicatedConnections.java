@@ -44,19 +44,15 @@ final class DedicatedConnections implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	private DedicatedConnections(RedisClient client, int database) {
-		this.client = client;
-		this.database = database;
-	}
-
 	/**
 	 * On a {@link LettuceConnectionFactory} (see {@link RedisScriptRunner#waitReplicas}).
 	 */
-	static DedicatedConnections of(RedisConnectionFactory connectionFactory) {
+	DedicatedConnections(RedisConnectionFactory connectionFactory) {
 		LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
 		Assert.state(lettuce.getRequiredNativeClient() instanceof RedisClient,
 				"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
-		return new DedicatedConnections((RedisClient) lettuce.getRequiredNativeClient(), lettuce.getDatabase());
+		this.client = (RedisClient) lettuce.getRequiredNativeClient();
+		this.database = lettuce.getDatabase();
 	}
 
 	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote, int replicas, Duration timeout) {

@@ -54,7 +54,7 @@ final class RedisScriptRunner {
 						+ "spring-boot-starter-data-redis), not " + this.connectionFactory.getClass().getName()
 						+ "; use Lettuce or set wait-replicas to 0");
 		DedicatedConnections previous = this.dedicatedConnections;
-		this.dedicatedConnections = (replicas > 0) ? DedicatedConnections.of(this.connectionFactory) : null;
+		this.dedicatedConnections = (replicas > 0) ? new DedicatedConnections(this.connectionFactory) : null;
 		this.waitReplicas = replicas;
 		this.waitTimeout = timeout;
 		if (previous != null) {
@@ -163,10 +163,7 @@ final class RedisScriptRunner {
 	 */
 	interface AsyncRedisCommands {
 
-		/**
-		 * {@code SET key value NX PX millis GET}: the value there was, {@code null} for
-		 * none.
-		 */
+		/** {@code SET key value NX PX millis GET}: the value there was, or null. */
 		CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis);
 
 		/** EVALSHA, then EVAL on NOSCRIPT. */
@@ -178,9 +175,6 @@ final class RedisScriptRunner {
 
 		@Override
 		public CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis) {
-			// A pipelined or queued connection answers null, read as acquired.
-			Assert.state(!this.connection.isPipelined() && !this.connection.isQueueing(),
-					"Claims need a connection that answers");
 			return answer(() -> this.connection.stringCommands()
 				.setGet(key, value, Expiration.milliseconds(millis), SetOption.SET_IF_ABSENT));
 		}
