@@ -177,17 +177,14 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		if (current == null || current.lost) {
 			return CompletableFuture.completedFuture(null);
 		}
-		try {
-			byte[] redisKey = RedisIdempotencyStore.keyOf(key);
-			RedisAsyncCommands<byte[], byte[]> commands = current.connection.async();
-			// PTTL: the cache drops the record when Redis would.
-			CompletableFuture<byte[]> value = commands.get(redisKey).toCompletableFuture();
-			CompletableFuture<Long> ttl = commands.pttl(redisKey).toCompletableFuture();
-			return value.thenCombine(ttl, RedisRecordTracking::trackedRecord).exceptionally((ex) -> null);
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.completedFuture(null);
-		}
+		// Lettuce fails a command on a closed connection through its future, and
+		// CachingIdempotencyStore catches what read throws.
+		byte[] redisKey = RedisIdempotencyStore.keyOf(key);
+		RedisAsyncCommands<byte[], byte[]> commands = current.connection.async();
+		// PTTL: the cache drops the record when Redis would.
+		CompletableFuture<byte[]> value = commands.get(redisKey).toCompletableFuture();
+		CompletableFuture<Long> ttl = commands.pttl(redisKey).toCompletableFuture();
+		return value.thenCombine(ttl, RedisRecordTracking::trackedRecord).exceptionally((ex) -> null);
 	}
 
 	private static RecordTracking.@Nullable TrackedRecord trackedRecord(byte @Nullable [] value,
@@ -296,9 +293,8 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 			}
 			this.session = null;
 		}
-		if (target != null) {
-			target.invalidatedAll();
-		}
+		// A session exists only once start(Listener) has set the listener.
+		target.invalidatedAll();
 		unavailable(reason);
 	}
 
