@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.Assert;
 
 /**
  * What {@code INFO memory} says of one server of the store. Any {@code maxmemory-policy}
@@ -88,10 +89,8 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 					+ "maxmemory_policy: make sure it cannot evict records (noeviction)");
 		}
 		for (RedisMemoryPolicy policy : policies) {
-			if (policy.evicts() && !evictingPolicyAllowed) {
-				throw new IllegalStateException(policy.refusal());
-			}
 			if (policy.evicts()) {
+				Assert.state(evictingPolicyAllowed, policy::refusal);
 				logger.warn("The Redis of the idempotency store (" + policy.server() + ") may evict records "
 						+ "(maxmemory " + policy.maxmemory() + ", maxmemory-policy " + policy.policy()
 						+ "), accepted by " + ALLOW_PROPERTY + ": a retry of an evicted key runs its method again");
