@@ -108,7 +108,7 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 	}
 
 	// A listener answers nobody: no caller can read another's response through it.
-	private static boolean isMessageListener(java.lang.reflect.Method method) {
+	static boolean isMessageListener(java.lang.reflect.Method method) {
 		MergedAnnotations onMethod = MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
 		MergedAnnotations onClass = MergedAnnotations.from(method.getDeclaringClass(),
 				MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);

@@ -1,6 +1,12 @@
 package io.github.idempotent.aop;
 
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.apache.commons.logging.Log;
@@ -23,6 +29,7 @@ import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.AsyncListenerFailures;
 
 /**
  * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it
@@ -41,6 +48,8 @@ class IdempotentInterceptor implements MethodInterceptor {
 	private final IdempotencyScopeResolver scopeResolver;
 
 	private final @Nullable BeanFactoryResolver beanResolver;
+
+	private final Map<Method, Boolean> messageListeners = new ConcurrentHashMap<>();
 
 	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			IdempotentInterceptor.class.getClassLoader());
@@ -72,10 +81,43 @@ class IdempotentInterceptor implements MethodInterceptor {
 		}
 		InvocationArguments call = new InvocationArguments(operation, invocation.getArguments(), target,
 				this.keyResolver, this.scopeResolver, this.beanResolver);
+		UnaryOperator<Throwable> listenerFailures = listenerFailures(operation);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
-			return reactive(operation).invoke(operation, call, invocation);
+			return reactive(operation).invoke(operation, call, invocation, listenerFailures);
 		}
-		return execute(operation, invocation, call, null);
+		Object result = execute(operation, invocation, call, null);
+		return (listenerFailures != null && result instanceof CompletionStage<?> stage)
+				? translated(stage, listenerFailures) : result;
+	}
+
+	/**
+	 * The container's translation of failures, for a listener method that returns a
+	 * future or a Mono: its container acknowledges it once that completes.
+	 */
+	private @Nullable UnaryOperator<Throwable> listenerFailures(IdempotentOperation operation) {
+		UnaryOperator<Throwable> failures = AsyncListenerFailures.current();
+		if (failures == null || operation.kind() == IdempotentOperation.Kind.VALUE) {
+			return null;
+		}
+		boolean listener = this.messageListeners.computeIfAbsent(operation.method(),
+				IdempotentAnnotationBeanPostProcessor::isMessageListener);
+		return listener ? failures : null;
+	}
+
+	private static CompletableFuture<@Nullable Object> translated(CompletionStage<?> stage,
+			UnaryOperator<Throwable> failures) {
+		CompletableFuture<@Nullable Object> translated = new CompletableFuture<>();
+		stage.whenComplete((value, failure) -> {
+			if (failure == null) {
+				translated.complete(value);
+			}
+			else {
+				translated.completeExceptionally(
+						failures.apply((failure instanceof CompletionException wrapped && wrapped.getCause() != null)
+								? wrapped.getCause() : failure));
+			}
+		});
+		return translated;
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package io.github.idempotent.aop;
 
+import java.util.function.UnaryOperator;
+
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
@@ -41,8 +43,14 @@ final class MonoInvocations {
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
 
-	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation) {
-		return Mono.deferContextual((contextView) -> execute(operation, invocation, call, contextView, null));
+	/**
+	 * @param listenerFailures the translation of a listener's failures that its container
+	 * reads, or {@code null}
+	 */
+	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
+			@Nullable UnaryOperator<Throwable> listenerFailures) {
+		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocation, call, contextView, null));
+		return (listenerFailures != null) ? mono.onErrorMap(listenerFailures) : mono;
 	}
 
 	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,

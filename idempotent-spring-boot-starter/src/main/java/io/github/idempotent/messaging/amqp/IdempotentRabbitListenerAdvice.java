@@ -1,6 +1,7 @@
 package io.github.idempotent.messaging.amqp;
 
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -15,6 +16,7 @@ import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.IdempotencyException;
+import io.github.idempotent.core.AsyncListenerFailures;
 import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 
 /**
@@ -42,6 +44,10 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		Object[] arguments = invocation.getArguments();
 		Message message = (arguments.length == 2 && arguments[1] instanceof Message one) ? one : null;
 		Message previous = RabbitMessageKeyResolver.bind(message);
+		// A listener that returns a future or a Mono is acknowledged when it completes,
+		// past this advice and the error handler: its failure must say it.
+		UnaryOperator<Throwable> previousFailures = AsyncListenerFailures
+			.bind((message != null) ? (failure) -> rejectedIfNotRetryable(failure, message) : null);
 		try {
 			return invocation.proceed();
 		}
@@ -49,16 +55,30 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 			throw translate(ex, message);
 		}
 		finally {
+			AsyncListenerFailures.bind(previousFailures);
 			RabbitMessageKeyResolver.bind(previous);
 		}
+	}
+
+	/**
+	 * What no redelivery can fix, rejected without requeue whatever the container's
+	 * {@code defaultRequeueRejected}; the rest as it was.
+	 */
+	private Throwable rejectedIfNotRetryable(Throwable failure, Message message) {
+		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
+		return (fatal != null) ? rejected(fatal, message) : failure;
+	}
+
+	private static ListenerExecutionFailedException rejected(RuntimeException fatal, @Nullable Message message) {
+		return new ListenerExecutionFailedException(
+				"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
+				new Rejected(fatal.getMessage(), fatal), messages(message));
 	}
 
 	private Throwable translate(Throwable failure, @Nullable Message message) {
 		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
 		if (fatal != null) {
-			return new ListenerExecutionFailedException(
-					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
-					new Rejected(fatal.getMessage(), fatal), messages(message));
+			return rejected(fatal, message);
 		}
 		IdempotencyException requeued = IdempotencyException.findRetryable(failure);
 		if (requeued != null) {
