@@ -47,12 +47,12 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		// A listener that returns a future or a Mono is acknowledged when it completes,
 		// past this advice and the error handler: its failure must say it.
 		UnaryOperator<Throwable> previousFailures = AsyncListenerFailures
-			.bind((message != null) ? (failure) -> rejectedIfNotRetryable(failure, message) : null);
+			.bind((message != null) ? (failure) -> translate(failure, message, false) : null);
 		try {
 			return invocation.proceed();
 		}
 		catch (Throwable ex) {
-			throw translate(ex, message);
+			throw translate(ex, message, true);
 		}
 		finally {
 			AsyncListenerFailures.bind(previousFailures);
@@ -61,24 +61,16 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 	}
 
 	/**
-	 * What no redelivery can fix, rejected without requeue whatever the container's
-	 * {@code defaultRequeueRejected}; the rest as it was.
+	 * The requeue decision in the failure itself, whatever the container's
+	 * {@code defaultRequeueRejected}. {@code backOff}: sleep before a requeue, on a
+	 * listener's own thread only (an asynchronous result completes on any thread).
 	 */
-	private Throwable rejectedIfNotRetryable(Throwable failure, Message message) {
-		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
-		return (fatal != null) ? rejected(fatal, message) : failure;
-	}
-
-	private static ListenerExecutionFailedException rejected(RuntimeException fatal, @Nullable Message message) {
-		return new ListenerExecutionFailedException(
-				"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
-				new Rejected(fatal.getMessage(), fatal), messages(message));
-	}
-
-	private Throwable translate(Throwable failure, @Nullable Message message) {
+	private Throwable translate(Throwable failure, @Nullable Message message, boolean backOff) {
 		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
 		if (fatal != null) {
-			return rejected(fatal, message);
+			return new ListenerExecutionFailedException(
+					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
+					new Rejected(fatal.getMessage(), fatal), messages(message));
 		}
 		IdempotencyException requeued = IdempotencyException.findRetryable(failure);
 		if (requeued != null) {
@@ -87,9 +79,12 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 			String reason = outage ? "Idempotency store unavailable, requeued: "
 					: "Duplicate still in progress, requeued: ";
 			if (logger.isDebugEnabled()) {
-				logger.debug(reason + "in " + this.inProgressBackOff.toMillis() + " ms: " + requeued.getMessage());
+				logger.debug(reason + (backOff ? "in " + this.inProgressBackOff.toMillis() + " ms: " : "")
+						+ requeued.getMessage());
 			}
-			backOff();
+			if (backOff) {
+				backOff();
+			}
 			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
 			// requeue" and a container's defaultRequeueRejected=false.
 			return new ListenerExecutionFailedException(reason + requeued.getMessage(),
