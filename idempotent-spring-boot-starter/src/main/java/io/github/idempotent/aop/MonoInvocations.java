@@ -1,5 +1,6 @@
 package io.github.idempotent.aop;
 
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInvocation;
@@ -8,6 +9,7 @@ import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -49,22 +51,40 @@ final class MonoInvocations {
 	 */
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			@Nullable UnaryOperator<Throwable> listenerFailures) {
-		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocation, call, contextView, null));
+		Supplier<MethodInvocation> invocations = perSubscription(invocation);
+		Mono<?> mono = Mono
+			.deferContextual((contextView) -> execute(operation, invocations.get(), call, contextView, null));
 		return (listenerFailures != null) ? mono.onErrorMap(listenerFailures) : mono;
 	}
 
 	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,
 			@Nullable BeanFactoryResolver beanResolver, @Nullable HandlerCall dispatched) {
+		Supplier<MethodInvocation> invocations = perSubscription(invocation);
 		return Mono.deferContextual((contextView) -> {
 			HandlerCall handlerCall = (dispatched != null) ? dispatched
 					: contextView.getOrDefault(HandlerCall.CONTEXT_KEY, null);
 			if (handlerCall == null || !handlerCall.handles(invocation.getMethod(), targetClass)) {
 				return Mono.error(IdempotentInterceptor.outsideRequest(operation));
 			}
-			return execute(operation, invocation,
+			return execute(operation, invocations.get(),
 					IdempotentInterceptor.handlerArguments(operation, invocation, handlerCall, beanResolver),
 					contextView, handlerCall);
 		});
+	}
+
+	/**
+	 * A fresh invocation for each subscription: one that has proceeded once goes straight
+	 * to the method when it proceeds again, past the advice behind this one (a
+	 * transaction, a security check), and a Mono is subscribed again by a caller's
+	 * {@code retry()} after a failure released its key. Cloned before it proceeds, as
+	 * {@link ProxyMethodInvocation#invocableClone()} requires.
+	 */
+	private static Supplier<MethodInvocation> perSubscription(MethodInvocation invocation) {
+		if (!(invocation instanceof ProxyMethodInvocation proxied)) {
+			return () -> invocation;
+		}
+		ProxyMethodInvocation template = (ProxyMethodInvocation) proxied.invocableClone();
+		return template::invocableClone;
 	}
 
 	// A handler's fingerprint, observer and recorder come with its request.
