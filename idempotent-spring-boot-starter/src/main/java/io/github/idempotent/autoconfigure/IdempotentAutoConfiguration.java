@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
@@ -135,7 +136,13 @@ public final class IdempotentAutoConfiguration {
 		}
 		IdempotentResultCompressionProperties compression = properties.getResultCompression();
 		if (compression.isEnabled()) {
-			executor.setResultCompressionThreshold(compression.getThreshold().toBytes());
+			// Negative turns compression off on the executor: a mistake here, as before.
+			long threshold = compression.getThreshold().toBytes();
+			Assert.isTrue(threshold >= 0,
+					() -> "idempotent.result-compression.threshold must not be negative, not "
+							+ compression.getThreshold()
+							+ ": set idempotent.result-compression.enabled=false to store results as they are");
+			executor.setResultCompressionThreshold(threshold);
 		}
 		return executor;
 	}

@@ -74,6 +74,20 @@ class ResultCompressionAutoConfigurationTests {
 		});
 	}
 
+	/**
+	 * A negative threshold is a mistake, not a way to turn compression off (that is
+	 * {@code enabled=false}): the start-up fails rather than storing every result
+	 * uncompressed without a word.
+	 */
+	@Test
+	void negativeThresholdFailsTheStartUp() {
+		this.runner.withPropertyValues("idempotent.result-compression.threshold=-1KB")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("must not be negative"));
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class RecordingConfiguration {
 
