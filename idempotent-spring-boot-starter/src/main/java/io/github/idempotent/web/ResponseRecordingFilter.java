@@ -30,6 +30,9 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	ResponseRecordingFilter(WebContract contract) {
 		this.contract = contract;
+		// At start-up, as the application's beans are: a customizer that cannot be
+		// created fails it, not the first replay.
+		contract.customizers();
 	}
 
 	@Override

@@ -21,6 +21,9 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	ResponseRecordingWebFilter(WebContract contract) {
 		this.contract = contract;
+		// At start-up, as the application's beans are: a customizer that cannot be
+		// created fails it, not the first replay.
+		contract.customizers();
 	}
 
 	// A client that goes away does not cancel a guarded call: its retry gets the replay.

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
@@ -16,6 +17,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.server.PathContainer;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -40,7 +42,10 @@ final class WebContract {
 
 	final long maxResultSize;
 
-	private final List<IdempotentReplayCustomizer> customizers;
+	// Resolved when first asked (by the recording filters, as they are created), not with
+	// the contract: the ResponseEntity converter needs the contract, the codec the
+	// converter, and a customizer may need the codec (through the template).
+	private final Supplier<List<IdempotentReplayCustomizer>> customizers;
 
 	private final List<Route> routes;
 
@@ -49,6 +54,11 @@ final class WebContract {
 	 */
 	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
 			List<IdempotentReplayCustomizer> customizers) {
+		this(headers, web, maxResultSize, () -> customizers);
+	}
+
+	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
+			Supplier<List<IdempotentReplayCustomizer>> customizers) {
 		Assert.isTrue(web.getMaxRequestSize().toBytes() > 0, "maxRequestSize must be positive");
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		this.headers = headers;
@@ -58,7 +68,7 @@ final class WebContract {
 		this.replayedHeaders = new ReplayedHeaders(notStored, web.getReplayedResponseHeaders());
 		this.maxRequestSize = web.getMaxRequestSize().toBytes();
 		this.maxResultSize = maxResultSize;
-		this.customizers = List.copyOf(customizers);
+		this.customizers = SingletonSupplier.of(() -> List.copyOf(customizers.get()));
 		this.routes = web.getRoutes().stream().map(Route::of).toList();
 	}
 
@@ -66,13 +76,18 @@ final class WebContract {
 	HttpHeaders replayed(String operation, String key, RecordedResponse response) {
 		HttpHeaders headers = new HttpHeaders();
 		response.headers().forEach(headers::put);
-		if (this.customizers.isEmpty()) {
+		List<IdempotentReplayCustomizer> customizers = customizers();
+		if (customizers.isEmpty()) {
 			return headers;
 		}
 		ReplayedResponse replay = new ReplayedResponse(operation, key, response.status(), headers, response.body(),
 				this.replayedHeaders);
-		this.customizers.forEach(replay::customize);
+		customizers.forEach(replay::customize);
 		return replay.headers();
+	}
+
+	List<IdempotentReplayCustomizer> customizers() {
+		return this.customizers.get();
 	}
 
 	// With routes, every handler method: which requests a route guards is known only

@@ -51,7 +51,8 @@ class WebContractConfiguration {
 	@Bean
 	WebContract idempotentWebContract(IdempotentWebProperties web, IdempotencyResponseHeaders headers,
 			IdempotencyExecutor executor, ObjectProvider<IdempotentReplayCustomizer> replayCustomizers) {
-		return new WebContract(headers, web, executor.getMaxResultSize(), replayCustomizers.orderedStream().toList());
+		return new WebContract(headers, web, executor.getMaxResultSize(),
+				() -> replayCustomizers.orderedStream().toList());
 	}
 
 }

@@ -15,6 +15,7 @@ import org.springframework.test.util.ReflectionTestUtils;
 
 import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
+import io.github.idempotent.core.IdempotencyTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -80,12 +81,36 @@ class IdempotentWebMvcAutoConfigurationTests {
 			.run((context) -> assertThat(customizersOf(context.getBean(ResponseRecordingFilter.class))).isEmpty());
 	}
 
+	/**
+	 * A customizer may use the starter's own beans: the template (and through it the
+	 * codec, whose converters include the ResponseEntity one) is no dependency of the
+	 * contract's customizers.
+	 */
+	@Test
+	void replayCustomizerMayDependOnTheTemplate() {
+		this.runner.withUserConfiguration(TemplateUsingCustomizer.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(customizersOf(context.getBean(ResponseRecordingFilter.class)))
+				.containsExactly(context.getBean("templateUsing"));
+		});
+	}
+
 	/** The replay customizers a recording filter (either stack's) was given, in order. */
 	static List<Object> customizersOf(Object recordingFilter) {
 		Object contract = ReflectionTestUtils.getField(recordingFilter, "contract");
 		@SuppressWarnings("unchecked")
-		List<Object> list = (List<Object>) ReflectionTestUtils.getField(contract, "customizers");
+		List<Object> list = (List<Object>) ReflectionTestUtils.invokeMethod(contract, "customizers");
 		return list;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TemplateUsingCustomizer {
+
+		@Bean
+		IdempotentReplayCustomizer templateUsing(IdempotencyTemplate template) {
+			return (replay) -> replay.setHeader("X-Template", String.valueOf(template != null));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
