@@ -233,7 +233,7 @@ final class TransactionBoundCompletions {
 		}
 		// Also across a REQUIRES_NEW transaction that suspends it.
 		return states.computeIfAbsent(TransactionSynchronizationManager.getResource(this.dataSource), (transaction) -> {
-			TransactionState state = new TransactionState(transaction);
+			TransactionState state = new TransactionState(transaction, states);
 			TransactionSynchronizationManager.registerSynchronization(state);
 			return state;
 		});
@@ -388,6 +388,12 @@ final class TransactionBoundCompletions {
 
 		private final Object transaction;
 
+		/**
+		 * The thread's map, held: a JTA transaction manager may end the transaction on
+		 * another thread (a timeout), where it is not bound.
+		 */
+		private final Map<Object, TransactionState> states;
+
 		private final Map<String, Duration> leases = new LinkedHashMap<>();
 
 		private final Map<String, PendingCompletion> completions = new LinkedHashMap<>();
@@ -398,8 +404,9 @@ final class TransactionBoundCompletions {
 		/** Completions a rollback to a savepoint undid: released when it ends. */
 		private final List<PendingCompletion> undone = new ArrayList<>();
 
-		TransactionState(Object transaction) {
+		TransactionState(Object transaction, Map<Object, TransactionState> states) {
 			this.transaction = transaction;
+			this.states = states;
 		}
 
 		@Override
@@ -427,9 +434,8 @@ final class TransactionBoundCompletions {
 
 		@Override
 		public void afterCompletion(int status) {
-			Map<Object, TransactionState> states = states();
-			states.remove(this.transaction);
-			if (states.isEmpty()) {
+			this.states.remove(this.transaction);
+			if (this.states.isEmpty()) {
 				TransactionSynchronizationManager
 					.unbindResourceIfPossible(TransactionBoundCompletions.this.transactionStatesKey);
 			}
