@@ -17,10 +17,7 @@ final class IdempotencyKeyHeader {
 	private IdempotencyKeyHeader() {
 	}
 
-	/**
-	 * The key the request's header lines carry, or {@code null} when it has none and the
-	 * operation does not require one.
-	 */
+	// Null when the request has none and the operation does not require one.
 	static @Nullable String read(String headerName, IdempotentOperation operation,
 			Function<String, List<String>> reader) {
 		String key = parse(headerName, lines(headerName, reader));

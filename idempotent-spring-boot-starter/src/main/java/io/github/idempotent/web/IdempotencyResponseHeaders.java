@@ -14,9 +14,7 @@ import io.github.idempotent.core.IdempotencyPolicy;
  */
 public class IdempotencyResponseHeaders {
 
-	/**
-	 * Default header that marks a response replayed from the store.
-	 */
+	/** Default header that marks a response replayed from the store. */
 	public static final String REPLAYED = "Idempotent-Replayed";
 
 	private final String keyHeaderName;
@@ -30,17 +28,12 @@ public class IdempotencyResponseHeaders {
 		this.replayedHeaderName = replayedHeaderName;
 	}
 
-	/**
-	 * Header that carries the key.
-	 */
+	/** Header that carries the key. */
 	public String keyHeader() {
 		return this.keyHeaderName;
 	}
 
-	/**
-	 * The observer that marks one call's response.
-	 * @param echoKey whether the key came from the request's header, not an expression
-	 */
+	// echoKey: the key came from the request's header, not an expression.
 	IdempotencyObserver of(BiConsumer<String, String> setHeader, BooleanSupplier committed, boolean echoKey) {
 		return new IdempotencyObserver() {
 

@@ -65,18 +65,15 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		this.scopeResolver = scopeResolver;
 	}
 
-	private @Nullable IdempotentOperation operation(HandlerMethod method, HttpServletRequest request) {
-		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
-				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
-				: RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
-		return this.contract.operation(this.operations, method, HttpMethod.valueOf(request.getMethod()), path);
-	}
-
 	@Override
 	public @Nullable ModelAndView handle(HttpServletRequest request, HttpServletResponse response, Object handler)
 			throws Exception {
 		HandlerMethod method = (HandlerMethod) handler;
-		IdempotentOperation operation = operation(method, request);
+		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
+				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
+				: RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
+		IdempotentOperation operation = this.contract.operation(this.operations, method,
+				HttpMethod.valueOf(request.getMethod()), path);
 		if (operation == null) {
 			return delegate().handle(request, response, handler);
 		}

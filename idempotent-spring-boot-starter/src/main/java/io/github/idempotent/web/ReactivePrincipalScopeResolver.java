@@ -29,9 +29,6 @@ public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeR
 
 	private final IdempotencyScopeResolver resolver;
 
-	/**
-	 * @param resolver asked with the reactive caller bound to the thread
-	 */
 	public ReactivePrincipalScopeResolver(IdempotencyScopeResolver resolver) {
 		Assert.notNull(resolver, "resolver must not be null");
 		this.resolver = resolver;

@@ -130,12 +130,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return null;
 	}
 
-	/**
-	 * Called once the request's last dispatch has ended; writes the store outside the
-	 * lock.
-	 * @param exceptionResolved whether an exception was resolved into the response after
-	 * the handler's call returned (a converter that failed, a 406)
-	 */
+	// After the request's last dispatch; writes the store outside the lock.
+	// exceptionResolved: an exception was resolved into the response after the handler's
+	// call returned (a converter that failed, a 406).
 	void finish(boolean exceptionResolved) throws IOException {
 		Mode mode;
 		byte[] body = null;

@@ -42,16 +42,12 @@ public final class ReplayedResponse {
 		this.headers = copy(stored);
 	}
 
-	/**
-	 * Name of the operation replayed, as in the {@code operation} tag of the metrics.
-	 */
+	/** Name of the operation replayed, as in the {@code operation} tag of the metrics. */
 	public String operation() {
 		return this.operation;
 	}
 
-	/**
-	 * Idempotency key of the call, unscoped.
-	 */
+	/** Idempotency key of the call, unscoped. */
 	public String key() {
 		return this.key;
 	}
@@ -60,9 +56,7 @@ public final class ReplayedResponse {
 		return this.status;
 	}
 
-	/**
-	 * Body bytes as the first caller got them, copied.
-	 */
+	/** Body bytes as the first caller got them, copied. */
 	public byte[] body() {
 		return Arrays.copyOf(this.body, this.body.length);
 	}

@@ -87,9 +87,7 @@ final class RequestFingerprint {
 		out.write(value);
 	}
 
-	/**
-	 * The canonical form of a JSON document, or {@code null} when the body is not JSON.
-	 */
+	// Null when the body is not JSON.
 	static byte @Nullable [] canonicalJson(byte[] body) {
 		if (body.length == 0) {
 			return null;

@@ -19,9 +19,7 @@ import org.springframework.web.servlet.DispatcherServlet;
  */
 class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
-	/**
-	 * After Spring Security's filter chain (-100) and the observation filters.
-	 */
+	// After Spring Security's filter chain (-100) and the observation filters.
 	static final int ORDER = 0;
 
 	private static final String RECORDING = ResponseRecordingFilter.class.getName() + ".RECORDING";
@@ -30,8 +28,6 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	ResponseRecordingFilter(WebContract contract) {
 		this.contract = contract;
-		// At start-up, as the application's beans are: a customizer that cannot be
-		// created fails it, not the first replay.
 		contract.customizers();
 	}
 

@@ -21,8 +21,6 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	ResponseRecordingWebFilter(WebContract contract) {
 		this.contract = contract;
-		// At start-up, as the application's beans are: a customizer that cannot be
-		// created fails it, not the first replay.
 		contract.customizers();
 	}
 

@@ -42,21 +42,15 @@ final class WebContract {
 
 	final long maxResultSize;
 
-	// Resolved when first asked (by the recording filters, as they are created), not with
-	// the contract: the ResponseEntity converter needs the contract, the codec the
-	// converter, and a customizer may need the codec (through the template).
+	// Resolved by the recording filters as they are created, so that a customizer that
+	// cannot be created fails the start-up, not the first replay; not with the contract:
+	// the ResponseEntity converter needs the contract, the codec the converter, and a
+	// customizer may need the codec (through the template).
 	private final Supplier<List<IdempotentReplayCustomizer>> customizers;
 
 	private final List<Route> routes;
 
-	/**
-	 * @param maxResultSize the executor's: the filters record no more than it stores
-	 */
-	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
-			List<IdempotentReplayCustomizer> customizers) {
-		this(headers, web, maxResultSize, () -> customizers);
-	}
-
+	// maxResultSize is the executor's: the filters record no more than it stores.
 	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
 			Supplier<List<IdempotentReplayCustomizer>> customizers) {
 		Assert.isTrue(web.getMaxRequestSize().toBytes() > 0, "maxRequestSize must be positive");

@@ -10,9 +10,7 @@ import org.springframework.context.annotation.Configuration;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * The beans of the HTTP contract that Spring MVC and WebFlux share, imported by
- * {@link IdempotentWebMvcAutoConfiguration} and
- * {@link IdempotentWebFluxAutoConfiguration} and applied only under their conditions.
+ * The beans of the HTTP contract that the Spring MVC and WebFlux configurations share.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(IdempotentWebProperties.class)

@@ -57,7 +57,7 @@ class RecordingServerHttpResponseBoundTests {
 			Client client = new Client();
 			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client,
 					new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
-							new IdempotentWebProperties(), LIMIT, List.of()));
+							new IdempotentWebProperties(), LIMIT, List::of));
 			response.hold();
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),

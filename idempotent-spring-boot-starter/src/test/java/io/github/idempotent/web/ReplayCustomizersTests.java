@@ -43,7 +43,7 @@ class ReplayCustomizersTests {
 		IdempotentWebProperties web = new IdempotentWebProperties();
 		web.setExcludedResponseHeaders(List.of("X-Session-Token"));
 		WebContract contract = new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
-				web, 1024, List.of((replay) -> {
+				web, 1024, () -> List.of((replay) -> {
 					replay.body()[0] = 'X';
 					replay.setHeader("X-First", "1");
 				}, (replay) -> {

@@ -25,7 +25,7 @@ class ResponseEntityResultConverterTests {
 
 	private final WebContract contract = new WebContract(
 			new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"), new IdempotentWebProperties(),
-			1024, List.of());
+			1024, List::of);
 
 	private final ResultCodec codec = new JacksonResultCodec(new JsonMapper(),
 			List.of(new ResponseEntityResultConverter(this.contract)));
