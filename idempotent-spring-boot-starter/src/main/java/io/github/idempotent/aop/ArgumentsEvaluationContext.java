@@ -23,9 +23,7 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
 	private final Function<String, @Nullable Object> contextVariables;
 
-	/**
-	 * @param contextVariables looked up last ({@code #headers} of a listener's message)
-	 */
+	// contextVariables are looked up last (#headers of a listener's message).
 	ArgumentsEvaluationContext(@Nullable Object target, Map<String, Integer> variables, Object[] arguments,
 			Function<String, @Nullable Object> contextVariables) {
 		super(target);
@@ -44,10 +42,7 @@ final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 		return (value != null) ? value : this.contextVariables.apply(name);
 	}
 
-	/**
-	 * The argument index of each name an expression may use: {@code #p0}, {@code #a0}
-	 * and, when compiled with them, the parameter names.
-	 */
+	// #p0, #a0 and, when compiled with them, the parameter names.
 	static Map<String, Integer> variables(Method method, ParameterNameDiscoverer parameterNames) {
 		Map<String, Integer> indexes = new HashMap<>();
 		for (int i = 0; i < method.getParameterCount(); i++) {

@@ -25,9 +25,7 @@ public record HandlerCall(Method method, @Nullable String headerKey, @Nullable S
 
 	private static final ThreadLocal<@Nullable HandlerCall> dispatching = new ThreadLocal<>();
 
-	/**
-	 * Runs the dispatch of a request to its handler, with {@code call} handed to it.
-	 */
+	/** Runs the dispatch of a request to its handler, with {@code call} handed to it. */
 	public static <T> T dispatch(HandlerCall call, Callable<T> dispatch) throws Exception {
 		HandlerCall previous = dispatching.get();
 		dispatching.set(call);
@@ -44,9 +42,7 @@ public record HandlerCall(Method method, @Nullable String headerKey, @Nullable S
 		}
 	}
 
-	/**
-	 * Taken once: only the first call of the handler method is the request's.
-	 */
+	// Taken once: only the first call of the handler method is the request's.
 	static @Nullable HandlerCall take(Method method, @Nullable Class<?> targetClass) {
 		HandlerCall call = dispatching.get();
 		if (call == null || !call.handles(method, targetClass)) {

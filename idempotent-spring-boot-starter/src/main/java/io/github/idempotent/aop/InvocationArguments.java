@@ -14,9 +14,7 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
-/**
- * The key, scope and payload of one call, evaluated against its arguments.
- */
+/** The key, scope and payload of one call, evaluated against its arguments. */
 final class InvocationArguments {
 
 	private final IdempotentOperation operation;
@@ -44,10 +42,7 @@ final class InvocationArguments {
 		this.beanResolver = beanResolver;
 	}
 
-	/**
-	 * The call's key, or {@code null} to run it unguarded; refused when the annotation
-	 * requires one.
-	 */
+	// Null to run the call unguarded; refused when the annotation requires a key.
 	@Nullable String key() {
 		Expression expression = this.operation.key();
 		Object value = (expression != null) ? evaluate(expression, "key") : this.keyResolver.resolveKey();

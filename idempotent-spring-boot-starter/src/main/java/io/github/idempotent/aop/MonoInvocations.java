@@ -45,10 +45,8 @@ final class MonoInvocations {
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
 
-	/**
-	 * @param listenerFailures the translation of a listener's failures that its container
-	 * reads, or {@code null}
-	 */
+	// listenerFailures: the translation of a listener's failures that its container
+	// reads.
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			@Nullable UnaryOperator<Throwable> listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);

@@ -20,9 +20,7 @@ final class OperationValidation {
 
 	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
 
-	// Their result arrives as a stream or through a handle whose completion cannot be
-	// observed. CompletableFuture, CompletionStage and Mono are
-	// IdempotentOperation.Kind's.
+	// CompletableFuture, CompletionStage and Mono are IdempotentOperation.Kind's.
 	private static final List<String> UNSUPPORTED_RETURN_TYPES = List.of("java.util.concurrent.Future",
 			"java.util.concurrent.CompletionStage", "java.util.concurrent.Callable", "java.util.stream.BaseStream",
 			"org.reactivestreams.Publisher", "java.util.concurrent.Flow$Publisher",
@@ -97,18 +95,14 @@ final class OperationValidation {
 		for (ResolvableType type : List.of(returnType, valueType)) {
 			for (String name : UNSUPPORTED_RETURN_TYPES) {
 				if (IdempotentOperationSource.isA(type.toClass(), name)) {
-					throw unsupported(where, type.toString());
+					throw new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns "
+							+ type + ": its result arrives as a stream or through a handle whose completion cannot be "
+							+ "observed, and storing the returned object would not store it. Return the value itself, "
+							+ "a CompletableFuture, a CompletionStage or a Mono of it (collect a Flux with "
+							+ "collectList()), or put @Idempotent on a method that does");
 				}
 			}
 		}
-	}
-
-	private static IllegalStateException unsupported(String where, String what) {
-		return new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns " + what
-				+ ": its result arrives as a stream or through a handle whose completion cannot be observed, and "
-				+ "storing the returned object would not store it. Return the value itself, a CompletableFuture, "
-				+ "a CompletionStage or a Mono of it (collect a Flux with collectList()), "
-				+ "or put @Idempotent on a method that does");
 	}
 
 }
