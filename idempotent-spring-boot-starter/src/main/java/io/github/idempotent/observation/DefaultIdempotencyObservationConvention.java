@@ -15,10 +15,7 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 
 	public static final String NAME = "idempotent.call";
 
-	/**
-	 * The {@code outcome} before it is known, as long-task timers and event counters see
-	 * it.
-	 */
+	// The outcome before it is known, as long-task timers and event counters see it.
 	private static final KeyValue OUTCOME_UNKNOWN = KeyValue.of(LowCardinalityKeyNames.OUTCOME, "unknown");
 
 	private final boolean includeKey;

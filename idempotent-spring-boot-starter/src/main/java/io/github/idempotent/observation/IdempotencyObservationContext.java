@@ -36,16 +36,12 @@ public class IdempotencyObservationContext extends Observation.Context {
 		return this.store;
 	}
 
-	/**
-	 * The key as the caller sent it. It may be a secret: keep it out of meters.
-	 */
+	/** The key as the caller sent it. It may be a secret: keep it out of meters. */
 	public String getIdempotencyKey() {
 		return this.idempotencyKey;
 	}
 
-	/**
-	 * What became of the call, or {@code null} while it runs.
-	 */
+	/** What became of the call, or {@code null} while it runs. */
 	public @Nullable Outcome getOutcome() {
 		return this.outcome;
 	}

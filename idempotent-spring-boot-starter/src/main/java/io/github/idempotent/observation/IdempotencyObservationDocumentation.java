@@ -7,9 +7,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
 
-/**
- * The observation of {@code @Idempotent} calls: its name, key values and events.
- */
+/** The observation of {@code @Idempotent} calls: its name, key values and events. */
 public enum IdempotencyObservationDocumentation implements ObservationDocumentation {
 
 	/** One guarded call, from its claim to the store's answer about its outcome. */
@@ -37,16 +35,12 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 	};
 
-	/**
-	 * Key values of every call: few distinct values each, so they tag meters.
-	 */
+	/** Key values of every call: few distinct values each, so they tag meters. */
 	public enum LowCardinalityKeyNames implements KeyName {
 
 		OPERATION,
 
-		/**
-		 * What became of the call ({@link IdempotencyObservationContext.Outcome}).
-		 */
+		/** What became of the call ({@link IdempotencyObservationContext.Outcome}). */
 		OUTCOME,
 
 		STORE;
@@ -60,9 +54,7 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 	}
 
-	/**
-	 * Key values with one value per call, for spans only.
-	 */
+	/** Key values with one value per call, for spans only. */
 	public enum HighCardinalityKeyNames implements KeyName {
 
 		/**
@@ -78,9 +70,7 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 
 	}
 
-	/**
-	 * Steps of a call that involve the store, marked as events on the observation.
-	 */
+	/** Steps of a call that involve the store, marked as events on the observation. */
 	public enum Events implements Observation.Event {
 
 		CLAIMED("idempotency key claimed"),
