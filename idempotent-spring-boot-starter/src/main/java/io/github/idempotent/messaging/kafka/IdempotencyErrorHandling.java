@@ -22,10 +22,8 @@ import io.github.idempotent.core.IdempotencyResultException;
  */
 public final class IdempotencyErrorHandling {
 
-	/**
-	 * What {@link IdempotencyException#findNotRetryable} finds, by type for Spring
-	 * Kafka's classifier (which looks through the cause chain too).
-	 */
+	// What IdempotencyException.findNotRetryable finds, by type for Spring Kafka's
+	// classifier (which looks through the cause chain too).
 	@SuppressWarnings("unchecked")
 	private static final Class<? extends Exception>[] NOT_RETRYABLE = new Class[] { IdempotencyKeyReusedException.class,
 			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class,
