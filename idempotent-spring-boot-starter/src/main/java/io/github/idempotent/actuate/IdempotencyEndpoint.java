@@ -88,8 +88,8 @@ public class IdempotencyEndpoint {
 		Duration minimumAge = parseAge(olderThan);
 		int pageSize = (limit != null) ? limit : DEFAULT_LIMIT;
 		if (pageSize < 1 || pageSize > MAX_LIMIT) {
-			throw new InvalidEndpointRequestException("limit must be between 1 and " + MAX_LIMIT,
-					"limit must be between 1 and " + MAX_LIMIT);
+			String reason = "limit must be between 1 and " + MAX_LIMIT;
+			throw new InvalidEndpointRequestException(reason, reason);
 		}
 		InProgressPage page = this.store.findInProgress(this.keyPrefix, minimumAge,
 				StringUtils.hasText(cursor) ? cursor : null, pageSize);
@@ -186,10 +186,9 @@ public class IdempotencyEndpoint {
 				"olderThan must be a duration such as 30s, 5m or PT30S");
 	}
 
-	/**
-	 * The first segment is the operation, the rest the key. One selector, not two:
-	 * WebFlux hands a remaining-segments selector that follows another the whole path.
-	 */
+	// The first segment is the operation, the rest the key. One selector, not two:
+	// WebFlux
+	// hands a remaining-segments selector that follows another the whole path.
 	private RecordKey recordKey(String[] path, @Nullable String scope) {
 		if (path.length < 2) {
 			throw new InvalidEndpointRequestException("Missing key in /" + String.join("/", path),

@@ -42,10 +42,9 @@ final class RecordDescriptions {
 		this.operationNames = operationNames;
 	}
 
-	/**
-	 * A known name as it is; else the known name whose record-key form it is; else the
-	 * one known default name it abbreviates; else the name as given.
-	 */
+	// A known name as it is; else the known name whose record-key form it is; else the
+	// one
+	// known default name it abbreviates; else the name as given.
 	String resolveOperation(String operation) {
 		Collection<String> known = this.operationNames.get();
 		if (known.contains(operation)) {
@@ -64,10 +63,7 @@ final class RecordDescriptions {
 		return matches.isEmpty() ? operation : matches.get(0);
 	}
 
-	/**
-	 * {@code SimpleClass.method} or {@code SimpleClass#method} of
-	 * {@code pkg.SimpleClass#method(types)}.
-	 */
+	// SimpleClass.method or SimpleClass#method of pkg.SimpleClass#method(types).
 	private static boolean abbreviates(String operation, String name) {
 		int hash = name.indexOf('#');
 		int parameters = name.indexOf('(', hash + 1);
@@ -115,11 +111,9 @@ final class RecordDescriptions {
 				result, resultBase64, response, reason);
 	}
 
-	/**
-	 * Hashed again: records can be compared, and a fingerprint that is no digest reveals
-	 * nothing. Still shown only as {@code show-values} allows: a hash lets a reader test
-	 * guesses of a low-entropy payload.
-	 */
+	// Hashed again: records can be compared, and a fingerprint that is no digest reveals
+	// nothing. Still shown only as show-values allows: a hash lets a reader test guesses
+	// of a low-entropy payload.
 	private static String hash(String fingerprint) {
 		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
 		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
@@ -134,7 +128,6 @@ final class RecordDescriptions {
 				(text != null) ? null : Base64.getEncoder().encodeToString(response.body()));
 	}
 
-	/** The body as text, when its content type is text and it decodes in its charset. */
 	private static @Nullable String text(byte[] body, @Nullable String contentType) {
 		try {
 			MimeType type = MimeTypeUtils.parseMimeType(contentType);
