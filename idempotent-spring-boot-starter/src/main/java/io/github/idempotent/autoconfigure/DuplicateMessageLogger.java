@@ -21,10 +21,6 @@ class DuplicateMessageLogger implements IdempotencyObserver {
 
 	private final BooleanSupplier inListener;
 
-	/**
-	 * @param broker name of the broker, for the log line
-	 * @param inListener whether the current thread handles a message of that broker
-	 */
 	DuplicateMessageLogger(String broker, BooleanSupplier inListener) {
 		this.broker = broker;
 		this.inListener = inListener;

@@ -89,11 +89,7 @@ public final class IdempotentRabbitAutoConfiguration {
 			.toArray(Advice[]::new));
 	}
 
-	/**
-	 * Wraps the error handler of every container the factory creates, so that the
-	 * advice's requeues are not logged with a stack trace for every redelivery. A final
-	 * factory class is left as it is.
-	 */
+	// So that the advice's requeues are not logged with a stack trace per redelivery.
 	static Object quietRequeues(BaseRabbitListenerContainerFactory<?> factory) {
 		if (factory instanceof Advised || Modifier.isFinal(factory.getClass().getModifiers())) {
 			logger.debug("Cannot wrap the error handlers of " + factory + "'s containers, left as they are");
@@ -110,10 +106,7 @@ public final class IdempotentRabbitAutoConfiguration {
 		});
 	}
 
-	/**
-	 * A republishing recoverer would dead-letter a duplicate merely in progress: it is
-	 * requeued instead.
-	 */
+	// A republishing recoverer would dead-letter a duplicate merely in progress.
 	static Object requeueInProgress(MessageRecoverer recoverer) {
 		return classProxy(recoverer, (invocation) -> {
 			if ("recover".equals(invocation.getMethod().getName())) {

@@ -63,9 +63,6 @@ final class StoreConfigurations {
 	private StoreConfigurations() {
 	}
 
-	/**
-	 * The Redis store, when {@code idempotent.store.type} is auto (or unset) or redis.
-	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedisConnectionFactory.class)
 	@ConditionalOnBean(RedisConnectionFactory.class)
