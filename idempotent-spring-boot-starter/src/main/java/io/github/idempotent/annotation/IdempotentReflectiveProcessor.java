@@ -53,7 +53,7 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 		Type[] parameters = method.getGenericParameterTypes();
 		Class<?>[] rawParameters = method.getParameterTypes();
 		for (int i = 0; i < parameters.length; i++) {
-			if (!isFrameworkType(rawParameters[i])) {
+			if (FRAMEWORK_PACKAGES.stream().noneMatch(rawParameters[i].getName()::startsWith)) {
 				this.bindings.registerReflectionHints(hints, parameters[i]);
 			}
 		}
@@ -102,11 +102,6 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 			}
 		}
 		return as(type.getSuperType(), name);
-	}
-
-	private static boolean isFrameworkType(Class<?> type) {
-		String name = type.getName();
-		return FRAMEWORK_PACKAGES.stream().anyMatch(name::startsWith);
 	}
 
 }
