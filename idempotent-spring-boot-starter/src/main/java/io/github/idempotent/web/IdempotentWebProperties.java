@@ -49,6 +49,9 @@ public class IdempotentWebProperties {
 	 */
 	private List<String> releaseOnStatus = new ArrayList<>(List.of("429", "5xx"));
 
+	/** Requests guarded without @Idempotent; the first route that matches applies. */
+	private List<Route> routes = new ArrayList<>();
+
 	public List<String> getReleaseOnStatus() {
 		return this.releaseOnStatus;
 	}
@@ -56,9 +59,6 @@ public class IdempotentWebProperties {
 	public void setReleaseOnStatus(List<String> releaseOnStatus) {
 		this.releaseOnStatus = releaseOnStatus;
 	}
-
-	/** Requests guarded without @Idempotent; the first route that matches applies. */
-	private List<Route> routes = new ArrayList<>();
 
 	public List<Route> getRoutes() {
 		return this.routes;

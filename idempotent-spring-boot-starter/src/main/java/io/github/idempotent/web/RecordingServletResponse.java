@@ -105,7 +105,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	// The call failed before it returned: the error handling writes the response.
 	synchronized void passThrough() {
-		if (this.mode == Mode.RECORDING || this.mode == Mode.STREAMING) {
+		if (records()) {
 			this.held.reset();
 			this.mode = Mode.PASS;
 		}
