@@ -127,6 +127,7 @@ public class IdempotencyEndpoint {
 		Optional<IdempotencyRecord> seen = this.store.inspect(recordKey);
 		Deletion deletion = forced ? this.store.deleteInProgress(recordKey) : this.store.deleteUnlessHeld(recordKey);
 		String who = who(securityContext);
+		String asked = who + " asked to delete idempotency record " + recordKey;
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("storedKey", recordKey.value());
 		body.put("deleted", deletion == Deletion.DELETED);
@@ -139,18 +140,15 @@ public class IdempotencyEndpoint {
 				body.put("reason", "The call is in progress and its owner still holds the lease: deleting the "
 						+ "record lets a retry run alongside it. Delete with force=true once the owner is known to "
 						+ "be gone or hung for good");
-				logger.info(who + " asked to delete idempotency record " + recordKey + " through the actuator; "
-						+ "refused without force=true, the call is in progress");
+				logger.info(asked + " through the actuator; refused without force=true, the call is in progress");
 			}
 			case COMPLETED -> {
 				body.put("state", IdempotencyRecord.State.COMPLETED.name());
 				body.put("reason", "The record holds a result, which force=true keeps (the call may have "
 						+ "completed meanwhile). Delete without force to delete a result");
-				logger.info(who + " asked to delete idempotency record " + recordKey + " with force=true through "
-						+ "the actuator; kept, it holds a result");
+				logger.info(asked + " with force=true through the actuator; kept, it holds a result");
 			}
-			case NONE -> logger.info(
-					who + " asked to delete idempotency record " + recordKey + " through the actuator; there was none");
+			case NONE -> logger.info(asked + " through the actuator; there was none");
 			case DELETED -> {
 				String state = forced ? IdempotencyRecord.State.IN_PROGRESS.name()
 						: seen.map((record) -> record.state().name()).orElse("EXPIRED");

@@ -6,8 +6,7 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.idempotent.store.RecordKey;
 
-// The scope, operation and client key a record key was built from; a hashed record key
-// shows none of them.
+/** The scope, operation and client key of a record key; a hashed one shows none. */
 record KeyParts(@Nullable String operation, @Nullable String scope, @Nullable String key) {
 
 	private static final KeyParts UNKNOWN = new KeyParts(null, null, null);
