@@ -37,6 +37,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.ConfigurableTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.unit.DataSize;
@@ -173,6 +174,11 @@ final class StoreConfigurations {
 			JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, operations, transactions,
 					jdbc.getTableName(), JdbcIdempotencyStore.detectDialect(dataSource));
 			store.setJoinTransaction(jdbc.isJoinTransaction());
+			// Whichever of them begins the transactions on the DataSource (a JPA one,
+			// say): a completion inside another's transaction is then tied to it.
+			transactionManager.orderedStream()
+				.filter(ConfigurableTransactionManager.class::isInstance)
+				.forEach((manager) -> store.listenTo((ConfigurableTransactionManager) manager));
 			if (jdbc.getClaimReadsFirst() != null) {
 				store.setClaimReadsFirst(jdbc.getClaimReadsFirst());
 			}

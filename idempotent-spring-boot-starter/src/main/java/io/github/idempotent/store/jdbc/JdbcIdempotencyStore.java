@@ -26,6 +26,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.MetaDataAccessException;
+import org.springframework.transaction.ConfigurableTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.Assert;
@@ -111,7 +112,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * @param dataSource the database of the table
 	 * @param jdbc operations on {@code dataSource}
 	 * @param transactionManager a transaction manager of {@code dataSource} itself; the
-	 * store runs claims, releases, renewals and purges in new READ COMMITTED transactions
+	 * store runs claims, releases, renewals and purges in new READ COMMITTED
+	 * transactions, and {@link #listenTo listens to} the transactions it begins
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcOperations jdbc,
 			PlatformTransactionManager transactionManager, String tableName, JdbcDialect dialect) {
@@ -131,6 +133,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.dialect = dialect;
 		this.sql = new JdbcStatements(dialect, tableName);
 		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
+		if (transactionManager instanceof ConfigurableTransactionManager configurable) {
+			listenTo(configurable);
+		}
 		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
 		// for a transaction that wrote it.
 		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
@@ -169,6 +174,21 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	public boolean isJoinTransaction() {
 		return this.joinTransaction;
+	}
+
+	/**
+	 * Listens to the transactions {@code transactionManager} begins, so that with
+	 * {@link #setJoinTransaction(boolean) joinTransaction} a completion inside a
+	 * transaction of another manager (a second DataSource's), itself inside one that
+	 * {@code transactionManager} began on this store's {@link DataSource}, is tied to the
+	 * latter. Any manager may be passed: the store only looks at transactions that bind a
+	 * new connection of its DataSource.
+	 */
+	public void listenTo(ConfigurableTransactionManager transactionManager) {
+		Assert.notNull(transactionManager, "transactionManager must not be null");
+		if (!transactionManager.getTransactionExecutionListeners().contains(this.transactionBound)) {
+			transactionManager.addListener(this.transactionBound);
+		}
 	}
 
 	/**

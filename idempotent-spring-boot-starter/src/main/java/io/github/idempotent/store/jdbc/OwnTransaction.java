@@ -73,6 +73,7 @@ final class OwnTransaction {
 				(dialect == JdbcDialect.H2) ? "H2" : (dialect == JdbcDialect.POSTGRESQL) ? "PostgreSQL" : "MySQL");
 		this.template = new TransactionTemplate(transactionManager);
 		this.template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.template.setName(TransactionBoundCompletions.OWN_TRANSACTION_NAME);
 		// A claim may read the row twice; under REPEATABLE READ (MySQL's default) the
 		// second read would not see the row another claimer just wrote.
 		this.template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);

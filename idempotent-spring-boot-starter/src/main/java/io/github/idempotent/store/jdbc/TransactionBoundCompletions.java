@@ -19,6 +19,7 @@ import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -29,6 +30,8 @@ import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionExecution;
+import org.springframework.transaction.TransactionExecutionListener;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.transaction.support.ResourceHolderSupport;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -44,8 +47,17 @@ import io.github.idempotent.store.StoredResult;
  * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}: written in
  * the caller's transaction when it can see and update the placeholder's latest version,
  * else right after the commit.
+ * <p>
+ * A completion is settled when the transaction on the store's {@link DataSource} ends,
+ * which is not always the one whose synchronizations are current: a transaction of
+ * another manager (a second DataSource's) started inside it suspends its synchronizations
+ * and leaves its connection bound. Listening to the transaction managers that begin
+ * transactions on the store's DataSource, each such transaction gets its state in its own
+ * synchronizations when it begins, so that completions in the other manager's transaction
+ * are settled with it, not when the other one ends (a release would then wait for the row
+ * lock of the very transaction the thread is in).
  */
-final class TransactionBoundCompletions {
+final class TransactionBoundCompletions implements TransactionExecutionListener {
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
 
@@ -58,6 +70,12 @@ final class TransactionBoundCompletions {
 
 	private final Object transactionStatesKey = new Object();
 
+	/** The store's connection bound before a transaction began on this thread. */
+	private final ThreadLocal<Object> boundBeforeBegin = new ThreadLocal<>();
+
+	/** The store's own transactions, which never hold a completion. */
+	static final String OWN_TRANSACTION_NAME = JdbcIdempotencyStore.class.getName();
+
 	/**
 	 * Renews the leases of completions that wait for the commit; no thread until then.
 	 */
@@ -68,6 +86,33 @@ final class TransactionBoundCompletions {
 	TransactionBoundCompletions(JdbcIdempotencyStore store, DataSource dataSource) {
 		this.store = store;
 		this.dataSource = dataSource;
+	}
+
+	@Override
+	public void beforeBegin(TransactionExecution transaction) {
+		if (this.store.isJoinTransaction()) {
+			this.boundBeforeBegin.set(boundConnection());
+		}
+	}
+
+	/**
+	 * A transaction that bound a new connection of the store's DataSource is one of the
+	 * store's: its state is registered in its synchronizations now, while they are
+	 * current.
+	 */
+	@Override
+	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
+		Object before = this.boundBeforeBegin.get();
+		this.boundBeforeBegin.remove();
+		if (beginFailure == null && this.store.isJoinTransaction()
+				&& !OWN_TRANSACTION_NAME.equals(transaction.getTransactionName()) && isTransactionActive()
+				&& boundConnection() != before) {
+			currentTransactionState();
+		}
+	}
+
+	private Object boundConnection() {
+		return TransactionSynchronizationManager.getResource(this.dataSource);
 	}
 
 	boolean isTransactionActive() {
@@ -108,14 +153,15 @@ final class TransactionBoundCompletions {
 		PendingCompletion pending = new PendingCompletion(key, token, fingerprint, result, ttl, lease);
 		state.completions.put(key.value(), pending);
 		try {
-			if (completeInCallersTransaction(key.value(), token, result.bytes(), JdbcIdempotencyStore.millis(ttl))) {
+			if (completeInCallersTransaction(state, key.value(), token, result.bytes(),
+					JdbcIdempotencyStore.millis(ttl))) {
 				return true;
 			}
 		}
 		catch (DataAccessException ex) {
 			// The database aborted the caller's transaction (or may have): rolled back,
 			// it releases the key and the retry runs the method again.
-			markRollbackOnly();
+			markRollbackOnly(state);
 			logger.warn("Could not complete key '" + key + "' in its transaction, which is now rollback-only "
 					+ "(its commit will fail and release the key): " + ex);
 			return true;
@@ -147,9 +193,10 @@ final class TransactionBoundCompletions {
 	 * @return {@code false} if the completion has to wait for the commit
 	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
 	 */
-	private boolean completeInCallersTransaction(String key, String token, byte[] result, long ttlMillis) {
+	private boolean completeInCallersTransaction(TransactionState state, String key, String token, byte[] result,
+			long ttlMillis) {
 		JdbcOperations jdbc = this.store.jdbc;
-		Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
+		Integer declared = state.isolation;
 		int isolation = (declared != null) ? declared
 				: jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
 		boolean mysql = this.store.dialect == JdbcDialect.MYSQL;
@@ -202,10 +249,14 @@ final class TransactionBoundCompletions {
 			.equals(this.store.ownTransaction.run(() -> this.store.jdbc.queryForList(this.store.sql.version, key)));
 	}
 
-	private void markRollbackOnly() {
+	private void markRollbackOnly(TransactionState state) {
 		if (TransactionSynchronizationManager.getResource(this.dataSource) instanceof ResourceHolderSupport holder) {
 			// Enough for DataSourceTransactionManager and JdbcTransactionManager.
 			holder.setRollbackOnly();
+		}
+		if (!TransactionSynchronizationManager.getSynchronizations().contains(state)) {
+			// Another manager's transaction: its status is not the store's.
+			return;
 		}
 		try {
 			TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
@@ -231,7 +282,9 @@ final class TransactionBoundCompletions {
 		if (bound == null) {
 			TransactionSynchronizationManager.bindResource(this.transactionStatesKey, states);
 		}
-		// Also across a REQUIRES_NEW transaction that suspends it.
+		// Also across a REQUIRES_NEW transaction that suspends it. Created here rather
+		// than as it began (a manager this store does not listen to), it is registered
+		// in the synchronizations current now, another manager's perhaps.
 		return states.computeIfAbsent(TransactionSynchronizationManager.getResource(this.dataSource), (transaction) -> {
 			TransactionState state = new TransactionState(transaction, states);
 			TransactionSynchronizationManager.registerSynchronization(state);
@@ -387,6 +440,9 @@ final class TransactionBoundCompletions {
 	private final class TransactionState implements TransactionSynchronization {
 
 		private final Object transaction;
+
+		/** As declared when it began; {@code null} for the connection's. */
+		private final Integer isolation = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
 
 		/**
 		 * The thread's map, held: a JTA transaction manager may end the transaction on
