@@ -2,12 +2,9 @@ package io.github.idempotent.core;
 
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.function.Consumer;
-import java.util.Base64;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -38,8 +35,6 @@ import tools.jackson.databind.json.JsonMapper;
  * instance and across restarts.
  */
 final class Fingerprinter {
-
-	private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
 
 	private final JsonMapper canonicalMapper;
 
@@ -85,45 +80,22 @@ final class Fingerprinter {
 	}
 
 	Fingerprint fingerprint(@Nullable Object payload) {
-		return fingerprint((out) -> this.canonicalMapper.writeValue(out, payload));
+		IdempotencyExecutor.FingerprintStream out = stream();
+		this.canonicalMapper.writeValue(out, payload);
+		return out.fingerprint();
 	}
 
 	/**
-	 * The fingerprint of the bytes {@code writer} writes, for inputs that are not a Java
-	 * payload (an HTTP request as received).
+	 * A stream whose bytes are fingerprinted, for inputs that are not a Java payload (an
+	 * HTTP request as received).
 	 */
-	Fingerprint fingerprint(Consumer<OutputStream> writer) {
+	IdempotencyExecutor.FingerprintStream stream() {
 		if (this.mac != null && this.macKey != null) {
 			Mac mac = copy(this.mac, this.macKey);
-			writer.accept(into(mac::update));
-			return new Fingerprint(BASE64.encodeToString(mac.doFinal()));
+			return new IdempotencyExecutor.FingerprintStream(mac::update, mac::doFinal);
 		}
 		MessageDigest digest = copy(this.digest);
-		writer.accept(into(digest::update));
-		return new Fingerprint(BASE64.encodeToString(digest.digest()));
-	}
-
-	// Never closed, so that a writer may close what it writes to and write again.
-	private static OutputStream into(Update update) {
-		return new OutputStream() {
-
-			@Override
-			public void write(int b) {
-				update.update(new byte[] { (byte) b }, 0, 1);
-			}
-
-			@Override
-			public void write(byte[] b, int off, int len) {
-				update.update(b, off, len);
-			}
-
-		};
-	}
-
-	private interface Update {
-
-		void update(byte[] bytes, int offset, int length);
-
+		return new IdempotencyExecutor.FingerprintStream(digest::update, digest::digest);
 	}
 
 	// A provider that cannot clone (some FIPS ones) costs a new instance per call.

@@ -1,7 +1,8 @@
 package io.github.idempotent.core;
 
 import java.io.OutputStream;
-import java.util.function.Consumer;
+import java.util.Base64;
+import java.util.function.Supplier;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -414,11 +415,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * The fingerprint of the bytes {@code writer} writes, for inputs that are not a Java
-	 * payload (an HTTP request as received); keyed as payloads are.
+	 * A stream whose bytes are fingerprinted, for inputs that are not a Java payload (an
+	 * HTTP request as received); keyed as payloads are.
 	 */
-	public Fingerprint fingerprint(Consumer<OutputStream> writer) {
-		return this.fingerprinter.fingerprint(writer);
+	public FingerprintStream fingerprintStream() {
+		return this.fingerprinter.stream();
 	}
 
 	/**
@@ -427,6 +428,49 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public static boolean isRecreatable(Class<? extends Throwable> type) {
 		return StoredOutcome.isRecreatable(type);
+	}
+
+	/**
+	 * The bytes of one input to fingerprint, then its {@link #fingerprint()}. Never
+	 * closed, so that a writer may close what it writes to (Jackson does) and write
+	 * again.
+	 */
+	public static final class FingerprintStream extends OutputStream {
+
+		private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
+
+		private final Update update;
+
+		private final Supplier<byte[]> result;
+
+		FingerprintStream(Update update, Supplier<byte[]> result) {
+			this.update = update;
+			this.result = result;
+		}
+
+		@Override
+		public void write(int b) {
+			this.update.update(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) {
+			this.update.update(b, off, len);
+		}
+
+		/**
+		 * The fingerprint of what was written; the stream is used up.
+		 */
+		public Fingerprint fingerprint() {
+			return new Fingerprint(BASE64.encodeToString(this.result.get()));
+		}
+
+		interface Update {
+
+			void update(byte[] bytes, int offset, int length);
+
+		}
+
 	}
 
 	/**

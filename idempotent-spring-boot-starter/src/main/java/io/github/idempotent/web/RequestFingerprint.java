@@ -46,30 +46,30 @@ final class RequestFingerprint {
 	 */
 	Fingerprint of(String method, String path, @Nullable Object route, MultiValueMap<String, String> parameters,
 			@Nullable MediaType contentType, byte[] body) {
-		return this.executor.fingerprint((out) -> {
-			try {
-				field(out, "http-1");
-				field(out, method);
-				field(out, UriUtils.decode(path, StandardCharsets.UTF_8));
-				field(out, (route != null) ? route.toString() : "");
-				Map<String, List<String>> sorted = new TreeMap<>(parameters);
-				field(out, Integer.toString(sorted.size()));
-				for (Map.Entry<String, List<String>> parameter : sorted.entrySet()) {
-					field(out, parameter.getKey());
-					List<String> values = parameter.getValue();
-					field(out, Integer.toString(values.size()));
-					for (String value : values) {
-						field(out, (value != null) ? value : "");
-					}
+		IdempotencyExecutor.FingerprintStream out = this.executor.fingerprintStream();
+		try {
+			field(out, "http-1");
+			field(out, method);
+			field(out, UriUtils.decode(path, StandardCharsets.UTF_8));
+			field(out, (route != null) ? route.toString() : "");
+			Map<String, List<String>> sorted = new TreeMap<>(parameters);
+			field(out, Integer.toString(sorted.size()));
+			for (Map.Entry<String, List<String>> parameter : sorted.entrySet()) {
+				field(out, parameter.getKey());
+				List<String> values = parameter.getValue();
+				field(out, Integer.toString(values.size()));
+				for (String value : values) {
+					field(out, (value != null) ? value : "");
 				}
-				byte[] canonical = isJson(contentType) ? canonicalJson(body) : null;
-				field(out, (canonical != null) ? "json" : "bytes");
-				field(out, (canonical != null) ? canonical : body);
 			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-		});
+			byte[] canonical = isJson(contentType) ? canonicalJson(body) : null;
+			field(out, (canonical != null) ? "json" : "bytes");
+			field(out, (canonical != null) ? canonical : body);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return out.fingerprint();
 	}
 
 	private static boolean isJson(@Nullable MediaType contentType) {
