@@ -185,8 +185,7 @@ public class IdempotencyEndpoint {
 	}
 
 	// The first segment is the operation, the rest the key. One selector, not two:
-	// WebFlux
-	// hands a remaining-segments selector that follows another the whole path.
+	// WebFlux hands a remaining-segments selector that follows another the whole path.
 	private RecordKey recordKey(String[] path, @Nullable String scope) {
 		if (path.length < 2) {
 			throw new InvalidEndpointRequestException("Missing key in /" + String.join("/", path),

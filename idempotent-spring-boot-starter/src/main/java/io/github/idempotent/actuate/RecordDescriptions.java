@@ -43,8 +43,7 @@ final class RecordDescriptions {
 	}
 
 	// A known name as it is; else the known name whose record-key form it is; else the
-	// one
-	// known default name it abbreviates; else the name as given.
+	// one known default name it abbreviates; else the name as given.
 	String resolveOperation(String operation) {
 		Collection<String> known = this.operationNames.get();
 		if (known.contains(operation)) {

@@ -89,7 +89,8 @@ public final class IdempotentRabbitAutoConfiguration {
 			.toArray(Advice[]::new));
 	}
 
-	// So that the advice's requeues are not logged with a stack trace per redelivery.
+	// Wraps the error handler of each container the factory creates, so that the
+	// advice's requeues are not logged with a stack trace per redelivery.
 	static Object quietRequeues(BaseRabbitListenerContainerFactory<?> factory) {
 		if (factory instanceof Advised || Modifier.isFinal(factory.getClass().getModifiers())) {
 			logger.debug("Cannot wrap the error handlers of " + factory + "'s containers, left as they are");

@@ -21,6 +21,8 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	ResponseRecordingWebFilter(WebContract contract) {
 		this.contract = contract;
+		// Eager: a customizer that cannot be created fails the start-up, not the first
+		// replay (WebContract#customizers).
 		contract.customizers();
 	}
 

@@ -10,7 +10,8 @@ import org.springframework.context.annotation.Configuration;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * The beans of the HTTP contract that the Spring MVC and WebFlux configurations share.
+ * The beans of the HTTP contract that the Spring MVC and WebFlux configurations share,
+ * imported by each and applied only under their conditions.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(IdempotentWebProperties.class)
