@@ -19,22 +19,16 @@ sealed interface ClaimDecision {
 	}
 
 	/**
-	 * A completed duplicate: this is its answer, without running the method (the stored
-	 * outcome replayed, or {@code null} when duplicates are skipped).
+	 * A completed duplicate's answer: its stored outcome, or {@code null} when skipped.
 	 */
 	record Answer(@Nullable Object value) implements ClaimDecision {
 	}
 
-	/**
-	 * A completed duplicate whose operation flags duplicates: run the method with this
-	 * context bound, storing and releasing nothing.
-	 */
+	/** A flagged duplicate: run the method with this context bound, storing nothing. */
 	record RunAsDuplicate(IdempotencyContext context) implements ClaimDecision {
 	}
 
-	/**
-	 * A duplicate still in progress: claim again after this many milliseconds.
-	 */
+	/** A duplicate still in progress: claim again after this many milliseconds. */
 	record Wait(long millis) implements ClaimDecision {
 	}
 

@@ -59,15 +59,13 @@ final class CompletionStageCall {
 
 	/** Claims on the calling thread, so the method runs with its thread-bound context. */
 	CompletableFuture<@Nullable Object> start() {
-		ClaimResult claim;
 		try {
-			claim = this.protocol.store().claim(this.call.key, this.call.fingerprint, this.call.policy.lease());
+			// handle() throws nothing: only the claim's failure is caught here.
+			handle(this.protocol.store().claim(this.call.key, this.call.fingerprint, this.call.policy.lease()));
 		}
 		catch (RuntimeException ex) {
 			firstClaimFailed(ex);
-			return this.result;
 		}
-		handle(claim);
 		return this.result;
 	}
 

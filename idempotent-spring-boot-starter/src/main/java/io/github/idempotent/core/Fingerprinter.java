@@ -117,9 +117,7 @@ final class Fingerprinter {
 		}
 	}
 
-	/**
-	 * Jackson's annotations, less those that keep a property out of the JSON output.
-	 */
+	/** Jackson's annotations, less those that keep a property out of the JSON output. */
 	private static final class NothingHidden extends JacksonAnnotationIntrospector {
 
 		@Override
@@ -163,9 +161,7 @@ final class Fingerprinter {
 			return null;
 		}
 
-		/**
-		 * A property with a setter and no getter is data the client sent.
-		 */
+		/** A property with a setter and no getter is data the client sent. */
 		@Override
 		public VisibilityChecker findAutoDetectVisibility(MapperConfig<?> config, AnnotatedClass annotated,
 				VisibilityChecker checker) {

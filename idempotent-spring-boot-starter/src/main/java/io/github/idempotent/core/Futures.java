@@ -6,9 +6,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 
-/**
- * The two things every asynchronous step of the protocol does with a future.
- */
+/** The two things every asynchronous step of the protocol does with a future. */
 final class Futures {
 
 	private Futures() {

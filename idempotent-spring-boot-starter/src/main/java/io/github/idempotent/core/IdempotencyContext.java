@@ -54,9 +54,7 @@ public final class IdempotencyContext {
 		this.duplicate = duplicate;
 	}
 
-	/**
-	 * The context of a call that claimed its key: attempt 1, or a takeover.
-	 */
+	/** The context of a call that claimed its key: attempt 1, or a takeover. */
 	public static IdempotencyContext owner(String operation, String key, int attempt,
 			@Nullable Instant previousAttemptStartedAt) {
 		return new IdempotencyContext(operation, key, attempt, previousAttemptStartedAt, false);
@@ -70,9 +68,7 @@ public final class IdempotencyContext {
 		return new IdempotencyContext(operation, key, 1, null, true);
 	}
 
-	/**
-	 * The context of the idempotent call running on this thread, if any.
-	 */
+	/** The context of the idempotent call running on this thread, if any. */
 	public static Optional<IdempotencyContext> current() {
 		return Optional.ofNullable(current.get());
 	}
@@ -109,16 +105,12 @@ public final class IdempotencyContext {
 		}
 	}
 
-	/**
-	 * The operation's name, as in metrics and the record key.
-	 */
+	/** The operation's name, as in metrics and the record key. */
 	public String getOperation() {
 		return this.operation;
 	}
 
-	/**
-	 * The idempotency key as the caller sent it.
-	 */
+	/** The idempotency key as the caller sent it. */
 	public String getKey() {
 		return this.key;
 	}
@@ -130,9 +122,7 @@ public final class IdempotencyContext {
 		return this.attempt;
 	}
 
-	/**
-	 * Whether this call took its key over from a call that never finished.
-	 */
+	/** Whether this call took its key over from a call that never finished. */
 	public boolean isTakeover() {
 		return this.attempt > 1;
 	}
@@ -161,9 +151,7 @@ public final class IdempotencyContext {
 				+ (this.duplicate ? ", duplicate" : "") + "]";
 	}
 
-	/**
-	 * A binding of a context to a thread, ended by {@link #close()}.
-	 */
+	/** A binding of a context to a thread, ended by {@link #close()}. */
 	@FunctionalInterface
 	public interface Scope extends AutoCloseable {
 

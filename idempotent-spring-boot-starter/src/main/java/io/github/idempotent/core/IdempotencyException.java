@@ -32,9 +32,7 @@ public abstract class IdempotencyException extends RuntimeException {
 		this.detail = detail;
 	}
 
-	/**
-	 * What went wrong, fit for an API's caller: no class, expression or store names.
-	 */
+	/** What went wrong, fit for an API's caller: no class, expression or store names. */
 	public String getDetail() {
 		return this.detail;
 	}

@@ -23,9 +23,7 @@ public class IdempotencyInProgressException extends IdempotencyException {
 		this.retryAfter = retryAfter;
 	}
 
-	/**
-	 * Key as the caller sent it (unscoped).
-	 */
+	/** Key as the caller sent it (unscoped). */
 	public String getKey() {
 		return this.key;
 	}

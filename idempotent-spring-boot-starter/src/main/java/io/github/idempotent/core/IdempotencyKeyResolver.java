@@ -19,9 +19,7 @@ public interface IdempotencyKeyResolver {
 	 */
 	@Nullable String resolveKey();
 
-	/**
-	 * Where the key comes from, for the message that tells a caller what to send.
-	 */
+	/** Where the key comes from, for the message that tells a caller what to send. */
 	default String describeSource() {
 		return "a key expression on the annotation";
 	}

@@ -1,8 +1,6 @@
 package io.github.idempotent.core;
 
-/**
- * The key was first used with a different payload. Maps to HTTP 422.
- */
+/** The key was first used with a different payload. Maps to HTTP 422. */
 public class IdempotencyKeyReusedException extends IdempotencyException {
 
 	private final String key;
@@ -18,9 +16,7 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
 		this.operation = operation;
 	}
 
-	/**
-	 * Key as the caller sent it (unscoped).
-	 */
+	/** Key as the caller sent it (unscoped). */
 	public String getKey() {
 		return this.key;
 	}

@@ -25,9 +25,7 @@ public interface IdempotencyObserver {
 		return new ObserverFanOut(List.of(observer), true);
 	}
 
-	/**
-	 * Observer that passes every callback to each of {@code observers} in turn.
-	 */
+	/** Observer that passes every callback to each of {@code observers} in turn. */
 	static IdempotencyObserver composite(List<? extends IdempotencyObserver> observers) {
 		if (observers.isEmpty()) {
 			return NONE;
@@ -44,15 +42,11 @@ public interface IdempotencyObserver {
 		return this;
 	}
 
-	/**
-	 * The method ran as the first call for the key.
-	 */
+	/** The method ran as the first call for the key. */
 	default void executed(IdempotencyPolicy policy, String key) {
 	}
 
-	/**
-	 * A stored result was returned without running the method.
-	 */
+	/** A stored result was returned without running the method. */
 	default void replayed(IdempotencyPolicy policy, String key) {
 	}
 
@@ -77,9 +71,7 @@ public interface IdempotencyObserver {
 	default void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 	}
 
-	/**
-	 * The store was unreachable and the method ran unprotected.
-	 */
+	/** The store was unreachable and the method ran unprotected. */
 	default void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
 	}
 
@@ -104,9 +96,7 @@ public interface IdempotencyObserver {
 	default void step(IdempotencyPolicy policy, String key, Step step) {
 	}
 
-	/**
-	 * Points in one call where the store is involved.
-	 */
+	/** Points in one call where the store is involved. */
 	enum Step {
 
 		/** The store has answered a claim of the key (once per claim). */

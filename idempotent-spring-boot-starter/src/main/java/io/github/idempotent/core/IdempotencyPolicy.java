@@ -42,17 +42,13 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 				(lease.compareTo(DEFAULT_MAX_DURATION) > 0) ? lease : DEFAULT_MAX_DURATION);
 	}
 
-	/**
-	 * A policy whose duplicates are replayed ({@link DuplicateHandling#REPLAY}).
-	 */
+	/** A policy whose duplicates are replayed ({@link DuplicateHandling#REPLAY}). */
 	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration) {
 		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec, maxDuration, DuplicateHandling.REPLAY);
 	}
 
-	/**
-	 * A policy whose responses release their key on {@link ReleasedStatuses#DEFAULT}.
-	 */
+	/** A policy whose responses release their key on {@link ReleasedStatuses#DEFAULT}. */
 	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec, Duration maxDuration,
 			DuplicateHandling duplicates) {

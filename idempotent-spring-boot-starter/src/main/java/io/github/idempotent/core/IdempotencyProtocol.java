@@ -9,7 +9,6 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
@@ -66,8 +65,7 @@ final class IdempotencyProtocol {
 			return answerDuplicate(call, completed);
 		}
 		if (claim instanceof ClaimResult.Damaged damaged) {
-			throw damaged.laterFormat() ? tooNew(call, damaged.damage())
-					: damaged(call.policy, call.clientKey, call.key, damaged.damage());
+			throw damaged.laterFormat() ? tooNew(call, damaged.damage()) : damaged(call, damaged.damage());
 		}
 		ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
 		checkFingerprint(call, inProgress.fingerprint());
@@ -78,9 +76,6 @@ final class IdempotencyProtocol {
 		return new ClaimDecision.Wait(delay);
 	}
 
-	/**
-	 * The refusal of a call that found a duplicate still in progress after its wait.
-	 */
 	IdempotencyException inProgress(ProtocolCall call) {
 		return reject(call,
 				new IdempotencyInProgressException(call.clientKey, call.policy.name(), call.policy.retryAfter()));
@@ -167,9 +162,6 @@ final class IdempotencyProtocol {
 		return (failure instanceof RuntimeException runtime) ? runtime : new IllegalStateException(failure);
 	}
 
-	/**
-	 * Binds the owner's {@link IdempotencyContext} for the method's run.
-	 */
 	IdempotencyContext.Scope bindOwner(ProtocolCall call, ClaimResult.Acquired acquired) {
 		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
 				acquired.previousAttemptStartedAt()));
@@ -232,10 +224,6 @@ final class IdempotencyProtocol {
 		}
 	}
 
-	/**
-	 * Takes ownership of a key this caller has just acquired: registers its lease for
-	 * renewal and returns the handle that ends it.
-	 */
 	private OwnerHandle own(ProtocolCall call, String token) {
 		return new OwnerHandle(this, call.policy, call.clientKey, call.key,
 				this.leases.watch(call.policy, call.clientKey, call.key, token, call.fingerprint, call.observer),
@@ -295,7 +283,7 @@ final class IdempotencyProtocol {
 			throw tooNew(call, ex.getMessage());
 		}
 		catch (StoredOutcome.DamagedOutcomeException ex) {
-			throw damaged(policy, call.clientKey, call.key, ex.getMessage());
+			throw damaged(call, ex.getMessage());
 		}
 	}
 
@@ -318,10 +306,10 @@ final class IdempotencyProtocol {
 	 * record key is known: a warning without a stack trace, since the damage is named and
 	 * the trace would only show this method.
 	 */
-	private static IdempotencyRecordDamagedException damaged(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			String damage) {
-		String message = "Idempotency record " + key.value() + " of " + policy.name() + " for key '" + clientKey
-				+ "' cannot be read: " + damage + ". Answered that the result is unavailable; the method is not run "
+	private static IdempotencyRecordDamagedException damaged(ProtocolCall call, String damage) {
+		String message = "Idempotency record " + call.key.value() + " of " + call.policy.name() + " for key '"
+				+ call.clientKey + "' cannot be read: " + damage
+				+ ". Answered that the result is unavailable; the method is not run "
 				+ "again for this key. Delete the record (actuator endpoint idempotency) to let the key run";
 		logger.warn(message);
 		return new IdempotencyRecordDamagedException(message, damage);

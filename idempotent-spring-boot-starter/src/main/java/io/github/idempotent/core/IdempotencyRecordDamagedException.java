@@ -14,9 +14,7 @@ public class IdempotencyRecordDamagedException extends IdempotencyResultExceptio
 		this.damage = damage;
 	}
 
-	/**
-	 * What is wrong with the record.
-	 */
+	/** What is wrong with the record. */
 	public String getDamage() {
 		return this.damage;
 	}

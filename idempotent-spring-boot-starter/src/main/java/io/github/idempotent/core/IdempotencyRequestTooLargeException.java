@@ -13,9 +13,7 @@ public class IdempotencyRequestTooLargeException extends IdempotencyException {
 		this.limit = limit;
 	}
 
-	/**
-	 * Largest body accepted, in bytes.
-	 */
+	/** Largest body accepted, in bytes. */
 	public long getLimit() {
 		return this.limit;
 	}

@@ -45,9 +45,7 @@ final class IdempotencyThreads implements AutoCloseable {
 		this(new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog")), true);
 	}
 
-	/**
-	 * Threads timed by {@code timer}, which {@link #close()} does not stop.
-	 */
+	/** Threads timed by {@code timer}, which {@link #close()} does not stop. */
 	IdempotencyThreads(ScheduledExecutorService timer) {
 		this(timer, false);
 	}
@@ -57,9 +55,7 @@ final class IdempotencyThreads implements AutoCloseable {
 		this.ownsTimer = ownsTimer;
 	}
 
-	/**
-	 * A renewal that finds every thread busy is rejected and retried by the watchdog.
-	 */
+	/** A renewal that finds every thread busy is rejected and retried by the watchdog. */
 	private static ThreadPoolExecutor newRenewals() {
 		AtomicInteger threads = new AtomicInteger();
 		return new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
@@ -91,9 +87,7 @@ final class IdempotencyThreads implements AutoCloseable {
 		this.blockingStoreExecutor = blockingStoreExecutor;
 	}
 
-	/**
-	 * Never the thread that completes a caller's future, which may be an event loop.
-	 */
+	/** Never the thread that completes a caller's future, which may be an event loop. */
 	Executor blockingStoreExecutor() {
 		Executor executor = this.blockingStoreExecutor;
 		return (executor != null) ? executor : ownBlockingStoreExecutor();
@@ -121,9 +115,7 @@ final class IdempotencyThreads implements AutoCloseable {
 		};
 	}
 
-	/**
-	 * False if the thread was interrupted, whose flag is kept.
-	 */
+	/** False if the thread was interrupted, whose flag is kept. */
 	static boolean sleep(long millis) {
 		try {
 			Thread.sleep(millis);

@@ -56,9 +56,7 @@ final class LeaseWatchdog {
 	 */
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
-	/**
-	 * A renewal that {@code renewals} rejects is retried like a failed one.
-	 */
+	/** A renewal that {@code renewals} rejects is retried like a failed one. */
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
 			LeaseLossReporter leaseLoss) {
 		this.store = store;
@@ -375,9 +373,7 @@ final class LeaseWatchdog {
 
 	}
 
-	/**
-	 * The lease of one running call; its mutable state is guarded by its monitor.
-	 */
+	/** The lease of one running call; its mutable state is guarded by its monitor. */
 	static final class Lease {
 
 		private final IdempotencyPolicy policy;

@@ -55,10 +55,6 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		this.lease = lease;
 	}
 
-	RecordKey key() {
-		return this.key;
-	}
-
 	String token() {
 		return this.lease.token();
 	}
@@ -174,7 +170,8 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 			if (isFencedOut()) {
 				return keepKeyFencedOut(null);
 			}
-			StoredResult encoded = encode(result);
+			StoredResult encoded = StoredOutcome.value(this.policy, this.clientKey, result,
+					this.protocol.maxResultSize(), this.protocol.resultCompression());
 			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 			return store(encoded);
 		}));
@@ -212,7 +209,7 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		sendRelease().whenComplete((released, error) -> guarded(done, () -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
-					releasedByOther();
+					lostTo("release");
 				}
 				done.complete(null);
 				return;
@@ -250,7 +247,7 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		sendCompletion(result).whenComplete((completed, error) -> guarded(done, () -> {
 			if (error == null) {
 				if (!completed) {
-					completedByOther();
+					lostTo("complete");
 				}
 				done.complete(null);
 				return;
@@ -298,18 +295,14 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		if (!this.lease.isOverdue()) {
 			return CompletableFuture.completedFuture(null);
 		}
-		logNotStored();
+		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name()
+				+ ": the call failed after its maxDuration (" + this.policy.maxDuration() + "); its key is released");
 		return sendRelease().handle((released, ex) -> {
 			if (ex != null) {
 				logReleaseFailure(ex);
 			}
 			return null;
 		});
-	}
-
-	private void logNotStored() {
-		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name()
-				+ ": the call failed after its maxDuration (" + this.policy.maxDuration() + "); its key is released");
 	}
 
 	private CompletableFuture<Void> keepKeyFencedOut(@Nullable Throwable failure) {
@@ -436,17 +429,12 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		done.complete(null);
 	}
 
-	StoredResult encode(@Nullable Object result) {
-		return StoredOutcome.value(this.policy, this.clientKey, result, this.protocol.maxResultSize(),
-				this.protocol.resultCompression());
-	}
-
 	/**
 	 * How long a step with an unknown outcome is sent again. Repeating it is safe, as it
 	 * is fenced by the owner token; past one lease the placeholder may have been taken
 	 * over (see {@link StepConfirmation}, docs/guide.md "Guarantees and their limits").
 	 */
-	Duration confirmWithin() {
+	private Duration confirmWithin() {
 		return this.policy.lease();
 	}
 
@@ -455,29 +443,22 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 				+ "; asking the store again (the step is fenced by the owner token, so repeating it is safe): " + ex);
 	}
 
-	void completedByOther() {
+	/** The store refused {@code step}: another owner holds the key, or it is gone. */
+	private void lostTo(String step) {
 		if (!this.lease.isLost()) {
 			this.protocol.leaseLoss()
-				.leaseLost(this.policy, this.clientKey, "complete", this.lease.isHeld(System.nanoTime()),
-						this.observer);
+				.leaseLost(this.policy, this.clientKey, step, this.lease.isHeld(System.nanoTime()), this.observer);
 		}
 	}
 
-	void releasedByOther() {
-		if (!this.lease.isLost()) {
-			this.protocol.leaseLoss()
-				.leaseLost(this.policy, this.clientKey, "release", this.lease.isHeld(System.nanoTime()), this.observer);
-		}
-	}
-
-	void logCompleteFailure(Throwable ex) {
+	private void logCompleteFailure(Throwable ex) {
 		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
 				+ "' was stored" + unreachableFor(ex)
 				+ ": if it was not, retries are refused as in progress until the lease expires "
 				+ "and may then run the method again", ex);
 	}
 
-	void logReleaseFailure(Throwable ex) {
+	private void logReleaseFailure(Throwable ex) {
 		logger.error("Could not release key '" + this.clientKey + "' of " + this.policy.name()
 				+ " after the method failed or answered a status that releases it" + unreachableFor(ex)
 				+ "; retries are refused until its lease expires", ex);
@@ -494,10 +475,6 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 
 	String clientKey() {
 		return this.clientKey;
-	}
-
-	LeaseWatchdog.Lease lease() {
-		return this.lease;
 	}
 
 }

@@ -13,14 +13,10 @@ import reactor.util.context.ContextView;
 @FunctionalInterface
 public interface ReactiveIdempotencyScopeResolver {
 
-	/**
-	 * The scope of a call that subscribes with {@code context}.
-	 */
+	/** The scope of a call that subscribes with {@code context}. */
 	Mono<String> resolveScope(ContextView context);
 
-	/**
-	 * Asks {@code resolver} on the subscribing thread.
-	 */
+	/** Asks {@code resolver} on the subscribing thread. */
 	static ReactiveIdempotencyScopeResolver of(IdempotencyScopeResolver resolver) {
 		return (context) -> Mono.fromSupplier(resolver::resolveScope);
 	}

@@ -79,9 +79,7 @@ public final class ReleasedStatuses {
 		released.set(code - LOWEST);
 	}
 
-	/**
-	 * Whether a response with {@code status} releases its key.
-	 */
+	/** Whether a response with {@code status} releases its key. */
 	public boolean contains(int status) {
 		return status >= LOWEST && status <= HIGHEST && this.released.get(status - LOWEST);
 	}
@@ -96,9 +94,7 @@ public final class ReleasedStatuses {
 		return this.released.hashCode();
 	}
 
-	/**
-	 * The statuses as they were named, {@code "429,5xx"}.
-	 */
+	/** The statuses as they were named, {@code "429,5xx"}. */
 	@Override
 	public String toString() {
 		return String.join(",", this.values);

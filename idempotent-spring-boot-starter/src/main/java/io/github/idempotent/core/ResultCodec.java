@@ -10,14 +10,10 @@ import org.springframework.core.ResolvableType;
  */
 public interface ResultCodec {
 
-	/**
-	 * Prepares encoding and decoding for one return type, once per method.
-	 */
+	/** Prepares encoding and decoding for one return type, once per method. */
 	Binding bind(ResolvableType returnType);
 
-	/**
-	 * Codec for one return type.
-	 */
+	/** Codec for one return type. */
 	interface Binding {
 
 		void encode(Object value, OutputStream out);

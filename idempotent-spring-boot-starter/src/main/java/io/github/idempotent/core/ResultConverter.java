@@ -10,9 +10,7 @@ import org.springframework.core.ResolvableType;
  */
 public interface ResultConverter {
 
-	/**
-	 * Type stored for {@code returnType}, or {@code null} when not handled.
-	 */
+	/** Type stored for {@code returnType}, or {@code null} when not handled. */
 	@Nullable ResolvableType storedType(ResolvableType returnType);
 
 	Object toStored(Object value);

@@ -55,9 +55,7 @@ final class StoredOutcome {
 		return compression.compress(new StoredResult(out.toByteArray()));
 	}
 
-	/**
-	 * A body above {@code maxResultSize} is not kept, as a value would not be.
-	 */
+	/** A body above {@code maxResultSize} is not kept, as a value would not be. */
 	static StoredResult recorded(IdempotencyPolicy policy, String clientKey, RecordedResponse response,
 			long maxResultSize, ResultCompression compression) {
 		if (response.body().length > maxResultSize) {
