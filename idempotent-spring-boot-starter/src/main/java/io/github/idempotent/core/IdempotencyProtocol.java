@@ -1,7 +1,6 @@
 package io.github.idempotent.core;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -23,11 +22,15 @@ final class IdempotencyProtocol {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10));
+	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10),
+			"Idempotency store unavailable", "None of them ran (idempotent.failure-mode=closed): HTTP callers get "
+					+ "503, listeners get their message again until the store is back");
 
-	private static final long FULL_WARNING_INTERVAL_NANOS = Duration.ofMinutes(1).toNanos();
-
-	private final AtomicLong lastFullWarning = new AtomicLong(System.nanoTime() - FULL_WARNING_INTERVAL_NANOS);
+	// A full store refuses every new key until records expire.
+	private final StoreOutageLog fullLog = new StoreOutageLog(logger, Duration.ofMinutes(1), "Idempotency store full",
+			"None of them ran, in every failure mode (HTTP callers get 503, listeners "
+					+ "their message again later). Give the store more room, shorten the ttl, or limit what one "
+					+ "client may store");
 
 	private final StoreAccess store;
 
@@ -124,20 +127,7 @@ final class IdempotencyProtocol {
 	}
 
 	private IdempotencyStoreFullException full(ProtocolCall call, Throwable failure) {
-		// A full store refuses every new key until records expire: one warning per
-		// interval, each refusal at debug.
-		long now = System.nanoTime();
-		long last = this.lastFullWarning.get();
-		if (now - last >= FULL_WARNING_INTERVAL_NANOS && this.lastFullWarning.compareAndSet(last, now)) {
-			logger.warn("Idempotency store full: refused " + call.policy.name() + " for key '" + call.clientKey
-					+ "' without running it, in every failure mode (HTTP callers get 503, listeners their message "
-					+ "again later). Give the store more room, shorten the ttl, or limit what one client may store. "
-					+ "Reported at most once a minute, each refusal at debug; cause: " + failure);
-		}
-		else if (logger.isDebugEnabled()) {
-			logger.debug("Idempotency store full: refused " + call.policy.name() + " for key '" + call.clientKey + "'",
-					failure);
-		}
+		this.fullLog.refused(call.policy, call.clientKey, failure);
 		IdempotencyStoreFullException ex = new IdempotencyStoreFullException(call.policy.name(),
 				call.policy.retryAfter(), failure);
 		call.observer.rejected(call.policy, call.clientKey, ex);

@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.LongAdder;
 import org.apache.commons.logging.Log;
 
 /**
- * Logs calls refused because the store cannot be reached as one warning per interval that
- * counts them: an outage refuses every call, and a listener container redelivers many
- * times a second. Other refusals go to debug, with their stack trace.
+ * Logs the calls a store refused for one reason (unreachable, full) as one warning per
+ * interval that counts them: an outage refuses every call, and a listener container
+ * redelivers many times a second. Each refusal goes to debug, with its stack trace.
  */
 final class StoreOutageLog {
 
@@ -17,13 +17,23 @@ final class StoreOutageLog {
 
 	private final long intervalNanos;
 
+	private final String refusal;
+
+	private final String consequence;
+
 	private final AtomicLong lastReport;
 
 	private final LongAdder refusedSinceReport = new LongAdder();
 
-	StoreOutageLog(Log logger, Duration interval) {
+	/**
+	 * @param refusal the warning's first words, {@code "Idempotency store unavailable"}
+	 * @param consequence what the refusals meant for their callers, and what to do
+	 */
+	StoreOutageLog(Log logger, Duration interval, String refusal, String consequence) {
 		this.logger = logger;
 		this.intervalNanos = interval.toNanos();
+		this.refusal = refusal;
+		this.consequence = consequence;
 		this.lastReport = new AtomicLong(System.nanoTime() - this.intervalNanos);
 	}
 
@@ -33,15 +43,13 @@ final class StoreOutageLog {
 		long last = this.lastReport.get();
 		if (now - last >= this.intervalNanos && this.lastReport.compareAndSet(last, now)) {
 			long refused = this.refusedSinceReport.sumThenReset();
-			this.logger.warn("Idempotency store unavailable: refused " + refused + ((refused == 1) ? " call" : " calls")
+			this.logger.warn(this.refusal + ": refused " + refused + ((refused == 1) ? " call" : " calls")
 					+ " since the last report, the latest to " + policy.name() + " (key '" + clientKey + "'). "
-					+ "None of them ran (idempotent.failure-mode=closed): HTTP callers get 503, listeners get their "
-					+ "message again until the store is back. Reported at most once per "
+					+ this.consequence + ". Reported at most once per "
 					+ Duration.ofNanos(this.intervalNanos).toSeconds() + " s, each refusal at debug; cause: " + cause);
 		}
 		else if (this.logger.isDebugEnabled()) {
-			this.logger.debug(
-					"Idempotency store unavailable: refused " + policy.name() + " for key '" + clientKey + "'", cause);
+			this.logger.debug(this.refusal + ": refused " + policy.name() + " for key '" + clientKey + "'", cause);
 		}
 	}
 
