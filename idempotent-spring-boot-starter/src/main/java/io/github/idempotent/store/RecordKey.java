@@ -39,14 +39,7 @@ public record RecordKey(String value) {
 		StringBuilder sb = new StringBuilder(prefix.length() + scope.length() + name.length() + key.length() + 8);
 		sb.append(prefix).append(':');
 		appendEscaped(sb, scope, false);
-		sb.append(':');
-		if (name.length() > MAX_NAME_LENGTH) {
-			sb.append(shortName(name));
-		}
-		else {
-			appendEscaped(sb, name, true);
-		}
-		sb.append(':');
+		appendName(sb.append(':'), name).append(':');
 		appendEscaped(sb, key, false);
 		if (sb.length() <= maxLength) {
 			return new RecordKey(sb.toString());
@@ -56,12 +49,15 @@ public record RecordKey(String value) {
 
 	/** {@code name} as it appears in a record key: escaped, and shortened if long. */
 	public static String nameInKey(String name) {
+		return appendName(new StringBuilder(name.length() + 8), name).toString();
+	}
+
+	private static StringBuilder appendName(StringBuilder sb, String name) {
 		if (name.length() > MAX_NAME_LENGTH) {
-			return shortName(name);
+			return sb.append(shortName(name));
 		}
-		StringBuilder sb = new StringBuilder(name.length() + 8);
 		appendEscaped(sb, name, true);
-		return sb.toString();
+		return sb;
 	}
 
 	static String shortName(String name) {
