@@ -7,14 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
@@ -48,15 +45,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	/** Default of the take-over memory. */
 	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
-	private static final Log logger = LogFactory.getLog(InMemoryIdempotencyStore.class);
-
 	private static final int SWEEP_EVERY = 1024;
 
 	// Far enough ahead of System.nanoTime() to stand for "never", near enough that the
 	// difference of two such times cannot overflow.
 	private static final long NEVER = Long.MAX_VALUE / 2;
-
-	private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
 	private final ConcurrentHashMap<String, MemoryEntry> entries = new ConcurrentHashMap<>();
 
@@ -88,10 +81,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	private final ReentrantLock sweepLock = new ReentrantLock();
 
 	private volatile int sweepAfter = SWEEP_EVERY;
-
-	private final AtomicLong refusedSinceWarning = new AtomicLong();
-
-	private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
 	/**
 	 * Store of {@value #DEFAULT_MAXIMUM_RECORDS} records and
@@ -477,19 +466,12 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		});
 	}
 
+	/**
+	 * Not logged here: the protocol warns of a full store once a minute, cause included.
+	 */
 	private InMemoryStoreFullException refuse(Room room, String key) {
-		InMemoryStoreFullException ex = (room == Room.SCOPE_FULL)
-				? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
+		return (room == Room.SCOPE_FULL) ? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
 				: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
-		// One warning a minute, with the count, rather than one per call.
-		this.refusedSinceWarning.incrementAndGet();
-		long now = System.nanoTime();
-		long last = this.lastWarning.get();
-		if (now - last >= WARN_EVERY_NANOS && this.lastWarning.compareAndSet(last, now)) {
-			logger.warn(ex.getMessage() + ". New keys refused since the previous warning: "
-					+ this.refusedSinceWarning.getAndSet(0));
-		}
-		return ex;
 	}
 
 }
