@@ -5,19 +5,18 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Stores a call's outcome as its caller was finally sent it, later than the method's
- * return: an HTTP response as the message converters wrote it. The web layer gives one to
- * the executor for a call of the request's own handler method; every other call stores
- * its return value through the codec. A recorder is also told about every replay of the
- * call it was given for, so that the web layer can show it to the application before it
- * is written.
+ * Stores a call's outcome as its caller was finally sent it, after the method returned:
+ * an HTTP response as the message converters wrote it. The web layer passes one for the
+ * request's own handler method, and writes that call's replays through it, so that the
+ * application sees them before they are written; every other call stores its return value
+ * through the codec.
  */
 public interface OutcomeRecorder {
 
 	/**
-	 * Whether this recorder will take the outcome of the call that is returning: when it
-	 * will not (recording is off, the response was written before), the executor stores
-	 * the return value itself. A recorder may replay without recording.
+	 * Whether this recorder takes the outcome of the returning call; if not (recording
+	 * off, response already written), the executor stores the return value itself. It may
+	 * replay all the same.
 	 */
 	default boolean records() {
 		return true;
@@ -31,15 +30,14 @@ public interface OutcomeRecorder {
 	void recordLater(Hold hold, @Nullable Object value);
 
 	/**
-	 * A replay of a recorded response of the call of {@code policy} for {@code key}: the
-	 * recorder writes it, and returns what the method returns in its place (nothing the
-	 * framework would write over it).
+	 * Writes a recorded response as the replay for {@code key}, and returns what the
+	 * method returns in its place (nothing the framework would write over it).
 	 */
 	@Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response);
 
 	/**
-	 * The hold on the key of a call whose response is being written. The recorder tells
-	 * it what happened; the executor decides what is stored.
+	 * The hold on a key whose response is being written; the executor decides what is
+	 * stored.
 	 */
 	interface Hold {
 
