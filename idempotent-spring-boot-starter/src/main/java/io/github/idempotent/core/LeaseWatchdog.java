@@ -56,7 +56,6 @@ final class LeaseWatchdog {
 	 */
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
-	/** A renewal that {@code renewals} rejects is retried like a failed one. */
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
 			LeaseLossReporter leaseLoss) {
 		this.store = store;

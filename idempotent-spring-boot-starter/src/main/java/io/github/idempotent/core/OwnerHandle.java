@@ -18,7 +18,9 @@ import io.github.idempotent.store.StoredResult;
 /**
  * The winner's hold on a claimed key (owner token, fingerprint, lease renewal), ended
  * once by {@link #complete} or {@link #release}: in a {@code try} on the synchronous
- * path, from the completion signal for futures and reactive types.
+ * path, from the completion signal for futures and reactive types. The {@code *Async}
+ * steps never block the signalling thread; their stage completes once the store has
+ * answered, exceptionally only if a step itself broke.
  */
 final class OwnerHandle implements OutcomeRecorder.Hold {
 
@@ -160,10 +162,6 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		await(releaseAsync(failure));
 	}
 
-	/**
-	 * {@link #complete} without blocking the signalling thread. The returned stage
-	 * completes once the store has answered, exceptionally only if a step itself broke.
-	 */
 	CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		announce();
 		return settle(afterRenewal(() -> {
@@ -177,10 +175,6 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		}));
 	}
 
-	/**
-	 * {@link #release} without blocking the signalling thread. The returned stage
-	 * completes once the store has answered, exceptionally only if a step itself broke.
-	 */
 	CompletableFuture<Void> releaseAsync(Throwable failure) {
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
