@@ -26,7 +26,7 @@ import org.springframework.expression.Expression;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotencyDefaults;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.ResultCodec;
@@ -42,7 +42,7 @@ public class IdempotentOperationSource {
 
 	private final ParameterNameDiscoverer parameterNames;
 
-	private final IdempotencyDefaults defaults;
+	private final IdempotencyExecutor executor;
 
 	private final ResultCodec codec;
 
@@ -50,15 +50,19 @@ public class IdempotentOperationSource {
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
 
-	public IdempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
+	/**
+	 * A source whose operations take the settings they name none of ({@code ttl},
+	 * {@code lease}, ...) from {@code executor}.
+	 */
+	public IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
-		this(defaults, codec, beanFactory, new DefaultParameterNameDiscoverer());
+		this(executor, codec, beanFactory, new DefaultParameterNameDiscoverer());
 	}
 
-	IdempotentOperationSource(IdempotencyDefaults defaults, ResultCodec codec,
+	IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory, ParameterNameDiscoverer parameterNames) {
 		this.parameterNames = parameterNames;
-		this.defaults = defaults;
+		this.executor = executor;
 		this.codec = codec;
 		this.beanFactory = beanFactory;
 	}
@@ -144,14 +148,15 @@ public class IdempotentOperationSource {
 	private IdempotentOperation parse(Method method, Class<?> targetClass, Idempotent annotation) {
 		String where = defaultName(method, targetClass);
 		String name = StringUtils.hasText(annotation.name()) ? resolve(annotation.name()) : where;
-		Duration ttl = duration(where, "ttl", annotation.ttl(), this.defaults.ttl());
-		Duration lease = duration(where, "lease", annotation.lease(), this.defaults.lease());
+		Duration ttl = duration(where, "ttl", annotation.ttl(), this.executor.getDefaultTtl());
+		Duration lease = duration(where, "lease", annotation.lease(), this.executor.getDefaultLease());
 		boolean unretried = isUnretried(method, targetClass);
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(),
-				unretried ? this.defaults.inProcessWaitFor(lease) : this.defaults.waitFor());
-		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), this.defaults.retryAfter());
+				unretried ? this.executor.getDefaultInProcessWaitFor(lease) : this.executor.getDefaultWaitFor());
+		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(),
+				this.executor.getDefaultRetryAfter());
 		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(),
-				this.defaults.maxDuration(lease));
+				this.executor.getDefaultMaxDuration(lease));
 		OperationValidation.checkCacheFor(where, annotation.cacheFor());
 		// Against the bean's class, so that Base<T>.make() on a Base<Order> returns
 		// Order.
@@ -259,7 +264,7 @@ public class IdempotentOperationSource {
 
 	private ReleasedStatuses releaseOnStatus(String where, String[] values, boolean handler) {
 		if (values.length == 0) {
-			return this.defaults.releaseOnStatus();
+			return this.executor.getDefaultReleaseOnStatus();
 		}
 		if (!handler) {
 			throw new IllegalStateException("@Idempotent on " + where + ": releaseOnStatus applies to the response of "

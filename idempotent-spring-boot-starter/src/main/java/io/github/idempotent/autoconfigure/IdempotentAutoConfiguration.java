@@ -36,7 +36,6 @@ import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.core.IdempotencyDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -148,13 +147,14 @@ public final class IdempotentAutoConfiguration {
 	}
 
 	/**
-	 * Keys, fingerprints and observations as configured, for the application's own
-	 * executor too: a bean that replaced the default must not write under another key
-	 * prefix or with unkeyed fingerprints.
+	 * Keys, fingerprints, observations and the settings an operation names none of as
+	 * configured, for the application's own executor too: a bean that replaced the
+	 * default must not write under another key prefix or with unkeyed fingerprints.
 	 */
 	@Bean
 	static BeanPostProcessor idempotencyExecutorSettings(ObjectProvider<IdempotentProperties> properties,
-			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<ObservationRegistry> observations,
+			ObjectProvider<IdempotentWebProperties> webProperties, ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<ObservationRegistry> observations,
 			ObjectProvider<IdempotencyObservationConvention> observationConvention,
 			ObjectProvider<IdempotentObservationProperties> observationProperties) {
 		return new BeanPostProcessor() {
@@ -167,6 +167,13 @@ public final class IdempotentAutoConfiguration {
 							fingerprintSecret(settings.getFingerprintSecret()));
 					executor.setKeyPrefix(settings.getKeyPrefix());
 					executor.setMaxKeyLength(settings.getMaxKeyLength());
+					executor.setDefaultTtl(settings.getTtl());
+					executor.setDefaultLease(settings.getLease());
+					executor.setDefaultWaitFor(settings.getWaitFor());
+					executor.setDefaultInProcessWaitFor(settings.getInProcessWaitFor());
+					executor.setDefaultRetryAfter(settings.getRetryAfter());
+					executor.setDefaultMaxDuration(settings.getMaxDuration());
+					executor.setDefaultReleaseOnStatus(releaseOnStatus(webProperties.getObject().getReleaseOnStatus()));
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
 							observationConvention.getIfUnique(), observationProperties.getObject().isIncludeKey()));
 				}
@@ -184,6 +191,15 @@ public final class IdempotentAutoConfiguration {
 				+ "low-entropy field of its payload (a card number) against it. Set idempotent.fingerprint-secret, "
 				+ "the same on every instance, to key them");
 		return null;
+	}
+
+	private static ReleasedStatuses releaseOnStatus(List<String> statuses) {
+		try {
+			return ReleasedStatuses.of(statuses);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
+		}
 	}
 
 	@Bean
@@ -222,38 +238,17 @@ public final class IdempotentAutoConfiguration {
 	// layer's handler adapters alike: here, so that either can go without the other.
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentOperationSource idempotentOperationSource(IdempotentProperties properties, IdempotentWebProperties web,
-			ResultCodec codec, ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(defaults(properties, web), codec, beanFactory);
-	}
-
-	/**
-	 * The {@code idempotent.*} settings an operation takes where it names none, for
-	 * {@code @Idempotent} and the template alike.
-	 */
-	private static IdempotencyDefaults defaults(IdempotentProperties properties, IdempotentWebProperties web) {
-		return new IdempotencyDefaults(properties.getTtl(), properties.getLease(), properties.getWaitFor(),
-				properties.getRetryAfter(), properties.getMaxDuration(), properties.getInProcessWaitFor(),
-				releaseOnStatus(web.getReleaseOnStatus()));
-	}
-
-	private static ReleasedStatuses releaseOnStatus(List<String> statuses) {
-		try {
-			return ReleasedStatuses.of(statuses);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
-		}
+	IdempotentOperationSource idempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
+			ConfigurableBeanFactory beanFactory) {
+		return new IdempotentOperationSource(executor, codec, beanFactory);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
 			IdempotencyScopeResolver scopeResolver,
-			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, IdempotentProperties properties,
-			IdempotentWebProperties web) {
-		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver,
-				defaults(properties, web));
+			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver) {
+		IdempotencyTemplate template = new IdempotencyTemplate(executor, codec, scopeResolver);
 		reactiveScopeResolver.ifAvailable(template::setReactiveScopeResolver);
 		return template;
 	}

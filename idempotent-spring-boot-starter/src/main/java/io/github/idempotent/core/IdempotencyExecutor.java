@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.function.Supplier;
 import java.util.List;
@@ -51,6 +52,23 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private String keyPrefix = "idempotent";
 
 	private int maxKeyLength = 255;
+
+	// What an operation takes where it names none. The idempotent.* properties write
+	// these values again: the configuration metadata takes a default only from a literal
+	// in the properties class itself (IdempotentAutoConfigurationTests keeps them equal).
+	private Duration defaultTtl = Duration.ofHours(24);
+
+	private Duration defaultLease = Duration.ofSeconds(30);
+
+	private Duration defaultWaitFor = Duration.ZERO;
+
+	private @Nullable Duration defaultInProcessWaitFor;
+
+	private Duration defaultRetryAfter = Duration.ofSeconds(1);
+
+	private Duration defaultMaxDuration = IdempotencyPolicy.DEFAULT_MAX_DURATION;
+
+	private ReleasedStatuses defaultReleaseOnStatus = ReleasedStatuses.DEFAULT;
 
 	private volatile @Nullable CallObservations observations;
 
@@ -344,6 +362,99 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public void setMaxKeyLength(int maxKeyLength) {
 		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
 		this.maxKeyLength = maxKeyLength;
+	}
+
+	/**
+	 * Sets the {@code ttl} of operations that name none; {@code idempotent.ttl}'s default
+	 * unless set.
+	 */
+	public void setDefaultTtl(Duration ttl) {
+		this.defaultTtl = ttl;
+	}
+
+	public Duration getDefaultTtl() {
+		return this.defaultTtl;
+	}
+
+	/**
+	 * Sets the {@code lease} of operations that name none; {@code idempotent.lease}'s
+	 * default unless set.
+	 */
+	public void setDefaultLease(Duration lease) {
+		this.defaultLease = lease;
+	}
+
+	public Duration getDefaultLease() {
+		return this.defaultLease;
+	}
+
+	/**
+	 * Sets the {@code waitFor} of operations that name none;
+	 * {@code idempotent.wait-for}'s default unless set.
+	 */
+	public void setDefaultWaitFor(Duration waitFor) {
+		this.defaultWaitFor = waitFor;
+	}
+
+	public Duration getDefaultWaitFor() {
+		return this.defaultWaitFor;
+	}
+
+	/**
+	 * Sets the {@code waitFor} of {@code @Async}, {@code @EventListener} and
+	 * {@code @Scheduled} methods that name none, whose refused duplicates nobody retries;
+	 * {@code null}, the default, for the operation's lease.
+	 */
+	public void setDefaultInProcessWaitFor(@Nullable Duration inProcessWaitFor) {
+		this.defaultInProcessWaitFor = inProcessWaitFor;
+	}
+
+	/**
+	 * The default {@code waitFor} of such a method with {@code lease}; one lease unless
+	 * set: by then a live first call still runs and a crashed one has let its key go.
+	 */
+	public Duration getDefaultInProcessWaitFor(Duration lease) {
+		return (this.defaultInProcessWaitFor != null) ? this.defaultInProcessWaitFor : lease;
+	}
+
+	/**
+	 * Sets the {@code retryAfter} of operations that name none;
+	 * {@code idempotent.retry-after}'s default unless set.
+	 */
+	public void setDefaultRetryAfter(Duration retryAfter) {
+		this.defaultRetryAfter = retryAfter;
+	}
+
+	public Duration getDefaultRetryAfter() {
+		return this.defaultRetryAfter;
+	}
+
+	/**
+	 * Sets the {@code maxDuration} of operations that name none;
+	 * {@link IdempotencyPolicy#DEFAULT_MAX_DURATION} unless set.
+	 */
+	public void setDefaultMaxDuration(Duration maxDuration) {
+		this.defaultMaxDuration = maxDuration;
+	}
+
+	/**
+	 * The default {@code maxDuration} of an operation with {@code lease}, raised to a
+	 * longer lease, which alone bounds the call then.
+	 */
+	public Duration getDefaultMaxDuration(Duration lease) {
+		return (lease.compareTo(this.defaultMaxDuration) > 0) ? lease : this.defaultMaxDuration;
+	}
+
+	/**
+	 * Sets the {@code releaseOnStatus} of HTTP handlers that name none;
+	 * {@link ReleasedStatuses#DEFAULT} unless set.
+	 */
+	public void setDefaultReleaseOnStatus(ReleasedStatuses releaseOnStatus) {
+		this.defaultReleaseOnStatus = releaseOnStatus;
+	}
+
+	public ReleasedStatuses getDefaultReleaseOnStatus() {
+		return this.defaultReleaseOnStatus;
 	}
 
 	/**

@@ -55,24 +55,20 @@ public class IdempotencyTemplate {
 
 	private @Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver;
 
-	private final IdempotencyDefaults defaults;
-
 	private final Map<Type, ResultCodec.Binding> bindings = new ConcurrentHashMap<>();
 
 	/**
-	 * A template whose calls take their keys, fingerprints and observations as
-	 * {@code executor} sets them.
+	 * A template whose calls take their keys, fingerprints, observations and the settings
+	 * they name none of ({@code ttl}, {@code lease}, ...) as {@code executor} sets them.
 	 */
-	public IdempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec, IdempotencyScopeResolver scopeResolver,
-			IdempotencyDefaults defaults) {
+	public IdempotencyTemplate(IdempotencyExecutor executor, ResultCodec codec,
+			IdempotencyScopeResolver scopeResolver) {
 		Assert.notNull(executor, "executor must not be null");
 		Assert.notNull(codec, "codec must not be null");
 		Assert.notNull(scopeResolver, "scopeResolver must not be null");
-		Assert.notNull(defaults, "defaults must not be null");
 		this.executor = executor;
 		this.codec = codec;
 		this.scopeResolver = scopeResolver;
-		this.defaults = defaults;
 	}
 
 	/**
@@ -366,15 +362,16 @@ public class IdempotencyTemplate {
 		}
 
 		private IdempotencyPolicy policy(Type resultType) {
-			IdempotencyDefaults defaults = IdempotencyTemplate.this.defaults;
-			Duration lease = (this.lease != null) ? this.lease : defaults.lease();
+			IdempotencyExecutor executor = IdempotencyTemplate.this.executor;
+			Duration lease = (this.lease != null) ? this.lease : executor.getDefaultLease();
 			try {
-				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,
-						(this.waitFor != null) ? this.waitFor : defaults.waitFor(),
-						(this.retryAfter != null) ? this.retryAfter : defaults.retryAfter(), this.cacheFor,
+				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : executor.getDefaultTtl(), lease,
+						(this.waitFor != null) ? this.waitFor : executor.getDefaultWaitFor(),
+						(this.retryAfter != null) ? this.retryAfter : executor.getDefaultRetryAfter(), this.cacheFor,
 						IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
 								(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type))),
-						(this.maxDuration != null) ? this.maxDuration : defaults.maxDuration(lease), this.duplicates);
+						(this.maxDuration != null) ? this.maxDuration : executor.getDefaultMaxDuration(lease),
+						this.duplicates);
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalArgumentException(

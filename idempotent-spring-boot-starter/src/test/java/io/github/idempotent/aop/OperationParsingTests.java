@@ -2,7 +2,6 @@ package io.github.idempotent.aop;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,11 +27,13 @@ import org.springframework.core.ParameterNameDiscoverer;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyDefaults;
+import io.github.idempotent.core.FailureMode;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.JacksonResultCodec;
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -176,8 +177,8 @@ class OperationParsingTests {
 	@Test
 	void aNamedParameterWithoutCompiledParameterNamesFailsTheStartUpSayingWhatToDo() throws Exception {
 		IdempotentOperationSource withoutNames = new IdempotentOperationSource(
-				new IdempotencyDefaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
-						Duration.ofSeconds(1)),
+				new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
+						IdempotencyObserver.NONE),
 				new JacksonResultCodec(new JsonMapper()), null, new ParameterNameDiscoverer() {
 
 					@Override

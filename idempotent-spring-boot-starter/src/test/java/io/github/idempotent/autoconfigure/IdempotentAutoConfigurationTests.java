@@ -164,10 +164,10 @@ class IdempotentAutoConfigurationTests {
 	}
 
 	@Test
-	void anExecutorOfTheApplicationTakesTheConfiguredKeysAndFingerprints() {
+	void anExecutorOfTheApplicationTakesTheConfiguredKeysFingerprintsAndDefaults() {
 		this.runner
 			.withPropertyValues("idempotent.key-prefix=pay", "idempotent.max-key-length=16",
-					"idempotent.fingerprint-secret=s3cr3t")
+					"idempotent.fingerprint-secret=s3cr3t", "idempotent.ttl=2h")
 			.withBean(IdempotencyExecutor.class,
 					() -> new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
 							IdempotencyObserver.NONE))
@@ -180,7 +180,27 @@ class IdempotentAutoConfigurationTests {
 						.fingerprint("p", "test", ""));
 				assertThatExceptionOfType(IdempotencyKeyException.class)
 					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17)));
+				assertThat(executor.getDefaultTtl()).isEqualTo(Duration.ofHours(2));
 			});
+	}
+
+	@Test
+	void anExecutorBuiltWithoutTheAutoConfigurationTakesTheDefaultsOfTheProperties() {
+		this.runner.withPropertyValues("idempotent.store.type=memory").run((context) -> {
+			IdempotencyExecutor configured = context.getBean(IdempotencyExecutor.class);
+			try (IdempotencyExecutor own = new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED,
+					1024, IdempotencyObserver.NONE)) {
+				assertThat(own.getDefaultTtl()).isEqualTo(configured.getDefaultTtl());
+				assertThat(own.getDefaultLease()).isEqualTo(configured.getDefaultLease());
+				assertThat(own.getDefaultWaitFor()).isEqualTo(configured.getDefaultWaitFor());
+				assertThat(own.getDefaultInProcessWaitFor(Duration.ofSeconds(7)))
+					.isEqualTo(configured.getDefaultInProcessWaitFor(Duration.ofSeconds(7)));
+				assertThat(own.getDefaultRetryAfter()).isEqualTo(configured.getDefaultRetryAfter());
+				assertThat(own.getDefaultMaxDuration(Duration.ofNanos(1)))
+					.isEqualTo(configured.getDefaultMaxDuration(Duration.ofNanos(1)));
+				assertThat(own.getDefaultReleaseOnStatus()).isEqualTo(configured.getDefaultReleaseOnStatus());
+			}
+		});
 	}
 
 	@Test

@@ -154,9 +154,7 @@ class IdempotencyTemplateTests {
 		return new IdempotencyTemplate(
 				new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
 						IdempotencyObserver.NONE),
-				new JacksonResultCodec(new tools.jackson.databind.json.JsonMapper()), IdempotencyScopeResolver.NONE,
-				new IdempotencyDefaults(Duration.ofHours(1), Duration.ofSeconds(30), Duration.ZERO,
-						Duration.ofSeconds(1)));
+				new JacksonResultCodec(new tools.jackson.databind.json.JsonMapper()), IdempotencyScopeResolver.NONE);
 	}
 
 	public static final class WithoutReactorScenario {
