@@ -11,7 +11,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.MethodMatcher;
 import org.springframework.aop.Pointcut;
@@ -94,7 +93,8 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 		List<String> shared = operations.parsed()
 			.stream()
 			.filter((operation) -> operation.key() == null && operation.scope() == null)
-			.filter((operation) -> !isMessageListener(operation.method()))
+			// A listener answers nobody, so no caller reads another's response.
+			.filter((operation) -> !operation.messageListener())
 			.map(IdempotentOperation::describe)
 			.sorted()
 			.toList();
@@ -106,18 +106,6 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 					+ "docs/guide.md, 'Scope'");
 		}
 	}
-
-	// A listener answers nobody: no caller can read another's response through it.
-	static boolean isMessageListener(java.lang.reflect.Method method) {
-		MergedAnnotations onMethod = MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
-		MergedAnnotations onClass = MergedAnnotations.from(method.getDeclaringClass(),
-				MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
-		return MESSAGE_LISTENERS.stream().anyMatch((name) -> onMethod.isPresent(name) || onClass.isPresent(name));
-	}
-
-	private static final List<String> MESSAGE_LISTENERS = List.of(
-			"org.springframework.amqp.rabbit.annotation.RabbitListener",
-			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
 
 	// All but the HTTP handlers that the web layer guards itself.
 	private static final class IdempotentMethods extends StaticMethodMatcherPointcut {

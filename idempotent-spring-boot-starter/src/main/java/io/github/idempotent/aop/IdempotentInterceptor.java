@@ -1,11 +1,8 @@
 package io.github.idempotent.aop;
 
-import java.lang.reflect.Method;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -48,8 +45,6 @@ class IdempotentInterceptor implements MethodInterceptor {
 	private final IdempotencyScopeResolver scopeResolver;
 
 	private final @Nullable BeanFactoryResolver beanResolver;
-
-	private final Map<Method, Boolean> messageListeners = new ConcurrentHashMap<>();
 
 	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			IdempotentInterceptor.class.getClassLoader());
@@ -96,12 +91,8 @@ class IdempotentInterceptor implements MethodInterceptor {
 	 */
 	private @Nullable UnaryOperator<Throwable> listenerFailures(IdempotentOperation operation) {
 		UnaryOperator<Throwable> failures = AsyncListenerFailures.current();
-		if (failures == null || operation.kind() == IdempotentOperation.Kind.VALUE) {
-			return null;
-		}
-		boolean listener = this.messageListeners.computeIfAbsent(operation.method(),
-				IdempotentAnnotationBeanPostProcessor::isMessageListener);
-		return listener ? failures : null;
+		return (failures != null && operation.kind() != IdempotentOperation.Kind.VALUE && operation.messageListener())
+				? failures : null;
 	}
 
 	private static CompletableFuture<@Nullable Object> translated(CompletionStage<?> stage,

@@ -17,10 +17,12 @@ import io.github.idempotent.core.IdempotencyPolicy;
  * @param scope scope expression, {@code null} to take the scope from the resolver
  * @param unretried whether nobody retries a call refused as in progress ({@code @Async},
  * {@code @EventListener}, {@code @Scheduled})
+ * @param messageListener whether a listener container calls it ({@code @RabbitListener},
+ * {@code @KafkaListener}, {@code @JmsListener}, on the method or its class)
  */
 public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
-		Map<String, Integer> variables, Kind kind, boolean unretried, boolean handler) {
+		Map<String, Integer> variables, Kind kind, boolean unretried, boolean handler, boolean messageListener) {
 
 	/**
 	 * Whether the key or scope comes from the arguments by an expression.

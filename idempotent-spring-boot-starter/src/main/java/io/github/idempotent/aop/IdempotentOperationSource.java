@@ -22,6 +22,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.util.StringUtils;
 
@@ -196,7 +197,7 @@ public class IdempotentOperationSource {
 		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
 				PayloadArguments.of(method), ArgumentsEvaluationContext.variables(method, this.parameterNames), kind,
-				unretried, handler);
+				unretried, handler, isMessageListener(method));
 	}
 
 	/**
@@ -215,6 +216,21 @@ public class IdempotentOperationSource {
 		String async = UNRETRIED_METHOD_ANNOTATIONS.get(0);
 		return AnnotatedElementUtils.isAnnotated(targetClass, async)
 				|| AnnotatedElementUtils.isAnnotated(method.getDeclaringClass(), async);
+	}
+
+	/**
+	 * Methods a listener container calls, annotated on the method or its class; matched
+	 * by name.
+	 */
+	private static final List<String> MESSAGE_LISTENERS = List.of(
+			"org.springframework.amqp.rabbit.annotation.RabbitListener",
+			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
+
+	private static boolean isMessageListener(Method method) {
+		MergedAnnotations onMethod = MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+		MergedAnnotations onClass = MergedAnnotations.from(method.getDeclaringClass(),
+				MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+		return MESSAGE_LISTENERS.stream().anyMatch((name) -> onMethod.isPresent(name) || onClass.isPresent(name));
 	}
 
 	/**
