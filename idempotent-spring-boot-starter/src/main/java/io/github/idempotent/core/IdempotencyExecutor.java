@@ -33,6 +33,10 @@ import io.github.idempotent.store.RecordKey;
  * {@link IdempotencyTemplate}, so that all refuse the same keys the same way: it checks
  * and scopes keys, fingerprints payloads and observes calls. The protocol is
  * {@link IdempotencyProtocol}; its log category is this class's.
+ * <p>
+ * The auto-configuration applies the {@code idempotent.*} properties (key prefix and
+ * length, fingerprinting, observation, the defaults of operations) to every executor
+ * bean, over what its factory method set.
  */
 public class IdempotencyExecutor implements AutoCloseable {
 
@@ -369,6 +373,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * unless set.
 	 */
 	public void setDefaultTtl(Duration ttl) {
+		Assert.notNull(ttl, "ttl must not be null");
 		this.defaultTtl = ttl;
 	}
 
@@ -381,6 +386,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * default unless set.
 	 */
 	public void setDefaultLease(Duration lease) {
+		Assert.notNull(lease, "lease must not be null");
 		this.defaultLease = lease;
 	}
 
@@ -393,6 +399,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@code idempotent.wait-for}'s default unless set.
 	 */
 	public void setDefaultWaitFor(Duration waitFor) {
+		Assert.notNull(waitFor, "waitFor must not be null");
 		this.defaultWaitFor = waitFor;
 	}
 
@@ -422,6 +429,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@code idempotent.retry-after}'s default unless set.
 	 */
 	public void setDefaultRetryAfter(Duration retryAfter) {
+		Assert.notNull(retryAfter, "retryAfter must not be null");
 		this.defaultRetryAfter = retryAfter;
 	}
 
@@ -434,6 +442,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link IdempotencyPolicy#DEFAULT_MAX_DURATION} unless set.
 	 */
 	public void setDefaultMaxDuration(Duration maxDuration) {
+		Assert.notNull(maxDuration, "maxDuration must not be null");
 		this.defaultMaxDuration = maxDuration;
 	}
 
@@ -450,6 +459,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link ReleasedStatuses#DEFAULT} unless set.
 	 */
 	public void setDefaultReleaseOnStatus(ReleasedStatuses releaseOnStatus) {
+		Assert.notNull(releaseOnStatus, "releaseOnStatus must not be null");
 		this.defaultReleaseOnStatus = releaseOnStatus;
 	}
 
