@@ -182,13 +182,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * transaction of another manager (a second DataSource's), itself inside one that
 	 * {@code transactionManager} began on this store's {@link DataSource}, is tied to the
 	 * latter. Any manager may be passed: the store only looks at transactions that bind a
-	 * new connection of its DataSource.
+	 * new connection of its DataSource. Call it before the manager is used;
+	 * {@link #close} stops listening.
 	 */
 	public void listenTo(ConfigurableTransactionManager transactionManager) {
 		Assert.notNull(transactionManager, "transactionManager must not be null");
-		if (!transactionManager.getTransactionExecutionListeners().contains(this.transactionBound)) {
-			transactionManager.addListener(this.transactionBound);
-		}
+		this.transactionBound.listenTo(transactionManager);
 	}
 
 	/**
@@ -543,7 +542,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Stops renewing the leases of completions that wait for their transaction to commit.
+	 * Stops renewing the leases of completions that wait for their transaction to commit,
+	 * and listening to transaction managers.
 	 */
 	public void close() {
 		this.transactionBound.close();

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +29,7 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.ConfigurableTransactionManager;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionExecution;
@@ -70,6 +72,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	private final Object transactionStatesKey = new Object();
 
+	/** The managers this store was added to as a listener, left when it is closed. */
+	private final List<ConfigurableTransactionManager> listenedTo = new CopyOnWriteArrayList<>();
+
 	/** The store's connection bound before a transaction began on this thread. */
 	private final ThreadLocal<Object> boundBeforeBegin = new ThreadLocal<>();
 
@@ -86,6 +91,13 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	TransactionBoundCompletions(JdbcIdempotencyStore store, DataSource dataSource) {
 		this.store = store;
 		this.dataSource = dataSource;
+	}
+
+	void listenTo(ConfigurableTransactionManager manager) {
+		if (!manager.getTransactionExecutionListeners().contains(this)) {
+			manager.addListener(this);
+			this.listenedTo.add(manager);
+		}
 	}
 
 	@Override
@@ -268,6 +280,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	void close() {
 		this.renewals.shutdownNow();
+		this.listenedTo.forEach((manager) -> manager.getTransactionExecutionListeners().remove(this));
 	}
 
 	/** The transactions on this thread that claimed or completed keys of this store. */

@@ -99,6 +99,17 @@ class JdbcCompletionInAnotherManagersTransactionTests {
 				"idempotent.store.jdbc.join-transaction=true", "idempotent.default-scope=global");
 
 	@Test
+	void aClosedStoreNoLongerListensToTheManagersItWasGiven() {
+		DataSourceTransactionManager manager = new DataSourceTransactionManager(orders);
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(orders, new JdbcTemplate(orders), manager, recordTable,
+				JdbcDialect.POSTGRESQL);
+		store.listenTo(manager);
+		assertThat(manager.getTransactionExecutionListeners()).hasSize(1);
+		store.close();
+		assertThat(manager.getTransactionExecutionListeners()).isEmpty();
+	}
+
+	@Test
 	void theResultCommitsWithTheStoresTransactionAndARetryReplaysIt() {
 		this.contextRunner.run((context) -> {
 			Checkout checkout = context.getBean(Checkout.class);
