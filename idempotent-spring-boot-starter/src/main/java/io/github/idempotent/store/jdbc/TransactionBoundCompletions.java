@@ -114,11 +114,13 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	 */
 	@Override
 	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
+		if (!this.store.isJoinTransaction()) {
+			return;
+		}
 		Object before = this.boundBeforeBegin.get();
 		this.boundBeforeBegin.remove();
-		if (beginFailure == null && this.store.isJoinTransaction()
-				&& !OWN_TRANSACTION_NAME.equals(transaction.getTransactionName()) && isTransactionActive()
-				&& boundConnection() != before) {
+		if (beginFailure == null && !OWN_TRANSACTION_NAME.equals(transaction.getTransactionName())
+				&& isTransactionActive() && boundConnection() != before) {
 			currentTransactionState();
 		}
 	}
