@@ -519,7 +519,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			try {
 				// READ COMMITTED of its own: the row locks must last until the delete,
 				// and no gap may be locked.
-				Integer deleted = this.ownTransaction.runInTransaction((status) -> {
+				Integer deleted = this.ownTransaction.template.execute((status) -> {
 					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
 							memoryMillis, batchSize);
 					return keys.isEmpty() ? 0 : this.jdbc.update(

@@ -49,11 +49,6 @@ final class JdbcTable {
 		this.dialect = dialect;
 	}
 
-	/**
-	 * Checks that the table exists with every column of the store.
-	 * @throws JdbcTableException naming the table, the database and the ways to create
-	 * it, when it is missing or lacks a column
-	 */
 	void check(JdbcOperations jdbc) {
 		try {
 			jdbc.execute((ConnectionCallback<@Nullable Void>) this::check);
@@ -120,10 +115,6 @@ final class JdbcTable {
 		}
 	}
 
-	/**
-	 * Failures on a missing table or column as
-	 * {@link DataAccessResourceFailureException}.
-	 */
 	JdbcOperations guard(JdbcOperations jdbc) {
 		return (JdbcOperations) Proxy.newProxyInstance(JdbcTable.class.getClassLoader(),
 				new Class<?>[] { JdbcOperations.class }, (proxy, method, args) -> {
@@ -142,15 +133,10 @@ final class JdbcTable {
 				});
 	}
 
-	static boolean isNotFound(Throwable failure) {
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof SQLException sql
-					&& ((sql.getSQLState() != null && NOT_FOUND_STATES.contains(sql.getSQLState()))
-							|| sql.getErrorCode() == MYSQL_UNKNOWN_DATABASE)) {
-				return true;
-			}
-		}
-		return false;
+	private static boolean isNotFound(Throwable failure) {
+		return OwnTransaction.sqlException(failure,
+				(sql) -> (sql.getSQLState() != null && NOT_FOUND_STATES.contains(sql.getSQLState()))
+						|| sql.getErrorCode() == MYSQL_UNKNOWN_DATABASE) != null;
 	}
 
 }

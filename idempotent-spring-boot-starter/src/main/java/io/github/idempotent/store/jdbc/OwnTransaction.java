@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -22,7 +23,6 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionSystemException;
-import org.springframework.transaction.support.TransactionCallback;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -64,7 +64,8 @@ final class OwnTransaction {
 
 	private final SQLExceptionTranslator translator;
 
-	private final TransactionTemplate template;
+	/** New READ COMMITTED transactions, also when the caller has none. */
+	final TransactionTemplate template;
 
 	OwnTransaction(DataSource dataSource, PlatformTransactionManager transactionManager, JdbcDialect dialect) {
 		this.dataSource = dataSource;
@@ -95,7 +96,12 @@ final class OwnTransaction {
 			catch (RuntimeException ex) {
 				Refusal refusal = refusalOf(ex);
 				if (refusal == Refusal.FULL) {
-					throw full(ex);
+					SQLException sql = sqlException(ex, (any) -> true);
+					StoreFullException full = new StoreFullException(
+							"The database of the JDBC idempotency store has no room for a record (SQL state "
+									+ sql.getSQLState() + ", error " + sql.getErrorCode() + ")");
+					full.initCause(ex);
+					throw full;
 				}
 				if (refusal != Refusal.CONFLICT || attempt == MAX_ATTEMPTS) {
 					throw ex;
@@ -105,16 +111,25 @@ final class OwnTransaction {
 	}
 
 	private <T> T runOnce(Supplier<T> action) {
-		Connection connection = TransactionSynchronizationManager.hasResource(this.dataSource) ? null
-				: autoCommitConnection();
-		if (connection != null) {
-			// The statements run on the very connection whose mode was read.
-			TransactionSynchronizationManager.bindResource(this.dataSource, new ConnectionHolder(connection));
+		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			Connection connection = null;
 			try {
-				return action.get();
+				connection = this.dataSource.getConnection();
+				if (connection.getAutoCommit()) {
+					// The statements run on the very connection whose mode was read.
+					TransactionSynchronizationManager.bindResource(this.dataSource, new ConnectionHolder(connection));
+					try {
+						return action.get();
+					}
+					finally {
+						TransactionSynchronizationManager.unbindResource(this.dataSource);
+					}
+				}
+			}
+			catch (SQLException ex) {
+				throw new CannotGetJdbcConnectionException("Failed to obtain an autocommit JDBC Connection", ex);
 			}
 			finally {
-				TransactionSynchronizationManager.unbindResource(this.dataSource);
 				DataSourceUtils.releaseConnection(connection, this.dataSource);
 			}
 		}
@@ -130,28 +145,6 @@ final class OwnTransaction {
 			}
 			throw ex;
 		}
-	}
-
-	/** A connection of the data source if it autocommits, else {@code null}. */
-	private @Nullable Connection autoCommitConnection() {
-		Connection connection = null;
-		try {
-			connection = this.dataSource.getConnection();
-			if (connection.getAutoCommit()) {
-				return connection;
-			}
-		}
-		catch (SQLException ex) {
-			DataSourceUtils.releaseConnection(connection, this.dataSource);
-			throw new CannotGetJdbcConnectionException("Failed to obtain an autocommit JDBC Connection", ex);
-		}
-		DataSourceUtils.releaseConnection(connection, this.dataSource);
-		return null;
-	}
-
-	/** In a new READ COMMITTED transaction, also when the caller has none. */
-	<T> T runInTransaction(TransactionCallback<T> action) {
-		return this.template.execute(action);
 	}
 
 	/** One daemon thread, started by the first task. */
@@ -190,7 +183,7 @@ final class OwnTransaction {
 	 * what it writes), or {@code null} for any other failure.
 	 */
 	private @Nullable Refusal refusalOf(Throwable failure) {
-		SQLException sql = sqlException(failure);
+		SQLException sql = sqlException(failure, (any) -> true);
 		if (sql == null) {
 			return null;
 		}
@@ -219,18 +212,10 @@ final class OwnTransaction {
 		return refusal == Refusal.CONFLICT || refusal == Refusal.TIMEOUT;
 	}
 
-	private static StoreFullException full(RuntimeException failure) {
-		SQLException sql = sqlException(failure);
-		StoreFullException full = new StoreFullException("The database of the JDBC idempotency store has no room "
-				+ "for a record"
-				+ ((sql != null) ? " (SQL state " + sql.getSQLState() + ", error " + sql.getErrorCode() + ")" : ""));
-		full.initCause(failure);
-		return full;
-	}
-
-	private static @Nullable SQLException sqlException(Throwable failure) {
+	/** The first {@link SQLException} in the causes of {@code failure} that matches. */
+	static @Nullable SQLException sqlException(Throwable failure, Predicate<SQLException> matching) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
-			if (ex instanceof SQLException sql) {
+			if (ex instanceof SQLException sql && matching.test(sql)) {
 				return sql;
 			}
 		}
