@@ -7,22 +7,14 @@ package io.github.idempotent.store.jdbc;
 @SuppressWarnings("serial")
 class JdbcTableException extends IllegalStateException {
 
-	private final String description;
+	final String description;
 
-	private final String action;
+	final String action;
 
 	JdbcTableException(String description, String action) {
 		super(description + " " + action);
 		this.description = description;
 		this.action = action;
-	}
-
-	String getDescription() {
-		return this.description;
-	}
-
-	String getAction() {
-		return this.action;
 	}
 
 }

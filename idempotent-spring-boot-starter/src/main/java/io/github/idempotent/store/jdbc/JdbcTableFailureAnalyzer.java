@@ -8,7 +8,7 @@ class JdbcTableFailureAnalyzer extends AbstractFailureAnalyzer<JdbcTableExceptio
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, JdbcTableException cause) {
-		return new FailureAnalysis(cause.getDescription(), cause.getAction(), cause);
+		return new FailureAnalysis(cause.description, cause.action, cause);
 	}
 
 }
