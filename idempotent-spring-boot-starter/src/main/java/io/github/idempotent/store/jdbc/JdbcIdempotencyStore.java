@@ -63,7 +63,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	/** Default of {@link #setTakeoverMemory}. */
 	public static final Duration DEFAULT_TAKEOVER_MEMORY = Duration.ofHours(24);
 
-	/** Default name of the table. */
 	public static final String DEFAULT_TABLE_NAME = "idempotency_record";
 
 	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?");
@@ -85,7 +84,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	final JdbcDialect dialect;
 
-	final JdbcStatements sql;
+	final Statements sql;
 
 	private final TransactionBoundCompletions transactionBound;
 
@@ -131,7 +130,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.jdbc = this.table.guard(jdbc);
 		this.ownTransaction = new OwnTransaction(dataSource, transactionManager, dialect);
 		this.dialect = dialect;
-		this.sql = new JdbcStatements(dialect, tableName);
+		this.sql = new Statements();
 		this.transactionBound = new TransactionBoundCompletions(this, dataSource);
 		if (transactionManager instanceof ConfigurableTransactionManager configurable) {
 			listenTo(configurable);
@@ -304,7 +303,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				+ " attempts: its row changed between every read and write");
 	}
 
-	/** A live row's answer; {@code null} for an expired row or a tombstone. */
 	private static @Nullable ClaimResult held(Row row) {
 		if (row.expired() || row.tombstone()) {
 			return null;
@@ -368,9 +366,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
 	}
 
-	/**
-	 * {@code false} for a duplicate key: an error on H2 only, elsewhere a row count of 0.
-	 */
+	// A duplicate key is an error on H2 only, elsewhere a row count of 0.
 	private boolean inserted(String insert, Object... args) {
 		try {
 			return this.jdbc.update(insert, args) == 1;
@@ -466,21 +462,21 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	boolean completeOnItsOwn(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		return this.ownTransaction
-			.run(() -> doComplete(key.value(), token, fingerprint.value(), result.bytes(), millis(ttl)));
-	}
-
-	private boolean doComplete(String key, String token, String fingerprint, byte[] result, long ttlMillis) {
-		if (this.jdbc.update(this.sql.complete, result, ttlMillis, key, token) == 1) {
-			return true;
-		}
-		Row row = select(key);
-		if (row != null) {
-			// Sent again after a broken connection: finds its own record and succeeds.
-			return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
-					&& Arrays.equals(result, row.result());
-		}
-		return inserted(this.sql.insertCompleted, key, token, fingerprint, result, ttlMillis);
+		long ttlMillis = millis(ttl);
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(this.sql.complete, result.bytes(), ttlMillis, key.value(), token) == 1) {
+				return true;
+			}
+			Row row = select(key.value());
+			if (row != null) {
+				// Sent again after a broken connection: finds its own record and
+				// succeeds.
+				return row.completed() && token.equals(row.token()) && fingerprint.value().equals(row.fingerprint())
+						&& Arrays.equals(result.bytes(), row.result());
+			}
+			return inserted(this.sql.insertCompleted, key.value(), token, fingerprint.value(), result.bytes(),
+					ttlMillis);
+		});
 	}
 
 	@Override
@@ -551,6 +547,99 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	static long millis(Duration duration) {
 		return Math.max(1, duration.toMillis());
+	}
+
+	/**
+	 * Every SQL statement of the store, rendered for its table in its
+	 * {@link JdbcDialect}.
+	 */
+	final class Statements {
+
+		final String insert = sql("""
+				%CLAIM_INSERT% INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
+				VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""");
+
+		// Expired by the take-over's own comparison, not the milliseconds left: a row
+		// with under 1 ms left reads as 0 yet is not taken over; the claim would loop.
+		final String select = sql("""
+				SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
+				CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
+				FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+
+		// A tombstone (state D) is taken over like an expired row, whatever its expiry.
+		final String takeOver = sql("""
+				UPDATE %TABLE_NAME% SET state = 'P', owner_token = ?, fingerprint = ?, result = NULL,
+				expires_at = %NOW_PLUS_MILLIS%
+				WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""");
+
+		// Only a take-over writes another token, so a token that still holds, even past
+		// the lease, proves nobody else ran.
+		final String complete = sql("""
+				UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
+				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+
+		// A concurrent claim makes this INSERT lose like any other.
+		final String insertCompleted = sql("""
+				INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, result, expires_at)
+				VALUES (?, 'C', ?, ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""");
+
+		final String release = sql("""
+				DELETE FROM %TABLE_NAME%
+				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+
+		// A released takeover becomes a tombstone rather than going, so that the next
+		// claim still knows it takes over a call that never finished.
+		final String releaseTakeover = sql("""
+				UPDATE %TABLE_NAME% SET state = 'D'
+				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+
+		final String renew = sql("""
+				UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
+				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+
+		final String version = sql("""
+				SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+
+		// The state is a literal, for PostgreSQL to match the partial index's predicate.
+		final String inProgress = sql("""
+				SELECT idempotency_key, owner_token, fingerprint, %MILLIS_LEFT% AS millis_left
+				FROM %TABLE_NAME% WHERE state = 'P' AND idempotency_key > ? AND expires_at > %NOW%
+				ORDER BY idempotency_key LIMIT ?""");
+
+		final String delete = sql("""
+				DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+
+		// A tombstone is left to the purge, lest its owner write its record anew.
+		final String deleteUnlessHeld = sql("""
+				DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?
+				AND (state = 'C' OR (state = 'P' AND expires_at <= %NOW%))""");
+
+		// The row becomes a tombstone with the owner's token: the owner's renewal cannot
+		// write it anew, and complete, release and renew match state P only.
+		final String deleteInProgress = sql("""
+				UPDATE %TABLE_NAME% SET state = 'D'
+				WHERE idempotency_key = ? AND state = 'P'""");
+
+		final String exists = sql("""
+				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+
+		// A completion whose reply was lost landed: the row is still its owner's.
+		final String completedBy = sql("""
+				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND owner_token = ? AND state = 'C'""");
+
+		final String recordExists = sql("""
+				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND state <> 'D'""");
+
+		final @Nullable String claim = sql(JdbcIdempotencyStore.this.dialect.claim);
+
+		final String purge = sql(JdbcIdempotencyStore.this.dialect.purge);
+
+		final @Nullable String purgeLock = sql(JdbcIdempotencyStore.this.dialect.purgeLock);
+
+		private @Nullable String sql(@Nullable String template) {
+			return JdbcIdempotencyStore.this.dialect.sql(template, getTableName());
+		}
+
 	}
 
 }
