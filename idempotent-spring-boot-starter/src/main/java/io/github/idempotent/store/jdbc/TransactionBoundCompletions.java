@@ -72,7 +72,6 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	private final Object transactionStatesKey = new Object();
 
-	/** The managers this store was added to as a listener, left when it is closed. */
 	private final List<ConfigurableTransactionManager> listenedTo = new CopyOnWriteArrayList<>();
 
 	/** The store's connection bound before a transaction began on this thread. */
@@ -145,7 +144,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	 */
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
 		Map<Object, TransactionState> states = states();
-		Object current = TransactionSynchronizationManager.getResource(this.dataSource);
+		Object current = boundConnection();
 		for (TransactionState state : (states != null) ? states.values() : List.<TransactionState>of()) {
 			PendingCompletion pending = state.completions.get(key);
 			if (pending != null) {
@@ -264,7 +263,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	}
 
 	private void markRollbackOnly(TransactionState state) {
-		if (TransactionSynchronizationManager.getResource(this.dataSource) instanceof ResourceHolderSupport holder) {
+		if (boundConnection() instanceof ResourceHolderSupport holder) {
 			// Enough for DataSourceTransactionManager and JdbcTransactionManager.
 			holder.setRollbackOnly();
 		}
@@ -300,7 +299,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		// Also across a REQUIRES_NEW transaction that suspends it. Created here rather
 		// than as it began (a manager this store does not listen to), it is registered
 		// in the synchronizations current now, another manager's perhaps.
-		return states.computeIfAbsent(TransactionSynchronizationManager.getResource(this.dataSource), (transaction) -> {
+		return states.computeIfAbsent(boundConnection(), (transaction) -> {
 			TransactionState state = new TransactionState(transaction, states);
 			TransactionSynchronizationManager.registerSynchronization(state);
 			return state;
@@ -377,22 +376,20 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			if (committed && this.renewal == null) {
 				return;
 			}
-			quiet(!committed);
 			RuntimeException failure = confirm(() -> {
-				if (!committed) {
-					TransactionBoundCompletions.this.store.release(this.key, this.token);
-					return;
-				}
 				quiet(true);
 				try {
-					if (!TransactionBoundCompletions.this.store.completeOnItsOwn(this.key, this.token, this.fingerprint,
-							this.result, this.ttl)) {
+					if (!committed) {
+						TransactionBoundCompletions.this.store.release(this.key, this.token);
+					}
+					else if (!TransactionBoundCompletions.this.store.completeOnItsOwn(this.key, this.token,
+							this.fingerprint, this.result, this.ttl)) {
 						logger.warn("Key '" + this.key + "' was taken over before its transaction committed: "
 								+ "a duplicate may have run it again. Keep such transactions shorter than the lease");
 					}
 				}
 				finally {
-					quiet(false);
+					quiet(!committed);
 				}
 			});
 			end();
@@ -403,8 +400,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 								+ "); the key stays in progress until "
 								+ "its lease expires, then a retry runs the method again"
 						: "Could not release key '" + this.key + "' after its transaction rolled back (the database "
-								+ "stayed unreachable for " + this.lease + "); retries are refused until its lease "
-								+ "expires",
+								+ "stayed unreachable for " + this.lease
+								+ "); retries are refused until its lease expires",
 						failure);
 			}
 		}
