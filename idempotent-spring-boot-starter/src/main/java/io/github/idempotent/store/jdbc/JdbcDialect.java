@@ -147,15 +147,11 @@ public enum JdbcDialect {
 	 */
 	public static JdbcDialect forProductName(String productName) {
 		Assert.hasText(productName, "productName must not be empty");
-		String name = productName.toLowerCase(Locale.ROOT);
-		if (name.contains("h2")) {
-			return H2;
-		}
-		if (name.contains("postgresql")) {
-			return POSTGRESQL;
-		}
-		if (name.contains("mysql") || name.contains("mariadb")) {
-			return MYSQL;
+		String name = productName.toLowerCase(Locale.ROOT).replace("mariadb", "mysql");
+		for (JdbcDialect dialect : values()) {
+			if (name.contains(dialect.platform)) {
+				return dialect;
+			}
 		}
 		throw new IllegalArgumentException("No JdbcDialect for database '" + productName
 				+ "': the JDBC store supports H2, PostgreSQL, MySQL and MariaDB");
