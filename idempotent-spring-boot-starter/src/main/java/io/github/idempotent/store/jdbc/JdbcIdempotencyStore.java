@@ -316,12 +316,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 	}
 
-	/**
-	 * A claim that met a lock or serialization failure it could not get through answers
-	 * as the row last committed says, read without waiting: its result, or in progress
-	 * (with this claim's fingerprint when there is no live row). Never an outage: a
-	 * duplicate must not run while the first call may still commit.
-	 */
+	// A claim that met a lock or serialization failure it could not get through answers
+	// as the row last committed says, read without waiting: its result, or in progress
+	// (with this claim's fingerprint when there is no live row). Never an outage: a
+	// duplicate must not run while the first call may still commit.
 	private ClaimResult contended(String key, Fingerprint fingerprint, Duration lease, RuntimeException contention) {
 		logger.debug(
 				"Claim of key '" + key + "' met contention; answering from the row as last committed: " + contention);

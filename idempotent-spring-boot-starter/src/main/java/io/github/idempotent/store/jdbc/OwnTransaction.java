@@ -45,9 +45,7 @@ final class OwnTransaction {
 	// A serialization failure means another transaction committed a change of the row.
 	private static final int MAX_ATTEMPTS = 5;
 
-	/**
-	 * Insufficient resources, but for too many connections (53300): a refused connection.
-	 */
+	// Insufficient resources, but for too many connections (53300): a refused connection.
 	private static final String POSTGRESQL_INSUFFICIENT_RESOURCES = "53";
 
 	private static final String POSTGRESQL_TOO_MANY_CONNECTIONS = "53300";
@@ -80,14 +78,12 @@ final class OwnTransaction {
 		this.template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 	}
 
-	/**
-	 * As autocommit statements when no transaction holds a connection of this data source
-	 * on this thread and the connection they run on autocommits, else in a new
-	 * transaction: a pool set not to ({@code auto-commit: false}) would roll back the
-	 * statements of a call outside a transaction when the connection goes back to it, and
-	 * the pools behind a routing data source may differ.
-	 * @throws StoreFullException if the database had no room for a write
-	 */
+	// As autocommit statements when no transaction holds a connection of this data source
+	// on this thread and the connection they run on autocommits, else in a new
+	// transaction: a pool set not to (auto-commit: false) would roll back the statements
+	// of a call outside a transaction when the connection goes back to it, and the pools
+	// behind a routing data source may differ. Throws StoreFullException if the database
+	// had no room for a write.
 	<T> T run(Supplier<T> action) {
 		for (int attempt = 1;; attempt++) {
 			try {
@@ -176,12 +172,10 @@ final class OwnTransaction {
 
 	}
 
-	/**
-	 * What the database's refusal of a statement means: {@code CONFLICT} (a serialization
-	 * failure or a deadlock: it can be sent again at once), {@code TIMEOUT} (a lock wait
-	 * or statement timeout: another transaction holds the row), {@code FULL} (no room for
-	 * what it writes), or {@code null} for any other failure.
-	 */
+	// What the database's refusal of a statement means: CONFLICT (a serialization failure
+	// or a deadlock: it can be sent again at once), TIMEOUT (a lock wait or statement
+	// timeout: another transaction holds the row), FULL (no room for what it writes), or
+	// null for any other failure.
 	private @Nullable Refusal refusalOf(Throwable failure) {
 		SQLException sql = sqlException(failure, (any) -> true);
 		if (sql == null) {

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,9 +79,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	/** The store's own transactions, which never hold a completion. */
 	static final String OWN_TRANSACTION_NAME = JdbcIdempotencyStore.class.getName();
 
-	/**
-	 * Renews the leases of completions that wait for the commit; no thread until then.
-	 */
+	// Renews the leases of completions that wait for the commit; no thread until then.
 	private final ScheduledThreadPoolExecutor renewals = OwnTransaction.daemon("idempotent-jdbc-commit-wait");
 
 	private volatile Boolean innodbSnapshotIsolation;
@@ -106,11 +103,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		}
 	}
 
-	/**
-	 * A transaction that bound a new connection of the store's DataSource is one of the
-	 * store's: its state is registered in its synchronizations now, while they are
-	 * current.
-	 */
+	// A transaction that bound a new connection of the store's DataSource is one of the
+	// store's: its state is registered in its synchronizations now, while they are
+	// current.
 	@Override
 	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
 		if (!this.store.isJoinTransaction()) {
@@ -134,14 +129,11 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 				&& TransactionSynchronizationManager.hasResource(this.dataSource);
 	}
 
-	/**
-	 * A claim of a key a transaction on this thread completed and has not committed: the
-	 * same transaction replays its result, another (REQUIRES_NEW) is told it is in
-	 * progress. Never the database's answer: its row may be locked by the very
-	 * transaction this thread waits in.
-	 * @return the answer, or {@code null} when no transaction on this thread completed
-	 * the key
-	 */
+	// A claim of a key a transaction on this thread completed and has not committed: the
+	// same transaction replays its result, another (REQUIRES_NEW) is told it is in
+	// progress; null when no transaction on this thread completed the key. Never the
+	// database's answer: its row may be locked by the very transaction this thread waits
+	// in.
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
 		Map<Object, TransactionState> states = states();
 		Object current = boundConnection();
@@ -197,15 +189,12 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		return true;
 	}
 
-	/**
-	 * Completes in the caller's transaction when it can update the row's latest version
-	 * without a failure that would undo the caller's work: at READ COMMITTED; on InnoDB
-	 * unless MariaDB's {@code innodb_snapshot_isolation} is on; otherwise only if the
-	 * transaction's snapshot sees the latest committed row, and behind a savepoint (not
-	 * released: the commit does, a round trip fewer).
-	 * @return {@code false} if the completion has to wait for the commit
-	 * @throws DataAccessException if the UPDATE failed and no savepoint undid it
-	 */
+	// Completes in the caller's transaction when it can update the row's latest version
+	// without a failure that would undo the caller's work: at READ COMMITTED; on InnoDB
+	// unless MariaDB's innodb_snapshot_isolation is on; otherwise only if the
+	// transaction's snapshot sees the latest committed row, and behind a savepoint (not
+	// released: the commit does, a round trip fewer). False if the completion has to wait
+	// for the commit; throws if the UPDATE failed and no savepoint undid it.
 	private boolean completeInCallersTransaction(TransactionState state, String key, String token, byte[] result,
 			long ttlMillis) {
 		JdbcOperations jdbc = this.store.jdbc;
@@ -306,11 +295,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		});
 	}
 
-	/**
-	 * A completion tied to the caller's transaction: releases the claim on a rollback,
-	 * writes the result after a commit if it could not be written in it, and renews the
-	 * lease meanwhile.
-	 */
+	// A completion tied to the caller's transaction: releases the claim on a rollback,
+	// writes the result after a commit if it could not be written in it, and renews the
+	// lease meanwhile.
 	private final class PendingCompletion {
 
 		private final RecordKey key;
@@ -327,10 +314,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 		private ScheduledFuture<?> renewal;
 
-		/**
-		 * Renewals skip: ended (one after a release would write the record anew), or
-		 * completing (one would meet the completed row and report a takeover).
-		 */
+		// Renewals skip: ended (one after a release would write the record anew), or
+		// completing (one would meet the completed row and report a takeover).
 		private boolean quiet;
 
 		PendingCompletion(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl,
@@ -365,13 +350,11 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			}
 		}
 
-		/**
-		 * Stores the result after a commit if it waited for it, releases the key after a
-		 * rollback, in new transactions as Spring requires after completion. Each is sent
-		 * again while its outcome is unknown: fenced by the token, a release that landed
-		 * counts as done and a completion that landed finds its own result. The lease is
-		 * renewed between attempts, never during one.
-		 */
+		// Stores the result after a commit if it waited for it, releases the key after a
+		// rollback, in new transactions as Spring requires after completion. Each is sent
+		// again while its outcome is unknown: fenced by the token, a release that landed
+		// counts as done and a completion that landed finds its own result. The lease is
+		// renewed between attempts, never during one.
 		void transactionEnded(boolean committed) {
 			if (committed && this.renewal == null) {
 				return;
@@ -417,11 +400,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			}
 		}
 
-		/**
-		 * Retries {@code step} after a failure to reach the database, for up to one
-		 * lease.
-		 * @return the failure it gave up on, or {@code null}
-		 */
+		// Retries step after a failure to reach the database, for up to one lease;
+		// returns the failure it gave up on, or null.
 		private RuntimeException confirm(Runnable step) {
 			long deadline = System.nanoTime() + this.lease.toNanos();
 			for (long delay = 10;; delay = Math.min(delay * 2, 1000)) {
@@ -444,11 +424,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	}
 
-	/**
-	 * Leases and completions of one transaction on one thread. Bound to the thread, not
-	 * to the transaction's synchronizations, so that a REQUIRES_NEW transaction inside it
-	 * still sees the keys it holds.
-	 */
+	// Leases and completions of one transaction on one thread. Bound to the thread, not
+	// to the transaction's synchronizations, so that a REQUIRES_NEW transaction inside it
+	// still sees the keys it holds.
 	private final class TransactionState implements TransactionSynchronization {
 
 		private final Object transaction;
@@ -456,10 +434,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		/** As declared when it began; {@code null} for the connection's. */
 		private final Integer isolation = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
 
-		/**
-		 * The thread's map, held: a JTA transaction manager may end the transaction on
-		 * another thread (a timeout), where it is not bound.
-		 */
+		// The thread's map, held: a JTA transaction manager may end the transaction on
+		// another thread (a timeout), where it is not bound.
 		private final Map<Object, TransactionState> states;
 
 		private final Map<String, Duration> leases = new LinkedHashMap<>();
@@ -482,22 +458,18 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			this.savepoints.put(savepoint, new HashSet<>(this.completions.keySet()));
 		}
 
-		/**
-		 * The completions since the savepoint are undone with it: never replayed, nor
-		 * stored after the commit; their keys are released when the transaction ends (not
-		 * now: on InnoDB the transaction still holds their rows' locks).
-		 */
+		// The completions since the savepoint are undone with it: never replayed, nor
+		// stored after the commit; their keys are released when the transaction ends (not
+		// now: on InnoDB the transaction still holds their rows' locks).
 		@Override
 		public void savepointRollback(Object savepoint) {
 			// Unknown: this state was created after the savepoint.
 			Set<String> before = this.savepoints.getOrDefault(savepoint, Set.of());
-			for (Iterator<PendingCompletion> it = this.completions.values().iterator(); it.hasNext();) {
-				PendingCompletion pending = it.next();
-				if (!before.contains(pending.key.value())) {
-					it.remove();
-					this.undone.add(pending);
-				}
-			}
+			this.completions.values()
+				.stream()
+				.filter((pending) -> !before.contains(pending.key.value()))
+				.forEach(this.undone::add);
+			this.completions.values().removeAll(this.undone);
 		}
 
 		@Override
