@@ -108,8 +108,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * Creates a store that runs its statements through {@code jdbc} and its own
 	 * transactions through {@code transactionManager}, so that the application's settings
 	 * apply to the store too.
-	 * @param dataSource the database of the table
-	 * @param jdbc operations on {@code dataSource}
 	 * @param transactionManager a transaction manager of {@code dataSource} itself; the
 	 * store runs claims, releases, renewals and purges in new READ COMMITTED
 	 * transactions, and {@link #listenTo listens to} the transactions it begins

@@ -198,8 +198,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	private boolean completeInCallersTransaction(TransactionState state, String key, String token, byte[] result,
 			long ttlMillis) {
 		JdbcOperations jdbc = this.store.jdbc;
-		Integer declared = state.isolation;
-		int isolation = (declared != null) ? declared
+		int isolation = (state.isolation != null) ? state.isolation
 				: jdbc.execute((ConnectionCallback<Integer>) Connection::getTransactionIsolation);
 		boolean mysql = this.store.dialect == JdbcDialect.MYSQL;
 		if (isolation <= TransactionDefinition.ISOLATION_READ_COMMITTED || (mysql && !innodbSnapshotIsolation())) {
@@ -256,15 +255,14 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			// Enough for DataSourceTransactionManager and JdbcTransactionManager.
 			holder.setRollbackOnly();
 		}
-		if (!TransactionSynchronizationManager.getSynchronizations().contains(state)) {
-			// Another manager's transaction: its status is not the store's.
-			return;
-		}
-		try {
-			TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
-		}
-		catch (NoTransactionException ex) {
-			// Not a @Transactional method: the connection holder's flag has to do.
+		// In another manager's transaction, its status is not the store's.
+		if (TransactionSynchronizationManager.getSynchronizations().contains(state)) {
+			try {
+				TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+			}
+			catch (NoTransactionException ex) {
+				// Not a @Transactional method: the connection holder's flag has to do.
+			}
 		}
 	}
 
