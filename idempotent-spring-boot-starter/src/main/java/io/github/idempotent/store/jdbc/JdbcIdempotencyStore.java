@@ -465,8 +465,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			}
 			Row row = select(key.value());
 			if (row != null) {
-				// Sent again after a broken connection: finds its own record and
-				// succeeds.
+				// Resent after a broken connection: finds its own record and succeeds.
 				return row.completed() && token.equals(row.token()) && fingerprint.value().equals(row.fingerprint())
 						&& Arrays.equals(result.bytes(), row.result());
 			}
