@@ -114,13 +114,12 @@ final class LettuceCommands implements AsyncRedisCommands {
 	}
 
 	@Override
-	public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
+	public <T> CompletableFuture<T> eval(Script script, boolean text, ReturnType returnType, byte[][] keys,
+			byte[]... args) {
 		ScriptOutputType outputType = LettuceConverters.toScriptOutputType(returnType);
-		return this.commands.<T>evalsha(script.sha1(), outputType, keys, args)
-			.toCompletableFuture()
-			.exceptionallyCompose((ex) -> RedisClients.anyMessage(ex, "NOSCRIPT")
-					? this.commands.<T>eval(script.text(), outputType, keys, args).toCompletableFuture()
-					: CompletableFuture.failedFuture(ex));
+		return (text ? this.commands.<T>eval(script.text(), outputType, keys, args)
+				: this.commands.<T>evalsha(script.sha1(), outputType, keys, args))
+			.toCompletableFuture();
 	}
 
 }

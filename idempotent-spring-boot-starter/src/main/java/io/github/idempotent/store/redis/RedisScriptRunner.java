@@ -43,7 +43,6 @@ final class RedisScriptRunner {
 		this.lettuce = RedisClients.isLettuce(connectionFactory);
 	}
 
-	/** On Lettuce only. */
 	boolean supportsAsync() {
 		return this.lettuce;
 	}
@@ -139,22 +138,8 @@ final class RedisScriptRunner {
 		}
 	}
 
-	/** EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH). */
-	@SuppressWarnings("unchecked")
 	static <T> T eval(RedisConnection connection, Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
-		byte[][] keysAndArgs = new byte[keys.length + args.length][];
-		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
-		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
-		RedisScriptingCommands scripting = connection.scriptingCommands();
-		try {
-			return (T) scripting.evalSha(script.sha1(), returnType, keys.length, keysAndArgs);
-		}
-		catch (RuntimeException ex) {
-			if (!RedisClients.anyMessage(ex, "NOSCRIPT")) {
-				throw ex;
-			}
-			return (T) scripting.eval(script.text(), returnType, keys.length, keysAndArgs);
-		}
+		return join(new ConnectionCommands(connection).eval(script, returnType, keys, args));
 	}
 
 	/**
@@ -166,8 +151,16 @@ final class RedisScriptRunner {
 		/** {@code SET key value NX PX millis GET}: the value there was, or null. */
 		CompletableFuture<byte @Nullable []> setIfAbsentGet(byte[] key, byte[] value, long millis);
 
-		/** EVALSHA, then EVAL on NOSCRIPT. */
-		<T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args);
+		/** EVALSHA, or EVAL of the script's {@code text}. */
+		<T> CompletableFuture<T> eval(Script script, boolean text, ReturnType returnType, byte[][] keys,
+				byte[]... args);
+
+		/** EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH). */
+		default <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
+			return this.<T>eval(script, false, returnType, keys, args)
+				.exceptionallyCompose((ex) -> RedisClients.anyMessage(ex, "NOSCRIPT")
+						? this.<T>eval(script, true, returnType, keys, args) : CompletableFuture.failedFuture(ex));
+		}
 
 	}
 
@@ -180,8 +173,14 @@ final class RedisScriptRunner {
 		}
 
 		@Override
-		public <T> CompletableFuture<T> eval(Script script, ReturnType returnType, byte[][] keys, byte[]... args) {
-			return answer(() -> RedisScriptRunner.eval(this.connection, script, returnType, keys, args));
+		public <T> CompletableFuture<T> eval(Script script, boolean text, ReturnType returnType, byte[][] keys,
+				byte[]... args) {
+			byte[][] keysAndArgs = new byte[keys.length + args.length][];
+			System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
+			System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
+			RedisScriptingCommands scripting = this.connection.scriptingCommands();
+			return answer(() -> text ? scripting.<T>eval(script.text(), returnType, keys.length, keysAndArgs)
+					: scripting.<T>evalSha(script.sha1(), returnType, keys.length, keysAndArgs));
 		}
 
 	}
