@@ -33,7 +33,6 @@ final class DedicatedConnections implements AutoCloseable {
 	// The store's category: the WAIT warnings are the store's to an operator.
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	/** Idle connections kept open. */
 	static final int MAX_IDLE = 8;
 
 	private final RedisClient client;
@@ -44,9 +43,6 @@ final class DedicatedConnections implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	/**
-	 * On a {@link LettuceConnectionFactory} (see {@link RedisScriptRunner#waitReplicas}).
-	 */
 	DedicatedConnections(RedisConnectionFactory connectionFactory) {
 		LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
 		Assert.state(lettuce.getRequiredNativeClient() instanceof RedisClient,
@@ -56,7 +52,13 @@ final class DedicatedConnections implements AutoCloseable {
 	}
 
 	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote, int replicas, Duration timeout) {
-		StatefulRedisConnection<byte[], byte[]> nativeConnection = borrow();
+		StatefulRedisConnection<byte[], byte[]> nativeConnection;
+		while ((nativeConnection = this.idle.pollFirst()) != null && !nativeConnection.isOpen()) {
+			nativeConnection.close();
+		}
+		if (nativeConnection == null) {
+			nativeConnection = this.client.connect(ByteArrayCodec.INSTANCE);
+		}
 		boolean reusable = false;
 		try {
 			T reply;
@@ -99,17 +101,6 @@ final class DedicatedConnections implements AutoCloseable {
 					+ "idempotency record within " + timeout + "; a failover now could lose it");
 		}
 		return true;
-	}
-
-	private StatefulRedisConnection<byte[], byte[]> borrow() {
-		StatefulRedisConnection<byte[], byte[]> connection;
-		while ((connection = this.idle.pollFirst()) != null) {
-			if (connection.isOpen()) {
-				return connection;
-			}
-			connection.close();
-		}
-		return this.client.connect(ByteArrayCodec.INSTANCE);
 	}
 
 	/** {@code reusable}: every command sent on it has been answered. */

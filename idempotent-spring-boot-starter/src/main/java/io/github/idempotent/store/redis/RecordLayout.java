@@ -71,18 +71,16 @@ final class RecordLayout {
 	 * the first 8 bytes of its SHA-256.
 	 */
 	static byte[] token(String token) {
-		return isLowerHex(token) ? ByteBuffer.allocate(TOKEN_LENGTH).putLong(Long.parseUnsignedLong(token, 16)).array()
-				: Arrays.copyOf(RecordKey.sha256().digest(token.getBytes(StandardCharsets.UTF_8)), TOKEN_LENGTH);
+		if (token.length() == 2 * TOKEN_LENGTH
+				&& token.chars().allMatch((c) -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+			return ByteBuffer.allocate(TOKEN_LENGTH).putLong(Long.parseUnsignedLong(token, 16)).array();
+		}
+		return Arrays.copyOf(RecordKey.sha256().digest(token.getBytes(StandardCharsets.UTF_8)), TOKEN_LENGTH);
 	}
 
 	static boolean sameOwner(byte[] record, byte[] other) {
 		return record.length > TOKEN_LENGTH && other.length > TOKEN_LENGTH
 				&& Arrays.equals(record, 1, 1 + TOKEN_LENGTH, other, 1, 1 + TOKEN_LENGTH);
-	}
-
-	private static boolean isLowerHex(String token) {
-		return token.length() == 2 * TOKEN_LENGTH
-				&& token.chars().allMatch((c) -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
 	}
 
 	static byte[] record(byte state, byte[] token, Fingerprint fingerprint, byte @Nullable [] result) {
@@ -168,12 +166,6 @@ final class RecordLayout {
 		return Instant.ofEpochSecond(now.getEpochSecond() - ago);
 	}
 
-	/** All zero: none, or unknown. */
-	static boolean isNoTime(byte[] bytes, int offset) {
-		return bytes.length < offset + CLAIM_TIME_LENGTH
-				|| (bytes[offset] == 0 && bytes[offset + 1] == 0 && bytes[offset + 2] == 0);
-	}
-
 	static boolean isInProgress(byte[] record) {
 		return record.length > 0 && (record[0] == IN_PROGRESS || record[0] == IN_PROGRESS + TEXT);
 	}
@@ -202,11 +194,16 @@ final class RecordLayout {
 	}
 
 	static @Nullable Instant previousClaimedAt(byte[] record, Instant now) {
-		int offset = record.length - CLAIM_TIME_LENGTH;
-		if (attempt(record) == 1 || isNoTime(record, offset)) {
-			return null;
-		}
-		return readTime(record, offset, now);
+		return previousClaimedAt(attempt(record), record, record.length - CLAIM_TIME_LENGTH, now);
+	}
+
+	/**
+	 * The claim time at {@code offset} of the attempt {@code attempt} took over;
+	 * {@code null} on attempt 1, or for a time of all zero (unknown).
+	 */
+	static @Nullable Instant previousClaimedAt(int attempt, byte[] bytes, int offset, Instant now) {
+		return (attempt == 1 || bytes.length < offset + CLAIM_TIME_LENGTH
+				|| (bytes[offset] | bytes[offset + 1] | bytes[offset + 2]) == 0) ? null : readTime(bytes, offset, now);
 	}
 
 	static boolean isCompleted(byte[] record) {

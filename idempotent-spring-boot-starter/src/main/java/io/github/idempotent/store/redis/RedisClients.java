@@ -33,7 +33,6 @@ final class RedisClients {
 		return LETTUCE_PRESENT && LettuceCommands.isLettuce(connectionFactory);
 	}
 
-	/** Whether {@code ex} or one of its causes passes {@code test}. */
 	static boolean anyCause(Throwable ex, Predicate<Throwable> test) {
 		for (Throwable cause = ex; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
 			if (test.test(cause)) {
@@ -43,7 +42,6 @@ final class RedisClients {
 		return false;
 	}
 
-	/** Whether a cause's message contains one of {@code texts}. */
 	static boolean anyMessage(Throwable ex, String... texts) {
 		return anyCause(ex,
 				(cause) -> cause.getMessage() != null && Arrays.stream(texts).anyMatch(cause.getMessage()::contains));

@@ -87,7 +87,6 @@ public class RedisIdempotencyStore
 		}
 	}
 
-	/** The connection factory the store reads and writes through. */
 	public RedisConnectionFactory getConnectionFactory() {
 		return this.connectionFactory;
 	}
@@ -247,14 +246,18 @@ public class RedisIdempotencyStore
 			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys(key), record, expiry(lease),
 					REMEMBERED_MILLIS)
 			.thenApply((reply) -> claimResult(reply, token));
-		if (!useSetClaims()) {
+		long refusedAt = this.setClaimsRefusedAt;
+		if (refusedAt != 0 && System.nanoTime() - refusedAt <= SET_CLAIM_RETRY.toNanos()) {
 			return byScript.get();
 		}
 		return commands.setIfAbsentGet(keyOf(key), record, expiryMillis(lease)).handle((previous, ex) -> {
 			if (ex != null) {
 				return isSetClaimRefused(ex) ? byScript.get() : CompletableFuture.<ClaimResult>failedFuture(unwrap(ex));
 			}
-			setClaimsAccepted();
+			if (this.setClaimsRefusedAt != 0) {
+				this.setClaimsRefusedAt = 0;
+				logger.info("Redis accepts SET with NX and GET now: claims are native commands again");
+			}
 			if (previous != null && (RecordLayout.isTombstone(previous) || (RecordLayout.damage(previous) == null
 					&& RecordLayout.isInProgress(previous) && !RecordLayout.sameOwner(previous, record)))) {
 				// Held by another or a tombstone: the script decides atomically whether
@@ -267,18 +270,6 @@ public class RedisIdempotencyStore
 									RecordLayout.previousClaimedAt(previous, Instant.now())))
 					: new ClaimResult.Acquired(token));
 		}).thenCompose(Function.identity());
-	}
-
-	private boolean useSetClaims() {
-		long refusedAt = this.setClaimsRefusedAt;
-		return refusedAt == 0 || System.nanoTime() - refusedAt > SET_CLAIM_RETRY.toNanos();
-	}
-
-	private void setClaimsAccepted() {
-		if (this.setClaimsRefusedAt != 0) {
-			this.setClaimsRefusedAt = 0;
-			logger.info("Redis accepts SET with NX and GET now: claims are native commands again");
-		}
 	}
 
 	/**
@@ -304,7 +295,10 @@ public class RedisIdempotencyStore
 	private static ClaimResult claimResult(List<?> reply, String token) {
 		long state = (Long) reply.get(0);
 		if (state == RedisScripts.ACQUIRED) {
-			return acquired(token, reply);
+			// {1}, or {1, attempt, claim time of the attempt taken over}
+			int attempt = (reply.size() < 3) ? 1 : (int) Math.max(1, (Long) reply.get(1));
+			return new ClaimResult.Acquired(token, attempt, (attempt == 1) ? null
+					: RecordLayout.previousClaimedAt(attempt, (byte[]) reply.get(2), 0, Instant.now()));
 		}
 		if (state == RedisScripts.NOT_A_RECORD) {
 			return new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(1)));
@@ -325,21 +319,6 @@ public class RedisIdempotencyStore
 		}
 		return RecordLayout.isInProgress(stored) ? inProgress.get() : new ClaimResult.Completed(
 				RecordLayout.fingerprint(stored), new StoredResult(RecordLayout.result(stored)));
-	}
-
-	/**
-	 * The claim script's {@code {1}} or {@code {1, attempt, claim time of the attempt
-	 * taken over}}.
-	 */
-	private static ClaimResult.Acquired acquired(String token, List<?> reply) {
-		if (reply.size() < 3) {
-			return new ClaimResult.Acquired(token);
-		}
-		int attempt = (int) Math.max(1, (Long) reply.get(1));
-		byte[] started = (byte[]) reply.get(2);
-		Instant previous = (attempt == 1 || RecordLayout.isNoTime(started, 0)) ? null
-				: RecordLayout.readTime(started, 0, Instant.now());
-		return new ClaimResult.Acquired(token, attempt, previous);
 	}
 
 	@Override
@@ -414,8 +393,7 @@ public class RedisIdempotencyStore
 	}
 
 	/** {@code null} for none, or a tombstone. */
-	private static @Nullable IdempotencyRecord record(RecordKey key, @Nullable List<?> reply, Instant now) {
-		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
+	private static @Nullable IdempotencyRecord record(RecordKey key, List<?> reply, Instant now) {
 		long kind = (Long) reply.get(0);
 		if (kind == 0) {
 			return null;
@@ -484,7 +462,6 @@ public class RedisIdempotencyStore
 		}
 		List<Object> reply = RedisScriptRunner.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
 				utf8((cursor != null) ? cursor : "0"), pattern, utf8(Integer.toString(limit)));
-		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
 		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
 		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
 	}
@@ -523,8 +500,7 @@ public class RedisIdempotencyStore
 	 * the other claims of its key within one lease or TTL.
 	 */
 	static String newToken() {
-		long bits = ThreadLocalRandom.current().nextLong();
-		return HexFormat.of().withLowerCase().toHexDigits(bits);
+		return HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
 	}
 
 	/** Lettuce, and no replica to await (WAIT stays blocking). */

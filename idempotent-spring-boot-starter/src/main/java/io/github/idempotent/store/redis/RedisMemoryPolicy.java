@@ -9,8 +9,6 @@ import java.util.Properties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
@@ -29,7 +27,6 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 
 	private static final Log logger = LogFactory.getLog(RedisMemoryPolicy.class);
 
-	/** Property through which an application accepts an evicting policy. */
 	static final String ALLOW_PROPERTY = "idempotent.store.redis.allow-evicting-policy";
 
 	/**
@@ -54,8 +51,8 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 	 * proxy hides it.
 	 */
 	public static List<RedisMemoryPolicy> read(RedisConnectionFactory connectionFactory) {
+		Properties info = new Properties();
 		try (RedisConnection redis = connectionFactory.getConnection()) {
-			Properties info = new Properties();
 			// Two commands: Redis before 7.0 answers one section per INFO.
 			for (String section : new String[] { "memory", "stats" }) {
 				Properties answer = redis.serverCommands().info(section);
@@ -63,10 +60,28 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 					info.putAll(answer);
 				}
 			}
-			String server = RedisClients.isLettuce(connectionFactory) ? LettuceCommands.serverName(connectionFactory)
-					: null;
-			return of(info, (server != null) ? server : "Redis");
 		}
+		String named = RedisClients.isLettuce(connectionFactory) ? LettuceCommands.serverName(connectionFactory) : null;
+		String server = (named != null) ? named : "Redis";
+		// A cluster connection prefixes keys with the node's address.
+		Map<String, Properties> byServer = new LinkedHashMap<>();
+		for (String name : info.stringPropertyNames()) {
+			int dot = name.lastIndexOf('.');
+			String node = (dot > 0) ? name.substring(0, dot) : server;
+			byServer.computeIfAbsent(node, (key) -> new Properties())
+				.setProperty(name.substring(dot + 1), info.getProperty(name));
+		}
+		List<RedisMemoryPolicy> policies = new ArrayList<>();
+		byServer.forEach((node, properties) -> {
+			String maxmemory = properties.getProperty("maxmemory");
+			String policy = properties.getProperty("maxmemory_policy");
+			if (maxmemory != null && policy != null) {
+				policies.add(new RedisMemoryPolicy(node, Long.parseLong(maxmemory.trim()), policy.trim(),
+						Long.parseLong(properties.getProperty("evicted_keys", "-1").trim()),
+						Long.parseLong(properties.getProperty("used_memory", "-1").trim())));
+			}
+		});
+		return policies;
 	}
 
 	/**
@@ -90,50 +105,21 @@ public record RedisMemoryPolicy(String server, long maxmemory, String policy, lo
 		}
 		for (RedisMemoryPolicy policy : policies) {
 			if (policy.evicts()) {
-				Assert.state(evictingPolicyAllowed, policy::refusal);
+				Assert.state(evictingPolicyAllowed, () -> "The Redis of the idempotency store (" + policy.server()
+						+ ") has maxmemory " + policy.maxmemory() + " bytes and maxmemory-policy " + policy.policy()
+						+ ": when its memory is full it evicts keys, and every record of the store has a TTL"
+						+ (policy.policy().equals("volatile-ttl")
+								? " (volatile-ttl evicts the placeholders of calls in progress first)" : "")
+						+ ". An evicted record lets a retry run the method again, e.g. a payment twice. Set "
+						+ "maxmemory-policy noeviction (a full Redis then refuses new claims, which fail as the store "
+						+ "being down, instead of forgetting old ones), or use a Redis of its own with unbounded "
+						+ "memory (maxmemory 0) sized for the records (docs/stores.md, Memory); or accept the risk "
+						+ "with " + ALLOW_PROPERTY + "=true");
 				logger.warn("The Redis of the idempotency store (" + policy.server() + ") may evict records "
 						+ "(maxmemory " + policy.maxmemory() + ", maxmemory-policy " + policy.policy()
 						+ "), accepted by " + ALLOW_PROPERTY + ": a retry of an evicted key runs its method again");
 			}
 		}
-	}
-
-	String refusal() {
-		return "The Redis of the idempotency store (" + this.server + ") has maxmemory " + this.maxmemory
-				+ " bytes and maxmemory-policy " + this.policy + ": when its memory is full it evicts keys, "
-				+ "and every record of the store has a TTL"
-				+ (this.policy.equals("volatile-ttl")
-						? " (volatile-ttl evicts the placeholders of calls in progress first)" : "")
-				+ ". An evicted record lets a retry run the method again, e.g. a payment twice. Set "
-				+ "maxmemory-policy noeviction (a full Redis then refuses new claims, which fail as the store "
-				+ "being down, instead of forgetting old ones), or use a Redis of its own with unbounded memory "
-				+ "(maxmemory 0) sized for the records (docs/stores.md, Memory); or accept the risk with "
-				+ ALLOW_PROPERTY + "=true";
-	}
-
-	/** A cluster connection prefixes keys with the node's address. */
-	static List<RedisMemoryPolicy> of(@Nullable Properties info, String server) {
-		if (info == null) {
-			return List.of();
-		}
-		Map<String, Properties> byServer = new LinkedHashMap<>();
-		for (String name : info.stringPropertyNames()) {
-			int dot = name.lastIndexOf('.');
-			String node = (dot > 0) ? name.substring(0, dot) : server;
-			byServer.computeIfAbsent(node, (key) -> new Properties())
-				.setProperty(name.substring(dot + 1), info.getProperty(name));
-		}
-		List<RedisMemoryPolicy> policies = new ArrayList<>();
-		byServer.forEach((node, properties) -> {
-			String maxmemory = properties.getProperty("maxmemory");
-			String policy = properties.getProperty("maxmemory_policy");
-			if (maxmemory != null && policy != null) {
-				policies.add(new RedisMemoryPolicy(node, Long.parseLong(maxmemory.trim()), policy.trim(),
-						Long.parseLong(properties.getProperty("evicted_keys", "-1").trim()),
-						Long.parseLong(properties.getProperty("used_memory", "-1").trim())));
-			}
-		});
-		return policies;
 	}
 
 }

@@ -184,18 +184,15 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		// PTTL: the cache drops the record when Redis would.
 		CompletableFuture<byte[]> value = commands.get(redisKey).toCompletableFuture();
 		CompletableFuture<Long> ttl = commands.pttl(redisKey).toCompletableFuture();
-		return value.thenCombine(ttl, RedisRecordTracking::trackedRecord).exceptionally((ex) -> null);
-	}
-
-	private static RecordTracking.@Nullable TrackedRecord trackedRecord(byte @Nullable [] value,
-			@Nullable Long ttlMillis) {
-		if (value == null || !RecordLayout.isCompleted(value) || RecordLayout.damage(value) != null || ttlMillis == null
-				|| ttlMillis == -2) {
-			return null;
-		}
-		Duration ttl = (ttlMillis < 0) ? Duration.ofNanos(Long.MAX_VALUE) : Duration.ofMillis(ttlMillis);
-		return new RecordTracking.TrackedRecord(RecordLayout.fingerprint(value),
-				new StoredResult(RecordLayout.result(value)), ttl);
+		return value.thenCombine(ttl, (stored, millis) -> {
+			if (stored == null || !RecordLayout.isCompleted(stored) || RecordLayout.damage(stored) != null
+					|| millis == null || millis == -2) {
+				return null;
+			}
+			return new RecordTracking.TrackedRecord(RecordLayout.fingerprint(stored),
+					new StoredResult(RecordLayout.result(stored)),
+					(millis < 0) ? Duration.ofNanos(Long.MAX_VALUE) : Duration.ofMillis(millis));
+		}).exceptionally((ex) -> null);
 	}
 
 	private void tick() {
