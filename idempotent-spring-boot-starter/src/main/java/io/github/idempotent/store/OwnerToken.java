@@ -1,6 +1,7 @@
 package io.github.idempotent.store;
 
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 
 import org.jspecify.annotations.Nullable;
@@ -11,17 +12,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class OwnerToken {
 
-	private static final char[] HEX = "0123456789abcdef".toCharArray();
-
 	private OwnerToken() {
 	}
 
 	public static String generate() {
 		ThreadLocalRandom random = ThreadLocalRandom.current();
-		char[] chars = new char[32];
-		fill(chars, 0, random.nextLong());
-		fill(chars, 16, random.nextLong());
-		return new String(chars);
+		return HexFormat.of().toHexDigits(random.nextLong()) + HexFormat.of().toHexDigits(random.nextLong());
 	}
 
 	/**
@@ -45,13 +41,6 @@ public final class OwnerToken {
 		}
 		catch (RuntimeException ex) {
 			return null;
-		}
-	}
-
-	private static void fill(char[] chars, int offset, long bits) {
-		for (int i = 15; i >= 0; i--) {
-			chars[offset + i] = HEX[(int) (bits & 0xF)];
-			bits >>>= 4;
 		}
 	}
 

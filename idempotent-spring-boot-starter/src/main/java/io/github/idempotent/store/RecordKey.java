@@ -65,17 +65,7 @@ public record RecordKey(String value) {
 		if (cached != null) {
 			return cached;
 		}
-		StringBuilder sb = new StringBuilder(MAX_NAME_LENGTH + 16);
-		appendEscaped(sb, readablePart(name), true);
-		String shortName = sb.append('~').append(sha256Hex(name), 0, 8).toString();
-		if (SHORT_NAMES.size() < MAX_CACHED_NAMES) {
-			SHORT_NAMES.put(name, shortName);
-		}
-		return shortName;
-	}
-
-	/** {@code SimpleClass.method} of a default name, else the name; then its end. */
-	private static String readablePart(String name) {
+		// SimpleClass.method of a default name, else the name; then its end.
 		int parameters = name.indexOf('(');
 		String readable = (parameters >= 0) ? name.substring(0, parameters) : name;
 		int hash = readable.indexOf('#');
@@ -83,8 +73,13 @@ public record RecordKey(String value) {
 			String type = readable.substring(0, hash);
 			readable = type.substring(type.lastIndexOf('.') + 1) + "." + readable.substring(hash + 1);
 		}
-		return (readable.length() > READABLE_LENGTH) ? readable.substring(readable.length() - READABLE_LENGTH)
-				: readable;
+		StringBuilder sb = new StringBuilder(MAX_NAME_LENGTH + 16);
+		appendEscaped(sb, readable.substring(Math.max(0, readable.length() - READABLE_LENGTH)), true);
+		String shortName = sb.append('~').append(sha256Hex(name), 0, 8).toString();
+		if (SHORT_NAMES.size() < MAX_CACHED_NAMES) {
+			SHORT_NAMES.put(name, shortName);
+		}
+		return shortName;
 	}
 
 	private static void appendEscaped(StringBuilder sb, String part, boolean name) {
