@@ -130,10 +130,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		ClaimResult cached = cached(key);
-		if (cached != null) {
-			return cached;
-		}
-		return afterClaim(key, this.delegate.claim(key, fingerprint, lease));
+		return (cached != null) ? cached : afterClaim(key, this.delegate.claim(key, fingerprint, lease));
 	}
 
 	private @Nullable ClaimResult cached(RecordKey key) {
@@ -154,7 +151,11 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 			if (this.tracking != null) {
 				fill(key, this.tracking);
 			}
-			else if (this.writeThrough || !inTransaction()) {
+			// Without write-through, a store that joins transactions may answer a claim
+			// with
+			// a result its transaction may still roll back.
+			else if (this.writeThrough
+					|| !(TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive())) {
 				put(key.value(), completed.fingerprint(), completed.result(), null);
 			}
 		}
@@ -228,27 +229,21 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	@Override
 	public CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		ClaimResult cached = cached(key);
-		if (cached != null) {
-			return CompletableFuture.completedFuture(cached);
-		}
-		return asyncDelegate().claimAsync(key, fingerprint, lease).thenApply((claim) -> afterClaim(key, claim));
+		return (cached != null) ? CompletableFuture.completedFuture(cached)
+				: delegate(AsyncIdempotencyStore.class).claimAsync(key, fingerprint, lease)
+					.thenApply((claim) -> afterClaim(key, claim));
 	}
 
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl) {
-		return asyncDelegate().completeAsync(key, token, fingerprint, result, ttl)
+		return delegate(AsyncIdempotencyStore.class).completeAsync(key, token, fingerprint, result, ttl)
 			.thenApply((completed) -> afterComplete(key, fingerprint, result, ttl, completed));
 	}
 
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordKey key, String token) {
-		return asyncDelegate().releaseAsync(key, token);
-	}
-
-	private AsyncIdempotencyStore asyncDelegate() {
-		Assert.state(this.delegate instanceof AsyncIdempotencyStore, "The store behind the cache is not asynchronous");
-		return (AsyncIdempotencyStore) this.delegate;
+		return delegate(AsyncIdempotencyStore.class).releaseAsync(key, token);
 	}
 
 	@Override
@@ -268,12 +263,12 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
-		return inspectableDelegate().inspect(key);
+		return delegate(InspectableIdempotencyStore.class).inspect(key);
 	}
 
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
-		return inspectableDelegate().findInProgress(keyPrefix, olderThan, cursor, limit);
+		return delegate(InspectableIdempotencyStore.class).findInProgress(keyPrefix, olderThan, cursor, limit);
 	}
 
 	/**
@@ -282,17 +277,17 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	 */
 	@Override
 	public boolean delete(RecordKey key) {
-		return dropped(key, inspectableDelegate().delete(key));
+		return dropped(key, delegate(InspectableIdempotencyStore.class).delete(key));
 	}
 
 	@Override
 	public Deletion deleteInProgress(RecordKey key) {
-		return dropped(key, inspectableDelegate().deleteInProgress(key));
+		return dropped(key, delegate(InspectableIdempotencyStore.class).deleteInProgress(key));
 	}
 
 	@Override
 	public Deletion deleteUnlessHeld(RecordKey key) {
-		return dropped(key, inspectableDelegate().deleteUnlessHeld(key));
+		return dropped(key, delegate(InspectableIdempotencyStore.class).deleteUnlessHeld(key));
 	}
 
 	/** {@code deletion}, once the key has left this instance's cache. */
@@ -301,20 +296,12 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		return deletion;
 	}
 
-	private InspectableIdempotencyStore inspectableDelegate() {
-		if (this.delegate instanceof InspectableIdempotencyStore inspectable) {
-			return inspectable;
+	private <T> T delegate(Class<T> type) {
+		if (type.isInstance(this.delegate)) {
+			return type.cast(this.delegate);
 		}
 		throw new UnsupportedOperationException(
-				this.delegate.getClass().getName() + " does not implement InspectableIdempotencyStore");
-	}
-
-	/**
-	 * Without write-through, a store that joins transactions may answer a claim with a
-	 * result its transaction may still roll back.
-	 */
-	private static boolean inTransaction() {
-		return TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive();
+				this.delegate.getClass().getName() + " does not implement " + type.getSimpleName());
 	}
 
 	public IdempotencyStore getDelegate() {

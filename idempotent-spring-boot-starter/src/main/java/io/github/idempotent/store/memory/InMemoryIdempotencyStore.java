@@ -137,7 +137,11 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			result = tryClaim(key, fingerprint, lease, room);
 		}
 		if (result == null) {
-			throw refuse(room[0], key.value());
+			// Not logged here: the protocol warns of a full store once a minute, cause
+			// included.
+			throw (room[0] == Room.SCOPE_FULL)
+					? new InMemoryStoreFullException(scopeOf(key.value()), this.maximumBytesPerScope)
+					: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
 		}
 		return result;
 	}
@@ -464,14 +468,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				written(entry.expiresAt());
 			}
 		});
-	}
-
-	/**
-	 * Not logged here: the protocol warns of a full store once a minute, cause included.
-	 */
-	private InMemoryStoreFullException refuse(Room room, String key) {
-		return (room == Room.SCOPE_FULL) ? new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope)
-				: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
 	}
 
 }
