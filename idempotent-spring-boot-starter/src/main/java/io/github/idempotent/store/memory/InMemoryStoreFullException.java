@@ -10,8 +10,6 @@ import io.github.idempotent.store.StoreFullException;
  */
 public class InMemoryStoreFullException extends StoreFullException {
 
-	private final int maximumRecords;
-
 	/**
 	 * The whole store, of {@code maximumRecords} and estimated {@code maximumBytes}, is
 	 * full.
@@ -21,7 +19,6 @@ public class InMemoryStoreFullException extends StoreFullException {
 				+ DataSize.ofBytes(maximumBytes).toKilobytes() + " KB, all in progress or within their ttl, and "
 				+ "evicting one would let a retry of its key run again. Raise idempotent.store.memory.maximum-size "
 				+ "or idempotent.store.memory.maximum-records, shorten the ttl, or use the Redis or JDBC store");
-		this.maximumRecords = maximumRecords;
 	}
 
 	/** The records of {@code scope} (as in record keys) hold their quota. */
@@ -30,14 +27,6 @@ public class InMemoryStoreFullException extends StoreFullException {
 				+ DataSize.ofBytes(maximumBytesPerScope).toKilobytes() + " KB per scope "
 				+ "(idempotent.store.memory.maximum-size-per-scope), all in progress or within their ttl. "
 				+ "Other scopes are not refused");
-		this.maximumRecords = -1;
-	}
-
-	/**
-	 * Records held at most, or {@code -1} when the refusal is that of a scope's quota.
-	 */
-	public int getMaximumRecords() {
-		return this.maximumRecords;
 	}
 
 }
