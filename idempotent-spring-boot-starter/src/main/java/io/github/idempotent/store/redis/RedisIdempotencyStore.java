@@ -198,7 +198,7 @@ public class RedisIdempotencyStore
 			return commands
 				.<List<Object>>run((redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), null)
 				.handle((reply, readFailure) -> {
-					ClaimResult found = (readFailure != null) ? null : whileWritesAreRefused(reply);
+					ClaimResult found = (readFailure != null) ? null : inspected(reply);
 					if (found == null) {
 						if (readFailure != null) {
 							ex.addSuppressed(readFailure);
@@ -210,8 +210,11 @@ public class RedisIdempotencyStore
 		});
 	}
 
-	/** What a claim answers while writes are refused; {@code null} for a free key. */
-	private static @Nullable ClaimResult whileWritesAreRefused(List<?> reply) {
+	/**
+	 * The inspect script's reply as a claim finds it, while writes are refused or for
+	 * operators; {@code null} for a free key.
+	 */
+	private static @Nullable ClaimResult inspected(List<?> reply) {
 		long kind = (Long) reply.get(0);
 		if (kind != 1) {
 			return (kind == 0) ? null : new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(2)));
@@ -394,32 +397,24 @@ public class RedisIdempotencyStore
 
 	/** {@code null} for none, or a tombstone. */
 	private static @Nullable IdempotencyRecord record(RecordKey key, List<?> reply, Instant now) {
-		long kind = (Long) reply.get(0);
-		if (kind == 0) {
+		ClaimResult found = inspected(reply);
+		if (found == null) {
 			return null;
 		}
 		long pttl = (Long) reply.get(1);
 		Duration expiresIn = (pttl >= 0) ? Duration.ofMillis(pttl) : null;
-		if (kind != 1) {
-			return IdempotencyRecord.unreadable(key, RedisScripts.notARecord(reply.get(2)), expiresIn);
+		if (found instanceof ClaimResult.Damaged damaged) {
+			return IdempotencyRecord.unreadable(key, damaged.damage(), expiresIn);
 		}
-		byte[] stored = (byte[]) reply.get(2);
-		if (RecordLayout.isTombstone(stored)) {
-			return null;
-		}
-		String damage = RecordLayout.damage(stored);
-		if (damage != null) {
-			return IdempotencyRecord.unreadable(key, damage, expiresIn);
-		}
-		boolean inProgress = RecordLayout.isInProgress(stored);
-		if (inProgress && expiresIn != null) {
+		if (found instanceof ClaimResult.InProgress inProgress) {
 			// The lease left, not the hour the placeholder is kept after it.
-			expiresIn = Duration.ofMillis(RecordLayout.leaseMillis(pttl));
+			return new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, inProgress.fingerprint(),
+					RecordLayout.claimedAt((byte[]) reply.get(2), now),
+					(expiresIn != null) ? inProgress.leaseRemaining() : null, null);
 		}
-		return new IdempotencyRecord(key,
-				inProgress ? IdempotencyRecord.State.IN_PROGRESS : IdempotencyRecord.State.COMPLETED,
-				RecordLayout.fingerprint(stored), RecordLayout.claimedAt(stored, now), expiresIn,
-				inProgress ? null : new StoredResult(RecordLayout.result(stored)));
+		ClaimResult.Completed completed = (ClaimResult.Completed) found;
+		return new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, completed.fingerprint(), null, expiresIn,
+				completed.result());
 	}
 
 	/**
