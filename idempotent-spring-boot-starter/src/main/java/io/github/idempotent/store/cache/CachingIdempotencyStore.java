@@ -152,8 +152,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 				fill(key, this.tracking);
 			}
 			// Without write-through, a store that joins transactions may answer a claim
-			// with
-			// a result its transaction may still roll back.
+			// with a result its transaction may still roll back.
 			else if (this.writeThrough
 					|| !(TRANSACTIONS_PRESENT && TransactionSynchronizationManager.isActualTransactionActive())) {
 				put(key.value(), completed.fingerprint(), completed.result(), null);
