@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 
 import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.OutcomeRecorder;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.Fingerprint;
 
 /**
@@ -17,9 +17,11 @@ import io.github.idempotent.store.Fingerprint;
  * handler {@code Mono}'s Reactor context. A handler called without one fails.
  *
  * @param scope the caller's scope, or {@code null} when an expression names it
+ * @param capture where the executor answers a call whose response is recorded, or
+ * {@code null} when its return value is stored
  */
 public record HandlerCall(Method method, @Nullable String headerKey, @Nullable String scope, Fingerprint fingerprint,
-		OutcomeRecorder recorder, IdempotencyObserver observer) {
+		@Nullable ResponseCapture capture, IdempotencyObserver observer) {
 
 	public static final String CONTEXT_KEY = HandlerCall.class.getName();
 

@@ -24,8 +24,8 @@ import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.OutcomeRecorder;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.AsyncListenerFailures;
 
 /**
@@ -149,7 +149,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 		return this.reactive;
 	}
 
-	// A handler's fingerprint, observer and recorder come with its request.
+	// A handler's fingerprint, observer and capture come with its request.
 	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation,
 			InvocationArguments call, @Nullable HandlerCall handlerCall) throws Throwable {
 		String clientKey = call.key();
@@ -160,16 +160,16 @@ class IdempotentInterceptor implements MethodInterceptor {
 		Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
 				: fingerprint(this.executor, operation, call.payload());
 		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
-		OutcomeRecorder recorder = (handlerCall != null) ? handlerCall.recorder() : null;
+		ResponseCapture capture = (handlerCall != null) ? handlerCall.capture() : null;
 		checkKey(this.executor, operation, clientKey);
 		RecordKey recordKey = this.executor.recordKey(operation.policy().name(), scope, clientKey);
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.executor.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), observer, recorder);
+						() -> (CompletionStage<?>) invocation.proceed(), observer, capture);
 			}
 			return this.executor.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
-					observer, recorder);
+					observer, capture);
 		}
 		catch (IdempotencyInProgressException ex) {
 			// A nested call's refusal is this method's outcome, not a duplicate.

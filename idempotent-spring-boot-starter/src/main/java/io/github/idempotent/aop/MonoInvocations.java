@@ -85,7 +85,7 @@ final class MonoInvocations {
 		return template::invocableClone;
 	}
 
-	// A handler's fingerprint, observer and recorder come with its request.
+	// A handler's fingerprint, observer and capture come with its request.
 	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, InvocationArguments call,
 			ContextView contextView, @Nullable HandlerCall handlerCall) {
 		String key = call.key();
@@ -102,7 +102,7 @@ final class MonoInvocations {
 			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey, fingerprint,
 					() -> toMono(proceed(invocation)), contextView,
 					(handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE,
-					(handlerCall != null) ? handlerCall.recorder() : null);
+					(handlerCall != null) ? handlerCall.capture() : null);
 		});
 	}
 

@@ -186,10 +186,9 @@ final class CompletionStageCall {
 		// The caller's future completes after the store has answered, so that a client
 		// that retries as soon as it has the answer gets a replay, not a 409.
 		stage.whenComplete((value, failure) -> {
-			OutcomeRecorder recorder = (failure == null) ? IdempotencyProtocol.laterRecorder(this.call) : null;
-			if (recorder != null) {
+			if (failure == null && this.call.capture != null) {
 				// Stored once the response is written: till then retries wait or get 409.
-				this.protocol.recordLater(recorder, owner, value);
+				this.protocol.recordLater(this.call.capture, owner);
 				this.result.complete(value);
 			}
 			else if (failure == null) {

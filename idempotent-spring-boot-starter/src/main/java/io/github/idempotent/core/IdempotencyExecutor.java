@@ -148,24 +148,24 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #execute}, also told to {@code callObserver}; when {@code recorder} is
-	 * given, the outcome is stored as it records it (an HTTP response) and replayed by
-	 * it.
+	 * {@link #execute}, also told to {@code callObserver}; with a {@code capture}, the
+	 * caller records the outcome itself (an HTTP response as written) and writes replays:
+	 * the answer is put into the capture.
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			Invocation invocation, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder)
+			Invocation invocation, IdempotencyObserver callObserver, @Nullable ResponseCapture capture)
 			throws Throwable {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		IdempotencyObserver caller = (callObserver == this.observer) ? IdempotencyObserver.NONE : callObserver;
 		CallObservations.Call observed = startObservation(policy, clientKey);
 		if (observed == null) {
 			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, this.observer, caller, recorder, true), invocation);
+					call(policy, clientKey, key, fingerprint, this.observer, caller, capture, true), invocation);
 		}
 		Throwable failure = null;
 		try (Observation.Scope scope = observed.openScope()) {
 			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, this.observer, both(caller, observed), recorder, true),
+					call(policy, clientKey, key, fingerprint, this.observer, both(caller, observed), capture, true),
 					invocation);
 		}
 		catch (Throwable ex) {
@@ -178,11 +178,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	private ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver own, IdempotencyObserver callObserver, @Nullable OutcomeRecorder recorder,
+			IdempotencyObserver own, IdempotencyObserver callObserver, @Nullable ResponseCapture capture,
 			boolean blocking) {
 		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? own
 				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(callObserver)));
-		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, recorder, blocking);
+		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, capture, blocking);
 	}
 
 	private static IdempotencyObserver both(IdempotencyObserver callObserver, IdempotencyObserver observed) {
@@ -210,22 +210,22 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeAsync} with a call observer and a recorder, as {@link #execute}: the
+	 * {@link #executeAsync} with a call observer and a capture, as {@link #execute}: the
 	 * returned future completes once the call's observation has stopped.
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable OutcomeRecorder recorder) {
+			@Nullable ResponseCapture capture) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		CallObservations.Call observed = startObservation(policy, clientKey);
 		if (observed == null) {
-			return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder,
+			return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, capture,
 					this.threads.blockingStoreExecutor())
 				.start();
 		}
 		CompletableFuture<@Nullable Object> result;
 		try (Observation.Scope scope = observed.openScope()) {
-			result = asyncCall(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed), recorder,
+			result = asyncCall(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed), capture,
 					this.threads.blockingStoreExecutor())
 				.start();
 		}
@@ -288,13 +288,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeNonBlocking} with a call observer and a recorder, as
+	 * {@link #executeNonBlocking} with a call observer and a capture, as
 	 * {@link #execute}.
 	 */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable OutcomeRecorder recorder) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, recorder,
+			@Nullable ResponseCapture capture) {
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, capture,
 				this.threads.blockingStoreExecutor());
 	}
 
@@ -304,17 +304,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable OutcomeRecorder recorder, Executor subscriberThread) {
-		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, recorder, subscriberThread)
+			@Nullable ResponseCapture capture, Executor subscriberThread) {
+		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, capture, subscriberThread)
 			.startNonBlocking();
 	}
 
 	private CompletionStageCall asyncCall(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable OutcomeRecorder recorder, Executor handoff) {
+			@Nullable ResponseCapture capture, Executor handoff) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		return new CompletionStageCall(this.protocol,
-				call(policy, clientKey, key, fingerprint, this.observer.forAsyncCall(), callObserver, recorder, false),
+				call(policy, clientKey, key, fingerprint, this.observer.forAsyncCall(), callObserver, capture, false),
 				invocation, handoff);
 	}
 
@@ -668,6 +668,81 @@ public class IdempotencyExecutor implements AutoCloseable {
 								+ "a broken surrogate pair at position " + (i + 1));
 			}
 		}
+	}
+
+	/**
+	 * The hold on a key whose call returned and whose response is being written; the
+	 * executor decides what is stored.
+	 */
+	public interface Hold {
+
+		/**
+		 * Ends the hold: releases the key when the call {@code failed} (or stores the
+		 * failure, when the operation's {@code cacheFor} lists its type) or its
+		 * {@code status} is one that releases it, else stores {@code response} for
+		 * replay, or, when it is {@code null}, a record that says the call completed and
+		 * why its response is not stored ({@code unrecordable}).
+		 * @return completes once the store has answered, exceptionally only if a step
+		 * itself broke
+		 */
+		CompletableFuture<Void> end(int status, @Nullable RecordedResponse response, @Nullable String unrecordable,
+				@Nullable Throwable failed);
+
+	}
+
+	/**
+	 * What the web layer, which records a call's HTTP response as it is written, passes
+	 * with the call, and where the executor puts its answer: the owner's {@link Hold}, to
+	 * end once the response is written, or the stored response to write as the replay.
+	 * The executor only puts into it; it never calls the web layer.
+	 */
+	public static final class ResponseCapture {
+
+		private @Nullable Hold hold;
+
+		private @Nullable Replay replay;
+
+		private boolean taken;
+
+		// False once the request is over: the executor then ends the hold itself.
+		synchronized boolean offer(Hold hold) {
+			if (this.taken) {
+				return false;
+			}
+			this.hold = hold;
+			return true;
+		}
+
+		synchronized void replay(Replay replay) {
+			this.replay = replay;
+		}
+
+		/**
+		 * The stored response to write in place of the method's, if the call is a replay.
+		 */
+		public synchronized @Nullable Replay replay() {
+			return this.replay;
+		}
+
+		/**
+		 * The hold to end once the response is written, or {@code null} when the call
+		 * returned none (yet); one that comes after this is ended by the executor: the
+		 * method ran, its response is not stored.
+		 */
+		public synchronized @Nullable Hold take() {
+			this.taken = true;
+			Hold hold = this.hold;
+			this.hold = null;
+			return hold;
+		}
+
+		/**
+		 * A replay: {@code operation} and {@code key} name the call for the replay
+		 * customizers.
+		 */
+		public record Replay(String operation, String key, RecordedResponse response) {
+		}
+
 	}
 
 }

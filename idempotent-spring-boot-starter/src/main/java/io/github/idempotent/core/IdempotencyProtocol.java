@@ -22,6 +22,9 @@ final class IdempotencyProtocol {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
+	// The status of a response that was never recorded: none releases the key.
+	private static final int NO_STATUS = 0;
+
 	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10),
 			"Idempotency store unavailable", "None of them ran (idempotent.failure-mode=closed): HTTP callers get "
 					+ "503, listeners get their message again until the store is back");
@@ -175,23 +178,12 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * The recorder that stores the owner's outcome later, as it records it (an HTTP
-	 * response once written), or {@code null} when the outcome is stored at the method's
-	 * return.
-	 */
-	static @Nullable OutcomeRecorder laterRecorder(ProtocolCall call) {
-		OutcomeRecorder recorder = call.recorder;
-		return (recorder != null && recorder.records()) ? recorder : null;
-	}
-
-	/**
 	 * Ends the owner's hold once the method has returned {@code value} on the calling
-	 * thread: stores it now, or hands it to the recorder that stores it later.
+	 * thread: stores it now, or hands the hold to the caller that records the response.
 	 */
 	void returned(ProtocolCall call, OwnerHandle owner, @Nullable Object value) {
-		OutcomeRecorder recorder = laterRecorder(call);
-		if (recorder != null) {
-			recordLater(recorder, owner, value);
+		if (call.capture != null) {
+			recordLater(call.capture, owner);
 		}
 		else {
 			owner.complete(value);
@@ -199,18 +191,15 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * Hands a returned call to its recorder; a recorder that fails to take it leaves the
-	 * value stored through the codec, so that the hold ends either way.
+	 * Hands the owner's hold to the caller, which ends it once the response is written. A
+	 * request that is over by then (an async request that timed out while the method ran)
+	 * can record nothing: the method ran, so the key is kept, whatever status its caller
+	 * was sent.
 	 */
-	void recordLater(OutcomeRecorder recorder, OwnerHandle owner, @Nullable Object value) {
+	void recordLater(IdempotencyExecutor.ResponseCapture capture, OwnerHandle owner) {
 		owner.returned();
-		try {
-			recorder.recordLater(owner, value);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not record the response of " + owner.policy().name() + " for key '" + owner.clientKey()
-					+ "'; its return value is stored instead", ex);
-			owner.complete(value);
+		if (!capture.offer(owner)) {
+			owner.end(NO_STATUS, null, "the request ended before its response was written", null);
 		}
 	}
 
@@ -255,19 +244,21 @@ final class IdempotencyProtocol {
 			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
 			if (recorded == null) {
 				Object value = StoredOutcome.replay(policy, call.clientKey, result, this.maxResultSize);
-				if (call.recorder != null) {
+				if (call.capture != null) {
 					throw new IdempotencyResultException("The result of " + policy.name() + " for key '"
 							+ call.clientKey + "' was stored as a return value, not as the HTTP response its first "
 							+ "caller was sent; it is not replayed to an HTTP request");
 				}
 				return value;
 			}
-			if (call.recorder == null) {
+			if (call.capture == null) {
 				throw new IdempotencyResultException("The result of " + policy.name() + " for key '" + call.clientKey
 						+ "' was stored as the HTTP response its first caller was sent; it is replayed only to an "
 						+ "HTTP request handled by the same method, not to this call");
 			}
-			return call.recorder.replay(policy, call.clientKey, recorded);
+			call.capture
+				.replay(new IdempotencyExecutor.ResponseCapture.Replay(policy.name(), call.clientKey, recorded));
+			return null;
 		}
 		catch (StoredOutcome.LaterFormatException ex) {
 			throw tooNew(call, ex.getMessage());

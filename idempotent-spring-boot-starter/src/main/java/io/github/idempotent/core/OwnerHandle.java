@@ -22,7 +22,7 @@ import io.github.idempotent.store.StoredResult;
  * steps never block the signalling thread; their stage completes once the store has
  * answered, exceptionally only if a step itself broke.
  */
-final class OwnerHandle implements OutcomeRecorder.Hold {
+final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
@@ -73,7 +73,7 @@ final class OwnerHandle implements OutcomeRecorder.Hold {
 		await(completeAsync(result));
 	}
 
-	/** For an outcome that an {@link OutcomeRecorder} stores later. */
+	/** For an outcome that the web layer records later, as its response is written. */
 	void returned() {
 		announce();
 	}

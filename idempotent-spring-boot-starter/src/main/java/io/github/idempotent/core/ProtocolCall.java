@@ -29,7 +29,7 @@ final class ProtocolCall {
 
 	final IdempotencyObserver observer;
 
-	final @Nullable OutcomeRecorder recorder;
+	final IdempotencyExecutor.@Nullable ResponseCapture capture;
 
 	/**
 	 * Whether the method returns on the calling thread, where the owner's steps then run.
@@ -41,13 +41,13 @@ final class ProtocolCall {
 	private long pollMillis = FIRST_POLL_MILLIS;
 
 	ProtocolCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver observer, @Nullable OutcomeRecorder recorder, boolean blocking) {
+			IdempotencyObserver observer, IdempotencyExecutor.@Nullable ResponseCapture capture, boolean blocking) {
 		this.policy = policy;
 		this.clientKey = clientKey;
 		this.key = key;
 		this.fingerprint = fingerprint;
 		this.observer = observer;
-		this.recorder = recorder;
+		this.capture = capture;
 		this.blocking = blocking;
 	}
 

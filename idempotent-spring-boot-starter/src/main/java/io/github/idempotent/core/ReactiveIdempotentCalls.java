@@ -45,7 +45,7 @@ public final class ReactiveIdempotentCalls {
 	/** Runs the {@code Mono} that {@code call} creates at most once per key. */
 	public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
-			IdempotencyObserver responseObserver, @Nullable OutcomeRecorder recorder) {
+			IdempotencyObserver responseObserver, IdempotencyExecutor.@Nullable ResponseCapture capture) {
 		// A subscriber that waits for the result on its own thread (a plain value of a
 		// WebFlux handler) must not be handed its continuation: it would wait for itself.
 		Executor subscriberThread = contextView.hasKey(CALLER_WAITS) ? on(Schedulers.boundedElastic())
@@ -65,11 +65,11 @@ public final class ReactiveIdempotentCalls {
 								.contextWrite(contextView)
 								.toFuture();
 						}
-					}, callObserver, recorder, subscriberThread), responseObserver);
+					}, callObserver, capture, subscriberThread), responseObserver);
 		}
 		CompletableFuture<@Nullable Object> result = executor.executeNonBlocking(policy, clientKey, key, fingerprint,
 				() -> withIdempotencyContext(call.get()).contextWrite(contextView).toFuture(), responseObserver,
-				recorder, subscriberThread);
+				capture, subscriberThread);
 		// suppressCancel: a cancelled subscriber leaves the call running.
 		return Mono.fromFuture(result, true);
 	}

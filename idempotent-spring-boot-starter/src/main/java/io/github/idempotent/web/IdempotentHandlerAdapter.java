@@ -45,6 +45,7 @@ import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -95,10 +96,10 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		String scope = (operation.scope() != null) ? null : PrincipalScopeResolver.ofRequestInHand(this.scopeResolver);
 		Fingerprint fingerprint = fingerprint(request);
 		IdempotencyObserver marker = this.contract.headers.of(response::setHeader, response::isCommitted, key != null);
-		recording.hold();
+		ResponseCapture capture = recording.hold();
 		try {
 			if (operation.needsArguments()) {
-				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, recording, marker);
+				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture, marker);
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
 			RecordKey recordKey = recordKey(operation, scope, key);
@@ -113,7 +114,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 					afterReturn[0] = ex;
 					return null;
 				}
-			}, marker, recording);
+			}, marker, capture);
 			if (afterReturn[0] != null) {
 				throw afterReturn[0];
 			}

@@ -38,6 +38,7 @@ import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -103,10 +104,10 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 				ServerHttpResponse response = exchange.getResponse();
 				IdempotencyObserver marker = this.contract.headers.of(response.getHeaders()::set, response::isCommitted,
 						key != null);
-				recording.hold();
+				ResponseCapture capture = recording.hold();
 				if (operation.needsArguments()) {
-					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(),
-							recording, marker);
+					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(), capture,
+							marker);
 					return delegate().handle(received.exchange(), handler)
 						.map((result) -> observed(result, recording, call));
 				}
@@ -116,7 +117,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 							key, recordKey, received.fingerprint(),
 							() -> delegate().handle(received.exchange(), handler)
 								.map((result) -> observed(result, recording, null)),
-							context, marker, recording))
+							context, marker, capture))
 					.cast(HandlerResult.class);
 			});
 		});

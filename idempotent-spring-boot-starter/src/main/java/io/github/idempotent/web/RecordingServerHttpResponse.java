@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -25,27 +24,29 @@ import org.springframework.http.ZeroCopyHttpOutputMessage;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.OutcomeRecorder.Hold;
+import io.github.idempotent.core.IdempotencyExecutor.Hold;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
- * The WebFlux twin of {@link RecordingServletResponse}. A recording ends exactly once,
- * whichever signal comes first.
+ * The WebFlux twin of {@link RecordingServletResponse}: the first write takes what the
+ * executor answered, the hold to record or the replay to write. A recording ends exactly
+ * once, whichever signal comes first.
  */
-final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
-		implements OutcomeRecorder, ZeroCopyHttpOutputMessage {
+final class RecordingServerHttpResponse extends ServerHttpResponseDecorator implements ZeroCopyHttpOutputMessage {
 
 	private final WebContract contract;
-
-	private final AtomicReference<@Nullable State> state = new AtomicReference<>();
 
 	// The request's event loop, not the store client's thread.
 	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
 
-	private volatile boolean holding;
+	private volatile @Nullable ResponseCapture capture;
+
+	private volatile Map<String, List<String>> before = Map.of();
+
+	private final AtomicBoolean answered = new AtomicBoolean();
 
 	private volatile @Nullable Throwable failure;
 
@@ -54,36 +55,19 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		this.contract = contract;
 	}
 
-	void hold() {
-		this.holding = true;
+	ResponseCapture hold() {
+		ResponseCapture capture = new ResponseCapture();
+		this.before = headers();
+		this.capture = capture;
+		return capture;
+	}
+
+	boolean holding() {
+		return this.capture != null;
 	}
 
 	void failed(Throwable failure) {
 		this.failure = failure;
-	}
-
-	@Override
-	public boolean records() {
-		return this.holding;
-	}
-
-	@Override
-	public void recordLater(Hold hold, @Nullable Object value) {
-		Recording recording = new Recording(hold, headers(), this, new AtomicBoolean());
-		if (isCommitted() || !this.state.compareAndSet(null, recording)) {
-			// The client went away while the method ran.
-			recording.end(null, "the exchange ended before its response was written");
-		}
-	}
-
-	@Override
-	public @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
-		this.state.set(new Replaying(response));
-		// Before the stand-in runs, so that it meets a preset content type instead of
-		// content negotiation; headers set after this win.
-		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		this.contract.replayed(policy.name(), key, response).forEach(getHeaders()::put);
-		return null;
 	}
 
 	@Override
@@ -109,20 +93,22 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 				super::setComplete);
 	}
 
-	// A replay drops what the stand-in writes; the first write of a recording records.
+	// A replay drops what the stand-in writes; the first write of a recording records. A
+	// hold that comes after the first write (the exchange went out while the method ran)
+	// finds the capture taken: the executor ends it.
 	private Mono<Void> write(Publisher<? extends DataBuffer> body, Function<Recording, Mono<Void>> record,
 			Supplier<Mono<Void>> pass) {
 		return Mono.defer(() -> {
-			State state = this.state.get();
-			if (state instanceof Replaying replaying) {
-				return Flux.from(body)
-					.doOnNext(DataBufferUtils::release)
-					.then(Mono.defer(() -> writeReplay(replaying)));
+			ResponseCapture capture = this.capture;
+			if (capture == null || !this.answered.compareAndSet(false, true)) {
+				return pass.get();
 			}
-			if (state instanceof Recording recording && this.state.compareAndSet(recording, Done.INSTANCE)) {
-				return record.apply(recording);
+			Replay replay = capture.replay();
+			if (replay != null) {
+				return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replay)));
 			}
-			return pass.get();
+			Hold hold = capture.take();
+			return (hold != null) ? record.apply(new Recording(hold, this, new AtomicBoolean())) : pass.get();
 		});
 	}
 
@@ -165,7 +151,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	@Override
 	public Mono<Void> writeWith(Path file, long position, long count) {
-		if (this.state.get() == null && getDelegate() instanceof ZeroCopyHttpOutputMessage zeroCopy) {
+		if (this.capture == null && getDelegate() instanceof ZeroCopyHttpOutputMessage zeroCopy) {
 			return zeroCopy.writeWith(file, position, count);
 		}
 		return writeWith(DataBufferUtils.takeUntilByteCount(
@@ -174,14 +160,17 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	// For a handler result that wrote nothing, as a replay's stand-in.
 	Mono<Void> finish() {
-		return (this.state.get() != null) ? setComplete() : Mono.empty();
+		return (this.capture != null && !this.answered.get()) ? setComplete() : Mono.empty();
 	}
 
-	// A call whose method still runs ends when it returns: its recorder finds this done.
+	// A call whose method still runs ends when it returns: the executor finds the capture
+	// taken.
 	void abandon() {
-		State state = this.state.getAndUpdate((current) -> (current instanceof Replaying) ? current : Done.INSTANCE);
-		if (state instanceof Recording recording) {
-			recording.end(null, "the exchange ended before its response was written");
+		ResponseCapture capture = this.capture;
+		Hold hold = (capture != null) ? capture.take() : null;
+		if (hold != null) {
+			new Recording(hold, this, new AtomicBoolean()).end(null,
+					"the exchange ended before its response was written");
 		}
 	}
 
@@ -192,7 +181,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 
 	private Mono<Void> record(Recording recording, byte[] body) {
 		Map<String, List<String>> headers = this.contract.replayedHeaders
-			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), recording.before, headers());
+			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), this.before, headers());
 		return stored(recording.end(new RecordedResponse(status(), headers, body), null));
 	}
 
@@ -205,16 +194,11 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
 	}
 
-	private Mono<Void> writeReplay(Replaying replaying) {
-		if (!this.state.compareAndSet(replaying, Done.INSTANCE)) {
-			return Mono.empty();
-		}
-		// Again, over what the stand-in's handling may have applied or removed.
-		RecordedResponse response = replaying.response;
+	// Over what the stand-in's handling may have applied or removed.
+	private Mono<Void> writeReplay(Replay replay) {
+		RecordedResponse response = replay.response();
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		if (response.contentType() != null) {
-			getHeaders().set(HttpHeaders.CONTENT_TYPE, response.contentType());
-		}
+		this.contract.replayed(replay.operation(), replay.key(), response).forEach(getHeaders()::put);
 		getHeaders().setContentLength(response.body().length);
 		if (response.body().length == 0) {
 			return super.setComplete();
@@ -222,13 +206,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(response.body())));
 	}
 
-	private sealed interface State permits Recording, Replaying, Done {
-
-	}
-
 	// Ended once, by the first write, cancellation or failure.
-	private record Recording(Hold hold, Map<String, List<String>> before, RecordingServerHttpResponse response,
-			AtomicBoolean ended) implements State {
+	private record Recording(Hold hold, RecordingServerHttpResponse response, AtomicBoolean ended) {
 
 		CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {
 			if (!this.ended.compareAndSet(false, true)) {
@@ -236,16 +215,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator
 			}
 			return this.hold.end(this.response.status(), recorded, notStored, this.response.failure);
 		}
-
-	}
-
-	private record Replaying(RecordedResponse response) implements State {
-
-	}
-
-	private enum Done implements State {
-
-		INSTANCE
 
 	}
 

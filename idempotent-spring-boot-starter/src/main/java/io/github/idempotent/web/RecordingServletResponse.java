@@ -19,22 +19,22 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.OutcomeRecorder;
-import io.github.idempotent.core.OutcomeRecorder.Hold;
+import io.github.idempotent.core.IdempotencyExecutor.Hold;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
  * Holds back the response of a guarded call from {@link #hold()} on, and at
  * {@link #finish} stores it before it sends it, so that a client retrying at once gets a
- * replay. A response that cannot be stored as written ends as "completed, not stored"
- * (docs/http.md, "Replays are exact").
+ * replay, or writes the replay the executor answered. A response that cannot be stored as
+ * written ends as "completed, not stored" (docs/http.md, "Replays are exact").
  */
-final class RecordingServletResponse extends HttpServletResponseWrapper implements OutcomeRecorder, AsyncListener {
+final class RecordingServletResponse extends HttpServletResponseWrapper implements AsyncListener {
 
 	private enum Mode {
 
-		PASS, RECORDING, STREAMING, REPLAYING, DONE
+		PASS, RECORDING, STREAMING, DONE
 
 	}
 
@@ -56,11 +56,9 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable String unrecordable;
 
-	private @Nullable Hold hold;
+	private @Nullable ResponseCapture capture;
 
 	private @Nullable Throwable failure;
-
-	private @Nullable RecordedResponse replay;
 
 	RecordingServletResponse(HttpServletResponse response, WebContract contract) {
 		super(response);
@@ -68,28 +66,19 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		this.held = new HeldBody(contract.maxResultSize);
 	}
 
-	synchronized void hold() {
+	// What the executor answers into, or null when the response went out before the call
+	// (a filter committed it): its return value is stored then.
+	synchronized @Nullable ResponseCapture hold() {
 		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
 			this.mode = Mode.RECORDING;
 			this.before = headers();
+			this.capture = new ResponseCapture();
 		}
+		return records() ? this.capture : null;
 	}
 
-	@Override
-	public synchronized boolean records() {
+	private boolean records() {
 		return this.mode == Mode.RECORDING || this.mode == Mode.STREAMING;
-	}
-
-	@Override
-	public void recordLater(Hold hold, @Nullable Object value) {
-		synchronized (this) {
-			if (records()) {
-				this.hold = hold;
-				return;
-			}
-		}
-		// An async request that timed out since the call started.
-		hold.end(getStatus(), null, "the request ended before its response was written", null);
 	}
 
 	// The future or Mono the handler returned failed.
@@ -111,23 +100,11 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	@Override
-	public synchronized @Nullable Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
-		this.replay = response;
-		this.mode = Mode.REPLAYING;
-		// Before the stand-in runs, so that content negotiation accepts the stored type;
-		// headers set after this win.
-		HttpServletResponse target = (HttpServletResponse) getResponse();
-		target.setStatus(response.status());
-		this.contract.replayed(policy.name(), key, response).forEach((name, values) -> {
-			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
-				target.setContentType(values.get(0));
-				return;
-			}
-			target.setHeader(name, values.get(0));
-			values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
-		});
-		return null;
+	// A replay: what a stand-in for the method writes is dropped, the stored response
+	// written at finish().
+	private boolean replaying() {
+		ResponseCapture capture = this.capture;
+		return capture != null && capture.replay() != null;
 	}
 
 	// After the request's last dispatch; writes the store outside the lock.
@@ -137,17 +114,18 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		Mode mode;
 		byte[] body = null;
 		Hold hold;
+		Replay replay;
 		Throwable failure;
 		String unrecordable;
 		synchronized (this) {
 			mode = this.mode;
 			this.mode = Mode.DONE;
-			hold = this.hold;
-			// Ended here once: the end of an async request calls abandon() after this.
-			this.hold = null;
+			// Taken here once: the end of an async request calls abandon() after this.
+			hold = (this.capture != null) ? this.capture.take() : null;
+			replay = (this.capture != null) ? this.capture.replay() : null;
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
-			if (mode == Mode.RECORDING) {
+			if (mode == Mode.RECORDING && replay == null) {
 				if (this.writer != null) {
 					this.writer.flush();
 				}
@@ -159,18 +137,30 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 					this.contract.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
 			hold.end(getStatus(), response, unrecordable, failure).join();
 		}
-		if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
+		if (replay != null) {
+			writeReplay(replay);
+		}
+		else if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
 			writeBody(body);
 		}
-		else if (mode == Mode.REPLAYING) {
-			// Again, over what the stand-in's handling applied (a @ResponseStatus).
-			HttpServletResponse target = (HttpServletResponse) getResponse();
-			target.setStatus(this.replay.status());
-			if (this.replay.contentType() != null) {
-				target.setContentType(this.replay.contentType());
-			}
-			writeBody(this.replay.body());
+	}
+
+	// Over what the stand-in's handling applied (a @ResponseStatus, a content type).
+	private void writeReplay(Replay replay) throws IOException {
+		HttpServletResponse target = (HttpServletResponse) getResponse();
+		if (target.isCommitted()) {
+			return;
 		}
+		target.setStatus(replay.response().status());
+		this.contract.replayed(replay.operation(), replay.key(), replay.response()).forEach((name, values) -> {
+			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
+				target.setContentType(values.get(0));
+				return;
+			}
+			target.setHeader(name, values.get(0));
+			values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
+		});
+		writeBody(replay.response().body());
 	}
 
 	private @Nullable String unrecordable(Mode mode, boolean exceptionResolved) {
@@ -197,9 +187,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		Hold hold;
 		Throwable failure;
 		synchronized (this) {
-			hold = this.hold;
+			hold = (this.capture != null) ? this.capture.take() : null;
 			failure = this.failure;
-			this.hold = null;
 			this.mode = Mode.DONE;
 		}
 		if (hold != null) {
@@ -245,8 +234,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	}
 
 	private boolean isHolding() {
-		Mode mode = this.mode;
-		return mode == Mode.RECORDING || mode == Mode.REPLAYING;
+		return this.mode == Mode.RECORDING;
 	}
 
 	@Override
@@ -438,7 +426,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		public void write(byte[] b, int off, int len) throws IOException {
 			Mode mode = RecordingServletResponse.this.mode;
 			HeldBody held = RecordingServletResponse.this.held;
-			if (mode == Mode.REPLAYING || (mode == Mode.RECORDING && RecordingServletResponse.this.redirected)) {
+			if (mode == Mode.RECORDING && (RecordingServletResponse.this.redirected || replaying())) {
 				return;
 			}
 			if (mode == Mode.RECORDING && !held.isOverflowed()) {

@@ -38,7 +38,7 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 		return Mono.deferContextual((context) -> {
 			CompletableFuture<Void> done = recorded.contextWrite(context).toFuture();
 			return Mono.fromFuture(done, true).doOnCancel(() -> {
-				if (!response.records()) {
+				if (!response.holding()) {
 					done.cancel(true);
 				}
 			});

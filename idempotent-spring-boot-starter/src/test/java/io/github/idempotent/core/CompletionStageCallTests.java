@@ -16,8 +16,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import io.github.idempotent.annotation.DuplicateHandling;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
@@ -88,26 +90,27 @@ class CompletionStageCallTests {
 
 	@Test
 	void aFailedFutureOfARecordedCallReleasesTheKeyRatherThanWaitForAResponse() {
-		AtomicBoolean handedOver = new AtomicBoolean();
-		OutcomeRecorder recorder = new OutcomeRecorder() {
-
-			@Override
-			public void recordLater(Hold hold, Object value) {
-				handedOver.set(true);
-			}
-
-			@Override
-			public Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
-				throw new AssertionError("nothing to replay");
-			}
-
-		};
+		ResponseCapture capture = new ResponseCapture();
 		assertThat(this.executor.executeAsync(policy(Duration.ZERO), "order-3", new RecordKey("order-3"), FP,
 				() -> CompletableFuture.failedFuture(new IllegalStateException("card declined")),
-				IdempotencyObserver.NONE, recorder))
+				IdempotencyObserver.NONE, capture))
 			.failsWithin(Duration.ofSeconds(10));
-		assertThat(handedOver).isFalse();
+		assertThat(capture.take()).isNull();
 		assertThat(this.memory.inspect(new RecordKey("order-3"))).isEmpty();
+	}
+
+	@Test
+	void aHoldThatComesAfterItsRequestEndedKeepsTheKeyAsRunWithoutAResponse() {
+		ResponseCapture capture = new ResponseCapture();
+		// The request was over before the future completed (an async request that timed
+		// out): nobody will end the hold, and the method ran.
+		assertThat(capture.take()).isNull();
+		assertThat(this.executor.executeAsync(policy(Duration.ZERO), "order-5", new RecordKey("order-5"), FP,
+				() -> CompletableFuture.completedFuture("paid"), IdempotencyObserver.NONE, capture))
+			.succeedsWithin(Duration.ofSeconds(10));
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.memory.inspect(new RecordKey("order-5"))).hasValueSatisfying(
+					(record) -> assertThat(record.state()).isEqualTo(IdempotencyRecord.State.COMPLETED)));
 	}
 
 	@ParameterizedTest

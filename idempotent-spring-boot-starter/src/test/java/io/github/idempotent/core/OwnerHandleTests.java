@@ -27,6 +27,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
 
+import io.github.idempotent.core.IdempotencyExecutor.Hold;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
@@ -501,26 +503,25 @@ class OwnerHandleTests {
 	 * What the web layer does for a handler: takes the hold when the method returns and
 	 * ends it once the response is written; writes a replay itself.
 	 */
-	private static final class Recorder implements OutcomeRecorder {
+	private static final class Recorder {
+
+		private final ResponseCapture capture = new ResponseCapture();
 
 		private Hold hold;
 
 		private RecordedResponse replayed;
 
-		@Override
-		public void recordLater(Hold hold, Object value) {
-			this.hold = hold;
-		}
-
-		@Override
-		public Object replay(IdempotencyPolicy policy, String key, RecordedResponse response) {
-			this.replayed = response;
-			return "replayed";
-		}
-
 		Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
 				throws Throwable {
-			return executor.execute(policy, key, new RecordKey(key), FP, method::call, IdempotencyObserver.NONE, this);
+			Object value = executor.execute(policy, key, new RecordKey(key), FP, method::call, IdempotencyObserver.NONE,
+					this.capture);
+			ResponseCapture.Replay replay = this.capture.replay();
+			if (replay != null) {
+				this.replayed = replay.response();
+				return "replayed";
+			}
+			this.hold = this.capture.take();
+			return value;
 		}
 
 	}

@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code X-Run}), {@code /exact/object} (a plain {@code Object}, 201),
  * {@code /exact/text} (ISO-8859-1 text), {@code /exact/binary} (octet stream), and the
  * amounts as a {@code CompletableFuture} ({@code /exact/future}) and a {@code Mono}
- * ({@code /exact/mono}), built from {@link ExactReplays}; one subclass per web stack and
- * store.
+ * ({@code /exact/mono}), built from {@link ExactReplays}, and {@code /exact/header},
+ * whose handler sets header {@code X-Receipt} on the response itself; one subclass per
+ * web stack and store.
  */
 public abstract class AbstractExactReplayTests {
 
@@ -62,6 +63,17 @@ public abstract class AbstractExactReplayTests {
 		HttpResponse<byte[]> replay = send(post(this.port, "/exact/" + endpoint, key).build());
 		assertReplayOf(replay, first, key);
 		assertThat(runs("exact-" + endpoint.replace("-entity", ""))).isEqualTo(1);
+	}
+
+	@Test
+	protected void aHeaderTheHandlerSetOnTheResponseWhileItRanIsReplayed() throws Exception {
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = send(post(this.port, "/exact/header", key).build());
+		HttpResponse<byte[]> replay = send(post(this.port, "/exact/header", key).build());
+		assertThat(first.headers().firstValue("X-Receipt")).hasValue("receipt-1");
+		assertThat(replay.headers().firstValue("X-Receipt")).hasValue("receipt-1");
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(runs("exact-header")).isEqualTo(1);
 	}
 
 	@Test

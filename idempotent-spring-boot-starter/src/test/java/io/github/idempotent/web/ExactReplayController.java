@@ -3,6 +3,8 @@ package io.github.idempotent.web;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
+import jakarta.servlet.http.HttpServletResponse;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -88,6 +90,14 @@ class ExactReplayController {
 			return "redirect:/orders/" + this.executions.increment("exact-redirect");
 		}
 
+	}
+
+	@PostMapping("/exact/header")
+	@Idempotent
+	Map<String, Object> header(@RequestBody Map<String, Object> request, HttpServletResponse response) {
+		int run = this.executions.increment("exact-header");
+		response.setHeader("X-Receipt", "receipt-" + run);
+		return ExactReplays.amounts(run);
 	}
 
 }

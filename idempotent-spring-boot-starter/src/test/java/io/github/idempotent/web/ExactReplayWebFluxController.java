@@ -8,6 +8,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
@@ -65,6 +66,16 @@ class ExactReplayWebFluxController {
 		return Mono.fromSupplier(() -> {
 			int run = this.executions.increment("exact-binary");
 			return ResponseEntity.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).body(ExactReplays.bytes(run));
+		});
+	}
+
+	@PostMapping("/exact/header")
+	@Idempotent
+	Mono<Map<String, Object>> header(@RequestBody Map<String, Object> request, ServerHttpResponse response) {
+		return Mono.fromSupplier(() -> {
+			int run = this.executions.increment("exact-header");
+			response.getHeaders().set("X-Receipt", "receipt-" + run);
+			return ExactReplays.amounts(run);
 		});
 	}
 

@@ -58,10 +58,9 @@ class RecordingServerHttpResponseBoundTests {
 			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client,
 					new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
 							new IdempotentWebProperties(), LIMIT, List::of));
-			response.hold();
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),
-						IdempotencyObserver.NONE, response)
+						IdempotencyObserver.NONE, response.hold())
 				.join();
 			AtomicLong produced = new AtomicLong();
 			AtomicLong mostHeld = new AtomicLong();
