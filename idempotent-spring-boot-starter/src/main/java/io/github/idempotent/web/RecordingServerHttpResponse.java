@@ -42,7 +42,11 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	// The request's event loop, not the store client's thread.
 	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
 
-	private volatile @Nullable ResponseCapture capture;
+	// From the start: an exchange that ends before the call is held takes it, so that a
+	// hold offered after that is ended by the executor.
+	private final ResponseCapture capture = new ResponseCapture();
+
+	private volatile boolean holding;
 
 	private volatile Map<String, List<String>> before = Map.of();
 
@@ -56,14 +60,13 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	}
 
 	ResponseCapture hold() {
-		ResponseCapture capture = new ResponseCapture();
 		this.before = headers();
-		this.capture = capture;
-		return capture;
+		this.holding = true;
+		return this.capture;
 	}
 
 	boolean holding() {
-		return this.capture != null;
+		return this.holding;
 	}
 
 	void failed(Throwable failure) {
@@ -99,15 +102,14 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	private Mono<Void> write(Publisher<? extends DataBuffer> body, Function<Recording, Mono<Void>> record,
 			Supplier<Mono<Void>> pass) {
 		return Mono.defer(() -> {
-			ResponseCapture capture = this.capture;
-			if (capture == null || !this.answered.compareAndSet(false, true)) {
+			if (!this.holding || !this.answered.compareAndSet(false, true)) {
 				return pass.get();
 			}
-			Replay replay = capture.replay();
+			Replay replay = this.capture.replay();
 			if (replay != null) {
 				return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replay)));
 			}
-			Hold hold = capture.take();
+			Hold hold = this.capture.take();
 			return (hold != null) ? record.apply(new Recording(hold, this, new AtomicBoolean())) : pass.get();
 		});
 	}
@@ -151,7 +153,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	@Override
 	public Mono<Void> writeWith(Path file, long position, long count) {
-		if (this.capture == null && getDelegate() instanceof ZeroCopyHttpOutputMessage zeroCopy) {
+		if (!this.holding && getDelegate() instanceof ZeroCopyHttpOutputMessage zeroCopy) {
 			return zeroCopy.writeWith(file, position, count);
 		}
 		return writeWith(DataBufferUtils.takeUntilByteCount(
@@ -160,14 +162,13 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	// For a handler result that wrote nothing, as a replay's stand-in.
 	Mono<Void> finish() {
-		return (this.capture != null && !this.answered.get()) ? setComplete() : Mono.empty();
+		return (this.holding && !this.answered.get()) ? setComplete() : Mono.empty();
 	}
 
 	// A call whose method still runs ends when it returns: the executor finds the capture
 	// taken.
 	void abandon() {
-		ResponseCapture capture = this.capture;
-		Hold hold = (capture != null) ? capture.take() : null;
+		Hold hold = this.capture.take();
 		if (hold != null) {
 			new Recording(hold, this, new AtomicBoolean()).end(null,
 					"the exchange ended before its response was written");
@@ -198,7 +199,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	private Mono<Void> writeReplay(Replay replay) {
 		RecordedResponse response = replay.response();
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		this.contract.replayed(replay.operation(), replay.key(), response).forEach(getHeaders()::put);
+		this.contract.writeReplayed(replay, this.before, headers(), getHeaders()::put);
 		getHeaders().setContentLength(response.body().length);
 		if (response.body().length == 0) {
 			return super.setComplete();

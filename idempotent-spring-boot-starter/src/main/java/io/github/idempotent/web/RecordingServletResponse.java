@@ -92,9 +92,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	// The call failed before it returned: the error handling writes the response.
+	// The call failed before it returned: the error handling writes the response. Not a
+	// replay's: what failed is its stand-in, and the replay is written all the same.
 	synchronized void passThrough() {
-		if (records()) {
+		if (records() && !replaying()) {
 			this.held.reset();
 			this.mode = Mode.PASS;
 		}
@@ -152,7 +153,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			return;
 		}
 		target.setStatus(replay.response().status());
-		this.contract.replayed(replay.operation(), replay.key(), replay.response()).forEach((name, values) -> {
+		this.contract.writeReplayed(replay, this.before, headers(), (name, values) -> {
 			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
 				target.setContentType(values.get(0));
 				return;

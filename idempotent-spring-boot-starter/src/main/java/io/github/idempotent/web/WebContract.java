@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -25,6 +26,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
@@ -78,6 +80,23 @@ final class WebContract {
 				this.replayedHeaders);
 		customizers.forEach(replay::customize);
 		return replay.headers();
+	}
+
+	/**
+	 * Writes {@code replay}'s headers with {@code set}: the stored content type, and each
+	 * other header unless the replay request itself set it after the call began (a
+	 * {@code postHandle}'s request id), whose own value wins.
+	 * @param before the response's headers when the call began
+	 * @param now its headers as the replay is written
+	 */
+	void writeReplayed(Replay replay, Map<String, List<String>> before, Map<String, List<String>> now,
+			BiConsumer<String, List<String>> set) {
+		replayed(replay.operation(), replay.key(), replay.response()).forEach((name, values) -> {
+			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) || !now.containsKey(name)
+					|| now.get(name).equals(before.get(name))) {
+				set.accept(name, values);
+			}
+		});
 	}
 
 	List<IdempotentReplayCustomizer> customizers() {

@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -15,8 +18,13 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.ModelAndView;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.web.WebTestApplication.Executions;
@@ -30,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "idempotent.store.type=redis", "idempotent.web.excluded-response-headers=X-Session-Token" })
+@Import(ReplayedHeadersHttpTests.RequestIds.class)
 class ReplayedHeadersHttpTests {
 
 	@DynamicPropertySource
@@ -77,6 +86,20 @@ class ReplayedHeadersHttpTests {
 	}
 
 	@Test
+	void aHeaderSetAfterTheHandlerForEveryRequestCarriesTheReplayRequestsOwnValue() throws Exception {
+		String key = UUID.randomUUID().toString();
+		String body = "{\"orderNo\":\"S-4\",\"amount\":1}";
+		HttpResponse<String> first = http().post("/payments", key, body);
+		HttpResponse<String> replay = http().post("/payments", key, body);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(first.headers().firstValue("X-Request-Id")).isPresent();
+		assertThat(replay.headers().firstValue("X-Request-Id")).isPresent()
+			.isNotEqualTo(first.headers().firstValue("X-Request-Id"));
+		assertThat(replay.headers().firstValue("X-Payment-Id")).isEqualTo(first.headers().firstValue("X-Payment-Id"));
+		assertThat(this.executions.count("payments")).isEqualTo(1);
+	}
+
+	@Test
 	void aReplayOfAnInnerCallDoesNotMarkAFirstCallAsReplayed() throws Exception {
 		String orderNo = "N-" + UUID.randomUUID();
 		String body = "{\"orderNo\":\"" + orderNo + "\",\"amount\":1}";
@@ -111,6 +134,24 @@ class ReplayedHeadersHttpTests {
 		assertThat(first.statusCode()).isEqualTo(402);
 		assertThat(retry.statusCode()).isEqualTo(402);
 		assertThat(retry.body()).doesNotContain("ResponseStatusException").doesNotContain("org.springframework");
+	}
+
+	// A request id set after every handler, as docs/http.md describes.
+	static class RequestIds implements WebMvcConfigurer {
+
+		@Override
+		public void addInterceptors(InterceptorRegistry registry) {
+			registry.addInterceptor(new HandlerInterceptor() {
+
+				@Override
+				public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
+						@Nullable ModelAndView modelAndView) {
+					response.setHeader("X-Request-Id", UUID.randomUUID().toString());
+				}
+
+			});
+		}
+
 	}
 
 }

@@ -313,6 +313,18 @@ public class WebTestApplication {
 		@PostMapping("/future-gated-payments")
 		@Idempotent(waitFor = "${test.future-wait-for:0s}")
 		CompletionStage<Payment> gated(@RequestBody PaymentRequest request) {
+			return gatedPayment(request);
+		}
+
+		// Keyed by its argument: claimed when the handler is called, held once its future
+		// completes.
+		@PostMapping("/future-gated-orders")
+		@Idempotent(key = "#request.orderNo")
+		CompletionStage<Payment> gatedByOrder(@RequestBody PaymentRequest request) {
+			return gatedPayment(request);
+		}
+
+		private CompletionStage<Payment> gatedPayment(PaymentRequest request) {
 			return CompletableFuture.supplyAsync(() -> {
 				int n = this.executions.increment("future-gated");
 				try {
