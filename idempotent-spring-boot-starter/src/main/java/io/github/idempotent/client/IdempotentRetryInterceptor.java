@@ -156,15 +156,15 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			return null;
 		}
 		String text = value.trim();
-		try {
-			return Duration.ofSeconds(Math.max(0, Long.parseLong(text)));
-		}
-		catch (NumberFormatException ex) {
-			if (text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
-				// delta-seconds beyond a long: longer than any limit, never sooner
+		// Digits only: Long.parseLong also takes a sign, which delta-seconds never has.
+		if (text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+			try {
+				return Duration.ofSeconds(Long.parseLong(text));
+			}
+			catch (NumberFormatException ex) {
+				// beyond a long: longer than any limit, never sooner
 				return Duration.ofSeconds(Long.MAX_VALUE);
 			}
-			// not delta-seconds: an HTTP-date
 		}
 		try {
 			Instant when = ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();

@@ -192,6 +192,16 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	@Test
+	void retryAfterThatIsNoDelayLeavesTheBackOffAsItIs() {
+		this.client = client(IdempotentRetryInterceptor.builder().delay(Duration.ofMillis(500)).build());
+		fault(new Fault(503, "-5"));
+		long start = System.nanoTime();
+		assertThat(post()).isEqualTo("{\"execution\":1}");
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+		assertThat(this.keys).hasSize(2).containsOnly(this.keys.get(0));
+	}
+
+	@Test
 	void tooManyRequestsIsRetriedWhenTheServerSaysWhen() {
 		fault(new Fault(429, "0"));
 		assertThat(post()).isEqualTo("{\"execution\":1}");
@@ -298,6 +308,8 @@ class IdempotentRetryInterceptorTests {
 		String inFive = DateTimeFormatter.RFC_1123_DATE_TIME.format(now.plusSeconds(5).atOffset(ZoneOffset.UTC));
 		assertThat(IdempotentRetryInterceptor.parseRetryAfter(inFive, now)).isEqualTo(Duration.ofSeconds(5));
 		assertThat(IdempotentRetryInterceptor.parseRetryAfter("soon", now)).isNull();
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter("-5", now)).isNull();
+		assertThat(IdempotentRetryInterceptor.parseRetryAfter("+5", now)).isNull();
 		assertThat(IdempotentRetryInterceptor.parseRetryAfter(null, now)).isNull();
 	}
 
