@@ -139,17 +139,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		}
 	}
 
-	/**
-	 * {@code 500} is retried because Spring applications answer it for transient failures
-	 * too; {@code 409} and {@code 429} only with {@code Retry-After}, else they are a
-	 * conflict with the resource's state and a rate limit a back-off would not outlast.
-	 */
-	private static boolean isRetryable(ClientHttpResponse response) throws IOException {
-		int status = response.getStatusCode().value();
-		return RETRIED.contains(status) || (RETRIED_WHEN_ASKED.contains(status)
-				&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER));
-	}
-
 	/** Delta-seconds or an HTTP-date; {@code null} when absent or unreadable. */
 	static @Nullable Duration parseRetryAfter(@Nullable String value, Instant now) {
 		if (!StringUtils.hasText(value)) {
@@ -197,10 +186,15 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			this.retryAfter = null;
 			this.attempts++;
 			ClientHttpResponse response = execution.execute(request, body);
-			if (!isRetryable(response)) {
+			int status = response.getStatusCode().value();
+			// 500 is retried because Spring applications answer it for transient failures
+			// too; 409 and 429 only with Retry-After, else they are a conflict with the
+			// resource's state and a rate limit a back-off would not outlast.
+			if (!RETRIED.contains(status) && !(RETRIED_WHEN_ASKED.contains(status)
+					&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER))) {
 				return response;
 			}
-			if (response.getStatusCode().value() == 500) {
+			if (status == 500) {
 				PeekedResponse peeked = PeekedResponse.of(response);
 				if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
 					return peeked;
