@@ -85,7 +85,19 @@ public class IdempotencyEndpoint {
 	@ReadOperation
 	public InProgressDescriptor inProgress(@Nullable String olderThan, @Nullable String cursor,
 			@Nullable Integer limit) {
-		Duration minimumAge = parseAge(olderThan);
+		Duration minimumAge = Duration.ZERO;
+		if (StringUtils.hasText(olderThan)) {
+			try {
+				minimumAge = DurationStyle.detectAndParse(olderThan.trim());
+			}
+			catch (IllegalArgumentException ex) {
+				minimumAge = null;
+			}
+			if (minimumAge == null || minimumAge.isNegative()) {
+				throw new InvalidEndpointRequestException("Invalid olderThan '" + olderThan + "'",
+						"olderThan must be a duration such as 30s, 5m or PT30S");
+			}
+		}
 		int pageSize = (limit != null) ? limit : DEFAULT_LIMIT;
 		if (pageSize < 1 || pageSize > MAX_LIMIT) {
 			String reason = "limit must be between 1 and " + MAX_LIMIT;
@@ -126,7 +138,8 @@ public class IdempotencyEndpoint {
 		boolean forced = Boolean.TRUE.equals(force);
 		Optional<IdempotencyRecord> seen = this.store.inspect(recordKey);
 		Deletion deletion = forced ? this.store.deleteInProgress(recordKey) : this.store.deleteUnlessHeld(recordKey);
-		String who = who(securityContext);
+		Principal principal = (securityContext != null) ? securityContext.getPrincipal() : null;
+		String who = (principal != null) ? "'" + principal.getName() + "'" : "An unauthenticated caller";
 		String asked = who + " asked to delete idempotency record " + recordKey;
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("storedKey", recordKey.value());
@@ -160,28 +173,6 @@ public class IdempotencyEndpoint {
 			}
 		}
 		return body;
-	}
-
-	private static String who(SecurityContext securityContext) {
-		Principal principal = (securityContext != null) ? securityContext.getPrincipal() : null;
-		return (principal != null) ? "'" + principal.getName() + "'" : "An unauthenticated caller";
-	}
-
-	private static Duration parseAge(@Nullable String olderThan) {
-		if (!StringUtils.hasText(olderThan)) {
-			return Duration.ZERO;
-		}
-		try {
-			Duration age = DurationStyle.detectAndParse(olderThan.trim());
-			if (!age.isNegative()) {
-				return age;
-			}
-		}
-		catch (IllegalArgumentException ex) {
-			// answered below
-		}
-		throw new InvalidEndpointRequestException("Invalid olderThan '" + olderThan + "'",
-				"olderThan must be a duration such as 30s, 5m or PT30S");
 	}
 
 	// The first segment is the operation, the rest the key. One selector, not two:

@@ -76,7 +76,18 @@ final class RecordDescriptions {
 	}
 
 	RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
-		KeyParts parts = KeyParts.parse(this.keyPrefix, record.key().value(), this.operationNames.get());
+		// The scope, operation and client key of the record key; a hashed one shows none.
+		String storedKey = record.key().value();
+		String[] parts = storedKey.startsWith(this.keyPrefix + ":")
+				? storedKey.substring(this.keyPrefix.length() + 1).split(":", -1) : new String[0];
+		boolean shown = parts.length == 3;
+		String operation = shown ? unescape(parts[1]) : null;
+		for (String name : this.operationNames.get()) {
+			if (shown && RecordKey.nameInKey(name).equals(parts[1])) {
+				operation = name;
+				break;
+			}
+		}
 		Duration age = record.age(now);
 		Duration expiresIn = record.expiresIn();
 		String result = null;
@@ -88,8 +99,13 @@ final class RecordDescriptions {
 			resultSize = record.result().size();
 			if (showResult) {
 				try {
-					response = response(RecordedResponse.read(record.result(), MAX_SHOWN_SIZE));
-					if (response == null) {
+					RecordedResponse recorded = RecordedResponse.read(record.result(), MAX_SHOWN_SIZE);
+					if (recorded != null) {
+						String text = text(recorded.body(), recorded.contentType());
+						response = new ResponseDescriptor(recorded.status(), recorded.headers(), text,
+								(text != null) ? null : Base64.getEncoder().encodeToString(recorded.body()));
+					}
+					else {
 						byte[] bytes = RecordedResponse.readOther(record.result(), MAX_SHOWN_SIZE);
 						result = decode(bytes, StandardCharsets.UTF_8);
 						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
@@ -101,13 +117,21 @@ final class RecordDescriptions {
 			}
 		}
 		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
-		return new RecordDescriptor(parts.operation(), parts.scope(), parts.key(), record.key().value(),
-				record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
+		return new RecordDescriptor(operation, shown ? unescape(parts[0]) : null, shown ? unescape(parts[2]) : null,
+				storedKey, record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
 				(age != null) ? age.withNanos(0).toString() : null,
 				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize,
 				result, resultBase64, response, reason);
+	}
+
+	/** Undoes the escaping of {@link RecordKey#of}. */
+	private static String unescape(String part) {
+		if (part.indexOf('%') < 0) {
+			return part;
+		}
+		return part.replace("%3A", ":").replace("%7B", "{").replace("%7D", "}").replace("%7E", "~").replace("%25", "%");
 	}
 
 	// Hashed again: records can be compared, and a fingerprint that is no digest reveals
@@ -116,15 +140,6 @@ final class RecordDescriptions {
 	private static String hash(String fingerprint) {
 		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
 		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
-	}
-
-	private static @Nullable ResponseDescriptor response(@Nullable RecordedResponse response) {
-		if (response == null) {
-			return null;
-		}
-		String text = text(response.body(), response.contentType());
-		return new ResponseDescriptor(response.status(), response.headers(), text,
-				(text != null) ? null : Base64.getEncoder().encodeToString(response.body()));
 	}
 
 	private static @Nullable String text(byte[] body, @Nullable String contentType) {

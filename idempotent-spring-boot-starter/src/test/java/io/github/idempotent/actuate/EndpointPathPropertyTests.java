@@ -2,6 +2,7 @@ package io.github.idempotent.actuate;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -14,7 +15,9 @@ import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.Show;
 
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.actuate.IdempotencyEndpoint.RecordDescriptor;
 import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
@@ -84,12 +87,17 @@ class EndpointPathPropertyTests {
 		catch (IllegalArgumentException ex) {
 			return;
 		}
-		KeyParts parts = KeyParts.parse(PREFIX, recordKey.value(), OPERATIONS);
+		RecordDescriptions descriptions = new RecordDescriptions(PREFIX, () -> Set.copyOf(OPERATIONS));
+		RecordDescriptor parts = descriptions.describe(IdempotencyRecord.unreadable(recordKey, "drawn", null),
+				Instant.now(), false);
 		if (parts.key() != null) {
 			assertThat(parts.key()).isEqualTo(key);
 			assertThat(parts.scope()).isEqualTo(scope);
 		}
-		KeyParts.parse(PREFIX, recordKey.value().substring(0, recordKey.value().length() / 2), OPERATIONS);
+		descriptions.describe(
+				IdempotencyRecord.unreadable(
+						new RecordKey(recordKey.value().substring(0, recordKey.value().length() / 2)), "drawn", null),
+				Instant.now(), false);
 	}
 
 	private static void answeredOrRefused(ThrowingCall call) {
