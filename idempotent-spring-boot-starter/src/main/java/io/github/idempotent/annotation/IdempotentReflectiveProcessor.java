@@ -14,13 +14,14 @@ import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
 
 /**
  * Registers, during AOT processing, the reflection a native image needs to run an
  * {@link Idempotent @Idempotent} method: the method, the constructors of its
  * {@code cacheFor} types, and binding hints for the stored value's type and the
- * application's parameter types. Compares by class name, so that this package needs
- * neither Reactor nor Spring Web.
+ * application's parameter types. Names the wrappers, so that this package needs neither
+ * Reactor nor Spring Web.
  */
 class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 
@@ -77,31 +78,16 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 		ResolvableType type = (KotlinDetector.isSuspendingFunction(method))
 				? ResolvableType.forMethodParameter(new MethodParameter(method, -1))
 				: ResolvableType.forMethodReturnType(method);
+		ClassLoader loader = method.getDeclaringClass().getClassLoader();
 		for (String wrapper : WRAPPERS) {
-			ResolvableType wrapped = as(type, wrapper);
-			if (wrapped != ResolvableType.NONE) {
-				type = wrapped.getGeneric(0);
+			if (ClassUtils.isPresent(wrapper, loader)) {
+				ResolvableType wrapped = type.as(ClassUtils.resolveClassName(wrapper, loader));
+				if (wrapped != ResolvableType.NONE) {
+					type = wrapped.getGeneric(0);
+				}
 			}
 		}
 		return type;
-	}
-
-	/** {@code type} as the named supertype, as {@link ResolvableType#as(Class)} does. */
-	private static ResolvableType as(ResolvableType type, String name) {
-		Class<?> raw = type.resolve();
-		if (raw == null || raw == Object.class) {
-			return ResolvableType.NONE;
-		}
-		if (raw.getName().equals(name)) {
-			return type;
-		}
-		for (ResolvableType implemented : type.getInterfaces()) {
-			ResolvableType found = as(implemented, name);
-			if (found != ResolvableType.NONE) {
-				return found;
-			}
-		}
-		return as(type.getSuperType(), name);
 	}
 
 }
