@@ -1,13 +1,9 @@
 package io.github.idempotent.autoconfigure;
 
-import java.util.List;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import io.micrometer.observation.ObservationRegistry;
-
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -163,8 +159,14 @@ public final class IdempotentAutoConfiguration {
 			public Object postProcessBeforeInitialization(Object bean, String beanName) {
 				if (bean instanceof IdempotencyExecutor executor) {
 					IdempotentProperties settings = properties.getObject();
-					executor.setFingerprinting(jsonMapper.getIfAvailable(JsonMapper::new),
-							fingerprintSecret(settings.getFingerprintSecret()));
+					String secret = settings.getFingerprintSecret();
+					if (!StringUtils.hasText(secret)) {
+						secret = null;
+						logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses "
+								+ "of a low-entropy field of its payload (a card number) against it. Set "
+								+ "idempotent.fingerprint-secret, the same on every instance, to key them");
+					}
+					executor.setFingerprinting(jsonMapper.getIfAvailable(JsonMapper::new), secret);
 					executor.setKeyPrefix(settings.getKeyPrefix());
 					executor.setMaxKeyLength(settings.getMaxKeyLength());
 					executor.setDefaultTtl(settings.getTtl());
@@ -173,7 +175,13 @@ public final class IdempotentAutoConfiguration {
 					executor.setDefaultInProcessWaitFor(settings.getInProcessWaitFor());
 					executor.setDefaultRetryAfter(settings.getRetryAfter());
 					executor.setDefaultMaxDuration(settings.getMaxDuration());
-					executor.setDefaultReleaseOnStatus(releaseOnStatus(webProperties.getObject().getReleaseOnStatus()));
+					try {
+						executor.setDefaultReleaseOnStatus(
+								ReleasedStatuses.of(webProperties.getObject().getReleaseOnStatus()));
+					}
+					catch (IllegalArgumentException ex) {
+						throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
+					}
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
 							observationConvention.getIfUnique(), observationProperties.getObject().isIncludeKey()));
 				}
@@ -181,25 +189,6 @@ public final class IdempotentAutoConfiguration {
 			}
 
 		};
-	}
-
-	private static @Nullable String fingerprintSecret(@Nullable String secret) {
-		if (StringUtils.hasText(secret)) {
-			return secret;
-		}
-		logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses of a "
-				+ "low-entropy field of its payload (a card number) against it. Set idempotent.fingerprint-secret, "
-				+ "the same on every instance, to key them");
-		return null;
-	}
-
-	private static ReleasedStatuses releaseOnStatus(List<String> statuses) {
-		try {
-			return ReleasedStatuses.of(statuses);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
-		}
 	}
 
 	@Bean

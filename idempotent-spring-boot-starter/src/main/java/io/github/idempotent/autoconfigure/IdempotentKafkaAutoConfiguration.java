@@ -90,9 +90,18 @@ public final class IdempotentKafkaAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotent.messaging.stamp-outgoing", matchIfMissing = true)
 	DefaultKafkaProducerFactoryCustomizer idempotentKeyProducerFactoryCustomizer(IdempotentProperties properties) {
 		return (producerFactory) -> {
-			Map<String, Object> configs = producerFactory.getConfigurationProperties();
-			List<Object> interceptors = new ArrayList<>(
-					interceptorClasses(configs.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)));
+			Object configured = producerFactory.getConfigurationProperties()
+				.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
+			List<Object> interceptors = new ArrayList<>();
+			if (configured instanceof Collection<?> collection) {
+				interceptors.addAll(collection);
+			}
+			else if (configured instanceof String text) {
+				interceptors.addAll(List.of(StringUtils.tokenizeToStringArray(text, ",")));
+			}
+			else if (configured instanceof Class<?> type) {
+				interceptors.add(type);
+			}
 			if (!interceptors.contains(IdempotencyKeyProducerInterceptor.class)
 					&& !interceptors.contains(IdempotencyKeyProducerInterceptor.class.getName())) {
 				interceptors.add(IdempotencyKeyProducerInterceptor.class);
@@ -100,19 +109,6 @@ public final class IdempotentKafkaAutoConfiguration {
 			producerFactory.updateConfigs(Map.of(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, interceptors,
 					IdempotencyKeyProducerInterceptor.HEADER_NAME_CONFIG, properties.getMessaging().getKeyHeader()));
 		};
-	}
-
-	private static Collection<?> interceptorClasses(Object value) {
-		if (value instanceof Collection<?> collection) {
-			return collection;
-		}
-		if (value instanceof String text) {
-			return List.of(StringUtils.tokenizeToStringArray(text, ","));
-		}
-		if (value instanceof Class<?> type) {
-			return List.of(type);
-		}
-		return List.of();
 	}
 
 }
