@@ -82,8 +82,14 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 				logger.debug(reason + (backOff ? "in " + this.inProgressBackOff.toMillis() + " ms: " : "")
 						+ requeued.getMessage());
 			}
-			if (backOff) {
-				backOff();
+			// The broker would otherwise hand the duplicate straight back, in a loop.
+			if (backOff && !this.inProgressBackOff.isZero()) {
+				try {
+					Thread.sleep(this.inProgressBackOff.toMillis());
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
 			}
 			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
 			// requeue" and a container's defaultRequeueRejected=false.
@@ -111,19 +117,6 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 			super(message, cause);
 		}
 
-	}
-
-	/** The broker would otherwise hand the duplicate straight back, in a loop. */
-	private void backOff() {
-		if (this.inProgressBackOff.isZero()) {
-			return;
-		}
-		try {
-			Thread.sleep(this.inProgressBackOff.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 	private static Message[] messages(@Nullable Message message) {
