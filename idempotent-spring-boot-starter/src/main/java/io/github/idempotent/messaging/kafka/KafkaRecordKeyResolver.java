@@ -72,15 +72,12 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		if (header != null && header.value() != null && header.value().length > 0) {
 			return new String(header.value(), StandardCharsets.UTF_8);
 		}
-		return derivedKey(record.topic(), "-" + record.partition() + "@" + record.offset() + "/" + record.timestamp());
-	}
-
-	private String derivedKey(String topic, String position) {
-		String key = topic + position;
+		String position = "-" + record.partition() + "@" + record.offset() + "/" + record.timestamp();
+		String key = record.topic() + position;
 		if (key.length() <= this.maxKeyLength) {
 			return key;
 		}
-		String hashedTopic = "~" + sha256Hex(topic) + position;
+		String hashedTopic = "~" + sha256Hex(record.topic()) + position;
 		if (hashedTopic.length() <= this.maxKeyLength) {
 			return hashedTopic;
 		}
