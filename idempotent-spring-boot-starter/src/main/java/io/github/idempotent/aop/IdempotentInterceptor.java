@@ -3,7 +3,8 @@ package io.github.idempotent.aop;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.function.UnaryOperator;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.apache.commons.logging.Log;
@@ -76,7 +77,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 		}
 		InvocationArguments call = new InvocationArguments(operation, invocation.getArguments(), target,
 				this.keyResolver, this.scopeResolver, this.beanResolver);
-		UnaryOperator<Throwable> listenerFailures = listenerFailures(operation);
+		AsyncListenerFailures.Translation listenerFailures = listenerFailures(operation);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation, listenerFailures);
 		}
@@ -89,23 +90,29 @@ class IdempotentInterceptor implements MethodInterceptor {
 	 * The container's translation of failures, for a listener method that returns a
 	 * future or a Mono: its container acknowledges it once that completes.
 	 */
-	private @Nullable UnaryOperator<Throwable> listenerFailures(IdempotentOperation operation) {
-		UnaryOperator<Throwable> failures = AsyncListenerFailures.current();
+	private AsyncListenerFailures.@Nullable Translation listenerFailures(IdempotentOperation operation) {
+		AsyncListenerFailures.Translation failures = AsyncListenerFailures.current();
 		return (failures != null && operation.kind() != IdempotentOperation.Kind.VALUE && operation.messageListener())
 				? failures : null;
 	}
 
 	private static CompletableFuture<@Nullable Object> translated(CompletionStage<?> stage,
-			UnaryOperator<Throwable> failures) {
+			AsyncListenerFailures.Translation failures) {
 		CompletableFuture<@Nullable Object> translated = new CompletableFuture<>();
 		stage.whenComplete((value, failure) -> {
 			if (failure == null) {
 				translated.complete(value);
 			}
 			else {
-				translated.completeExceptionally(
-						failures.apply((failure instanceof CompletionException wrapped && wrapped.getCause() != null)
-								? wrapped.getCause() : failure));
+				Throwable cause = (failure instanceof CompletionException wrapped && wrapped.getCause() != null)
+						? wrapped.getCause() : failure;
+				Throwable answer = failures.failures().apply(cause);
+				long delay = failures.delayOf(cause).toMillis();
+				// Held back without a thread, for a requeue the container sends again at
+				// once.
+				Executor after = (delay > 0) ? CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS)
+						: Runnable::run;
+				after.execute(() -> translated.completeExceptionally(answer));
 			}
 		});
 		return translated;

@@ -1,7 +1,7 @@
 package io.github.idempotent.aop;
 
+import java.time.Duration;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -15,6 +15,7 @@ import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.util.Assert;
 
+import io.github.idempotent.core.AsyncListenerFailures;
 import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
@@ -48,11 +49,16 @@ final class MonoInvocations {
 	// listenerFailures: the translation of a listener's failures that its container
 	// reads.
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
-			@Nullable UnaryOperator<Throwable> listenerFailures) {
+			AsyncListenerFailures.@Nullable Translation listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
 		Mono<?> mono = Mono
 			.deferContextual((contextView) -> execute(operation, invocations.get(), call, contextView, null));
-		return (listenerFailures != null) ? mono.onErrorMap(listenerFailures) : mono;
+		return (listenerFailures != null) ? mono.cast(Object.class).onErrorResume((failure) -> {
+			Mono<Object> answer = Mono.error(listenerFailures.failures().apply(failure));
+			Duration delay = listenerFailures.delayOf(failure);
+			// Held back, for a requeue the container sends again at once.
+			return delay.isZero() ? answer : Mono.delay(delay).then(answer);
+		}) : mono;
 	}
 
 	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,

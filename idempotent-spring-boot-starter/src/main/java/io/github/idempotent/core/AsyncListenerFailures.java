@@ -1,5 +1,6 @@
 package io.github.idempotent.core;
 
+import java.time.Duration;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
@@ -14,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class AsyncListenerFailures {
 
-	private static final ThreadLocal<@Nullable UnaryOperator<Throwable>> current = new ThreadLocal<>();
+	private static final ThreadLocal<@Nullable Translation> current = new ThreadLocal<>();
 
 	private AsyncListenerFailures() {
 	}
@@ -23,8 +24,8 @@ public final class AsyncListenerFailures {
 	 * Binds {@code translation} to the current thread, or unbinds with {@code null}.
 	 * @return the translation bound before, to bind again once the dispatch ends
 	 */
-	public static @Nullable UnaryOperator<Throwable> bind(@Nullable UnaryOperator<Throwable> translation) {
-		UnaryOperator<Throwable> previous = current.get();
+	public static @Nullable Translation bind(@Nullable Translation translation) {
+		Translation previous = current.get();
 		if (translation != null) {
 			current.set(translation);
 		}
@@ -35,8 +36,23 @@ public final class AsyncListenerFailures {
 	}
 
 	/** The translation of the dispatch on the current thread, if any. */
-	public static @Nullable UnaryOperator<Throwable> current() {
+	public static @Nullable Translation current() {
 		return current.get();
+	}
+
+	/**
+	 * A listener's failure as its container wants it ({@code failures}), and how long one
+	 * that it requeues (a duplicate in progress, a store outage) is held back first: the
+	 * container redelivers it at once, so without a pause a duplicate would be claimed
+	 * again and again while the first copy runs.
+	 */
+	public record Translation(UnaryOperator<Throwable> failures, Duration requeueDelay) {
+
+		/** How long to hold {@code failure} back before the listener's result fails. */
+		public Duration delayOf(Throwable failure) {
+			return (IdempotencyException.findRetryable(failure) != null) ? this.requeueDelay : Duration.ZERO;
+		}
+
 	}
 
 }

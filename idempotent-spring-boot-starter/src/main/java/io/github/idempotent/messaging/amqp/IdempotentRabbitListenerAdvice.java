@@ -1,7 +1,6 @@
 package io.github.idempotent.messaging.amqp;
 
 import java.time.Duration;
-import java.util.function.UnaryOperator;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -46,8 +45,9 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 		Message previous = RabbitMessageKeyResolver.bind(message);
 		// A listener that returns a future or a Mono is acknowledged when it completes,
 		// past this advice and the error handler: its failure must say it.
-		UnaryOperator<Throwable> previousFailures = AsyncListenerFailures
-			.bind((message != null) ? (failure) -> translate(failure, message, false) : null);
+		AsyncListenerFailures.Translation previousFailures = AsyncListenerFailures
+			.bind((message != null) ? new AsyncListenerFailures.Translation(
+					(failure) -> translate(failure, message, false), this.inProgressBackOff) : null);
 		try {
 			return invocation.proceed();
 		}
@@ -63,7 +63,8 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 	/**
 	 * The requeue decision in the failure itself, whatever the container's
 	 * {@code defaultRequeueRejected}. {@code backOff}: sleep before a requeue, on a
-	 * listener's own thread only (an asynchronous result completes on any thread).
+	 * listener's own thread only (an asynchronous result completes on any thread: its
+	 * failure is held back without a thread, AsyncListenerFailures.Translation).
 	 */
 	private Throwable translate(Throwable failure, @Nullable Message message, boolean backOff) {
 		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);

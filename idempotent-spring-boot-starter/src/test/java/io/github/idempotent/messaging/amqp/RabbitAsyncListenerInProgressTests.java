@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -40,7 +41,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = RabbitAsyncListenerInProgressTests.App.class,
 		properties = { "spring.rabbitmq.host=127.0.0.1", "spring.rabbitmq.port=5672",
-				"idempotent.messaging.in-progress-back-off=50ms", "idempotent.messaging.stamp-outgoing=false",
+				"idempotent.messaging.in-progress-back-off=250ms", "idempotent.messaging.stamp-outgoing=false",
 				"spring.rabbitmq.listener.simple.prefetch=10",
 				"spring.rabbitmq.listener.simple.default-requeue-rejected=false" })
 class RabbitAsyncListenerInProgressTests {
@@ -69,13 +70,18 @@ class RabbitAsyncListenerInProgressTests {
 	}
 
 	@Test
-	void futureListenerDuplicateInProgressIsRequeuedNotDeadLettered() {
+	void futureListenerDuplicateInProgressIsRequeuedAfterTheBackOffNotDeadLettered() {
 		String id = UUID.randomUUID().toString();
 		this.rabbit.send("", QUEUE, RabbitTestQueues.text(id, "payment-1"));
 		await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
 		this.rabbit.send("", QUEUE, RabbitTestQueues.text(id, "payment-1"));
 		// The copy found the first one in progress.
 		await().atMost(Duration.ofSeconds(10)).until(() -> claims.get() >= 2);
+		// Redelivered after the back-off, not at once: a handful of claims a second, not
+		// thousands (the container requeues it to the head of the queue).
+		int before = claims.get();
+		Awaitility.await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+		assertThat(claims.get() - before).as("claims in one second, with a back-off of 250 ms").isLessThan(15);
 		firstCopy.complete(null);
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> this.rabbit.execute((channel) -> channel.messageCount(QUEUE)) == 0);
