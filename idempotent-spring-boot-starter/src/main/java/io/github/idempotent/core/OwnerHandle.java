@@ -1,6 +1,5 @@
 package io.github.idempotent.core;
 
-import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -57,14 +56,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		this.lease = lease;
 	}
 
-	String token() {
-		return this.lease.token();
-	}
-
-	Fingerprint fingerprint() {
-		return this.lease.fingerprint();
-	}
-
 	/**
 	 * Stores {@code result} for replay. Never throws: a store failure is logged, since
 	 * the method has run and its result belongs to the caller.
@@ -73,12 +64,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		await(completeAsync(result));
 	}
 
-	/** For an outcome that the web layer records later, as its response is written. */
+	/** Also for an outcome the web layer records later, as its response is written. */
 	void returned() {
-		announce();
-	}
-
-	private void announce() {
 		if (!this.announced) {
 			this.announced = true;
 			this.observer.executed(this.policy, this.clientKey);
@@ -91,8 +78,13 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		if (failed != null) {
 			return releaseAsync(failed);
 		}
-		announce();
-		boolean released = releases(status);
+		returned();
+		boolean released = this.policy.releaseOnStatus().contains(status);
+		if (released && logger.isDebugEnabled()) {
+			logger.debug("Key '" + this.clientKey + "' of " + this.policy.name() + " is released: its response's "
+					+ "status " + status + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
+					+ "), so a retry runs the method again");
+		}
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return released ? releaseFencedOut() : keepKeyFencedOut(null);
@@ -100,19 +92,14 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			if (released) {
 				return delete(null);
 			}
-			StoredResult stored;
 			if (response != null) {
-				stored = StoredOutcome.recorded(this.policy, this.clientKey, response, this.protocol.maxResultSize(),
-						this.protocol.resultCompression());
+				return store(StoredOutcome.recorded(this.policy, this.clientKey, response,
+						this.protocol.maxResultSize(), this.protocol.resultCompression()));
 			}
-			else {
-				logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
-						+ unrecordable + ". Retries of the key are told that it completed "
-						+ "and that its result is unavailable; the method is not run again for it");
-				stored = StoredOutcome.notStored("response not recordable");
-			}
-			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return store(stored);
+			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
+					+ unrecordable + ". Retries of the key are told that it completed "
+					+ "and that its result is unavailable; the method is not run again for it");
+			return store(StoredOutcome.notStored("response not recordable"));
 		}));
 	}
 
@@ -131,27 +118,17 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	private CompletableFuture<Boolean> sendCompletion(StoredResult result) {
 		StoreAccess store = this.protocol.store();
 		return this.blocking
-				? Futures.call(() -> CompletableFuture
-					.completedFuture(store.complete(this.key, token(), fingerprint(), result, this.policy.ttl())))
-				: store.completeAsync(this.key, token(), fingerprint(), result, this.policy.ttl());
+				? Futures.call(() -> CompletableFuture.completedFuture(store.complete(this.key, this.lease.token(),
+						this.lease.fingerprint(), result, this.policy.ttl())))
+				: store.completeAsync(this.key, this.lease.token(), this.lease.fingerprint(), result,
+						this.policy.ttl());
 	}
 
 	private CompletableFuture<Boolean> sendRelease() {
 		StoreAccess store = this.protocol.store();
-		return this.blocking ? Futures.call(() -> CompletableFuture.completedFuture(store.release(this.key, token())))
-				: store.releaseAsync(this.key, token());
-	}
-
-	private boolean releases(int status) {
-		if (!this.policy.releaseOnStatus().contains(status)) {
-			return false;
-		}
-		if (logger.isDebugEnabled()) {
-			logger.debug("Key '" + this.clientKey + "' of " + this.policy.name() + " is released: its response's "
-					+ "status " + status + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
-					+ "), so a retry runs the method again");
-		}
-		return true;
+		return this.blocking
+				? Futures.call(() -> CompletableFuture.completedFuture(store.release(this.key, this.lease.token())))
+				: store.releaseAsync(this.key, this.lease.token());
 	}
 
 	/**
@@ -163,15 +140,13 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	CompletableFuture<Void> completeAsync(@Nullable Object result) {
-		announce();
+		returned();
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
 				return keepKeyFencedOut(null);
 			}
-			StoredResult encoded = StoredOutcome.value(this.policy, this.clientKey, result,
-					this.protocol.maxResultSize(), this.protocol.resultCompression());
-			this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
-			return store(encoded);
+			return store(StoredOutcome.value(this.policy, this.clientKey, result, this.protocol.maxResultSize(),
+					this.protocol.resultCompression()));
 		}));
 	}
 
@@ -181,7 +156,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 				return releaseFencedOut();
 			}
 			if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
-				this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 				return store(StoredOutcome.error(failure));
 			}
 			return delete(failure);
@@ -209,29 +183,25 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 				return;
 			}
 			Throwable ex = Futures.unwrap(error);
-			long delay = confirmation.retryIn(ex);
-			if (delay < 0) {
-				suppress(failure, ex);
+			Runnable giveUp = () -> {
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
 				logReleaseFailure(ex);
 				done.complete(null);
+			};
+			long delay = confirmation.retryIn(ex);
+			if (delay < 0) {
+				giveUp.run();
 				return;
 			}
 			logRetry("release", ex);
-			later(delay, () -> delete(failure, confirmation, done), () -> {
-				suppress(failure, ex);
-				logReleaseFailure(ex);
-				done.complete(null);
-			}, done);
+			later(delay, () -> delete(failure, confirmation, done), giveUp, done);
 		}));
 	}
 
-	private static void suppress(@Nullable Throwable failure, Throwable ex) {
-		if (failure != null) {
-			failure.addSuppressed(ex);
-		}
-	}
-
 	private CompletableFuture<Void> store(StoredResult result) {
+		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		store(result, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
@@ -249,7 +219,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			Throwable ex = Futures.unwrap(error);
 			long delay = confirmation.retryIn(ex);
 			if (delay < 0) {
-				if (isUnreachable(ex)) {
+				if (StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex)) {
 					logCompleteFailure(ex);
 					done.complete(null);
 				}
@@ -304,17 +274,13 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
-		String reason = notStoredReason(failure);
+		// In a few words: the record that says so must be small.
+		String reason = (failure == null) ? "past max-duration"
+				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 		return sendCompletion(StoredOutcome.notStored(reason)).handle((kept, ex) -> {
 			logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
 			return null;
 		});
-	}
-
-	/** In a few words: the record that says so must be small. */
-	private static String notStoredReason(@Nullable Throwable failure) {
-		return (failure == null) ? "past max-duration"
-				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 	}
 
 	/** {@code kept}: {@code false} if taken over, {@code null} if writing failed. */
@@ -333,10 +299,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			logger.warn(notStored + ": the call ended after its maxDuration (" + this.policy.maxDuration()
 					+ ") and its key was taken over meanwhile; its outcome went to its caller", failure);
 		}
-	}
-
-	private static boolean isUnreachable(Throwable ex) {
-		return StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex);
 	}
 
 	/**
@@ -461,14 +423,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	private String unreachableFor(Throwable ex) {
 		return StoreFailureClassifier.isUnavailable(ex) ? " (the store stayed unreachable for " + confirmWithin() + ")"
 				: "";
-	}
-
-	IdempotencyPolicy policy() {
-		return this.policy;
-	}
-
-	String clientKey() {
-		return this.clientKey;
 	}
 
 }
