@@ -158,12 +158,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		IdempotencyObserver caller = (callObserver == this.observer) ? IdempotencyObserver.NONE : callObserver;
 		CallObservations.Call observed = startObservation(policy, clientKey);
-		if (observed == null) {
-			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, this.observer, caller, capture, true), invocation);
-		}
 		Throwable failure = null;
-		try (Observation.Scope scope = observed.openScope()) {
+		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
 			return BlockingCall.execute(this.protocol,
 					call(policy, clientKey, key, fingerprint, this.observer, both(caller, observed), capture, true),
 					invocation);
@@ -173,7 +169,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 			throw ex;
 		}
 		finally {
-			observed.stop(failure);
+			if (observed != null) {
+				observed.stop(failure);
+			}
 		}
 	}
 
@@ -185,8 +183,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, capture, blocking);
 	}
 
-	private static IdempotencyObserver both(IdempotencyObserver callObserver, IdempotencyObserver observed) {
-		return (callObserver == IdempotencyObserver.NONE) ? observed
+	static IdempotencyObserver both(IdempotencyObserver callObserver, @Nullable IdempotencyObserver observed) {
+		return (observed == null) ? callObserver : (callObserver == IdempotencyObserver.NONE) ? observed
 				: IdempotencyObserver.composite(List.of(callObserver, observed));
 	}
 
@@ -218,22 +216,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 			@Nullable ResponseCapture capture) {
 		Assert.notNull(callObserver, "callObserver must not be null");
 		CallObservations.Call observed = startObservation(policy, clientKey);
-		if (observed == null) {
-			return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, capture,
-					this.threads.blockingStoreExecutor())
-				.start();
-		}
 		CompletableFuture<@Nullable Object> result;
-		try (Observation.Scope scope = observed.openScope()) {
+		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
 			result = asyncCall(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed), capture,
 					this.threads.blockingStoreExecutor())
 				.start();
 		}
 		catch (Throwable ex) {
-			observed.stop(ex);
+			if (observed != null) {
+				observed.stop(ex);
+			}
 			throw ex;
 		}
-		return stopOnCompletion(result, observed);
+		return (observed != null) ? stopOnCompletion(result, observed) : result;
 	}
 
 	/**
@@ -353,9 +348,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.keyPrefix = keyPrefix;
 	}
 
-	/**
-	 * The first part of every record key.
-	 */
 	public String getKeyPrefix() {
 		return this.keyPrefix;
 	}
@@ -631,8 +623,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * {@link #validate(String, String, String, int)} of a value that {@code builder}
 	 * built.
-	 * @param operation the operation's name, for the log
-	 * @param what {@code "key"} or {@code "scope"}
 	 * @param builder what in the application built the value, or {@code null} for a key
 	 * the caller sent: only that caller is told to send a shorter one
 	 */

@@ -1,10 +1,8 @@
 package io.github.idempotent.core;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.netty.util.concurrent.EventExecutor;
@@ -54,45 +52,37 @@ public final class ReactiveIdempotentCalls {
 		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey,
 				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null)) : null;
 		if (observed != null) {
-			return observe(observed,
-					(callObserver) -> executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
-						try (Observation.Scope scope = observed.openScope()) {
-							// Written inside the subscriber's context, so that this
-							// observation, not the subscriber's, is the Mono's parent.
-							return withIdempotencyContext(call.get())
-								.contextWrite((methodContext) -> methodContext.put(CallObservations.REACTOR_CONTEXT_KEY,
-										observed.observation()))
-								.contextWrite(contextView)
-								.toFuture();
-						}
-					}, callObserver, capture, subscriberThread), responseObserver);
+			IdempotencyObserver callObserver = IdempotencyExecutor.both(responseObserver, observed);
+			CompletableFuture<@Nullable Object> result;
+			try {
+				result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
+					try (Observation.Scope scope = observed.openScope()) {
+						// Written inside the subscriber's context, so that this
+						// observation, not the subscriber's, is the Mono's parent.
+						return withIdempotencyContext(call.get())
+							.contextWrite((methodContext) -> methodContext.put(CallObservations.REACTOR_CONTEXT_KEY,
+									observed.observation()))
+							.contextWrite(contextView)
+							.toFuture();
+					}
+				}, callObserver, capture, subscriberThread);
+			}
+			catch (RuntimeException | Error ex) {
+				// Thrown before a future existed: the observation must not stay open.
+				observed.stop(ex);
+				return Mono.error(ex);
+			}
+			return Mono.fromFuture(result, true)
+				.doOnSuccess((value) -> observed.stop(null))
+				.doOnError(observed::stop)
+				.doOnCancel(() -> result
+					.whenComplete((value, failure) -> observed.stop(IdempotencyExecutor.unwrap(failure))));
 		}
 		CompletableFuture<@Nullable Object> result = executor.executeNonBlocking(policy, clientKey, key, fingerprint,
 				() -> withIdempotencyContext(call.get()).contextWrite(contextView).toFuture(), responseObserver,
 				capture, subscriberThread);
 		// suppressCancel: a cancelled subscriber leaves the call running.
 		return Mono.fromFuture(result, true);
-	}
-
-	private static Mono<?> observe(CallObservations.Call observed,
-			Function<IdempotencyObserver, CompletableFuture<@Nullable Object>> execution,
-			IdempotencyObserver responseObserver) {
-		IdempotencyObserver callObserver = (responseObserver == IdempotencyObserver.NONE) ? observed
-				: IdempotencyObserver.composite(List.of(responseObserver, observed));
-		CompletableFuture<@Nullable Object> result;
-		try {
-			result = execution.apply(callObserver);
-		}
-		catch (RuntimeException | Error ex) {
-			// Thrown before a future existed: the observation must not stay open.
-			observed.stop(ex);
-			return Mono.error(ex);
-		}
-		return Mono.fromFuture(result, true)
-			.doOnSuccess((value) -> observed.stop(null))
-			.doOnError(observed::stop)
-			.doOnCancel(
-					() -> result.whenComplete((value, failure) -> observed.stop(IdempotencyExecutor.unwrap(failure))));
 	}
 
 	/** Read while the executor has it bound: the operators run on other threads. */
