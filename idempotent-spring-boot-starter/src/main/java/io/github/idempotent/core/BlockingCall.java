@@ -68,7 +68,6 @@ final class BlockingCall {
 	private static @Nullable Object runAsOwner(IdempotencyProtocol protocol, ProtocolCall call, ClaimDecision.Run run,
 			IdempotencyExecutor.Invocation invocation) throws Throwable {
 		Object result;
-		IdempotencyProtocol.takenOver(call, run.acquired());
 		try (IdempotencyContext.Scope scope = protocol.bindOwner(call, run.acquired())) {
 			result = invocation.proceed();
 		}

@@ -172,7 +172,6 @@ final class CompletionStageCall {
 			return;
 		}
 		CompletionStage<?> stage;
-		IdempotencyProtocol.takenOver(this.call, run.acquired());
 		try (IdempotencyContext.Scope scope = this.protocol.bindOwner(this.call, run.acquired())) {
 			stage = this.invocation.proceed();
 			if (stage == null) {

@@ -131,10 +131,7 @@ final class IdempotencyProtocol {
 
 	private IdempotencyStoreFullException full(ProtocolCall call, Throwable failure) {
 		this.fullLog.refused(call.policy, call.clientKey, failure);
-		IdempotencyStoreFullException ex = new IdempotencyStoreFullException(call.policy.name(),
-				call.policy.retryAfter(), failure);
-		call.observer.rejected(call.policy, call.clientKey, ex);
-		return ex;
+		return reject(call, new IdempotencyStoreFullException(call.policy.name(), call.policy.retryAfter(), failure));
 	}
 
 	/**
@@ -155,17 +152,13 @@ final class IdempotencyProtocol {
 		return (failure instanceof RuntimeException runtime) ? runtime : new IllegalStateException(failure);
 	}
 
-	IdempotencyContext.Scope bindOwner(ProtocolCall call, ClaimResult.Acquired acquired) {
-		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
-				acquired.previousAttemptStartedAt()));
-	}
-
 	/**
-	 * Says that a call is about to run again for a key whose previous call never
-	 * finished: the one place where an operator sees that a side effect may be repeated
-	 * unless the method checks ({@link IdempotencyContext#isTakeover()}).
+	 * Binds the owner's context, first saying when a call is about to run again for a key
+	 * whose previous call never finished: the one place where an operator sees that a
+	 * side effect may be repeated unless the method checks
+	 * ({@link IdempotencyContext#isTakeover()}).
 	 */
-	static void takenOver(ProtocolCall call, ClaimResult.Acquired acquired) {
+	IdempotencyContext.Scope bindOwner(ProtocolCall call, ClaimResult.Acquired acquired) {
 		if (acquired.isTakeover()) {
 			logger.warn("Key '" + call.clientKey + "' of " + call.policy.name() + " is taken over by attempt "
 					+ acquired.attempt() + ": the previous call"
@@ -175,6 +168,8 @@ final class IdempotencyProtocol {
 					+ "free), so its side effects may have happened; the method runs again and can tell from "
 					+ "IdempotencyContext");
 		}
+		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
+				acquired.previousAttemptStartedAt()));
 	}
 
 	/**
@@ -302,7 +297,7 @@ final class IdempotencyProtocol {
 		}
 	}
 
-	private static IdempotencyException reject(ProtocolCall call, IdempotencyException ex) {
+	private static <E extends IdempotencyException> E reject(ProtocolCall call, E ex) {
 		call.observer.rejected(call.policy, call.clientKey, ex);
 		return ex;
 	}
