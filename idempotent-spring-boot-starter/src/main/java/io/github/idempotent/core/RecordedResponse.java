@@ -66,18 +66,14 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		return null;
 	}
 
-	StoredResult toStoredResult(ResultCompression compression) {
-		return new StoredResult(encode(compression));
-	}
-
 	/**
 	 * Status, headers and body behind the marker, deflated together when that is smaller
 	 * (a small body compresses with the headers it repeats).
 	 */
-	byte[] encode(ResultCompression compression) {
+	StoredResult toStoredResult(ResultCompression compression) {
 		int json = jsonLayout();
 		if (json >= 0) {
-			return encodeJson(json, compression);
+			return new StoredResult(encodeJson(json, compression));
 		}
 		ByteArrayOutputStream head = new ByteArrayOutputStream(64 + this.body.length);
 		head.write(this.status >>> 8);
@@ -98,7 +94,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			writeVarint(record, rest.length);
 		}
 		record.writeBytes((deflated != null) ? deflated : rest);
-		return record.toByteArray();
+		return new StoredResult(record.toByteArray());
 	}
 
 	/**
@@ -173,8 +169,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * Reads a response written by {@link #encode}, from just past the marker. Inflates to
-	 * at most {@code maxBodySize} bytes: the store is not trusted.
+	 * Reads a response written by {@link #toStoredResult}, from just past the marker.
+	 * Inflates to at most {@code maxBodySize} bytes: the store is not trusted.
 	 */
 	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
 		if (offset >= bytes.length) {
