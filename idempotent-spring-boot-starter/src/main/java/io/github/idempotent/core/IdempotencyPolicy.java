@@ -70,16 +70,4 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 		cacheFor = List.copyOf(cacheFor);
 	}
 
-	/**
-	 * Whether {@code ex}'s exact class is listed in {@code cacheFor}: only those may be
-	 * recreated by name on replay.
-	 */
-	boolean isCached(Throwable ex) {
-		return this.cacheFor.contains(ex.getClass());
-	}
-
-	boolean isSubtypeOfCached(Throwable ex) {
-		return this.cacheFor.stream().anyMatch((type) -> type.isInstance(ex));
-	}
-
 }

@@ -104,8 +104,8 @@ final class StoredOutcome {
 	 * {@code cacheFor} and {@link #replay} can recreate it with the same message.
 	 */
 	static boolean isStored(IdempotencyPolicy policy, String clientKey, Throwable ex) {
-		if (!policy.isCached(ex)) {
-			if (policy.isSubtypeOfCached(ex)) {
+		if (!policy.cacheFor().contains(ex.getClass())) {
+			if (policy.cacheFor().stream().anyMatch((type) -> type.isInstance(ex))) {
 				logger.warn(ex.getClass().getName() + " thrown by " + policy.name() + " for key '" + clientKey
 						+ "' is a subclass of a type listed in cacheFor, but only the listed types themselves are "
 						+ "stored (a replay recreates its exception by class name); the key was released, so a "
