@@ -168,8 +168,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 				: fingerprint(this.executor, operation, call.payload());
 		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
 		ResponseCapture capture = (handlerCall != null) ? handlerCall.capture() : null;
-		checkKey(this.executor, operation, clientKey);
-		RecordKey recordKey = this.executor.recordKey(operation.policy().name(), scope, clientKey);
+		RecordKey recordKey = operation.recordKey(this.executor, scope, clientKey);
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.executor.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
@@ -184,17 +183,13 @@ class IdempotentInterceptor implements MethodInterceptor {
 					|| !ex.getKey().equals(clientKey)) {
 				throw ex;
 			}
-			dropped(operation, ex);
+			logger.warn("Dropped a duplicate call of " + operation.describe() + " with key '" + ex.getKey() + "' of "
+					+ ex.getOperation() + ": the first call still runs after " + operation.policy().waitFor().toMillis()
+					+ " ms of waiting, and nothing will deliver this call again (the method is @Async, an event "
+					+ "listener or @Scheduled). The first call's outcome stands. To wait longer, set "
+					+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 			return null;
 		}
-	}
-
-	private static void dropped(IdempotentOperation operation, IdempotencyInProgressException ex) {
-		logger.warn("Dropped a duplicate call of " + operation.describe() + " with key '" + ex.getKey() + "' of "
-				+ ex.getOperation() + ": the first call still runs after " + operation.policy().waitFor().toMillis()
-				+ " ms of waiting, and nothing will deliver this call again (the method is @Async, an event "
-				+ "listener or @Scheduled). The first call's outcome stands. To wait longer, set "
-				+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 	}
 
 	static Fingerprint fingerprint(IdempotencyExecutor executor, IdempotentOperation operation,
@@ -211,16 +206,6 @@ class IdempotentInterceptor implements MethodInterceptor {
 	public void setReactiveScopeResolver(ReactiveIdempotencyScopeResolver scopeResolver) {
 		if (this.reactive != null) {
 			this.reactive.scopeResolver = scopeResolver;
-		}
-	}
-
-	// A key expression's key is the application's to fix; the header's, the caller's.
-	static void checkKey(IdempotencyExecutor executor, IdempotentOperation operation, String key) {
-		if (operation.key() != null) {
-			executor.checkApplicationKey(operation.policy().name(), key, "its key expression");
-		}
-		else {
-			executor.checkKey(operation.policy().name(), key);
 		}
 	}
 

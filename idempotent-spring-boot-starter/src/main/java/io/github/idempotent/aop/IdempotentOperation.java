@@ -7,7 +7,10 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
 
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotencyScopeException;
+import io.github.idempotent.store.RecordKey;
 
 /**
  * Parsed form of one {@code @Idempotent} method: everything a call evaluates.
@@ -29,6 +32,33 @@ public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Null
 	 */
 	public boolean needsArguments() {
 		return this.key != null || this.scope != null;
+	}
+
+	/** The record of {@code key} under {@code scope}, the key checked first. */
+	public RecordKey recordKey(IdempotencyExecutor executor, String scope, String key) {
+		checkKey(executor, key);
+		return executor.recordKey(this.policy.name(), scope, key);
+	}
+
+	// A key expression's key is the application's to fix; the header's, the caller's.
+	void checkKey(IdempotencyExecutor executor, String key) {
+		if (this.key != null) {
+			executor.checkApplicationKey(this.policy.name(), key, "its key expression");
+		}
+		else {
+			executor.checkKey(this.policy.name(), key);
+		}
+	}
+
+	/**
+	 * The failure of a call whose reactive scope resolver answered an empty {@code Mono}:
+	 * it fails rather than run unscoped.
+	 * @param request {@code " for "} the request, or empty outside one
+	 */
+	public static IdempotencyScopeException noScope(Object resolver, String request) {
+		return new IdempotencyScopeException("The ReactiveIdempotencyScopeResolver " + resolver.getClass().getName()
+				+ " resolved no scope (an empty Mono)" + request + ": the caller is unknown. Answer a scope for "
+				+ "every caller, or an error for one it cannot tell");
 	}
 
 	// A future hands its caller the failure, and a primitive has no value for "nothing".

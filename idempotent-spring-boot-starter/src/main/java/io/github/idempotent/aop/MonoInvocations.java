@@ -100,7 +100,7 @@ final class MonoInvocations {
 		}
 		Mono<String> scope = (operation.scope() != null || handlerCall != null) ? Mono.fromSupplier(call::scope)
 				: callersScope(contextView);
-		IdempotentInterceptor.checkKey(this.executor, operation, key);
+		operation.checkKey(this.executor, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
 			Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
@@ -112,14 +112,11 @@ final class MonoInvocations {
 		});
 	}
 
-	// An empty answer fails the call rather than run it under no scope.
 	private Mono<String> callersScope(ContextView contextView) {
 		boolean callerless = this.keyResolver.isCallerless();
 		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
 		return resolver.resolveScope(contextView)
-			.switchIfEmpty(Mono.error(() -> new IdempotencyScopeException("The ReactiveIdempotencyScopeResolver "
-					+ resolver.getClass().getName() + " resolved no scope (an empty Mono): the caller is "
-					+ "unknown. Answer a scope for every caller, or an error for one it cannot tell")))
+			.switchIfEmpty(Mono.error(() -> IdempotentOperation.noScope(resolver, "")))
 			.onErrorResume(IdempotencyScopeException.class,
 					(ex) -> callerless ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}

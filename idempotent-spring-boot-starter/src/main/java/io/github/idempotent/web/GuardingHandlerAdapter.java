@@ -12,7 +12,6 @@ import org.springframework.web.method.HandlerMethod;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.store.RecordKey;
 
 /**
  * What the handler adapters of Spring MVC and WebFlux share: which handlers they guard,
@@ -46,12 +45,6 @@ abstract class GuardingHandlerAdapter<D> implements Ordered {
 
 	@Nullable String key(IdempotentOperation operation, Function<String, List<String>> headerLines) {
 		return IdempotencyKeyHeader.read(this.contract.headers.keyHeader(), operation, headerLines);
-	}
-
-	RecordKey recordKey(IdempotentOperation operation, String scope, String key) {
-		String name = operation.policy().name();
-		this.executor.checkKey(name, key);
-		return this.executor.recordKey(name, scope, key);
 	}
 
 	D delegate() {

@@ -102,7 +102,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture, marker);
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
-			RecordKey recordKey = recordKey(operation, scope, key);
+			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 			Exception[] afterReturn = new Exception[1];
 			Object result = this.executor.execute(operation.policy(), key, recordKey, fingerprint, () -> {
 				try {

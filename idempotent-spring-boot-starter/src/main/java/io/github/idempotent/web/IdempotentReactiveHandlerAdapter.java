@@ -35,7 +35,6 @@ import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
-import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
@@ -111,7 +110,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 					return delegate().handle(received.exchange(), handler)
 						.map((result) -> observed(result, recording, call));
 				}
-				RecordKey recordKey = recordKey(operation, scope, key);
+				RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 				return Mono
 					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.executor, operation.policy(),
 							key, recordKey, received.fingerprint(),
@@ -123,7 +122,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		});
 	}
 
-	// Empty when an expression names it. An empty answer fails rather than run unscoped.
+	// Empty when an expression names it.
 	private Mono<Optional<String>> scope(IdempotentOperation operation, ServerWebExchange exchange) {
 		if (operation.scope() != null) {
 			return Mono.just(Optional.empty());
@@ -131,10 +130,8 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		return Mono
 			.deferContextual((context) -> this.scopeResolver
 				.resolveScope(Context.of(context).put(ReactivePrincipalScopeResolver.EXCHANGE_CONTEXT_KEY, exchange)))
-			.switchIfEmpty(Mono.error(() -> new IdempotencyScopeException("The ReactiveIdempotencyScopeResolver "
-					+ this.scopeResolver.getClass().getName() + " resolved no scope (an empty Mono) for "
-					+ exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath() + ": the caller is "
-					+ "unknown. Answer a scope for every caller, or an error for one it cannot tell")))
+			.switchIfEmpty(Mono.error(() -> IdempotentOperation.noScope(this.scopeResolver,
+					" for " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath())))
 			.map(Optional::of);
 	}
 
