@@ -81,10 +81,6 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 			this.proxiedClasses.forEach(operations::parseAll);
 			this.proxiedClasses.clear();
 		}
-		warnOfSharedScope(operations);
-	}
-
-	private void warnOfSharedScope(IdempotentOperationSource operations) {
 		IdempotencyScopeResolver scopes = this.beanFactory.getBeanProvider(IdempotencyScopeResolver.class)
 			.getIfAvailable();
 		if (scopes == null || scopes.separatesCallers()) {

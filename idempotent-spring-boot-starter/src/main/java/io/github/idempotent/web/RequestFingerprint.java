@@ -62,7 +62,8 @@ final class RequestFingerprint {
 					field(out, (value != null) ? value : "");
 				}
 			}
-			byte[] canonical = isJson(contentType) ? canonicalJson(body) : null;
+			byte[] canonical = (contentType != null && (MediaType.APPLICATION_JSON.isCompatibleWith(contentType)
+					|| contentType.getSubtype().endsWith("+json"))) ? canonicalJson(body) : null;
 			field(out, (canonical != null) ? "json" : "bytes");
 			field(out, (canonical != null) ? canonical : body);
 		}
@@ -70,11 +71,6 @@ final class RequestFingerprint {
 			throw new UncheckedIOException(ex);
 		}
 		return out.fingerprint();
-	}
-
-	private static boolean isJson(@Nullable MediaType contentType) {
-		return contentType != null && (MediaType.APPLICATION_JSON.isCompatibleWith(contentType)
-				|| contentType.getSubtype().endsWith("+json"));
 	}
 
 	static void field(OutputStream out, String value) throws IOException {

@@ -28,8 +28,7 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 
 	ResponseRecordingFilter(WebContract contract) {
 		this.contract = contract;
-		// Eager: a customizer that cannot be created fails the start-up, not the first
-		// replay (WebContract#customizers).
+		// Eager, as WebContract#customizers says.
 		contract.customizers();
 	}
 

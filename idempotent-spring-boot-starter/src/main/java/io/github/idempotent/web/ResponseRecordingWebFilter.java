@@ -21,8 +21,7 @@ class ResponseRecordingWebFilter implements WebFilter, Ordered {
 
 	ResponseRecordingWebFilter(WebContract contract) {
 		this.contract = contract;
-		// Eager: a customizer that cannot be created fails the start-up, not the first
-		// replay (WebContract#customizers).
+		// Eager, as WebContract#customizers says.
 		contract.customizers();
 	}
 
