@@ -50,7 +50,8 @@ public final class AsyncListenerFailures {
 
 		/** How long to hold {@code failure} back before the listener's result fails. */
 		public Duration delayOf(Throwable failure) {
-			return (IdempotencyException.findRetryable(failure) != null) ? this.requeueDelay : Duration.ZERO;
+			return (IdempotencyException.findNotRetryable(failure) == null
+					&& IdempotencyException.findRetryable(failure) != null) ? this.requeueDelay : Duration.ZERO;
 		}
 
 	}

@@ -632,7 +632,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		final @Nullable String purgeLock = sql(JdbcIdempotencyStore.this.dialect.purgeLock);
 
 		private @Nullable String sql(@Nullable String template) {
-			return JdbcIdempotencyStore.this.dialect.sql(template, getTableName());
+			return JdbcIdempotencyStore.this.dialect.sql(template, JdbcIdempotencyStore.this.table.tableName);
 		}
 
 	}

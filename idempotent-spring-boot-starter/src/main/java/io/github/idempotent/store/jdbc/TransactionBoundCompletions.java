@@ -109,6 +109,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	@Override
 	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
 		if (!this.store.isJoinTransaction()) {
+			// Turned off since beforeBegin, perhaps: nothing stays bound to a pooled
+			// thread.
+			this.boundBeforeBegin.remove();
 			return;
 		}
 		Object before = this.boundBeforeBegin.get();

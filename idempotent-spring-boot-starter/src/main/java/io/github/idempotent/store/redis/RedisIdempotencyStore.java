@@ -214,7 +214,8 @@ public class RedisIdempotencyStore
 	 * The inspect script's reply as a claim finds it, while writes are refused or for
 	 * operators; {@code null} for a free key.
 	 */
-	private static @Nullable ClaimResult inspected(List<?> reply) {
+	private static @Nullable ClaimResult inspected(@Nullable List<?> reply) {
+		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
 		long kind = (Long) reply.get(0);
 		if (kind != 1) {
 			return (kind == 0) ? null : new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(2)));
@@ -457,6 +458,7 @@ public class RedisIdempotencyStore
 		}
 		List<Object> reply = RedisScriptRunner.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
 				utf8((cursor != null) ? cursor : "0"), pattern, utf8(Integer.toString(limit)));
+		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
 		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
 		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
 	}
