@@ -90,6 +90,18 @@ class IdempotencyExceptionTests {
 		assertThat(IdempotencyException.findRetryable(chain)).isSameAs(OUTAGE);
 	}
 
+	@Test
+	void anAsyncListenersRequeuedFailureIsHeldBackButNotOneThatIsDeadLettered() {
+		AsyncListenerFailures.Translation translation = new AsyncListenerFailures.Translation((failure) -> failure,
+				Duration.ofMillis(250));
+		RuntimeException inProgress = new IdempotencyInProgressException("k", "op", Duration.ofSeconds(1));
+		assertThat(translation.delayOf(wrapped(inProgress))).isEqualTo(Duration.ofMillis(250));
+		// A reused key found beneath it is dead-lettered: nothing to wait for.
+		RuntimeException both = new IdempotencyKeyException("bad key", inProgress);
+		assertThat(translation.delayOf(wrapped(both))).isZero();
+		assertThat(translation.delayOf(new IllegalStateException("the listener failed"))).isZero();
+	}
+
 	private static RuntimeException wrapped(RuntimeException failure) {
 		return new RuntimeException("Listener method threw", new IllegalStateException("proxy", failure));
 	}
