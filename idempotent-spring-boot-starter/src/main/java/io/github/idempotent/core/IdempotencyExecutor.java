@@ -690,7 +690,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private @Nullable Hold hold;
 
-		private @Nullable Replay replay;
+		// Read on every write of a held response: no lock.
+		private volatile @Nullable Replay replay;
 
 		private boolean taken;
 
@@ -703,14 +704,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 			return true;
 		}
 
-		synchronized void replay(Replay replay) {
+		void replay(Replay replay) {
 			this.replay = replay;
 		}
 
 		/**
 		 * The stored response to write in place of the method's, if the call is a replay.
 		 */
-		public synchronized @Nullable Replay replay() {
+		public @Nullable Replay replay() {
 			return this.replay;
 		}
 
