@@ -130,26 +130,20 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		claiming();
-		Room[] room = { Room.FITS };
-		ClaimResult result = tryClaim(key, fingerprint, lease, room);
-		if (result == null) {
+		try {
+			return tryClaim(key, fingerprint, lease);
+		}
+		catch (InMemoryStoreFullException ex) {
+			// Not logged here: the protocol warns of a full store once a minute.
 			sweepWhenFull();
-			result = tryClaim(key, fingerprint, lease, room);
+			return tryClaim(key, fingerprint, lease);
 		}
-		if (result == null) {
-			// Not logged here: the protocol warns of a full store once a minute, cause
-			// included.
-			throw (room[0] == Room.SCOPE_FULL)
-					? new InMemoryStoreFullException(scopeOf(key.value()), this.maximumBytesPerScope)
-					: new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
-		}
-		return result;
 	}
 
 	/**
-	 * {@code null} if the key is absent and there is no room ({@code room} says which).
+	 * Throws {@link InMemoryStoreFullException} if the key is new and there is no room.
 	 */
-	private @Nullable ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease, Room[] room) {
+	private ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
 		MemoryEntry written = this.entries.compute(key.value(), (k, entry) -> {
@@ -165,10 +159,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			MemoryEntry next = new MemoryEntry(token, fingerprint, null, now + lease.toNanos(), Instant.now(), attempt,
 					false);
 			if (entry == null) {
-				room[0] = reserve(k, next);
-				if (room[0] != Room.FITS) {
-					return null;
-				}
+				reserve(k, next);
 			}
 			else {
 				changed(k, entry, next);
@@ -347,14 +338,15 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		}
 	}
 
-	private Room reserve(String key, MemoryEntry entry) {
+	/** Counts a new record in, unless it does not fit. */
+	private void reserve(String key, MemoryEntry entry) {
 		long size = sizeOf(key, entry);
 		if (!take(this.recordCount, 1, this.maximumRecords)) {
-			return Room.STORE_FULL;
+			throw new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
 		}
 		if (!take(this.usedBytes, size, this.maximumBytes)) {
 			this.recordCount.decrementAndGet();
-			return Room.STORE_FULL;
+			throw new InMemoryStoreFullException(this.maximumRecords, this.maximumBytes);
 		}
 		if (hasQuota()) {
 			boolean[] fits = new boolean[1];
@@ -366,10 +358,9 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 			if (!fits[0]) {
 				this.recordCount.decrementAndGet();
 				this.usedBytes.addAndGet(-size);
-				return Room.SCOPE_FULL;
+				throw new InMemoryStoreFullException(scopeOf(key), this.maximumBytesPerScope);
 			}
 		}
-		return Room.FITS;
 	}
 
 	private static boolean take(AtomicLong used, long amount, long maximum) {
@@ -415,12 +406,6 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		}
 		int scopeStart = key.lastIndexOf(':', nameStart - 1);
 		return (scopeStart >= 0) ? key.substring(scopeStart + 1, nameStart) : "#";
-	}
-
-	private enum Room {
-
-		FITS, STORE_FULL, SCOPE_FULL
-
 	}
 
 	// Called after the record is in the map, never inside compute: a sweep that starts
