@@ -50,13 +50,9 @@ import io.github.idempotent.store.StoredResult;
  * else right after the commit.
  * <p>
  * A completion is settled when the transaction on the store's {@link DataSource} ends,
- * which is not always the one whose synchronizations are current: a transaction of
- * another manager (a second DataSource's) started inside it suspends its synchronizations
- * and leaves its connection bound. Listening to the transaction managers that begin
- * transactions on the store's DataSource, each such transaction gets its state in its own
- * synchronizations when it begins, so that completions in the other manager's transaction
- * are settled with it, not when the other one ends (a release would then wait for the row
- * lock of the very transaction the thread is in).
+ * not when a transaction of another manager inside it does (see
+ * {@link JdbcIdempotencyStore#listenTo}): a release would then wait for the row lock of
+ * the very transaction the thread is in.
  */
 final class TransactionBoundCompletions implements TransactionExecutionListener {
 
@@ -108,16 +104,11 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	// current.
 	@Override
 	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
-		if (!this.store.isJoinTransaction()) {
-			// Turned off since beforeBegin, perhaps: nothing stays bound to a pooled
-			// thread.
-			this.boundBeforeBegin.remove();
-			return;
-		}
 		Object before = this.boundBeforeBegin.get();
 		this.boundBeforeBegin.remove();
-		if (beginFailure == null && !OWN_TRANSACTION_NAME.equals(transaction.getTransactionName())
-				&& isTransactionActive() && boundConnection() != before) {
+		if (this.store.isJoinTransaction() && beginFailure == null
+				&& !OWN_TRANSACTION_NAME.equals(transaction.getTransactionName()) && isTransactionActive()
+				&& boundConnection() != before) {
 			currentTransactionState();
 		}
 	}
