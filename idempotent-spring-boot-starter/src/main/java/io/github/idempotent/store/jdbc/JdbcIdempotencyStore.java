@@ -501,14 +501,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			try {
 				// READ COMMITTED of its own: the row locks must last until the delete,
 				// and no gap may be locked.
-				Integer deleted = this.ownTransaction.template.execute((status) -> {
+				return this.ownTransaction.template.execute((status) -> {
 					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
 							memoryMillis, batchSize);
 					return keys.isEmpty() ? 0 : this.jdbc.update(
 							this.sql.purge.replace("%KEYS%", String.join(", ", Collections.nCopies(keys.size(), "?"))),
 							keys.toArray());
 				});
-				return (deleted != null) ? deleted : 0;
 			}
 			catch (PessimisticLockingFailureException ex) {
 				// Two purges deadlocked (claims never wait on a purge, which deletes only

@@ -123,11 +123,10 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 				&& TransactionSynchronizationManager.hasResource(this.dataSource);
 	}
 
-	// A claim of a key a transaction on this thread completed and has not committed: the
-	// same transaction replays its result, another (REQUIRES_NEW) is told it is in
-	// progress; null when no transaction on this thread completed the key. Never the
-	// database's answer: its row may be locked by the very transaction this thread waits
-	// in.
+	// A key a transaction on this thread completed, not yet committed: that transaction
+	// replays its result, another (REQUIRES_NEW) is told it is in progress; null for any
+	// other key. Not the database's answer: the very transaction this thread waits in may
+	// lock its row.
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
 		Map<Object, TransactionState> states = states();
 		Object current = boundConnection();
