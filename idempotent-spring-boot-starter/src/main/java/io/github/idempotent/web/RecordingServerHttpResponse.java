@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
@@ -52,6 +52,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	private final AtomicBoolean answered = new AtomicBoolean();
 
+	// The hold the first write took: ended once, by that write, its cancellation or its
+	// failure.
+	private final AtomicReference<@Nullable Hold> taken = new AtomicReference<>();
+
 	private volatile @Nullable Throwable failure;
 
 	RecordingServerHttpResponse(ServerHttpResponse delegate, WebContract contract) {
@@ -75,13 +79,13 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-		return write(body, (recording) -> recordHeld(recording, body), () -> super.writeWith(body));
+		return write(body, () -> recordHeld(body), () -> super.writeWith(body));
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		return write(Flux.from(body).flatMap(Flux::from),
-				(recording) -> stored(recording.end(null, "its response was a stream, sent as it came"))
+				() -> stored(end(null, "its response was a stream, sent as it came"))
 					.then(Mono.defer(() -> super.writeAndFlushWith(body))),
 				() -> super.writeAndFlushWith(body));
 	}
@@ -89,9 +93,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	@Override
 	public Mono<Void> setComplete() {
 		return write(Flux.empty(),
-				(recording) -> record(recording, new byte[0])
-					.doOnCancel(() -> recording.end(null, "the exchange was cancelled"))
-					.doOnError((ex) -> recording.end(null, "writing its response failed"))
+				() -> record(new byte[0]).doOnCancel(() -> end(null, "the exchange was cancelled"))
+					.doOnError((ex) -> end(null, "writing its response failed"))
 					.then(Mono.defer(super::setComplete)),
 				super::setComplete);
 	}
@@ -99,7 +102,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	// A replay drops what the stand-in writes; the first write of a recording records. A
 	// hold that comes after the first write (the exchange went out while the method ran)
 	// finds the capture taken: the executor ends it.
-	private Mono<Void> write(Publisher<? extends DataBuffer> body, Function<Recording, Mono<Void>> record,
+	private Mono<Void> write(Publisher<? extends DataBuffer> body, Supplier<Mono<Void>> record,
 			Supplier<Mono<Void>> pass) {
 		return Mono.defer(() -> {
 			if (!this.holding || !this.answered.compareAndSet(false, true)) {
@@ -110,12 +113,16 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 				return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replay)));
 			}
 			Hold hold = this.capture.take();
-			return (hold != null) ? record.apply(new Recording(hold, this, new AtomicBoolean())) : pass.get();
+			if (hold == null) {
+				return pass.get();
+			}
+			this.taken.set(hold);
+			return record.get();
 		});
 	}
 
 	// Past the limit, as on Spring MVC: what was held is sent, the rest passes.
-	private Mono<Void> recordHeld(Recording recording, Publisher<? extends DataBuffer> body) {
+	private Mono<Void> recordHeld(Publisher<? extends DataBuffer> body) {
 		HeldBody held = new HeldBody(this.contract.maxResultSize);
 		Flux<DataBuffer> sent = Flux.<DataBuffer>from(body).concatMap((buffer) -> {
 			if (held.isOverflowed()) {
@@ -125,25 +132,24 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 			if (held.hold(bytes, 0, bytes.length)) {
 				return Mono.empty();
 			}
-			return stored(recording.end(null, HeldBody.TOO_LARGE))
+			return stored(end(null, HeldBody.TOO_LARGE))
 				.thenMany(Flux.just(held.toByteArray(), bytes).map(bufferFactory()::wrap));
 		}, 0).concatWith(Mono.defer(() -> {
 			if (held.isOverflowed()) {
 				return Mono.empty();
 			}
 			byte[] bytes = held.toByteArray();
-			return record(recording, bytes).then(Mono.defer(() -> {
+			return record(bytes).then(Mono.defer(() -> {
 				getHeaders().setContentLength(bytes.length);
 				return (bytes.length > 0) ? Mono.just(bufferFactory().wrap(bytes)) : Mono.empty();
 			}));
 		}))
 			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
-			.doOnCancel(() -> recording.end(null, "the exchange was cancelled while its response was written"))
-			.doOnError((ex) -> recording.end(null, "writing its response failed"));
+			.doOnCancel(() -> end(null, "the exchange was cancelled while its response was written"))
+			.doOnError((ex) -> end(null, "writing its response failed"));
 		return super.writeWith(sent);
 	}
 
-	// Its bytes, the buffer released.
 	static byte[] drain(DataBuffer buffer) {
 		byte[] bytes = new byte[buffer.readableByteCount()];
 		buffer.read(bytes);
@@ -170,8 +176,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	void abandon() {
 		Hold hold = this.capture.take();
 		if (hold != null) {
-			new Recording(hold, this, new AtomicBoolean()).end(null,
-					"the exchange ended before its response was written");
+			hold.end(status(), null, "the exchange ended before its response was written", this.failure);
 		}
 	}
 
@@ -180,10 +185,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return (status != null) ? status.value() : HttpStatus.OK.value();
 	}
 
-	private Mono<Void> record(Recording recording, byte[] body) {
+	private Mono<Void> record(byte[] body) {
 		Map<String, List<String>> headers = this.contract.replayedHeaders
 			.recorded(getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), this.before, headers());
-		return stored(recording.end(new RecordedResponse(status(), headers, body), null));
+		return stored(end(new RecordedResponse(status(), headers, body), null));
 	}
 
 	private Map<String, List<String>> headers() {
@@ -207,16 +212,10 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(response.body())));
 	}
 
-	// Ended once, by the first write, cancellation or failure.
-	private record Recording(Hold hold, RecordingServerHttpResponse response, AtomicBoolean ended) {
-
-		CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {
-			if (!this.ended.compareAndSet(false, true)) {
-				return CompletableFuture.completedFuture(null);
-			}
-			return this.hold.end(this.response.status(), recorded, notStored, this.response.failure);
-		}
-
+	private CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {
+		Hold hold = this.taken.getAndSet(null);
+		return (hold != null) ? hold.end(status(), recorded, notStored, this.failure)
+				: CompletableFuture.completedFuture(null);
 	}
 
 }

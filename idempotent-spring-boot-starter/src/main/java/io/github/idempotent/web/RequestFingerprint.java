@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -108,22 +109,17 @@ final class RequestFingerprint {
 	private static void write(JsonParser parser, JsonToken token, StringBuilder out) {
 		switch (token) {
 			case START_OBJECT -> {
-				List<String[]> members = new ArrayList<>();
+				List<Map.Entry<String, String>> members = new ArrayList<>();
 				for (JsonToken next = parser.nextToken(); next != JsonToken.END_OBJECT; next = parser.nextToken()) {
 					String name = parser.currentName();
-					StringBuilder value = new StringBuilder();
-					write(parser, parser.nextToken(), value);
-					members.add(new String[] { name, value.toString() });
+					StringBuilder member = new StringBuilder();
+					string(name, member);
+					write(parser, parser.nextToken(), member.append(':'));
+					members.add(Map.entry(name, member.toString()));
 				}
 				// Stable: a name sent twice keeps both values, in the order sent.
-				members.sort((a, b) -> a[0].compareTo(b[0]));
-				out.append('{');
-				for (int i = 0; i < members.size(); i++) {
-					out.append((i > 0) ? "," : "");
-					string(members.get(i)[0], out);
-					out.append(':').append(members.get(i)[1]);
-				}
-				out.append('}');
+				members.sort(Map.Entry.comparingByKey());
+				out.append(members.stream().map(Map.Entry::getValue).collect(Collectors.joining(",", "{", "}")));
 			}
 			case START_ARRAY -> {
 				out.append('[');
