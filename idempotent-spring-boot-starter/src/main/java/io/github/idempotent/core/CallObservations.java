@@ -1,5 +1,6 @@
 package io.github.idempotent.core;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.observation.Observation;
@@ -79,6 +80,52 @@ final class CallObservations {
 		}
 		observation.start();
 		return new Call(observation, context);
+	}
+
+	static void stop(@Nullable Call observed, @Nullable Throwable failure) {
+		if (observed != null) {
+			observed.stop(failure);
+		}
+	}
+
+	/**
+	 * {@code result}, completed once {@code observed} has stopped, so that whoever sees
+	 * the outcome also finds it recorded. Cancelling it cancels {@code result}, which
+	 * detaches the caller.
+	 */
+	static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
+			@Nullable Call observed) {
+		if (observed == null) {
+			return result;
+		}
+		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
+
+			@Override
+			public boolean cancel(boolean mayInterruptIfRunning) {
+				result.cancel(mayInterruptIfRunning);
+				return super.cancel(mayInterruptIfRunning);
+			}
+
+		};
+		result.whenComplete((value, failure) -> {
+			Throwable cause = (failure != null) ? Futures.unwrap(failure) : null;
+			try {
+				observed.stop(cause);
+			}
+			catch (Throwable handlerFailure) {
+				// The caller's, as on the blocking path: swallowed, it would leave the
+				// caller waiting for ever.
+				observedResult.completeExceptionally(handlerFailure);
+				return;
+			}
+			if (cause != null) {
+				observedResult.completeExceptionally(cause);
+			}
+			else {
+				observedResult.complete(value);
+			}
+		});
+		return observedResult;
 	}
 
 	/** Called back from several threads: the renewal's, the future's completer. */

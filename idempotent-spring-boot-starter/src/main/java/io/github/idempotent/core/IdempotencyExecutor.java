@@ -1,14 +1,16 @@
 package io.github.idempotent.core;
 
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.function.Supplier;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -21,7 +23,6 @@ import org.springframework.util.StringUtils;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 
-import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.RecordKey;
@@ -40,9 +41,7 @@ import io.github.idempotent.store.RecordKey;
  */
 public class IdempotencyExecutor implements AutoCloseable {
 
-	/**
-	 * Longest scope: a principal name or a tenant id, never a payload.
-	 */
+	/** Longest scope: a principal name or a tenant id, never a payload. */
 	public static final int MAX_SCOPE_LENGTH = 1024;
 
 	private final IdempotencyThreads threads;
@@ -57,9 +56,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private int maxKeyLength = 255;
 
-	// What an operation takes where it names none. The idempotent.* properties write
-	// these values again: the configuration metadata takes a default only from a literal
-	// in the properties class itself (IdempotentAutoConfigurationTests keeps them equal).
+	// The settings of operations that name them not, each the default of its idempotent.*
+	// property, which repeats it (IdempotentAutoConfigurationTests keeps the two equal).
 	private Duration defaultTtl = Duration.ofHours(24);
 
 	private Duration defaultLease = Duration.ofSeconds(30);
@@ -77,8 +75,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private volatile @Nullable CallObservations observations;
 
 	/**
-	 * Creates an executor with its own watchdog and renewal threads, stopped by
-	 * {@link #close()}.
+	 * An executor with its own watchdog and renewal threads, stopped by {@link #close()}.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
@@ -86,8 +83,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Creates an executor whose renewals are timed by {@code watchdog}, which it does not
-	 * stop; they run on threads of its own, so that a slow store never delays the timer.
+	 * An executor whose renewals are timed by {@code watchdog}, which it does not stop,
+	 * and run on its own threads, so that a slow store never delays the timer.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
@@ -101,14 +98,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		Assert.isTrue(ownsWatchdog || watchdog != null, "watchdog must not be null");
 		Assert.notNull(observer, "observer must not be null");
-		IdempotencyThreads threads = (watchdog != null) ? new IdempotencyThreads(watchdog) : new IdempotencyThreads();
+		IdempotencyThreads threads = new IdempotencyThreads(watchdog);
 		this.threads = threads;
 		this.protocol = new IdempotencyProtocol(new StoreAccess(store, threads), threads, failureMode, maxResultSize);
 		this.observer = IdempotencyObserver.failSafe(observer);
 	}
 
 	/**
-	 * Ends every duplicate waiting for a call in progress, at its next claim, with
+	 * Ends every waiting duplicate at its next claim with
 	 * {@link IdempotencyStoreUnavailableException}, so that shutdown does not wait for
 	 * it. Running calls go on and are stored until {@link #close()}.
 	 */
@@ -116,9 +113,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.threads.stopWaiting();
 	}
 
-	/**
-	 * Stops the renewal threads, and the lease watchdog if this executor created it.
-	 */
+	/** Stops the renewal threads, and the lease watchdog if this executor created it. */
 	@Override
 	public void close() {
 		this.threads.close();
@@ -128,10 +123,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.protocol.store().store();
 	}
 
-	/**
-	 * Largest encoded result it stores, in bytes; the web layer records no larger
-	 * response.
-	 */
+	/** Largest encoded result it stores; the web layer records no larger response. */
 	public long getMaxResultSize() {
 		return this.protocol.maxResultSize();
 	}
@@ -139,12 +131,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * Runs {@code invocation} at most once per key and returns its result, or the stored
 	 * result of the call that ran.
-	 * @param clientKey the key as the caller sent it, for messages
-	 * @param key the scoped store key
+	 * @param clientKey the key as the caller sent it; {@code key} is the store's
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
-		return execute(policy, clientKey, key, fingerprint, invocation, this.observer, null);
+		return execute(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
 	}
 
 	/**
@@ -156,41 +147,37 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Invocation invocation, IdempotencyObserver callObserver, @Nullable ResponseCapture capture)
 			throws Throwable {
 		Assert.notNull(callObserver, "callObserver must not be null");
-		IdempotencyObserver caller = (callObserver == this.observer) ? IdempotencyObserver.NONE : callObserver;
-		CallObservations.Call observed = startObservation(policy, clientKey);
+		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		Throwable failure = null;
 		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
 			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, this.observer, both(caller, observed), capture, true),
-					invocation);
+					call(policy, clientKey, key, fingerprint, callObserver, observed, capture, true), invocation);
 		}
 		catch (Throwable ex) {
 			failure = ex;
 			throw ex;
 		}
 		finally {
-			if (observed != null) {
-				observed.stop(failure);
-			}
+			CallObservations.stop(observed, failure);
 		}
 	}
 
+	/** Told to the executor's observer, then to the caller's and the observation. */
 	private ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver own, IdempotencyObserver callObserver, @Nullable ResponseCapture capture,
-			boolean blocking) {
-		IdempotencyObserver observer = (callObserver == IdempotencyObserver.NONE) ? own
-				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(callObserver)));
+			IdempotencyObserver callObserver, CallObservations.@Nullable Call observed,
+			@Nullable ResponseCapture capture, boolean blocking) {
+		IdempotencyObserver own = blocking ? this.observer : this.observer.forAsyncCall();
+		IdempotencyObserver caller = (observed == null) ? callObserver : (callObserver == IdempotencyObserver.NONE)
+				? observed : IdempotencyObserver.composite(List.of(callObserver, observed));
+		IdempotencyObserver observer = (caller == IdempotencyObserver.NONE) ? own
+				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(caller)));
 		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, capture, blocking);
 	}
 
-	static IdempotencyObserver both(IdempotencyObserver callObserver, @Nullable IdempotencyObserver observed) {
-		return (observed == null) ? callObserver : (callObserver == IdempotencyObserver.NONE) ? observed
-				: IdempotencyObserver.composite(List.of(callObserver, observed));
-	}
-
-	private CallObservations.@Nullable Call startObservation(IdempotencyPolicy policy, String clientKey) {
+	CallObservations.@Nullable Call startObservation(IdempotencyPolicy policy, String clientKey,
+			@Nullable Object parent) {
 		CallObservations observations = this.observations;
-		return (observations != null) ? observations.start(policy, clientKey, null) : null;
+		return (observations != null) ? observations.start(policy, clientKey, parent) : null;
 	}
 
 	/**
@@ -207,142 +194,65 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
 	}
 
-	/**
-	 * {@link #executeAsync} with a call observer and a capture, as {@link #execute}: the
-	 * returned future completes once the call's observation has stopped.
-	 */
+	/** {@link #executeAsync} with a call observer and a capture, as {@link #execute}. */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
 			@Nullable ResponseCapture capture) {
 		Assert.notNull(callObserver, "callObserver must not be null");
-		CallObservations.Call observed = startObservation(policy, clientKey);
+		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		CompletableFuture<@Nullable Object> result;
 		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
-			result = asyncCall(policy, clientKey, key, fingerprint, invocation, both(callObserver, observed), capture,
+			result = new CompletionStageCall(this.protocol,
+					call(policy, clientKey, key, fingerprint, callObserver, observed, capture, false), invocation,
 					this.threads.blockingStoreExecutor())
 				.start();
 		}
 		catch (Throwable ex) {
-			if (observed != null) {
-				observed.stop(ex);
-			}
+			CallObservations.stop(observed, ex);
 			throw ex;
 		}
-		return (observed != null) ? stopOnCompletion(result, observed) : result;
+		return CallObservations.stopOnCompletion(result, observed);
 	}
 
-	/**
-	 * The caller's future, completed once the observation has stopped, so that whoever
-	 * sees the outcome also finds it recorded. Cancelling it cancels the executor's
-	 * future (which detaches the caller, see {@link #executeAsync}).
-	 */
-	private static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
-			CallObservations.Call observed) {
-		CompletableFuture<@Nullable Object> observedResult = new CompletableFuture<>() {
-
-			@Override
-			public boolean cancel(boolean mayInterruptIfRunning) {
-				result.cancel(mayInterruptIfRunning);
-				return super.cancel(mayInterruptIfRunning);
-			}
-
-		};
-		result.whenComplete((value, failure) -> {
-			Throwable cause = unwrap(failure);
-			try {
-				observed.stop(cause);
-			}
-			catch (Throwable handlerFailure) {
-				// The caller's, as on the blocking path; never swallowed by this
-				// callback,
-				// which would leave the caller waiting for ever.
-				observedResult.completeExceptionally(handlerFailure);
-				return;
-			}
-			if (cause != null) {
-				observedResult.completeExceptionally(cause);
-			}
-			else {
-				observedResult.complete(value);
-			}
-		});
-		return observedResult;
-	}
-
-	static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-		return (failure != null) ? Futures.unwrap(failure) : null;
-	}
-
-	/**
-	 * {@link #executeAsync} without blocking the calling thread at all (an event loop):
-	 * the first claim is asynchronous too.
-	 */
+	/** {@link #executeAsync} with the first claim asynchronous too (an event loop). */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
-	}
-
-	/**
-	 * {@link #executeNonBlocking} with a call observer and a capture, as
-	 * {@link #execute}.
-	 */
-	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
-			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable ResponseCapture capture) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, callObserver, capture,
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null, null,
 				this.threads.blockingStoreExecutor());
 	}
 
 	/**
-	 * {@link #executeNonBlocking} that continues on {@code subscriberThread} after each
-	 * of the store's replies.
+	 * {@link #executeNonBlocking} as {@link #execute} with a call observer and a capture,
+	 * continued on {@code subscriberThread} after each of the store's replies.
 	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable ResponseCapture capture, Executor subscriberThread) {
-		return asyncCall(policy, clientKey, key, fingerprint, invocation, callObserver, capture, subscriberThread)
+			CallObservations.@Nullable Call observed, @Nullable ResponseCapture capture, Executor subscriberThread) {
+		return new CompletionStageCall(this.protocol,
+				call(policy, clientKey, key, fingerprint, callObserver, observed, capture, false), invocation,
+				subscriberThread)
 			.startNonBlocking();
 	}
 
-	private CompletionStageCall asyncCall(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable ResponseCapture capture, Executor handoff) {
-		Assert.notNull(callObserver, "callObserver must not be null");
-		return new CompletionStageCall(this.protocol,
-				call(policy, clientKey, key, fingerprint, this.observer.forAsyncCall(), callObserver, capture, false),
-				invocation, handoff);
-	}
-
-	/**
-	 * Sets the executor that runs a blocking store's steps for asynchronous calls (a
-	 * store without {@link AsyncIdempotencyStore} support).
-	 */
+	/** Runs the steps of a store without async support for async calls. */
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
 		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);
 	}
 
 	/**
-	 * Deflates results whose encoded form is larger than {@code thresholdBytes} before
-	 * they are stored; a negative threshold, the default, stores them as they are.
-	 * Compressed records are replayed whatever this setting.
+	 * Deflates stored results larger than {@code thresholdBytes}; negative, the default,
+	 * for none. Compressed records are replayed whatever this setting.
 	 */
 	public void setResultCompressionThreshold(long thresholdBytes) {
 		this.protocol.setResultCompression(
 				(thresholdBytes >= 0) ? ResultCompression.deflate(thresholdBytes) : ResultCompression.none());
 	}
 
-	/**
-	 * Sets how payloads are fingerprinted: the SHA-256 of their JSON as {@code mapper}
-	 * writes it (sorted, nothing hidden), keyed as an HMAC by {@code secret} unless it is
-	 * {@code null}; unkeyed with a plain mapper unless set.
-	 */
+	/** Fingerprints with {@code mapper}, keyed by {@code secret} unless it is null. */
 	public void setFingerprinting(JsonMapper mapper, @Nullable String secret) {
 		this.fingerprinter = new Fingerprinter(mapper, secret);
 	}
 
-	/**
-	 * Sets the first part of every record key; {@code idempotent} unless set.
-	 */
 	public void setKeyPrefix(String keyPrefix) {
 		Assert.hasText(keyPrefix, "keyPrefix must not be empty");
 		this.keyPrefix = keyPrefix;
@@ -352,18 +262,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.keyPrefix;
 	}
 
-	/**
-	 * Sets the longest key a caller may send; 255 unless set.
-	 */
 	public void setMaxKeyLength(int maxKeyLength) {
 		Assert.isTrue(maxKeyLength > 0, "maxKeyLength must be positive");
 		this.maxKeyLength = maxKeyLength;
 	}
 
-	/**
-	 * Sets the {@code ttl} of operations that name none; {@code idempotent.ttl}'s default
-	 * unless set.
-	 */
 	public void setDefaultTtl(Duration ttl) {
 		Assert.notNull(ttl, "ttl must not be null");
 		this.defaultTtl = ttl;
@@ -373,10 +276,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.defaultTtl;
 	}
 
-	/**
-	 * Sets the {@code lease} of operations that name none; {@code idempotent.lease}'s
-	 * default unless set.
-	 */
 	public void setDefaultLease(Duration lease) {
 		Assert.notNull(lease, "lease must not be null");
 		this.defaultLease = lease;
@@ -386,10 +285,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.defaultLease;
 	}
 
-	/**
-	 * Sets the {@code waitFor} of operations that name none;
-	 * {@code idempotent.wait-for}'s default unless set.
-	 */
 	public void setDefaultWaitFor(Duration waitFor) {
 		Assert.notNull(waitFor, "waitFor must not be null");
 		this.defaultWaitFor = waitFor;
@@ -401,25 +296,18 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * Sets the {@code waitFor} of {@code @Async}, {@code @EventListener} and
-	 * {@code @Scheduled} methods that name none, whose refused duplicates nobody retries;
-	 * {@code null}, the default, for the operation's lease.
+	 * {@code @Scheduled} methods, whose refused duplicates nobody retries; {@code null},
+	 * the default, for one lease: by then a live first call still runs and a crashed one
+	 * has let its key go.
 	 */
 	public void setDefaultInProcessWaitFor(@Nullable Duration inProcessWaitFor) {
 		this.defaultInProcessWaitFor = inProcessWaitFor;
 	}
 
-	/**
-	 * The default {@code waitFor} of such a method with {@code lease}; one lease unless
-	 * set: by then a live first call still runs and a crashed one has let its key go.
-	 */
 	public Duration getDefaultInProcessWaitFor(Duration lease) {
 		return (this.defaultInProcessWaitFor != null) ? this.defaultInProcessWaitFor : lease;
 	}
 
-	/**
-	 * Sets the {@code retryAfter} of operations that name none;
-	 * {@code idempotent.retry-after}'s default unless set.
-	 */
 	public void setDefaultRetryAfter(Duration retryAfter) {
 		Assert.notNull(retryAfter, "retryAfter must not be null");
 		this.defaultRetryAfter = retryAfter;
@@ -429,27 +317,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.defaultRetryAfter;
 	}
 
-	/**
-	 * Sets the {@code maxDuration} of operations that name none;
-	 * {@link IdempotencyPolicy#DEFAULT_MAX_DURATION} unless set.
-	 */
 	public void setDefaultMaxDuration(Duration maxDuration) {
 		Assert.notNull(maxDuration, "maxDuration must not be null");
 		this.defaultMaxDuration = maxDuration;
 	}
 
-	/**
-	 * The default {@code maxDuration} of an operation with {@code lease}, raised to a
-	 * longer lease, which alone bounds the call then.
-	 */
+	/** Raised to a longer {@code lease}, which alone bounds the call then. */
 	public Duration getDefaultMaxDuration(Duration lease) {
 		return (lease.compareTo(this.defaultMaxDuration) > 0) ? lease : this.defaultMaxDuration;
 	}
 
-	/**
-	 * Sets the {@code releaseOnStatus} of HTTP handlers that name none;
-	 * {@link ReleasedStatuses#DEFAULT} unless set.
-	 */
 	public void setDefaultReleaseOnStatus(ReleasedStatuses releaseOnStatus) {
 		Assert.notNull(releaseOnStatus, "releaseOnStatus must not be null");
 		this.defaultReleaseOnStatus = releaseOnStatus;
@@ -460,34 +337,26 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Observes each call in {@code registry}, as {@code idempotent.call}.
-	 * @param convention a convention that replaces the default, or {@code null}
-	 * @param includeKey whether the default convention puts the caller's key on spans
+	 * Observes each call in {@code registry}, as {@code idempotent.call}, named and
+	 * tagged by {@code convention} if not null; {@code includeKey} puts the caller's key
+	 * on spans.
 	 */
 	public void observeWith(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
 			boolean includeKey) {
 		this.observations = new CallObservations(registry, getStore(), convention, includeKey);
 	}
 
-	@Nullable CallObservations observations() {
-		return this.observations;
-	}
-
 	/**
-	 * Checks the caller's key of {@code operation}: not longer than
-	 * {@code idempotent.max-key-length}, printable.
-	 * @throws IdempotencyKeyException if it is not
+	 * Checks the caller's key of {@code operation}: printable, not longer than
+	 * {@code idempotent.max-key-length}, else {@link IdempotencyKeyException}.
 	 */
 	public void checkKey(String operation, String key) {
 		validate(operation, "key", key, this.maxKeyLength, null);
 	}
 
 	/**
-	 * Checks a key of {@code operation} that the application built, not one the caller
-	 * sent as it is: a caller told to send a shorter key could do nothing about it.
-	 * @param builder what built the key, for the log, for example {@code "its key
-	 * expression"}
-	 * @throws IdempotencyKeyException if it is too long or not printable
+	 * {@link #checkKey} of a key that the application's {@code builder} (for the log, as
+	 * {@code "its key expression"}) built: its caller could do nothing about it.
 	 */
 	public void checkApplicationKey(String operation, String key, String builder) {
 		validate(operation, "key", key, this.maxKeyLength, builder);
@@ -495,9 +364,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * The record key of a call: {@code {prefix}:{scope}:{name}:{key}}, hashed when longer
-	 * than the store keeps. Checks the scope; the key must have passed {@link #checkKey}.
-	 * @throws IdempotencyKeyException if the scope is too long or malformed
-	 * @throws IdempotencyScopeException if the scope is blank
+	 * than the store keeps. Checks the scope as {@link #checkKey} a key, and refuses a
+	 * blank one with {@link IdempotencyScopeException}.
 	 */
 	public RecordKey recordKey(String operation, String scope, String key) {
 		if (!StringUtils.hasText(scope)) {
@@ -512,10 +380,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * The fingerprint of a call's payload; one the mapper cannot write is an
-	 * {@link IdempotencyPayloadException}, which listeners do not redeliver.
-	 * @param owner what the payload belongs to, for the message
-	 * @param remedy what the application can do about it, for the message
+	 * The fingerprint of the {@code payload} of {@code owner}; one the mapper cannot
+	 * write is an {@link IdempotencyPayloadException} (not redelivered) that names the
+	 * {@code remedy}.
 	 */
 	public Fingerprint fingerprint(@Nullable Object payload, String owner, String remedy) {
 		try {
@@ -527,69 +394,51 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * A stream whose bytes are fingerprinted, for inputs that are not a Java payload (an
-	 * HTTP request as received); keyed as payloads are.
-	 */
+	/** Fingerprints the bytes of an HTTP request as received, keyed as payloads are. */
 	public FingerprintStream fingerprintStream() {
 		return this.fingerprinter.stream();
 	}
 
-	/**
-	 * Whether an exception type can be recreated from a stored outcome, which
-	 * {@code cacheFor} requires.
-	 */
+	/** Whether a {@code cacheFor} type can be recreated from a stored outcome. */
 	public static boolean isRecreatable(Class<? extends Throwable> type) {
 		return StoredOutcome.isRecreatable(type);
 	}
 
 	/**
-	 * The bytes of one input to fingerprint, then its {@link #fingerprint()}. Never
-	 * closed, so that a writer may close what it writes to (Jackson does) and write
-	 * again.
+	 * The bytes of one input, then its {@link #fingerprint()}. Never closed, so that a
+	 * writer may close what it writes to (Jackson does) and write again.
 	 */
 	public static final class FingerprintStream extends OutputStream {
 
 		private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
 
-		private final Update update;
+		private final Consumer<ByteBuffer> update;
 
 		private final Supplier<byte[]> result;
 
-		FingerprintStream(Update update, Supplier<byte[]> result) {
+		FingerprintStream(Consumer<ByteBuffer> update, Supplier<byte[]> result) {
 			this.update = update;
 			this.result = result;
 		}
 
 		@Override
 		public void write(int b) {
-			this.update.update(new byte[] { (byte) b }, 0, 1);
+			this.update.accept(ByteBuffer.wrap(new byte[] { (byte) b }));
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) {
-			this.update.update(b, off, len);
+			this.update.accept(ByteBuffer.wrap(b, off, len));
 		}
 
-		/**
-		 * The fingerprint of what was written; the stream is used up.
-		 */
+		/** The fingerprint of what was written; the stream is used up. */
 		public Fingerprint fingerprint() {
 			return new Fingerprint(BASE64.encodeToString(this.result.get()));
 		}
 
-		interface Update {
-
-			void update(byte[] bytes, int offset, int length);
-
-		}
-
 	}
 
-	/**
-	 * A guarded method whose result arrives later, as a future (a {@code Mono} is adapted
-	 * to one).
-	 */
+	/** A guarded method whose result is a future (a {@code Mono} is adapted to one). */
 	@FunctionalInterface
 	public interface AsyncInvocation {
 
@@ -597,9 +446,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	}
 
-	/**
-	 * The guarded method.
-	 */
+	/** The guarded method. */
 	@FunctionalInterface
 	public interface Invocation {
 
@@ -610,23 +457,14 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * Checks a key or scope before it reaches the store, so that a store never sees a
 	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
-	 * a malformed value is the caller's 400, not a store failure (which would be a 503,
-	 * or an unprotected run under {@code failure-mode=open}). Validated values are also
-	 * safe to log.
-	 * @param operation the operation's name, for the log
+	 * a malformed value is the caller's 400, not a store failure (a 503, or an
+	 * unprotected run under {@code failure-mode=open}). Validated values are also safe to
+	 * log.
 	 * @param what {@code "key"} or {@code "scope"}
-	 */
-	public static void validate(String operation, String what, String value, int maxLength) {
-		validate(operation, what, value, maxLength, null);
-	}
-
-	/**
-	 * {@link #validate(String, String, String, int)} of a value that {@code builder}
-	 * built.
 	 * @param builder what in the application built the value, or {@code null} for a key
 	 * the caller sent: only that caller is told to send a shorter one
 	 */
-	static void validate(String operation, String what, String value, int maxLength, @Nullable String builder) {
+	private static void validate(String operation, String what, String value, int maxLength, @Nullable String builder) {
 		if (value.length() > maxLength) {
 			String tooLong = " is " + value.length() + " characters, longer than ";
 			String limit = what.equals("key") ? " (idempotent.max-key-length)" : "";
@@ -709,7 +547,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 
 		/**
-		 * The stored response to write in place of the method's, if the call is a replay.
+		 * The stored response to write instead of the method's, if the call is a replay.
 		 */
 		public @Nullable Replay replay() {
 			return this.replay;
@@ -727,10 +565,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			return hold;
 		}
 
-		/**
-		 * A replay: {@code operation} and {@code key} name the call for the replay
-		 * customizers.
-		 */
+		/** A replay; {@code operation} and {@code key} are for the replay customizers. */
 		public record Replay(String operation, String key, RecordedResponse response) {
 		}
 

@@ -41,18 +41,14 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
-	IdempotencyThreads() {
-		this(new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog")), true);
-	}
-
-	/** Threads timed by {@code timer}, which {@link #close()} does not stop. */
-	IdempotencyThreads(ScheduledExecutorService timer) {
-		this(timer, false);
-	}
-
-	private IdempotencyThreads(ScheduledExecutorService timer, boolean ownsTimer) {
-		this.timer = timer;
-		this.ownsTimer = ownsTimer;
+	/**
+	 * Threads timed by {@code timer}, which {@link #close()} does not stop, or by their
+	 * own.
+	 */
+	IdempotencyThreads(@Nullable ScheduledExecutorService timer) {
+		this.ownsTimer = (timer == null);
+		this.timer = (timer != null) ? timer
+				: new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog"));
 	}
 
 	/** A renewal that finds every thread busy is rejected and retried by the watchdog. */

@@ -28,12 +28,6 @@ import io.github.idempotent.store.RecordKey;
  */
 public final class ReactiveIdempotentCalls {
 
-	/**
-	 * Reactor context key of a subscriber that blocks its thread for the result: the call
-	 * then continues on a thread that may block.
-	 */
-	public static final String CALLER_WAITS = ReactiveIdempotentCalls.class.getName() + ".CALLER_WAITS";
-
 	private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",
 			ReactiveIdempotentCalls.class.getClassLoader());
 
@@ -44,45 +38,29 @@ public final class ReactiveIdempotentCalls {
 	public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 			IdempotencyObserver responseObserver, IdempotencyExecutor.@Nullable ResponseCapture capture) {
-		// A subscriber that waits for the result on its own thread (a plain value of a
-		// WebFlux handler) must not be handed its continuation: it would wait for itself.
-		Executor subscriberThread = contextView.hasKey(CALLER_WAITS) ? on(Schedulers.boundedElastic())
-				: subscriberThread();
-		CallObservations observations = executor.observations();
-		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey,
-				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null)) : null;
-		if (observed != null) {
-			IdempotencyObserver callObserver = IdempotencyExecutor.both(responseObserver, observed);
-			CompletableFuture<@Nullable Object> result;
-			try {
-				result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
-					try (Observation.Scope scope = observed.openScope()) {
-						// Written inside the subscriber's context, so that this
-						// observation, not the subscriber's, is the Mono's parent.
-						return withIdempotencyContext(call.get())
-							.contextWrite((methodContext) -> methodContext.put(CallObservations.REACTOR_CONTEXT_KEY,
-									observed.observation()))
-							.contextWrite(contextView)
-							.toFuture();
-					}
-				}, callObserver, capture, subscriberThread);
-			}
-			catch (RuntimeException | Error ex) {
-				// Thrown before a future existed: the observation must not stay open.
-				observed.stop(ex);
-				return Mono.error(ex);
-			}
-			return Mono.fromFuture(result, true)
-				.doOnSuccess((value) -> observed.stop(null))
-				.doOnError(observed::stop)
-				.doOnCancel(() -> result
-					.whenComplete((value, failure) -> observed.stop(IdempotencyExecutor.unwrap(failure))));
+		CallObservations.Call observed = executor.startObservation(policy, clientKey,
+				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null));
+		CompletableFuture<@Nullable Object> result;
+		try {
+			result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
+				try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
+					Mono<?> mono = withIdempotencyContext(call.get());
+					// Written inside the subscriber's context, so that this observation,
+					// not the subscriber's, is the Mono's parent.
+					return ((observed != null) ? mono.contextWrite((methodContext) -> methodContext
+						.put(CallObservations.REACTOR_CONTEXT_KEY, observed.observation())) : mono)
+						.contextWrite(contextView)
+						.toFuture();
+				}
+			}, responseObserver, observed, capture, subscriberThread());
 		}
-		CompletableFuture<@Nullable Object> result = executor.executeNonBlocking(policy, clientKey, key, fingerprint,
-				() -> withIdempotencyContext(call.get()).contextWrite(contextView).toFuture(), responseObserver,
-				capture, subscriberThread);
+		catch (RuntimeException | Error ex) {
+			// Thrown before a future existed: the observation must not stay open.
+			CallObservations.stop(observed, ex);
+			return Mono.error(ex);
+		}
 		// suppressCancel: a cancelled subscriber leaves the call running.
-		return Mono.fromFuture(result, true);
+		return Mono.fromFuture(CallObservations.stopOnCompletion(result, observed), true);
 	}
 
 	/** Read while the executor has it bound: the operators run on other threads. */
