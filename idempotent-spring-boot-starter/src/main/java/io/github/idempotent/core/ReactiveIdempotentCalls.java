@@ -5,7 +5,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
-import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
@@ -84,21 +83,28 @@ public final class ReactiveIdempotentCalls {
 	 * scheduler whose threads may block as much as the current one may.
 	 */
 	public static Executor subscriberThread() {
-		Executor eventLoop = nettyPresent ? NettyEventLoops.current(on(Schedulers.boundedElastic())) : null;
+		Executor eventLoop = nettyPresent ? NettyEventLoops.current() : null;
 		if (eventLoop != null) {
-			return eventLoop;
+			// Shutting down with the server: a thread that may block finishes.
+			return orElse(eventLoop, on(Schedulers.boundedElastic()));
 		}
 		return on(Schedulers.isInNonBlockingThread() ? Schedulers.parallel() : Schedulers.boundedElastic());
 	}
 
+	/**
+	 * Disposed with the application, it leaves the call to end where its reply arrived.
+	 */
 	private static Executor on(Scheduler scheduler) {
+		return orElse(scheduler::schedule, Runnable::run);
+	}
+
+	private static Executor orElse(Executor executor, Executor onceRejected) {
 		return (task) -> {
 			try {
-				scheduler.schedule(task);
+				executor.execute(task);
 			}
 			catch (RejectedExecutionException ex) {
-				// Disposed with the application: the call ends where its reply arrived.
-				task.run();
+				onceRejected.execute(task);
 			}
 		};
 	}
@@ -106,20 +112,8 @@ public final class ReactiveIdempotentCalls {
 	/** Apart, so that Netty is loaded only when present. */
 	private static final class NettyEventLoops {
 
-		static @Nullable Executor current(Executor shutdown) {
-			EventExecutor eventLoop = ThreadExecutorMap.currentExecutor();
-			if (eventLoop == null) {
-				return null;
-			}
-			return (task) -> {
-				try {
-					eventLoop.execute(task);
-				}
-				catch (RejectedExecutionException ex) {
-					// Shutting down with the server: a thread that may block finishes.
-					shutdown.execute(task);
-				}
-			};
+		static @Nullable Executor current() {
+			return ThreadExecutorMap.currentExecutor();
 		}
 
 	}
