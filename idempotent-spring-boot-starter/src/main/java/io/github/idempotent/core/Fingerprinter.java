@@ -46,14 +46,6 @@ final class Fingerprinter {
 
 	private final @Nullable SecretKeySpec macKey;
 
-	Fingerprinter(JsonMapper mapper) {
-		this(mapper, null);
-	}
-
-	/**
-	 * Fingerprints as the HMAC-SHA256 under {@code secret}, or the unkeyed SHA-256 when
-	 * it is {@code null}.
-	 */
 	Fingerprinter(JsonMapper mapper, @Nullable String secret) {
 		this.canonicalMapper = mapper.rebuild()
 			.annotationIntrospector(new NothingHidden())
@@ -85,10 +77,6 @@ final class Fingerprinter {
 		return out.fingerprint();
 	}
 
-	/**
-	 * A stream whose bytes are fingerprinted, for inputs that are not a Java payload (an
-	 * HTTP request as received).
-	 */
 	IdempotencyExecutor.FingerprintStream stream() {
 		if (this.mac != null && this.macKey != null) {
 			Mac mac = copy(this.mac, this.macKey);

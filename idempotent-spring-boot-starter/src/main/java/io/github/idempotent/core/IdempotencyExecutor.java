@@ -50,7 +50,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private final IdempotencyObserver observer;
 
-	private Fingerprinter fingerprinter = new Fingerprinter(new JsonMapper());
+	private Fingerprinter fingerprinter = new Fingerprinter(new JsonMapper(), null);
 
 	private String keyPrefix = "idempotent";
 

@@ -13,7 +13,7 @@ class FingerprinterTests {
 
 	@Test
 	void aWriterMayCloseWhatItWritesToAndWriteAgain() {
-		for (Fingerprinter fingerprinter : new Fingerprinter[] { new Fingerprinter(this.mapper),
+		for (Fingerprinter fingerprinter : new Fingerprinter[] { new Fingerprinter(this.mapper, null),
 				new Fingerprinter(this.mapper, "secret") }) {
 			// Jackson closes the stream it wrote to.
 			IdempotencyExecutor.FingerprintStream out = fingerprinter.stream();
@@ -27,7 +27,7 @@ class FingerprinterTests {
 	void aSecretKeysTheFingerprint() {
 		Object payload = Map.of("orderNo", "A-1");
 		assertThat(new Fingerprinter(this.mapper, "secret").fingerprint(payload))
-			.isNotEqualTo(new Fingerprinter(this.mapper).fingerprint(payload))
+			.isNotEqualTo(new Fingerprinter(this.mapper, null).fingerprint(payload))
 			.isNotEqualTo(new Fingerprinter(this.mapper, "other").fingerprint(payload))
 			.isEqualTo(new Fingerprinter(this.mapper, "secret").fingerprint(payload));
 	}
