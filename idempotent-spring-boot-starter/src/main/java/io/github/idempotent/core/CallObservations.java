@@ -40,7 +40,6 @@ final class CallObservations {
 	CallObservations(ObservationRegistry registry, IdempotencyStore store,
 			@Nullable IdempotencyObservationConvention customConvention, boolean includeKey) {
 		Assert.notNull(registry, "registry must not be null");
-		Assert.notNull(store, "store must not be null");
 		this.registry = registry;
 		this.store = storeName(store);
 		this.customConvention = customConvention;
@@ -48,7 +47,7 @@ final class CallObservations {
 	}
 
 	/** A local cache is named after the store behind it. */
-	static String storeName(IdempotencyStore store) {
+	private static String storeName(IdempotencyStore store) {
 		IdempotencyStore named = store;
 		// By name: CachingIdempotencyStore needs Caffeine, which may be absent.
 		if ("io.github.idempotent.store.cache.CachingIdempotencyStore"
@@ -193,7 +192,6 @@ final class CallObservations {
 			if (step != Step.CLAIMED) {
 				this.ran = true;
 			}
-			// Each step is the event of its name.
 			this.observation.event(Events.valueOf(step.name()));
 		}
 

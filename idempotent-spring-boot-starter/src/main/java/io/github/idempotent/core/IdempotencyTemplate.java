@@ -333,9 +333,7 @@ public class IdempotencyTemplate {
 					(scope) -> prepare(resultType.getType(), scope), callback);
 		}
 
-		/**
-		 * @param resolvedScope the scope resolved for a reactive call, or {@code null}
-		 */
+		/** {@code resolvedScope}: the scope of a reactive call, or {@code null}. */
 		private Prepared prepare(Type resultType, @Nullable String resolvedScope) {
 			String key = this.key;
 			if (!StringUtils.hasText(key)) {
@@ -381,9 +379,7 @@ public class IdempotencyTemplate {
 
 	}
 
-	/**
-	 * Separate so that the template loads no Reactor class until a Mono call is made.
-	 */
+	/** Apart, so that the template loads no Reactor class before a Mono call. */
 	private static final class MonoCalls {
 
 		@SuppressWarnings("unchecked")

@@ -41,10 +41,7 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
-	/**
-	 * Threads timed by {@code timer}, which {@link #close()} does not stop, or by their
-	 * own.
-	 */
+	/** Threads timed by {@code timer}, which {@link #close()} leaves, or by their own. */
 	IdempotencyThreads(@Nullable ScheduledExecutorService timer) {
 		this.ownsTimer = (timer == null);
 		this.timer = (timer != null) ? timer
