@@ -2,11 +2,14 @@ package io.github.idempotent.autoconfigure;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.util.function.SingletonSupplier;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
@@ -23,14 +26,12 @@ class IdempotencyMetrics implements IdempotencyObserver {
 
 	static final String METER = "idempotent.calls";
 
-	private final ObjectProvider<MeterRegistry> registryProvider;
+	private final Supplier<@Nullable MeterRegistry> registry;
 
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-	private volatile MeterRegistry registry;
-
-	public IdempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
-		this.registryProvider = registry;
+	IdempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
+		this.registry = SingletonSupplier.of(registry::getIfAvailable);
 	}
 
 	@Override
@@ -75,7 +76,7 @@ class IdempotencyMetrics implements IdempotencyObserver {
 	}
 
 	private void count(IdempotencyPolicy policy, String outcome) {
-		MeterRegistry registry = registry();
+		MeterRegistry registry = this.registry.get();
 		if (registry != null) {
 			this.counters
 				.computeIfAbsent(policy.name() + '\n' + outcome,
@@ -86,15 +87,6 @@ class IdempotencyMetrics implements IdempotencyObserver {
 							.register(registry))
 				.increment();
 		}
-	}
-
-	private MeterRegistry registry() {
-		MeterRegistry registry = this.registry;
-		if (registry == null) {
-			registry = this.registryProvider.getIfAvailable();
-			this.registry = registry;
-		}
-		return registry;
 	}
 
 }
