@@ -1,9 +1,18 @@
 package io.github.idempotent.actuate;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,8 +36,11 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.Assert;
+import org.springframework.util.MimeType;
+import org.springframework.util.MimeTypeUtils;
 import org.springframework.util.StringUtils;
 
+import io.github.idempotent.core.RecordedResponse;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.IdempotencyRecord;
 import io.github.idempotent.store.InspectableIdempotencyStore;
@@ -50,6 +62,9 @@ public class IdempotencyEndpoint {
 	/** Most records one page may examine. */
 	static final int MAX_LIMIT = 1000;
 
+	/** Largest stored result the endpoint decompresses to show. */
+	private static final long MAX_SHOWN_SIZE = 16 * 1024 * 1024;
+
 	private static final Log logger = LogFactory.getLog(IdempotencyEndpoint.class);
 
 	private final InspectableIdempotencyStore store;
@@ -62,7 +77,7 @@ public class IdempotencyEndpoint {
 
 	private final Runnable deletionCounter;
 
-	private final RecordDescriptions descriptions;
+	private final Supplier<Set<String>> operationNames;
 
 	/**
 	 * @param operationNames names of the application's {@code @Idempotent} operations
@@ -78,7 +93,7 @@ public class IdempotencyEndpoint {
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
 		this.deletionCounter = deletionCounter;
-		this.descriptions = new RecordDescriptions(keyPrefix, operationNames);
+		this.operationNames = operationNames;
 	}
 
 	/** The records in progress for at least {@code olderThan} (default: all). */
@@ -106,10 +121,7 @@ public class IdempotencyEndpoint {
 		InProgressPage page = this.store.findInProgress(this.keyPrefix, minimumAge,
 				StringUtils.hasText(cursor) ? cursor : null, pageSize);
 		Instant now = Instant.now();
-		List<RecordDescriptor> records = page.records()
-			.stream()
-			.map((record) -> this.descriptions.describe(record, now, false))
-			.toList();
+		List<RecordDescriptor> records = page.records().stream().map((record) -> describe(record, now, false)).toList();
 		return new InProgressDescriptor(minimumAge.toString(), records, page.cursor());
 	}
 
@@ -123,7 +135,7 @@ public class IdempotencyEndpoint {
 		RecordKey recordKey = recordKey(path, scope);
 		Optional<IdempotencyRecord> record = this.store.inspect(recordKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
-		return record.map((found) -> this.descriptions.describe(found, Instant.now(), showResult)).orElse(null);
+		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
 	}
 
 	/**
@@ -182,9 +194,135 @@ public class IdempotencyEndpoint {
 			throw new InvalidEndpointRequestException("Missing key in /" + String.join("/", path),
 					"name a record as /{operation}/{key}");
 		}
-		return RecordKey.of(this.keyPrefix, StringUtils.hasText(scope) ? scope : "_",
-				this.descriptions.resolveOperation(path[0]), String.join("/", Arrays.copyOfRange(path, 1, path.length)),
-				this.store.maxKeyLength());
+		return RecordKey.of(this.keyPrefix, StringUtils.hasText(scope) ? scope : "_", resolveOperation(path[0]),
+				String.join("/", Arrays.copyOfRange(path, 1, path.length)), this.store.maxKeyLength());
+	}
+
+	// A known name as it is; else the known name whose record-key form it is; else the
+	// one known default name it abbreviates; else the name as given.
+	String resolveOperation(String operation) {
+		Collection<String> known = this.operationNames.get();
+		if (known.contains(operation)) {
+			return operation;
+		}
+		List<String> matches = new ArrayList<>();
+		for (String name : known) {
+			if (RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
+				matches.add(name);
+			}
+		}
+		if (matches.size() > 1) {
+			throw new InvalidEndpointRequestException("Operation '" + operation + "' is ambiguous: " + matches,
+					"Operation '" + operation + "' names more than one operation: " + matches + "; give the full name");
+		}
+		return matches.isEmpty() ? operation : matches.get(0);
+	}
+
+	// SimpleClass.method or SimpleClass#method of pkg.SimpleClass#method(types).
+	private static boolean abbreviates(String operation, String name) {
+		int hash = name.indexOf('#');
+		int parameters = name.indexOf('(', hash + 1);
+		if (hash < 0 || parameters < 0) {
+			return false;
+		}
+		String type = name.substring(0, hash);
+		String simple = type.substring(type.lastIndexOf('.') + 1);
+		String method = name.substring(hash + 1, parameters);
+		return operation.equals(simple + "." + method) || operation.equals(simple + "#" + method);
+	}
+
+	RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
+		// The scope, operation and client key of the record key; a hashed one shows none.
+		String storedKey = record.key().value();
+		String[] parts = storedKey.startsWith(this.keyPrefix + ":")
+				? storedKey.substring(this.keyPrefix.length() + 1).split(":", -1) : new String[0];
+		boolean shown = parts.length == 3;
+		String operation = shown ? unescape(parts[1]) : null;
+		for (String name : this.operationNames.get()) {
+			if (shown && RecordKey.nameInKey(name).equals(parts[1])) {
+				operation = name;
+				break;
+			}
+		}
+		Duration age = record.age(now);
+		Duration expiresIn = record.expiresIn();
+		String result = null;
+		String resultBase64 = null;
+		Integer resultSize = null;
+		ResponseDescriptor response = null;
+		String reason = record.damage();
+		if (record.result() != null) {
+			resultSize = record.result().size();
+			if (showResult) {
+				try {
+					RecordedResponse recorded = RecordedResponse.read(record.result(), MAX_SHOWN_SIZE);
+					if (recorded != null) {
+						String text = text(recorded.body(), recorded.contentType());
+						response = new ResponseDescriptor(recorded.status(), recorded.headers(), text,
+								(text != null) ? null : Base64.getEncoder().encodeToString(recorded.body()));
+					}
+					else {
+						byte[] bytes = RecordedResponse.readOther(record.result(), MAX_SHOWN_SIZE);
+						result = decode(bytes, StandardCharsets.UTF_8);
+						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
+					}
+				}
+				catch (IllegalArgumentException ex) {
+					reason = "its stored result cannot be read: " + ex.getMessage();
+				}
+			}
+		}
+		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
+		return new RecordDescriptor(operation, shown ? unescape(parts[0]) : null, shown ? unescape(parts[2]) : null,
+				storedKey, record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
+				(age != null) ? age.withNanos(0).toString() : null,
+				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize,
+				result, resultBase64, response, reason);
+	}
+
+	/** Undoes the escaping of {@link RecordKey#of}. */
+	private static String unescape(String part) {
+		if (part.indexOf('%') < 0) {
+			return part;
+		}
+		return part.replace("%3A", ":").replace("%7B", "{").replace("%7D", "}").replace("%7E", "~").replace("%25", "%");
+	}
+
+	// Hashed again: records can be compared, and a fingerprint that is no digest reveals
+	// nothing. Still shown only as show-values allows: a hash lets a reader test guesses
+	// of a low-entropy payload.
+	private static String hash(String fingerprint) {
+		byte[] digest = RecordKey.sha256().digest(fingerprint.getBytes(StandardCharsets.UTF_8));
+		return "sha256:" + HexFormat.of().formatHex(digest, 0, 8);
+	}
+
+	private static @Nullable String text(byte[] body, @Nullable String contentType) {
+		try {
+			MimeType type = MimeTypeUtils.parseMimeType(contentType);
+			String subtype = type.getSubtype();
+			boolean text = type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
+					|| subtype.equals("xml") || subtype.endsWith("+xml");
+			Charset charset = type.getCharset();
+			return text ? decode(body, (charset != null) ? charset : StandardCharsets.UTF_8) : null;
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
+	}
+
+	private static @Nullable String decode(byte[] bytes, Charset charset) {
+		try {
+			return charset.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(bytes))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			return null;
+		}
 	}
 
 	/** A page of records in progress; pass {@code cursor} for the next page. */

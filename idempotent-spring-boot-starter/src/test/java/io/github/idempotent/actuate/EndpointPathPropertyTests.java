@@ -87,7 +87,9 @@ class EndpointPathPropertyTests {
 		catch (IllegalArgumentException ex) {
 			return;
 		}
-		RecordDescriptions descriptions = new RecordDescriptions(PREFIX, () -> Set.copyOf(OPERATIONS));
+		IdempotencyEndpoint descriptions = new IdempotencyEndpoint(new InMemoryIdempotencyStore(),
+				() -> Set.copyOf(OPERATIONS), PREFIX, Show.NEVER, Set.of(), () -> {
+				});
 		RecordDescriptor parts = descriptions.describe(IdempotencyRecord.unreadable(recordKey, "drawn", null),
 				Instant.now(), false);
 		if (parts.key() != null) {
