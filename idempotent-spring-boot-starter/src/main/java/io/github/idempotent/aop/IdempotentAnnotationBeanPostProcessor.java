@@ -7,7 +7,6 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
@@ -36,8 +35,6 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 
 	private final List<Class<?>> proxiedClasses = new ArrayList<>();
 
-	private @Nullable BeanFactory beanFactory;
-
 	IdempotentAnnotationBeanPostProcessor() {
 		setBeforeExistingAdvisors(true);
 		setProxyTargetClass(true);
@@ -49,7 +46,6 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) {
 		super.setBeanFactory(beanFactory);
-		this.beanFactory = beanFactory;
 		// Looked up on first use, so that the store is not created early.
 		Supplier<IdempotentInterceptor> interceptor = SingletonSupplier
 			.of(() -> beanFactory.getBean(IdempotentInterceptor.class));

@@ -22,11 +22,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.AsyncListenerFailures;
 
 /**
@@ -45,7 +43,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	private final @Nullable BeanFactoryResolver beanResolver;
+	private final BeanFactoryResolver beanResolver;
 
 	private static final boolean reactorPresent = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			IdempotentInterceptor.class.getClassLoader());
@@ -54,13 +52,12 @@ class IdempotentInterceptor implements MethodInterceptor {
 	private final @Nullable MonoInvocations reactive;
 
 	IdempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor executor,
-			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
-			@Nullable BeanFactory beanFactory) {
+			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver, BeanFactory beanFactory) {
 		this.operations = operations;
 		this.executor = executor;
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
-		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
+		this.beanResolver = new BeanFactoryResolver(beanFactory);
 		this.reactive = reactorPresent ? new MonoInvocations(this.executor, keyResolver, scopeResolver) : null;
 	}
 
@@ -75,13 +72,13 @@ class IdempotentInterceptor implements MethodInterceptor {
 		if (operation.handler()) {
 			return invokeHandler(operation, invocation, targetClass);
 		}
-		InvocationArguments call = new InvocationArguments(operation, invocation.getArguments(), target,
-				this.keyResolver, this.scopeResolver, this.beanResolver);
+		InvocationArguments call = new InvocationArguments(operation, invocation, this.keyResolver, this.scopeResolver,
+				this.beanResolver, null);
 		AsyncListenerFailures.Translation listenerFailures = listenerFailures(operation);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation, listenerFailures);
 		}
-		Object result = execute(operation, invocation, call, null);
+		Object result = execute(operation, invocation, call);
 		return (listenerFailures != null && result instanceof CompletionStage<?> stage)
 				? translated(stage, listenerFailures) : result;
 	}
@@ -134,14 +131,8 @@ class IdempotentInterceptor implements MethodInterceptor {
 		if (handlerCall == null) {
 			throw outsideRequest(operation);
 		}
-		return execute(operation, invocation, handlerArguments(operation, invocation, handlerCall, this.beanResolver),
-				handlerCall);
-	}
-
-	static InvocationArguments handlerArguments(IdempotentOperation operation, MethodInvocation invocation,
-			HandlerCall handlerCall, @Nullable BeanFactoryResolver beanResolver) {
-		return new InvocationArguments(operation, invocation.getArguments(), invocation.getThis(),
-				handlerCall::headerKey, handlerCall::scope, beanResolver);
+		return execute(operation, invocation,
+				InvocationArguments.ofHandler(operation, invocation, handlerCall, this.beanResolver));
 	}
 
 	static IllegalStateException outsideRequest(IdempotentOperation operation) {
@@ -156,26 +147,22 @@ class IdempotentInterceptor implements MethodInterceptor {
 		return this.reactive;
 	}
 
-	// A handler's fingerprint, observer and capture come with its request.
 	private @Nullable Object execute(IdempotentOperation operation, MethodInvocation invocation,
-			InvocationArguments call, @Nullable HandlerCall handlerCall) throws Throwable {
+			InvocationArguments call) throws Throwable {
 		String clientKey = call.key();
 		if (clientKey == null) {
 			return invocation.proceed();
 		}
 		String scope = call.scope();
-		Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
-				: fingerprint(this.executor, operation, call.payload());
-		IdempotencyObserver observer = (handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE;
-		ResponseCapture capture = (handlerCall != null) ? handlerCall.capture() : null;
+		Fingerprint fingerprint = call.fingerprint(this.executor);
 		RecordKey recordKey = operation.recordKey(this.executor, scope, clientKey);
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.executor.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), observer, capture);
+						() -> (CompletionStage<?>) invocation.proceed(), call.observer(), call.capture());
 			}
 			return this.executor.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
-					observer, capture);
+					call.observer(), call.capture());
 		}
 		catch (IdempotencyInProgressException ex) {
 			// A nested call's refusal is this method's outcome, not a duplicate.
@@ -190,13 +177,6 @@ class IdempotentInterceptor implements MethodInterceptor {
 					+ "idempotent.in-process-wait-for or @Idempotent(waitFor = ...) on the method");
 			return null;
 		}
-	}
-
-	static Fingerprint fingerprint(IdempotencyExecutor executor, IdempotentOperation operation,
-			@Nullable Object payload) {
-		return executor.fingerprint(payload, operation.describe(),
-				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
-						+ "JSON mapper cannot write out of the method");
 	}
 
 	/**

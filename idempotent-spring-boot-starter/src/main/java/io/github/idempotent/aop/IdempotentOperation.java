@@ -27,9 +27,7 @@ public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Null
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
 		Map<String, Integer> variables, Kind kind, boolean unretried, boolean handler, boolean messageListener) {
 
-	/**
-	 * Whether the key or scope comes from the arguments by an expression.
-	 */
+	/** Whether the key or scope comes from the arguments by an expression. */
 	public boolean needsArguments() {
 		return this.key != null || this.scope != null;
 	}
@@ -67,16 +65,12 @@ public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Null
 		return this.unretried && this.kind == Kind.VALUE && (returnType == void.class || !returnType.isPrimitive());
 	}
 
-	/**
-	 * How a method hands back its result, which decides when its key is completed.
-	 */
+	/** How a method hands back its result, which decides when its key is completed. */
 	public enum Kind {
 
 		VALUE,
 
-		/**
-		 * A {@code CompletableFuture} or {@code CompletionStage}.
-		 */
+		/** A {@code CompletableFuture} or {@code CompletionStage}. */
 		FUTURE,
 
 		/**

@@ -19,11 +19,16 @@ import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.NativeDetector;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
@@ -32,10 +37,13 @@ import io.github.idempotent.core.IdempotencyPolicy;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.ResultCodec;
 
-/**
- * Parses and caches {@code @Idempotent} methods; a malformed one fails the start-up.
- */
+/** Parses and caches {@code @Idempotent} methods; a malformed one fails the start-up. */
 public class IdempotentOperationSource {
+
+	// A native image cannot define the classes the SpEL compiler generates.
+	private static final SpelExpressionParser PARSER = new SpelExpressionParser(
+			new SpelParserConfiguration(NativeDetector.inNativeImage() ? SpelCompilerMode.OFF : SpelCompilerMode.MIXED,
+					IdempotentOperationSource.class.getClassLoader()));
 
 	private final Map<MethodClassKey, IdempotentOperation> cache = new ConcurrentHashMap<>();
 
@@ -46,8 +54,6 @@ public class IdempotentOperationSource {
 	private final IdempotencyExecutor executor;
 
 	private final ResultCodec codec;
-
-	private final OperationExpressions expressions = new OperationExpressions();
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
 
@@ -78,9 +84,7 @@ public class IdempotentOperationSource {
 				&& OperationValidation.isHandler(method);
 	}
 
-	/**
-	 * The parsed operation of a method, or {@code null} if it is not annotated.
-	 */
+	/** The parsed operation of a method, or {@code null} if it is not annotated. */
 	public @Nullable IdempotentOperation get(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		IdempotentOperation operation = this.cache.get(cacheKey);
@@ -109,9 +113,7 @@ public class IdempotentOperationSource {
 	private record RouteKey(MethodClassKey method, Idempotent settings) {
 	}
 
-	/**
-	 * Names of the operations parsed so far, annotated and routed.
-	 */
+	/** Names of the operations parsed so far, annotated and routed. */
 	public Set<String> operationNames() {
 		return Stream.concat(this.cache.values().stream(), this.routed.values().stream())
 			.map((operation) -> operation.policy().name())
@@ -162,11 +164,8 @@ public class IdempotentOperationSource {
 		// Against the bean's class, so that Base<T>.make() on a Base<Order> returns
 		// Order.
 		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
-		IdempotentOperation.Kind kind = OperationReturnTypes.kind(method, returnType);
-		if (kind == IdempotentOperation.Kind.VALUE) {
-			OperationValidation.checkValueType(where, returnType);
-		}
-		ResolvableType valueType = OperationReturnTypes.valueType(method, targetClass, returnType, kind);
+		IdempotentOperation.Kind kind = OperationValidation.kind(method, returnType);
+		ResolvableType valueType = OperationValidation.valueType(method, targetClass, returnType, kind);
 		OperationValidation.checkValueType(where, valueType);
 		ResultCodec.Binding binding = this.codec.bind(valueType);
 		OperationValidation.checkDuplicateHandling(where, method, kind, annotation.onDuplicate());
@@ -180,14 +179,14 @@ public class IdempotentOperationSource {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
 		}
-		Expression key = this.expressions.parse(where, "key", annotation.key());
-		Expression payload = this.expressions.parse(where, "payload", annotation.payload());
-		Expression scope = this.expressions.parse(where, "scope", annotation.scope());
+		Expression key = expression(where, "key", annotation.key());
+		Expression payload = expression(where, "payload", annotation.payload());
+		Expression scope = expression(where, "scope", annotation.scope());
 		String[] names = this.parameterNames.getParameterNames(method);
 		if (names == null && method.getParameterCount() > 0) {
-			OperationExpressions.checkNoParameterNames(where, "key", key);
-			OperationExpressions.checkNoParameterNames(where, "payload", payload);
-			OperationExpressions.checkNoParameterNames(where, "scope", scope);
+			OperationValidation.checkNoParameterNames(where, "key", key);
+			OperationValidation.checkNoParameterNames(where, "payload", payload);
+			OperationValidation.checkNoParameterNames(where, "scope", scope);
 		}
 		if (handler && payload != null) {
 			throw new IllegalStateException("@Idempotent on " + where + ": payload = \"" + annotation.payload()
@@ -196,8 +195,8 @@ public class IdempotentOperationSource {
 					+ "put @Idempotent on a service method the handler calls");
 		}
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
-				PayloadArguments.of(method), ArgumentsEvaluationContext.variables(method, this.parameterNames), kind,
-				unretried, handler, isMessageListener(method));
+				PayloadArguments.of(method), InvocationArguments.variables(method, names), kind, unretried, handler,
+				isMessageListener(method));
 	}
 
 	/**
@@ -294,6 +293,20 @@ public class IdempotentOperationSource {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException(
 					"@Idempotent on " + where + ": releaseOnStatus " + resolved + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	private static @Nullable Expression expression(String where, String attribute, String text) {
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		try {
+			return PARSER.parseExpression(text);
+		}
+		catch (ParseException ex) {
+			throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '" + text
+					+ "' does not parse: " + ex.getMessage() + ". Refer to arguments by name (#request.orderNo) "
+					+ "or position (#p0)", ex);
 		}
 	}
 

@@ -1,20 +1,33 @@
 package io.github.idempotent.aop;
 
+import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.util.StringUtils;
 
+import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
+import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
+import io.github.idempotent.store.Fingerprint;
 
-/** The key, scope and payload of one call, evaluated against its arguments. */
+/**
+ * The key, scope and payload of one call, evaluated against its arguments. A handler's
+ * fingerprint, observer and capture come with its request's {@link HandlerCall}.
+ */
 final class InvocationArguments {
 
 	private final IdempotentOperation operation;
@@ -27,19 +40,43 @@ final class InvocationArguments {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	private final @Nullable BeanFactoryResolver beanResolver;
+	private final BeanFactoryResolver beanResolver;
+
+	private final @Nullable HandlerCall handlerCall;
 
 	private @Nullable EvaluationContext context;
 
-	InvocationArguments(IdempotentOperation operation, Object[] args, @Nullable Object target,
-			IdempotencyKeyResolver keyResolver, IdempotencyScopeResolver scopeResolver,
-			@Nullable BeanFactoryResolver beanResolver) {
+	InvocationArguments(IdempotentOperation operation, MethodInvocation invocation, IdempotencyKeyResolver keyResolver,
+			IdempotencyScopeResolver scopeResolver, BeanFactoryResolver beanResolver,
+			@Nullable HandlerCall handlerCall) {
 		this.operation = operation;
-		this.args = args;
-		this.target = target;
+		this.args = invocation.getArguments();
+		this.target = invocation.getThis();
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
 		this.beanResolver = beanResolver;
+		this.handlerCall = handlerCall;
+	}
+
+	static InvocationArguments ofHandler(IdempotentOperation operation, MethodInvocation invocation,
+			HandlerCall handlerCall, BeanFactoryResolver beanResolver) {
+		return new InvocationArguments(operation, invocation, handlerCall::headerKey, handlerCall::scope, beanResolver,
+				handlerCall);
+	}
+
+	// #p0, #a0 and, when compiled with them, the parameter names.
+	static Map<String, Integer> variables(Method method, @Nullable String[] names) {
+		Map<String, Integer> indexes = new HashMap<>();
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			indexes.put("a" + i, i);
+			indexes.put("p" + i, i);
+		}
+		for (int i = 0; names != null && i < names.length; i++) {
+			if (names[i] != null) {
+				indexes.put(names[i], i);
+			}
+		}
+		return Map.copyOf(indexes);
 	}
 
 	// Null to run the call unguarded; refused when the annotation requires a key.
@@ -95,14 +132,31 @@ final class InvocationArguments {
 			return evaluate(expression, "payload");
 		}
 		int[] positions = this.operation.payloadArguments();
-		if (positions.length == this.args.length && !MessagePayloads.anyMessage(this.args)) {
+		if (positions.length == this.args.length && !PayloadArguments.anyMessage(this.args)) {
 			return this.args;
 		}
 		Object[] payload = new Object[positions.length];
 		for (int i = 0; i < positions.length; i++) {
-			payload[i] = MessagePayloads.payloadOf(this.args[positions[i]]);
+			payload[i] = PayloadArguments.payloadOf(this.args[positions[i]]);
 		}
 		return payload;
+	}
+
+	Fingerprint fingerprint(IdempotencyExecutor executor) {
+		if (this.handlerCall != null) {
+			return this.handlerCall.fingerprint();
+		}
+		return executor.fingerprint(payload(), this.operation.describe(),
+				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
+						+ "JSON mapper cannot write out of the method");
+	}
+
+	IdempotencyObserver observer() {
+		return (this.handlerCall != null) ? this.handlerCall.observer() : IdempotencyObserver.NONE;
+	}
+
+	@Nullable ResponseCapture capture() {
+		return (this.handlerCall != null) ? this.handlerCall.capture() : null;
 	}
 
 	private @Nullable Object evaluate(Expression expression, String attribute) {
@@ -119,14 +173,35 @@ final class InvocationArguments {
 
 	private EvaluationContext context() {
 		if (this.context == null) {
-			ArgumentsEvaluationContext context = new ArgumentsEvaluationContext(this.target, this.operation.variables(),
-					this.args, this.keyResolver::resolveVariable);
-			if (this.beanResolver != null) {
-				context.setBeanResolver(this.beanResolver);
-			}
-			this.context = context;
+			this.context = new ArgumentsEvaluationContext();
 		}
 		return this.context;
+	}
+
+	/**
+	 * SpEL context of one call, as Spring's {@code MethodBasedEvaluationContext}
+	 * ({@code #request}, {@code #p0}, {@code #a0}), but with parameter names resolved
+	 * once per method rather than per call; the key resolver's variables last
+	 * ({@code #headers} of a listener's message).
+	 */
+	private final class ArgumentsEvaluationContext extends StandardEvaluationContext {
+
+		ArgumentsEvaluationContext() {
+			super(InvocationArguments.this.target);
+			setBeanResolver(InvocationArguments.this.beanResolver);
+		}
+
+		@Override
+		public @Nullable Object lookupVariable(String name) {
+			Integer index = InvocationArguments.this.operation.variables().get(name);
+			Object[] args = InvocationArguments.this.args;
+			if (index != null && index < args.length) {
+				return args[index];
+			}
+			Object value = super.lookupVariable(name);
+			return (value != null) ? value : InvocationArguments.this.keyResolver.resolveVariable(name);
+		}
+
 	}
 
 }

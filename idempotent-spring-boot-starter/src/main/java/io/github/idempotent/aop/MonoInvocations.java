@@ -17,13 +17,11 @@ import org.springframework.util.Assert;
 
 import io.github.idempotent.core.AsyncListenerFailures;
 import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.ReactiveIdempotentCalls;
-import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
@@ -51,8 +49,7 @@ final class MonoInvocations {
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			AsyncListenerFailures.@Nullable Translation listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
-		Mono<?> mono = Mono
-			.deferContextual((contextView) -> execute(operation, invocations.get(), call, contextView, null));
+		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocations.get(), call, contextView));
 		return (listenerFailures != null) ? mono.cast(Object.class).onErrorResume((failure) -> {
 			Mono<Object> answer = Mono.error(listenerFailures.failures().apply(failure));
 			Duration delay = listenerFailures.delayOf(failure);
@@ -62,7 +59,7 @@ final class MonoInvocations {
 	}
 
 	Mono<?> invokeHandler(IdempotentOperation operation, MethodInvocation invocation, @Nullable Class<?> targetClass,
-			@Nullable BeanFactoryResolver beanResolver, @Nullable HandlerCall dispatched) {
+			BeanFactoryResolver beanResolver, @Nullable HandlerCall dispatched) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
 		return Mono.deferContextual((contextView) -> {
 			HandlerCall handlerCall = (dispatched != null) ? dispatched
@@ -71,8 +68,7 @@ final class MonoInvocations {
 				return Mono.error(IdempotentInterceptor.outsideRequest(operation));
 			}
 			return execute(operation, invocations.get(),
-					IdempotentInterceptor.handlerArguments(operation, invocation, handlerCall, beanResolver),
-					contextView, handlerCall);
+					InvocationArguments.ofHandler(operation, invocation, handlerCall, beanResolver), contextView);
 		});
 	}
 
@@ -91,24 +87,21 @@ final class MonoInvocations {
 		return template::invocableClone;
 	}
 
-	// A handler's fingerprint, observer and capture come with its request.
 	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, InvocationArguments call,
-			ContextView contextView, @Nullable HandlerCall handlerCall) {
+			ContextView contextView) {
 		String key = call.key();
 		if (key == null) {
 			return toMono(proceed(invocation));
 		}
-		Mono<String> scope = (operation.scope() != null || handlerCall != null) ? Mono.fromSupplier(call::scope)
+		// A handler's caller comes with its request.
+		Mono<String> scope = (operation.scope() != null || operation.handler()) ? Mono.fromSupplier(call::scope)
 				: callersScope(contextView);
 		operation.checkKey(this.executor, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
-			Fingerprint fingerprint = (handlerCall != null) ? handlerCall.fingerprint()
-					: IdempotentInterceptor.fingerprint(this.executor, operation, call.payload());
-			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey, fingerprint,
-					() -> toMono(proceed(invocation)), contextView,
-					(handlerCall != null) ? handlerCall.observer() : IdempotencyObserver.NONE,
-					(handlerCall != null) ? handlerCall.capture() : null);
+			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey,
+					call.fingerprint(this.executor), () -> toMono(proceed(invocation)), contextView, call.observer(),
+					call.capture());
 		});
 	}
 

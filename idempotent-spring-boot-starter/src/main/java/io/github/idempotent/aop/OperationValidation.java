@@ -3,20 +3,34 @@ package io.github.idempotent.aop;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * What start-up refuses in an {@code @Idempotent} method, each with a message that names
- * the method and says what to do instead.
+ * What start-up reads of an {@code @Idempotent} method's return type, its
+ * {@link IdempotentOperation.Kind} and the type of the result that is stored, and what it
+ * refuses in the method, each with a message that names the method and says what to do
+ * instead.
  */
 final class OperationValidation {
+
+	private static final String MONO = "reactor.core.publisher.Mono";
 
 	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
 
@@ -30,7 +44,47 @@ final class OperationValidation {
 			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
 			"org.springframework.core.io.Resource", "java.io.InputStream", "kotlinx.coroutines.flow.Flow");
 
+	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
+
 	private OperationValidation() {
+	}
+
+	static IdempotentOperation.Kind kind(Method method, ResolvableType returnType) {
+		if (isSuspending(method)) {
+			return IdempotentOperation.Kind.MONO;
+		}
+		Class<?> raw = returnType.toClass();
+		if (raw == CompletableFuture.class || raw == CompletionStage.class) {
+			return IdempotentOperation.Kind.FUTURE;
+		}
+		if (raw.getName().equals(MONO)) {
+			return IdempotentOperation.Kind.MONO;
+		}
+		return IdempotentOperation.Kind.VALUE;
+	}
+
+	private static boolean isSuspending(Method method) {
+		Class<?>[] parameters = method.getParameterTypes();
+		return parameters.length > 0
+				&& "kotlin.coroutines.Continuation".equals(parameters[parameters.length - 1].getName());
+	}
+
+	static ResolvableType valueType(Method method, Class<?> targetClass, ResolvableType returnType,
+			IdempotentOperation.Kind kind) {
+		if (kind == IdempotentOperation.Kind.VALUE) {
+			return returnType;
+		}
+		if (isSuspending(method)) {
+			// Not forMethodParameter(parameter, targetClass): that replaces the type
+			// instead of resolving it in the bean's class.
+			ResolvableType declared = ResolvableType
+				.forMethodParameter(new MethodParameter(method, -1).withContainingClass(targetClass));
+			Class<?> raw = declared.resolve();
+			return (raw == null || "kotlin.Unit".equals(raw.getName())) ? ResolvableType.forClass(Void.class)
+					: declared;
+		}
+		ResolvableType value = returnType.getGeneric(0);
+		return (value.resolve() != null) ? value : ResolvableType.forClass(Object.class);
 	}
 
 	static boolean isHandler(Method method) {
@@ -103,6 +157,36 @@ final class OperationValidation {
 				}
 			}
 		}
+	}
+
+	// Without names #request is null on every call: a 400, or no protection at all.
+	static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
+		if (expression instanceof SpelExpression spel) {
+			String name = namedVariable(spel.getAST());
+			if (name != null) {
+				throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '"
+						+ expression.getExpressionString() + "' refers to the parameter #" + name
+						+ ", but the class was compiled without parameter names. Compile with -parameters "
+						+ "(maven-compiler-plugin <parameters>true</parameters>, as Spring Boot's parent POM does) "
+						+ "or refer to the argument by position: #p0, #a0");
+			}
+		}
+	}
+
+	private static @Nullable String namedVariable(SpelNode node) {
+		if (node instanceof VariableReference) {
+			String name = node.toStringAST().substring(1);
+			if (!POSITIONAL.matcher(name).matches() && !name.equals("root") && !name.equals("this")) {
+				return name;
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			String name = namedVariable(node.getChild(i));
+			if (name != null) {
+				return name;
+			}
+		}
+		return null;
 	}
 
 }
