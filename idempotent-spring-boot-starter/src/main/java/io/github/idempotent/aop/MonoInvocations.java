@@ -44,8 +44,6 @@ final class MonoInvocations {
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
 
-	// listenerFailures: the translation of a listener's failures that its container
-	// reads.
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			AsyncListenerFailures.@Nullable Translation listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
