@@ -117,8 +117,9 @@ final class CallObservations {
 				observedResult.completeExceptionally(handlerFailure);
 				return;
 			}
-			if (cause != null) {
-				observedResult.completeExceptionally(cause);
+			if (failure != null) {
+				// As it failed: observing a call never changes what its caller gets.
+				observedResult.completeExceptionally(failure);
 			}
 			else {
 				observedResult.complete(value);

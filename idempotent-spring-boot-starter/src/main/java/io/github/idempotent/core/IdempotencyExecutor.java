@@ -56,8 +56,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private int maxKeyLength = 255;
 
-	// The settings of operations that name them not, each the default of its idempotent.*
-	// property, which repeats it (IdempotentAutoConfigurationTests keeps the two equal).
+	// What an operation takes where it names none. The idempotent.* properties write
+	// these values again: the configuration metadata takes a default only from a literal
+	// in the properties class itself (IdempotentAutoConfigurationTests keeps them equal).
 	private Duration defaultTtl = Duration.ofHours(24);
 
 	private Duration defaultLease = Duration.ofSeconds(30);

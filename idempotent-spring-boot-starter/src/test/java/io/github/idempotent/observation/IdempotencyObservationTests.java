@@ -5,6 +5,7 @@ import java.net.ServerSocket;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -276,6 +277,22 @@ class IdempotencyObservationTests {
 	}
 
 	@Test
+	void anObservedMonoFailsAsAnUnobservedOneWould() {
+		this.runner.run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			// Reactor unwraps one CompletionException of a future, and only one.
+			Object failure = orders.failReactive("k16").cast(Object.class).onErrorResume(Mono::just).block();
+			assertThat(failure).isInstanceOf(ExecutionException.class)
+				.extracting(Throwable.class::cast)
+				.extracting(Throwable::getCause)
+				.isInstanceOf(IllegalStateException.class);
+			assertThat(this.registry).hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("outcome", "error")
+				.hasBeenStopped();
+		});
+	}
+
+	@Test
 	void theKeyIsOnSpansOnlyWhenAskedFor() {
 		this.runner.withPropertyValues("idempotent.observation.include-key=true").run((context) -> {
 			context.getBean(Orders.class).place("k12", "book");
@@ -450,6 +467,11 @@ class IdempotencyObservationTests {
 			return CompletableFuture.supplyAsync(() -> {
 				throw new IllegalStateException("card declined");
 			});
+		}
+
+		@Idempotent(key = "#key", name = "orders.reactive-failing")
+		public Mono<String> failReactive(String key) {
+			throw new CompletionException(new ExecutionException(new IllegalStateException("card declined")));
 		}
 
 		@Idempotent(key = "#key", name = "orders.reactive")

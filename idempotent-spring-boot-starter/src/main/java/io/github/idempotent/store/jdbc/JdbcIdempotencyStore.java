@@ -133,6 +133,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (transactionManager instanceof ConfigurableTransactionManager configurable) {
 			listenTo(configurable);
 		}
+		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
+		// for a transaction that wrote it.
 		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
 	}
 
@@ -260,9 +262,14 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				if (!claimed.isEmpty() && claimed.get(0).inserted()) {
 					return new ClaimResult.Acquired(first);
 				}
+				// No row, or one another transaction wrote or locked: a statement of its
+				// own sees what it committed meanwhile.
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? select(key) : claimed.get(0).row();
 			}
 			else {
+				// Read first without a lock, not to wait for an open transaction that
+				// wrote the row (a joined completion); the INSERT still meets an
+				// uncommitted one.
 				row = this.claimReadsFirst ? select(key) : null;
 				if (row == null) {
 					if (inserted(this.sql.insert, key, first, fingerprint, leaseMillis)) {
@@ -283,6 +290,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			ClaimResult.Acquired acquired = row.completed() ? new ClaimResult.Acquired(first)
 					: new ClaimResult.Acquired(ClaimToken.issue(claimedAt, ClaimToken.next(row.token())),
 							ClaimToken.next(row.token()), OwnerToken.claimedAt(row.token()));
+			// Conditional on the token read: of all the claimers that saw this row
+			// expired, exactly one takes it over.
 			if (this.jdbc.update(this.sql.takeOver, acquired.token(), fingerprint, leaseMillis, key,
 					row.token()) == 1) {
 				return acquired;
@@ -550,6 +559,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
 				FROM %TABLE_NAME% WHERE idempotency_key = ?""");
 
+		// A tombstone (state D) is taken over like an expired row, whatever its expiry.
 		final String takeOver = sql("""
 				UPDATE %TABLE_NAME% SET state = 'P', owner_token = ?, fingerprint = ?, result = NULL,
 				expires_at = %NOW_PLUS_MILLIS%
