@@ -18,7 +18,7 @@ final class BlockingCall {
 			IdempotencyExecutor.Invocation invocation) throws Throwable {
 		ClaimResult claim;
 		try {
-			claim = claim(protocol, call);
+			claim = protocol.store().claim(call);
 		}
 		catch (RuntimeException ex) {
 			Throwable refusal = protocol.firstClaimFailed(call, ex);
@@ -53,16 +53,12 @@ final class BlockingCall {
 			try {
 				// Claim, not just read: if the first call failed and released the key,
 				// this caller becomes the owner and runs the method itself.
-				claim = claim(protocol, call);
+				claim = protocol.store().claim(call);
 			}
 			catch (RuntimeException ex) {
 				throw protocol.claimFailed(call, ex);
 			}
 		}
-	}
-
-	private static ClaimResult claim(IdempotencyProtocol protocol, ProtocolCall call) {
-		return protocol.store().claim(call.key, call.fingerprint, call.policy.lease());
 	}
 
 	private static @Nullable Object runAsOwner(IdempotencyProtocol protocol, ProtocolCall call, ClaimDecision.Run run,

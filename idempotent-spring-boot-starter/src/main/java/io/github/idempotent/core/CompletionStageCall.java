@@ -61,7 +61,7 @@ final class CompletionStageCall {
 	CompletableFuture<@Nullable Object> start() {
 		try {
 			// handle() throws nothing: only the claim's failure is caught here.
-			handle(this.protocol.store().claim(this.call.key, this.call.fingerprint, this.call.policy.lease()));
+			handle(this.protocol.store().claim(this.call));
 		}
 		catch (RuntimeException ex) {
 			firstClaimFailed(ex);
@@ -71,7 +71,7 @@ final class CompletionStageCall {
 
 	/** Claims without blocking the calling thread (an event loop). */
 	CompletableFuture<@Nullable Object> startNonBlocking() {
-		whenAnswered(claimAsync(), true, (claim, failure) -> {
+		whenAnswered(this.protocol.store().claimAsync(this.call), true, (claim, failure) -> {
 			if (failure != null) {
 				firstClaimFailed(Futures.unwrap(failure));
 			}
@@ -80,10 +80,6 @@ final class CompletionStageCall {
 			}
 		});
 		return this.result;
-	}
-
-	private CompletableFuture<ClaimResult> claimAsync() {
-		return this.protocol.store().claimAsync(this.call.key, this.call.fingerprint, this.call.policy.lease());
 	}
 
 	private void firstClaimFailed(Throwable ex) {
@@ -154,7 +150,7 @@ final class CompletionStageCall {
 			return;
 		}
 		// Never inline: this is the timer's thread.
-		whenAnswered(claimAsync(), false, (claim, failure) -> {
+		whenAnswered(this.protocol.store().claimAsync(this.call), false, (claim, failure) -> {
 			if (failure == null) {
 				handle(claim);
 			}

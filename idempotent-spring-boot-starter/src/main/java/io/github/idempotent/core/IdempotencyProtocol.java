@@ -45,8 +45,6 @@ final class IdempotencyProtocol {
 
 	private final LeaseWatchdog leases;
 
-	private final LeaseLossReporter leaseLoss = new LeaseLossReporter();
-
 	private volatile ResultCompression resultCompression = ResultCompression.none();
 
 	IdempotencyProtocol(StoreAccess store, IdempotencyThreads threads, FailureMode failureMode, long maxResultSize) {
@@ -54,7 +52,7 @@ final class IdempotencyProtocol {
 		this.threads = threads;
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
-		this.leases = new LeaseWatchdog(store.store(), threads.timer(), threads.renewals(), this.leaseLoss);
+		this.leases = new LeaseWatchdog(store.store(), threads.timer(), threads.renewals());
 	}
 
 	/**
@@ -199,9 +197,7 @@ final class IdempotencyProtocol {
 	}
 
 	private OwnerHandle own(ProtocolCall call, String token) {
-		return new OwnerHandle(this, call.policy, call.clientKey, call.key,
-				this.leases.watch(call.policy, call.clientKey, call.key, token, call.fingerprint, call.observer),
-				call.observer, call.blocking);
+		return new OwnerHandle(this, this.leases.watch(call, token));
 	}
 
 	/**
@@ -312,10 +308,6 @@ final class IdempotencyProtocol {
 
 	LeaseWatchdog leases() {
 		return this.leases;
-	}
-
-	LeaseLossReporter leaseLoss() {
-		return this.leaseLoss;
 	}
 
 	long maxResultSize() {

@@ -1,7 +1,5 @@
 package io.github.idempotent.core;
 
-import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -30,6 +28,9 @@ final class LeaseWatchdog {
 
 	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
 
+	/** A lost hold is reported under the executor's log category. */
+	private static final Log lossLogger = LogFactory.getLog(IdempotencyExecutor.class);
+
 	private static final long IDLE = Long.MIN_VALUE;
 
 	/**
@@ -45,8 +46,6 @@ final class LeaseWatchdog {
 
 	private final ExecutorService renewals;
 
-	private final LeaseLossReporter leaseLoss;
-
 	private final Set<Lease> running = ConcurrentHashMap.newKeySet();
 
 	/**
@@ -56,19 +55,15 @@ final class LeaseWatchdog {
 	 */
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
-	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals,
-			LeaseLossReporter leaseLoss) {
+	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals) {
 		this.store = store;
 		this.scheduler = scheduler;
 		this.renewals = renewals;
-		this.leaseLoss = leaseLoss;
 	}
 
-	Lease watch(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
-			IdempotencyObserver observer) {
-		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), policy.lease().toNanos() / 3);
-		long now = System.nanoTime();
-		Lease lease = new Lease(policy, clientKey, key, token, fingerprint, observer, period, now);
+	Lease watch(ProtocolCall call, String token) {
+		long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), call.policy.lease().toNanos() / 3);
+		Lease lease = new Lease(call, token, period, System.nanoTime());
 		// Registered before nextTick is read: a tick that starts after this read sees it.
 		this.running.add(lease);
 		tickBy(lease.renewAt);
@@ -224,11 +219,11 @@ final class LeaseWatchdog {
 		}
 		if (lease.overdue) {
 			this.running.remove(lease);
-			this.leaseLoss.maxDurationExceeded(lease.policy, lease.clientKey, lease.observer);
+			lease.reportMaxDurationExceeded();
 			return IDLE;
 		}
 		if (timedOut) {
-			logger.warn("Renewal of the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
+			logger.warn("Renewal of the lease of key '" + lease.call.clientKey + "' of " + lease.call.policy.name()
 					+ " has not answered within " + Duration.ofNanos(lease.period) + "; retrying");
 		}
 		if (attempt != null) {
@@ -278,7 +273,7 @@ final class LeaseWatchdog {
 		Boolean renewed = null;
 		RuntimeException failure = null;
 		try {
-			renewed = this.store.renew(lease.key, lease.token, lease.fingerprint, lease.policy.lease());
+			renewed = this.store.renew(lease.call.key, lease.token, lease.call.fingerprint, lease.call.policy.lease());
 		}
 		catch (RuntimeException ex) {
 			failure = ex;
@@ -329,11 +324,11 @@ final class LeaseWatchdog {
 		if (lost) {
 			// Reported here once; the call's complete or release does not report it.
 			this.running.remove(lease);
-			this.leaseLoss.leaseLost(lease.policy, lease.clientKey, "renewal", whileHeld, lease.observer);
+			lease.reportLost("renewal", whileHeld);
 			return;
 		}
 		if (retryIn >= 0) {
-			logger.warn("Could not renew the lease of key '" + lease.clientKey + "' of " + lease.policy.name()
+			logger.warn("Could not renew the lease of key '" + lease.call.clientKey + "' of " + lease.call.policy.name()
 					+ "; retrying in " + Duration.ofNanos(retryIn) + ": " + failure);
 		}
 		ended(lease);
@@ -375,17 +370,9 @@ final class LeaseWatchdog {
 	/** The lease of one running call; its mutable state is guarded by its monitor. */
 	static final class Lease {
 
-		private final IdempotencyPolicy policy;
+		final ProtocolCall call;
 
-		private final String clientKey;
-
-		private final RecordKey key;
-
-		private final String token;
-
-		private final Fingerprint fingerprint;
-
-		private final IdempotencyObserver observer;
+		final String token;
 
 		private final long period;
 
@@ -418,19 +405,15 @@ final class LeaseWatchdog {
 
 		private volatile boolean overdue;
 
-		Lease(IdempotencyPolicy policy, String clientKey, RecordKey key, String token, Fingerprint fingerprint,
-				IdempotencyObserver observer, long period, long claimedAt) {
-			this.observer = observer;
-			this.policy = policy;
-			this.clientKey = clientKey;
-			this.key = key;
+		Lease(ProtocolCall call, String token, long period, long claimedAt) {
+			this.call = call;
 			this.token = token;
-			this.fingerprint = fingerprint;
 			this.period = period;
 			this.renewedAt = claimedAt;
 			this.renewAt = claimedAt + period;
 			// Capped at ten years: nanoTime differences must not overflow.
-			Duration max = (policy.maxDuration().compareTo(MAX_DEADLINE) > 0) ? MAX_DEADLINE : policy.maxDuration();
+			Duration maxDuration = call.policy.maxDuration();
+			Duration max = (maxDuration.compareTo(MAX_DEADLINE) > 0) ? MAX_DEADLINE : maxDuration;
 			this.deadline = claimedAt + max.toNanos();
 		}
 
@@ -441,14 +424,6 @@ final class LeaseWatchdog {
 			long delay = Math.max(first, Math.min(first << Math.min(this.failures - 1, 10), this.period / 3));
 			this.renewAt = System.nanoTime() + delay;
 			return delay;
-		}
-
-		String token() {
-			return this.token;
-		}
-
-		Fingerprint fingerprint() {
-			return this.fingerprint;
 		}
 
 		boolean isLost() {
@@ -465,7 +440,37 @@ final class LeaseWatchdog {
 		 * taken over after a stall.
 		 */
 		synchronized boolean isHeld(long now) {
-			return now - this.renewedAt < this.policy.lease().toNanos();
+			return now - this.renewedAt < this.call.policy.lease().toNanos();
+		}
+
+		/**
+		 * Reports that the call lost its hold at its {@code step}: a deleted record
+		 * {@code whileHeld}, else a lease that lapsed.
+		 */
+		void reportLost(String step, boolean whileHeld) {
+			IdempotencyPolicy policy = this.call.policy;
+			if (whileHeld) {
+				lossLogger.warn("Key '" + this.call.clientKey + "' of " + policy.name()
+						+ " was taken from the call running under it, found at its " + step
+						+ " while its lease still held: its record was deleted (an operator's DELETE with force=true). "
+						+ "The call's renewals and its result are fenced out; a retry runs the method");
+			}
+			else {
+				lossLogger.warn("Lease of key '" + this.call.clientKey + "' of " + policy.name() + " was lost before "
+						+ step + ": the method ran longer than the lease without renewal; a duplicate may have run. "
+						+ "Increase the lease or check the store's latency");
+			}
+			this.call.observer.leaseLost(policy, this.call.clientKey);
+		}
+
+		private void reportMaxDurationExceeded() {
+			IdempotencyPolicy policy = this.call.policy;
+			lossLogger.warn("Key '" + this.call.clientKey + "' of " + policy.name()
+					+ " has been held by one call for its maxDuration (" + policy.maxDuration()
+					+ "): its lease is no longer renewed, so a retry runs the method once the lease (" + policy.lease()
+					+ ") runs out, and the call's result, if it ever comes, goes to its caller but is not stored. "
+					+ "Raise maxDuration (idempotent.max-duration) if the method is legitimately this slow");
+			this.call.observer.maxDurationExceeded(policy, this.call.clientKey);
 		}
 
 	}

@@ -1,6 +1,5 @@
 package io.github.idempotent.core;
 
-import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -27,33 +26,19 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	private final IdempotencyProtocol protocol;
 
-	private final IdempotencyPolicy policy;
-
-	private final String clientKey;
-
-	private final RecordKey key;
-
 	private final LeaseWatchdog.Lease lease;
 
-	private final IdempotencyObserver observer;
-
-	/** Steps run on the calling thread, else must never block the signalling thread. */
-	private final boolean blocking;
+	private final ProtocolCall call;
 
 	/** A blocking handle's next retry, run by {@link #settle} on the calling thread. */
 	private @Nullable Retry pendingRetry;
 
 	private volatile boolean announced;
 
-	OwnerHandle(IdempotencyProtocol protocol, IdempotencyPolicy policy, String clientKey, RecordKey key,
-			LeaseWatchdog.Lease lease, IdempotencyObserver observer, boolean blocking) {
+	OwnerHandle(IdempotencyProtocol protocol, LeaseWatchdog.Lease lease) {
 		this.protocol = protocol;
-		this.blocking = blocking;
-		this.observer = observer;
-		this.policy = policy;
-		this.clientKey = clientKey;
-		this.key = key;
 		this.lease = lease;
+		this.call = lease.call;
 	}
 
 	/**
@@ -68,7 +53,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	void returned() {
 		if (!this.announced) {
 			this.announced = true;
-			this.observer.executed(this.policy, this.clientKey);
+			this.call.observer.executed(this.call.policy, this.call.clientKey);
 		}
 	}
 
@@ -79,11 +64,11 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			return releaseAsync(failed);
 		}
 		returned();
-		boolean released = this.policy.releaseOnStatus().contains(status);
+		boolean released = this.call.policy.releaseOnStatus().contains(status);
 		if (released && logger.isDebugEnabled()) {
-			logger.debug("Key '" + this.clientKey + "' of " + this.policy.name() + " is released: its response's "
-					+ "status " + status + " is not final (releaseOnStatus " + this.policy.releaseOnStatus()
-					+ "), so a retry runs the method again");
+			logger.debug("Key '" + this.call.clientKey + "' of " + this.call.policy.name()
+					+ " is released: its response's " + "status " + status + " is not final (releaseOnStatus "
+					+ this.call.policy.releaseOnStatus() + "), so a retry runs the method again");
 		}
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
@@ -93,11 +78,11 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 				return delete(null);
 			}
 			if (response != null) {
-				return store(StoredOutcome.recorded(this.policy, this.clientKey, response,
+				return store(StoredOutcome.recorded(this.call.policy, this.call.clientKey, response,
 						this.protocol.maxResultSize(), this.protocol.resultCompression()));
 			}
-			logger.error("The result of " + this.policy.name() + " for key '" + this.clientKey + "' is not stored: "
-					+ unrecordable + ". Retries of the key are told that it completed "
+			logger.error("The result of " + this.call.policy.name() + " for key '" + this.call.clientKey
+					+ "' is not stored: " + unrecordable + ". Retries of the key are told that it completed "
 					+ "and that its result is unavailable; the method is not run again for it");
 			return store(StoredOutcome.notStored("response not recordable"));
 		}));
@@ -108,7 +93,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	 * one; a non-blocking call runs it on the thread that ends that renewal.
 	 */
 	private CompletableFuture<Void> afterRenewal(Supplier<CompletableFuture<Void>> step) {
-		if (this.blocking) {
+		if (this.call.blocking) {
 			this.protocol.leases().unwatch(this.lease);
 			return step.get();
 		}
@@ -116,19 +101,11 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Boolean> sendCompletion(StoredResult result) {
-		StoreAccess store = this.protocol.store();
-		return this.blocking
-				? Futures.call(() -> CompletableFuture.completedFuture(store.complete(this.key, this.lease.token(),
-						this.lease.fingerprint(), result, this.policy.ttl())))
-				: store.completeAsync(this.key, this.lease.token(), this.lease.fingerprint(), result,
-						this.policy.ttl());
+		return this.protocol.store().complete(this.call, this.lease.token, result);
 	}
 
 	private CompletableFuture<Boolean> sendRelease() {
-		StoreAccess store = this.protocol.store();
-		return this.blocking
-				? Futures.call(() -> CompletableFuture.completedFuture(store.release(this.key, this.lease.token())))
-				: store.releaseAsync(this.key, this.lease.token());
+		return this.protocol.store().release(this.call, this.lease.token);
 	}
 
 	/**
@@ -145,8 +122,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			if (isFencedOut()) {
 				return keepKeyFencedOut(null);
 			}
-			return store(StoredOutcome.value(this.policy, this.clientKey, result, this.protocol.maxResultSize(),
-					this.protocol.resultCompression()));
+			return store(StoredOutcome.value(this.call.policy, this.call.clientKey, result,
+					this.protocol.maxResultSize(), this.protocol.resultCompression()));
 		}));
 	}
 
@@ -155,7 +132,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			if (isFencedOut()) {
 				return releaseFencedOut();
 			}
-			if (StoredOutcome.isStored(this.policy, this.clientKey, failure)) {
+			if (StoredOutcome.isStored(this.call.policy, this.call.clientKey, failure)) {
 				return store(StoredOutcome.error(failure));
 			}
 			return delete(failure);
@@ -167,7 +144,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> delete(@Nullable Throwable failure) {
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.RELEASING);
+		this.call.observer.step(this.call.policy, this.call.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		delete(failure, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
@@ -201,7 +178,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> store(StoredResult result) {
-		this.observer.step(this.policy, this.clientKey, IdempotencyObserver.Step.COMPLETING);
+		this.call.observer.step(this.call.policy, this.call.clientKey, IdempotencyObserver.Step.COMPLETING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		store(result, new StepConfirmation(this.lease, confirmWithin()), done);
 		return done;
@@ -259,8 +236,9 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		if (!this.lease.isOverdue()) {
 			return CompletableFuture.completedFuture(null);
 		}
-		logger.warn("Key '" + this.clientKey + "' of " + this.policy.name()
-				+ ": the call failed after its maxDuration (" + this.policy.maxDuration() + "); its key is released");
+		logger.warn("Key '" + this.call.clientKey + "' of " + this.call.policy.name()
+				+ ": the call failed after its maxDuration (" + this.call.policy.maxDuration()
+				+ "); its key is released");
 		return sendRelease().handle((released, ex) -> {
 			if (ex != null) {
 				logReleaseFailure(ex);
@@ -285,8 +263,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/** {@code kept}: {@code false} if taken over, {@code null} if writing failed. */
 	private void logNotStored(String reason, @Nullable Boolean kept, @Nullable Throwable failure) {
-		String notStored = "The result of " + this.policy.name() + " for key '" + this.clientKey + "' was not stored ("
-				+ reason + ")";
+		String notStored = "The result of " + this.call.policy.name() + " for key '" + this.call.clientKey
+				+ "' was not stored (" + reason + ")";
 		if (kept == null) {
 			logger.error(notStored + ", nor that the call completed: its placeholder holds the key until its lease "
 					+ "ends, then a retry may run the method again", failure);
@@ -296,7 +274,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 					+ "completed (result-unavailable), not a second run", failure);
 		}
 		else {
-			logger.warn(notStored + ": the call ended after its maxDuration (" + this.policy.maxDuration()
+			logger.warn(notStored + ": the call ended after its maxDuration (" + this.call.policy.maxDuration()
 					+ ") and its key was taken over meanwhile; its outcome went to its caller", failure);
 		}
 	}
@@ -308,7 +286,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	 * waiting for it.
 	 */
 	private void later(long delayMillis, Runnable retry, Runnable giveUp, CompletableFuture<Void> done) {
-		if (this.blocking) {
+		if (this.call.blocking) {
 			this.pendingRetry = new Retry(delayMillis, retry, giveUp);
 			return;
 		}
@@ -335,7 +313,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	 */
 	private CompletableFuture<Void> settle(CompletableFuture<Void> done) {
 		Retry retry;
-		while (this.blocking && (retry = this.pendingRetry) != null) {
+		while (this.call.blocking && (retry = this.pendingRetry) != null) {
 			this.pendingRetry = null;
 			if (IdempotencyThreads.sleep(retry.delayMillis())) {
 				retry.step().run();
@@ -380,7 +358,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	private void gaveUp(@Nullable String why, CompletableFuture<Void> done) {
 		this.protocol.leases().unwatchAsync(this.lease);
-		logger.warn("Gave up confirming a step of key '" + this.clientKey + "' of " + this.policy.name()
+		logger.warn("Gave up confirming a step of key '" + this.call.clientKey + "' of " + this.call.policy.name()
 				+ ": the application is shutting down (" + why + ")");
 		done.complete(null);
 	}
@@ -391,31 +369,31 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	 * over (see {@link StepConfirmation}, docs/guide.md "Guarantees and their limits").
 	 */
 	private Duration confirmWithin() {
-		return this.policy.lease();
+		return this.call.policy.lease();
 	}
 
 	private void logRetry(String step, Throwable ex) {
-		logger.warn("Could not confirm the " + step + " of key '" + this.clientKey + "' of " + this.policy.name()
+		logger.warn("Could not confirm the " + step + " of key '" + this.call.clientKey + "' of "
+				+ this.call.policy.name()
 				+ "; asking the store again (the step is fenced by the owner token, so repeating it is safe): " + ex);
 	}
 
 	/** The store refused {@code step}: another owner holds the key, or it is gone. */
 	private void lostTo(String step) {
 		if (!this.lease.isLost()) {
-			this.protocol.leaseLoss()
-				.leaseLost(this.policy, this.clientKey, step, this.lease.isHeld(System.nanoTime()), this.observer);
+			this.lease.reportLost(step, this.lease.isHeld(System.nanoTime()));
 		}
 	}
 
 	private void logCompleteFailure(Throwable ex) {
-		logger.error("Could not confirm that the result of " + this.policy.name() + " for key '" + this.clientKey
-				+ "' was stored" + unreachableFor(ex)
+		logger.error("Could not confirm that the result of " + this.call.policy.name() + " for key '"
+				+ this.call.clientKey + "' was stored" + unreachableFor(ex)
 				+ ": if it was not, retries are refused as in progress until the lease expires "
 				+ "and may then run the method again", ex);
 	}
 
 	private void logReleaseFailure(Throwable ex) {
-		logger.error("Could not release key '" + this.clientKey + "' of " + this.policy.name()
+		logger.error("Could not release key '" + this.call.clientKey + "' of " + this.call.policy.name()
 				+ " after the method failed or answered a status that releases it" + unreachableFor(ex)
 				+ "; retries are refused until its lease expires", ex);
 	}

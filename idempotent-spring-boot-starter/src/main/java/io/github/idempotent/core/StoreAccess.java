@@ -1,6 +1,5 @@
 package io.github.idempotent.core;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -8,16 +7,14 @@ import java.util.function.Supplier;
 
 import io.github.idempotent.store.AsyncIdempotencyStore;
 import io.github.idempotent.store.ClaimResult;
-import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.IdempotencyStore;
-import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The store as the protocol uses it: its blocking primitives as they are, and each of
- * them as a future for asynchronous callers, through the store's own non-blocking calls
- * when it has them ({@link AsyncIdempotencyStore}), else on the blocking-store threads,
- * never on the thread that completes a caller's future.
+ * The store as the protocol uses it: a blocking call's steps on the calling thread, an
+ * asynchronous call's through the store's own non-blocking calls when it has them
+ * ({@link AsyncIdempotencyStore}), else on the blocking-store threads, never on the
+ * thread that completes a caller's future.
  */
 final class StoreAccess {
 
@@ -34,38 +31,37 @@ final class StoreAccess {
 		return this.store;
 	}
 
-	ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		return this.store.claim(key, fingerprint, lease);
+	ClaimResult claim(ProtocolCall call) {
+		return this.store.claim(call.key, call.fingerprint, call.policy.lease());
 	}
 
-	boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		return this.store.complete(key, token, fingerprint, result, ttl);
+	CompletableFuture<ClaimResult> claimAsync(ProtocolCall call) {
+		return async(false, (async) -> async.claimAsync(call.key, call.fingerprint, call.policy.lease()),
+				() -> claim(call));
 	}
 
-	boolean release(RecordKey key, String token) {
-		return this.store.release(key, token);
+	/** The owner's completion, sent on the calling thread if {@code call} is blocking. */
+	CompletableFuture<Boolean> complete(ProtocolCall call, String token, StoredResult result) {
+		return async(call.blocking,
+				(async) -> async.completeAsync(call.key, token, call.fingerprint, result, call.policy.ttl()),
+				() -> this.store.complete(call.key, token, call.fingerprint, result, call.policy.ttl()));
 	}
 
-	CompletableFuture<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		return async((async) -> async.claimAsync(key, fingerprint, lease), () -> claim(key, fingerprint, lease));
+	/** The owner's release, sent on the calling thread if {@code call} is blocking. */
+	CompletableFuture<Boolean> release(ProtocolCall call, String token) {
+		return async(call.blocking, (async) -> async.releaseAsync(call.key, token),
+				() -> this.store.release(call.key, token));
 	}
 
-	CompletableFuture<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
-			Duration ttl) {
-		return async((async) -> async.completeAsync(key, token, fingerprint, result, ttl),
-				() -> complete(key, token, fingerprint, result, ttl));
-	}
-
-	CompletableFuture<Boolean> releaseAsync(RecordKey key, String token) {
-		return async((async) -> async.releaseAsync(key, token), () -> release(key, token));
-	}
-
-	private <T> CompletableFuture<T> async(Function<AsyncIdempotencyStore, CompletionStage<T>> nonBlocking,
-			Supplier<T> blocking) {
+	private <T> CompletableFuture<T> async(boolean blocking,
+			Function<AsyncIdempotencyStore, CompletionStage<T>> nonBlocking, Supplier<T> step) {
+		if (blocking) {
+			return Futures.call(() -> CompletableFuture.completedFuture(step.get()));
+		}
 		if (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) {
 			return Futures.call(() -> nonBlocking.apply(async));
 		}
-		return Futures.call(() -> CompletableFuture.supplyAsync(blocking, this.threads.blockingStoreExecutor()));
+		return Futures.call(() -> CompletableFuture.supplyAsync(step, this.threads.blockingStoreExecutor()));
 	}
 
 }
