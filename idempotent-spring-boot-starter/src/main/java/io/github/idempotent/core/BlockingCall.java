@@ -71,7 +71,7 @@ final class BlockingCall {
 			run.owner().release(ex);
 			throw ex;
 		}
-		protocol.returned(call, run.owner(), result);
+		run.owner().complete(result);
 		return result;
 	}
 

@@ -183,7 +183,7 @@ final class CompletionStageCall {
 		stage.whenComplete((value, failure) -> {
 			if (failure == null && this.call.capture != null) {
 				// Stored once the response is written: till then retries wait or get 409.
-				this.protocol.recordLater(this.call.capture, owner);
+				owner.recordLater(this.call.capture);
 				this.result.complete(value);
 			}
 			else if (failure == null) {

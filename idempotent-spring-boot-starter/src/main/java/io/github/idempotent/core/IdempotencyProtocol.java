@@ -22,9 +22,6 @@ final class IdempotencyProtocol {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
-	// The status of a response that was never recorded: none releases the key.
-	private static final int NO_STATUS = 0;
-
 	private final StoreOutageLog outageLog = new StoreOutageLog(logger, Duration.ofSeconds(10),
 			"Idempotency store unavailable", "None of them ran (idempotent.failure-mode=closed): HTTP callers get "
 					+ "503, listeners get their message again until the store is back");
@@ -63,7 +60,7 @@ final class IdempotencyProtocol {
 	ClaimDecision decide(ProtocolCall call, ClaimResult claim) throws Throwable {
 		call.observer.step(call.policy, call.clientKey, IdempotencyObserver.Step.CLAIMED);
 		if (claim instanceof ClaimResult.Acquired acquired) {
-			return new ClaimDecision.Run(own(call, acquired.token()), acquired);
+			return new ClaimDecision.Run(new OwnerHandle(this, this.leases.watch(call, acquired.token())), acquired);
 		}
 		if (claim instanceof ClaimResult.Completed completed) {
 			return answerDuplicate(call, completed);
@@ -92,14 +89,9 @@ final class IdempotencyProtocol {
 	 * refuses in every failure mode: filling it must not turn the protection off.
 	 */
 	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
-		if (StoreFailureClassifier.isFull(failure)) {
-			return full(call, failure);
-		}
-		if (!StoreFailureClassifier.isUnavailable(failure)) {
-			return failure;
-		}
-		if (this.failureMode == FailureMode.CLOSED) {
-			return unavailable(call, failure);
+		if (this.failureMode == FailureMode.CLOSED || !StoreFailureClassifier.isUnavailable(failure)
+				|| StoreFailureClassifier.isFull(failure)) {
+			return refusal(call, failure);
 		}
 		logger.warn("Idempotency store unavailable, running " + call.policy.name() + " for key '" + call.clientKey
 				+ "' unprotected (idempotent.failure-mode=open): " + failure);
@@ -108,10 +100,8 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * The failure to give the caller of a failed claim: only a store that cannot be
-	 * reached is "unavailable" (503, or the message again later); any other failure goes
-	 * to the caller as it is. A claim made again while waiting for a duplicate never runs
-	 * unprotected: the duplicate may be running.
+	 * The failure to give the caller of a failed claim made again while waiting for a
+	 * duplicate, which never runs unprotected: the duplicate may be running.
 	 */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
 		if (this.threads.isStopping()) {
@@ -121,15 +111,24 @@ final class IdempotencyProtocol {
 			stopping.addSuppressed(failure);
 			return stopping;
 		}
-		if (StoreFailureClassifier.isFull(failure)) {
-			return full(call, failure);
-		}
-		return StoreFailureClassifier.isUnavailable(failure) ? unavailable(call, failure) : failure;
+		return refusal(call, failure);
 	}
 
-	private IdempotencyStoreFullException full(ProtocolCall call, Throwable failure) {
-		this.fullLog.refused(call.policy, call.clientKey, failure);
-		return reject(call, new IdempotencyStoreFullException(call.policy.name(), call.policy.retryAfter(), failure));
+	/**
+	 * Only a store that cannot be reached is "unavailable" (503, or the message again
+	 * later); any other failure goes to the caller as it is.
+	 */
+	private Throwable refusal(ProtocolCall call, Throwable failure) {
+		if (StoreFailureClassifier.isFull(failure)) {
+			this.fullLog.refused(call.policy, call.clientKey, failure);
+			return reject(call,
+					new IdempotencyStoreFullException(call.policy.name(), call.policy.retryAfter(), failure));
+		}
+		if (!StoreFailureClassifier.isUnavailable(failure)) {
+			return failure;
+		}
+		this.outageLog.refused(call.policy, call.clientKey, asRuntime(failure));
+		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);
 	}
 
 	/**
@@ -139,11 +138,6 @@ final class IdempotencyProtocol {
 	IdempotencyStoreUnavailableException shuttingDown(ProtocolCall call) {
 		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(),
 				new IllegalStateException("the application is shutting down"));
-	}
-
-	private IdempotencyStoreUnavailableException unavailable(ProtocolCall call, Throwable failure) {
-		this.outageLog.refused(call.policy, call.clientKey, asRuntime(failure));
-		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);
 	}
 
 	private static RuntimeException asRuntime(Throwable failure) {
@@ -168,36 +162,6 @@ final class IdempotencyProtocol {
 		}
 		return IdempotencyContext.bind(IdempotencyContext.owner(call.policy.name(), call.clientKey, acquired.attempt(),
 				acquired.previousAttemptStartedAt()));
-	}
-
-	/**
-	 * Ends the owner's hold once the method has returned {@code value} on the calling
-	 * thread: stores it now, or hands the hold to the caller that records the response.
-	 */
-	void returned(ProtocolCall call, OwnerHandle owner, @Nullable Object value) {
-		if (call.capture != null) {
-			recordLater(call.capture, owner);
-		}
-		else {
-			owner.complete(value);
-		}
-	}
-
-	/**
-	 * Hands the owner's hold to the caller, which ends it once the response is written. A
-	 * request that is over by then (an async request that timed out while the method ran)
-	 * can record nothing: the method ran, so the key is kept, whatever status its caller
-	 * was sent.
-	 */
-	void recordLater(IdempotencyExecutor.ResponseCapture capture, OwnerHandle owner) {
-		owner.returned();
-		if (!capture.offer(owner)) {
-			owner.end(NO_STATUS, null, "the request ended before its response was written", null);
-		}
-	}
-
-	private OwnerHandle own(ProtocolCall call, String token) {
-		return new OwnerHandle(this, this.leases.watch(call, token));
 	}
 
 	/**

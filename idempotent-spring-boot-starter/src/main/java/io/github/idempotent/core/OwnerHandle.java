@@ -1,6 +1,5 @@
 package io.github.idempotent.core;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -24,6 +23,9 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyExecutor.class);
 
+	// The status of a response that was never recorded: none releases the key.
+	private static final int NO_STATUS = 0;
+
 	private final IdempotencyProtocol protocol;
 
 	private final LeaseWatchdog.Lease lease;
@@ -42,15 +44,34 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	/**
-	 * Stores {@code result} for replay. Never throws: a store failure is logged, since
-	 * the method has run and its result belongs to the caller.
+	 * Ends the hold once the method has returned {@code result} on the calling thread:
+	 * stores it for replay, or hands the hold to the caller that records the response.
+	 * Never throws: a store failure is logged, since the method has run and its result
+	 * belongs to the caller.
 	 */
 	void complete(@Nullable Object result) {
-		await(completeAsync(result));
+		if (this.call.capture != null) {
+			recordLater(this.call.capture);
+		}
+		else {
+			await(completeAsync(result));
+		}
 	}
 
-	/** Also for an outcome the web layer records later, as its response is written. */
-	void returned() {
+	/**
+	 * Hands the hold to the caller, which ends it once the response is written. A request
+	 * that is over by then (an async request that timed out while the method ran) can
+	 * record nothing: the method ran, so the key is kept, whatever status its caller was
+	 * sent.
+	 */
+	void recordLater(IdempotencyExecutor.ResponseCapture capture) {
+		returned();
+		if (!capture.offer(this)) {
+			end(NO_STATUS, null, "the request ended before its response was written", null);
+		}
+	}
+
+	private void returned() {
 		if (!this.announced) {
 			this.announced = true;
 			this.call.observer.executed(this.call.policy, this.call.clientKey);
@@ -63,29 +84,25 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		if (failed != null) {
 			return releaseAsync(failed);
 		}
+		if (!this.call.policy.releaseOnStatus().contains(status)) {
+			return completeWith(() -> {
+				if (response != null) {
+					return StoredOutcome.recorded(this.call.policy, this.call.clientKey, response,
+							this.protocol.maxResultSize(), this.protocol.resultCompression());
+				}
+				logger.error("The result of " + this.call.policy.name() + " for key '" + this.call.clientKey
+						+ "' is not stored: " + unrecordable + ". Retries of the key are told that it completed "
+						+ "and that its result is unavailable; the method is not run again for it");
+				return StoredOutcome.notStored("response not recordable");
+			});
+		}
 		returned();
-		boolean released = this.call.policy.releaseOnStatus().contains(status);
-		if (released && logger.isDebugEnabled()) {
-			logger.debug("Key '" + this.call.clientKey + "' of " + this.call.policy.name()
-					+ " is released: its response's " + "status " + status + " is not final (releaseOnStatus "
+		if (logger.isDebugEnabled()) {
+			logger.debug("Key '" + this.call.clientKey + "' of " + this.call.policy.name() + " is released: its "
+					+ "response's status " + status + " is not final (releaseOnStatus "
 					+ this.call.policy.releaseOnStatus() + "), so a retry runs the method again");
 		}
-		return settle(afterRenewal(() -> {
-			if (isFencedOut()) {
-				return released ? releaseFencedOut() : keepKeyFencedOut(null);
-			}
-			if (released) {
-				return delete(null);
-			}
-			if (response != null) {
-				return store(StoredOutcome.recorded(this.call.policy, this.call.clientKey, response,
-						this.protocol.maxResultSize(), this.protocol.resultCompression()));
-			}
-			logger.error("The result of " + this.call.policy.name() + " for key '" + this.call.clientKey
-					+ "' is not stored: " + unrecordable + ". Retries of the key are told that it completed "
-					+ "and that its result is unavailable; the method is not run again for it");
-			return store(StoredOutcome.notStored("response not recordable"));
-		}));
+		return settle(afterRenewal(() -> isFencedOut() ? releaseFencedOut() : delete(null)));
 	}
 
 	/**
@@ -117,14 +134,14 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	CompletableFuture<Void> completeAsync(@Nullable Object result) {
+		return completeWith(() -> StoredOutcome.value(this.call.policy, this.call.clientKey, result,
+				this.protocol.maxResultSize(), this.protocol.resultCompression()));
+	}
+
+	/** Stores the outcome the call returned, unless it is fenced out by then. */
+	private CompletableFuture<Void> completeWith(Supplier<StoredResult> outcome) {
 		returned();
-		return settle(afterRenewal(() -> {
-			if (isFencedOut()) {
-				return keepKeyFencedOut(null);
-			}
-			return store(StoredOutcome.value(this.call.policy, this.call.clientKey, result,
-					this.protocol.maxResultSize(), this.protocol.resultCompression()));
-		}));
+		return settle(afterRenewal(() -> isFencedOut() ? keepKeyFencedOut(null) : store(outcome.get())));
 	}
 
 	CompletableFuture<Void> releaseAsync(Throwable failure) {
@@ -146,7 +163,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	private CompletableFuture<Void> delete(@Nullable Throwable failure) {
 		this.call.observer.step(this.call.policy, this.call.clientKey, IdempotencyObserver.Step.RELEASING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		delete(failure, new StepConfirmation(this.lease, confirmWithin()), done);
+		delete(failure, new StepConfirmation(this.lease), done);
 		return done;
 	}
 
@@ -180,7 +197,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	private CompletableFuture<Void> store(StoredResult result) {
 		this.call.observer.step(this.call.policy, this.call.clientKey, IdempotencyObserver.Step.COMPLETING);
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		store(result, new StepConfirmation(this.lease, confirmWithin()), done);
+		store(result, new StepConfirmation(this.lease), done);
 		return done;
 	}
 
@@ -209,7 +226,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			this.protocol.leases().rewatch(this.lease);
 			later(delay, () -> afterRenewal(() -> {
 				if (isFencedOut()) {
-					// Fenced out between attempts: the result is never written.
 					keepKeyFencedOut(ex).whenComplete((kept, never) -> done.complete(null));
 				}
 				else {
@@ -252,7 +268,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
-		// In a few words: the record that says so must be small.
 		String reason = (failure == null) ? "past max-duration"
 				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 		return sendCompletion(StoredOutcome.notStored(reason)).handle((kept, ex) -> {
@@ -363,15 +378,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		done.complete(null);
 	}
 
-	/**
-	 * How long a step with an unknown outcome is sent again. Repeating it is safe, as it
-	 * is fenced by the owner token; past one lease the placeholder may have been taken
-	 * over (see {@link StepConfirmation}, docs/guide.md "Guarantees and their limits").
-	 */
-	private Duration confirmWithin() {
-		return this.call.policy.lease();
-	}
-
 	private void logRetry(String step, Throwable ex) {
 		logger.warn("Could not confirm the " + step + " of key '" + this.call.clientKey + "' of "
 				+ this.call.policy.name()
@@ -399,8 +405,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private String unreachableFor(Throwable ex) {
-		return StoreFailureClassifier.isUnavailable(ex) ? " (the store stayed unreachable for " + confirmWithin() + ")"
-				: "";
+		return StoreFailureClassifier.isUnavailable(ex)
+				? " (the store stayed unreachable for " + this.call.policy.lease() + ")" : "";
 	}
 
 }

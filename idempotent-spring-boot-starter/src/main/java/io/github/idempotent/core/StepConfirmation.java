@@ -1,12 +1,13 @@
 package io.github.idempotent.core;
 
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The retries of one {@link OwnerHandle} step: only of a failure to reach the store (any
  * other would fail again), backing off from {@value #FIRST_RETRY_MILLIS} ms to
- * {@value #MAX_RETRY_MILLIS} ms, until a bound has passed.
+ * {@value #MAX_RETRY_MILLIS} ms, for one lease. Repeating a step is safe, as it is fenced
+ * by the owner token; past one lease the placeholder may have been taken over
+ * (docs/guide.md "Guarantees and their limits").
  */
 final class StepConfirmation {
 
@@ -16,23 +17,18 @@ final class StepConfirmation {
 
 	private final LeaseWatchdog.Lease lease;
 
-	private final Duration bound;
-
 	/**
 	 * From the first failure, not the first attempt: a client's timeout (Lettuce's is a
 	 * minute) would otherwise use up the bound before any retry is sent.
 	 */
 	private long deadline;
 
-	private boolean failed;
-
 	private long nextDelay = FIRST_RETRY_MILLIS;
 
 	private boolean repeated;
 
-	StepConfirmation(LeaseWatchdog.Lease lease, Duration bound) {
+	StepConfirmation(LeaseWatchdog.Lease lease) {
 		this.lease = lease;
-		this.bound = bound;
 	}
 
 	/**
@@ -48,11 +44,10 @@ final class StepConfirmation {
 		if (!StoreFailureClassifier.isUnavailable(failure)) {
 			return -1;
 		}
-		this.repeated = true;
 		long now = System.nanoTime();
-		if (!this.failed) {
-			this.failed = true;
-			this.deadline = now + this.bound.toNanos();
+		if (!this.repeated) {
+			this.repeated = true;
+			this.deadline = now + this.lease.call.policy.lease().toNanos();
 		}
 		long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
 		// A Redis full under noeviction refuses the completion but still extends the
