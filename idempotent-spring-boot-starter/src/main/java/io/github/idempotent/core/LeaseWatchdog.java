@@ -180,17 +180,14 @@ final class LeaseWatchdog {
 	private long check(Lease lease, long now) {
 		Attempt attempt = null;
 		boolean timedOut = false;
-		long due;
+		long due = IDLE;
 		synchronized (lease) {
 			if (lease.ended || lease.lost || lease.overdue) {
 				return IDLE;
 			}
 			// Checked before any renewal is sent: none starts past maxDuration.
 			lease.overdue = now - lease.deadline >= 0;
-			if (lease.overdue) {
-				due = IDLE;
-			}
-			else {
+			if (!lease.overdue) {
 				Attempt awaited = lease.awaited;
 				if (awaited != null) {
 					if (now - awaited.deadline < 0) {
@@ -206,10 +203,7 @@ final class LeaseWatchdog {
 				if (now - lease.renewAt < 0) {
 					due = lease.renewAt;
 				}
-				else if (lease.inFlight >= MAX_ATTEMPTS) {
-					due = IDLE;
-				}
-				else {
+				else if (lease.inFlight < MAX_ATTEMPTS) {
 					attempt = new Attempt(lease, now, now + lease.period);
 					lease.awaited = attempt;
 					lease.inFlight++;

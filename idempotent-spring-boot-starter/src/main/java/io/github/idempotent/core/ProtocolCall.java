@@ -8,10 +8,8 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * One guarded call as the protocol sees it, whatever its method returns: its operation,
- * its key as the caller sent it and as the store keeps it, its payload's fingerprint, who
- * observes it, what records its outcome, and how long it still waits for a duplicate in
- * progress.
+ * One guarded call as the protocol sees it, whatever its method returns, and how long it
+ * still waits for a duplicate in progress.
  */
 final class ProtocolCall {
 
