@@ -13,10 +13,10 @@ import io.github.idempotent.store.StoredResult;
 /**
  * The idempotency protocol, once for every kind of call: what the answer to a claim means
  * (run as owner, answer a completed duplicate, wait for one in progress, refuse), what a
- * store that cannot be reached means, and how the owner's hold starts and ends. It knows
- * no return type: {@link BlockingCall} and {@link CompletionStageCall} carry its
- * decisions out on the calling thread or on completion signals, and reactive callers
- * reach it through the latter.
+ * store that cannot be reached means, and how the owner's hold starts. It knows no return
+ * type: {@link BlockingCall} and {@link CompletionStageCall} carry its decisions out on
+ * the calling thread or on completion signals, and reactive callers reach it through the
+ * latter.
  */
 final class IdempotencyProtocol {
 

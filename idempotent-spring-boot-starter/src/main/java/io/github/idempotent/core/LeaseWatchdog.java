@@ -193,7 +193,6 @@ final class LeaseWatchdog {
 					if (now - awaited.deadline < 0) {
 						return awaited.deadline;
 					}
-					// Counts as failed and is retried at once.
 					awaited.abandoned = true;
 					lease.awaited = null;
 					lease.failures++;
