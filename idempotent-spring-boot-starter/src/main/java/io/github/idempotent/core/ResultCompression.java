@@ -99,7 +99,9 @@ final class ResultCompression {
 		}
 		finally {
 			deflater.reset();
-			giveBack(deflaters, deflater, deflater::end);
+			if (!deflaters.offer(deflater)) {
+				deflater.end();
+			}
 		}
 		return Arrays.copyOf(out, position);
 	}
@@ -153,14 +155,9 @@ final class ResultCompression {
 		}
 		finally {
 			inflater.reset();
-			giveBack(inflaters, inflater, inflater::end);
-		}
-	}
-
-	/** Keeps a reset (de)compressor for the next call, or ends it if the pool is full. */
-	private static <T> void giveBack(BlockingQueue<T> pool, T coder, Runnable end) {
-		if (!pool.offer(coder)) {
-			end.run();
+			if (!inflaters.offer(inflater)) {
+				inflater.end();
+			}
 		}
 	}
 
