@@ -24,7 +24,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConverters;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.store.redis.RedisIdempotencyStore.ScanStep;
-import io.github.idempotent.store.redis.RedisScriptRunner.AsyncRedisCommands;
+import io.github.idempotent.store.redis.RedisScripts.AsyncRedisCommands;
 import io.github.idempotent.store.redis.RedisScripts.Script;
 
 /**
@@ -97,7 +97,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 		int colon = position.lastIndexOf(':');
 		Assert.isTrue(colon > 0, "Not a cursor of this store: " + position);
 		String node = position.substring(0, colon);
-		KeyScanCursor<byte[]> scanned = RedisScriptRunner.join(cluster.getConnection(node)
+		KeyScanCursor<byte[]> scanned = RedisScripts.join(cluster.getConnection(node)
 			.scan(ScanCursor.of(position.substring(colon + 1)), new ScanArgs().match(pattern).limit(limit))
 			.toCompletableFuture());
 		if (!scanned.isFinished()) {

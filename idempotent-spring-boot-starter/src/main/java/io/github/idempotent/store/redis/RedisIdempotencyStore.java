@@ -36,7 +36,7 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
-import io.github.idempotent.store.redis.RedisScriptRunner.AsyncRedisCommands;
+import io.github.idempotent.store.redis.RedisScripts.AsyncRedisCommands;
 
 /**
  * {@link IdempotencyStore} on Redis: one string per key ({@link RecordLayout}), claimed
@@ -65,7 +65,7 @@ public class RedisIdempotencyStore
 
 	private final RedisConnectionFactory connectionFactory;
 
-	private final RedisScriptRunner scripts;
+	private final RedisScripts scripts;
 
 	private final RedisMemoryMargin memoryMargin;
 
@@ -76,7 +76,7 @@ public class RedisIdempotencyStore
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
 		this.connectionFactory = connectionFactory;
-		this.scripts = new RedisScriptRunner(connectionFactory);
+		this.scripts = new RedisScripts(connectionFactory);
 		this.memoryMargin = new RedisMemoryMargin(connectionFactory);
 		if (!this.scripts.supportsAsync()) {
 			logger.info("The idempotency store runs on " + connectionFactory.getClass().getSimpleName()
@@ -167,7 +167,7 @@ public class RedisIdempotencyStore
 	 */
 	@Override
 	public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
-		return RedisScriptRunner.join(claim(key, fingerprint, lease, this.scripts::blocking));
+		return RedisScripts.join(claim(key, fingerprint, lease, this.scripts::blocking));
 	}
 
 	@Override
@@ -180,7 +180,7 @@ public class RedisIdempotencyStore
 	 * failover), a completed record is still replayed and a record in progress reported.
 	 */
 	private CompletableFuture<ClaimResult> claim(RecordKey key, Fingerprint fingerprint, Duration lease,
-			RedisScriptRunner.Commands commands) {
+			RedisScripts.Commands commands) {
 		String token = newToken();
 		String full = this.memoryMargin.full();
 		CompletableFuture<ClaimResult> claimed = (full != null)
@@ -327,7 +327,7 @@ public class RedisIdempotencyStore
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		return RedisScriptRunner.join(complete(key, token, fingerprint, result, ttl, this.scripts::blocking));
+		return RedisScripts.join(complete(key, token, fingerprint, result, ttl, this.scripts::blocking));
 	}
 
 	@Override
@@ -342,7 +342,7 @@ public class RedisIdempotencyStore
 	 * keeps its key.
 	 */
 	private CompletableFuture<Boolean> complete(RecordKey key, String token, Fingerprint fingerprint,
-			StoredResult result, Duration ttl, RedisScriptRunner.Commands commands) {
+			StoredResult result, Duration ttl, RedisScripts.Commands commands) {
 		byte[] owner = RecordLayout.token(token);
 		byte[] record = RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes());
 		return fenced(commands, RedisScripts.COMPLETE, true, key, owner, record, millis(ttl))
@@ -361,7 +361,7 @@ public class RedisIdempotencyStore
 
 	@Override
 	public boolean release(RecordKey key, String token) {
-		return RedisScriptRunner
+		return RedisScripts
 			.join(fenced(this.scripts::blocking, RedisScripts.RELEASE, false, key, RecordLayout.token(token)));
 	}
 
@@ -371,7 +371,7 @@ public class RedisIdempotencyStore
 	}
 
 	/** A script fenced by the owner's token; {@code awaited}: WAIT after it wrote. */
-	private CompletableFuture<Boolean> fenced(RedisScriptRunner.Commands commands, RedisScripts.Script script,
+	private CompletableFuture<Boolean> fenced(RedisScripts.Commands commands, RedisScripts.Script script,
 			boolean awaited, RecordKey key, byte[]... args) {
 		return commands.run((redis) -> redis.<Long>eval(script, ReturnType.INTEGER, keys(key), args)
 			.thenApply((reply) -> reply != null && reply > 0), awaited ? Boolean.TRUE::equals : null);
@@ -381,8 +381,8 @@ public class RedisIdempotencyStore
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
 		// Written anew (attempt 1) only if the record has vanished.
-		return RedisScriptRunner.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner,
-				expiry(lease), RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
+		return RedisScripts.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner, expiry(lease),
+				RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
 	}
 
 	@Override
@@ -393,7 +393,7 @@ public class RedisIdempotencyStore
 	}
 
 	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
-		return record(key, RedisScriptRunner.eval(connection, RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), now);
+		return record(key, RedisScripts.eval(connection, RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), now);
 	}
 
 	/** {@code null} for none, or a tombstone. */
@@ -456,7 +456,7 @@ public class RedisIdempotencyStore
 			throw new UnsupportedOperationException(
 					"Finding the records in progress on Redis Cluster needs a LettuceConnectionFactory");
 		}
-		List<Object> reply = RedisScriptRunner.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
+		List<Object> reply = RedisScripts.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
 				utf8((cursor != null) ? cursor : "0"), pattern, utf8(Integer.toString(limit)));
 		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
 		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
@@ -486,7 +486,7 @@ public class RedisIdempotencyStore
 	}
 
 	private Deletion deleteIf(RecordKey key, byte state) {
-		Long reply = RedisScriptRunner.join(this.scripts.blocking((redis) -> redis.<Long>eval(RedisScripts.DELETE_IF,
+		Long reply = RedisScripts.join(this.scripts.blocking((redis) -> redis.<Long>eval(RedisScripts.DELETE_IF,
 				ReturnType.INTEGER, keys(key), new byte[] { state }, REMEMBERED_MILLIS), null));
 		return (reply == null || reply == 0) ? Deletion.NONE
 				: (reply == 1) ? Deletion.DELETED : (reply == 2) ? Deletion.HELD : Deletion.COMPLETED;
