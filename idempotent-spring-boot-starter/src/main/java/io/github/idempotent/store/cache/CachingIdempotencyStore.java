@@ -56,10 +56,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 
 	private final Duration ttl;
 
-	/**
-	 * Bounded by bytes, not by count: results range from a few bytes to
-	 * {@code max-result-size}. Each entry expires its own time after it was written.
-	 */
+	/** Bounded by bytes: results range from a few bytes to {@code max-result-size}. */
 	private final Cache<String, Entry> completed;
 
 	private final @Nullable RecordTracking tracking;
@@ -182,15 +179,8 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (!tracking.isCurrent() || !this.filling.add(cacheKey)) {
 			return;
 		}
-		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
-		try {
-			read = tracking.read(key);
-		}
-		catch (RuntimeException ex) {
-			this.filling.remove(cacheKey);
-			return;
-		}
-		read.whenComplete((record, ex) -> {
+		// A read that throws ends as a failed stage too.
+		CompletableFuture.completedFuture(key).thenCompose(tracking::read).whenComplete((record, ex) -> {
 			try {
 				if (record != null && this.invalidations.get() == before) {
 					Entry entry = put(cacheKey, record.fingerprint(), record.result(), record.timeToLive());

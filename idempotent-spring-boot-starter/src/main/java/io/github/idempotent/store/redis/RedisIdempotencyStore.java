@@ -54,12 +54,11 @@ public class RedisIdempotencyStore
 	/** How long claims take the script after the server refused the native claim. */
 	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
 
-	/** {@link RecordLayout#REMEMBERED} as the scripts take it. */
 	private static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(RecordLayout.REMEMBERED.toMillis()));
 
 	/**
-	 * Bytes of a completed record written even when Redis's memory is full: it takes no
-	 * more memory (a 64-byte allocation) than the placeholder it replaces.
+	 * Bytes of a completed record written even when Redis's memory is full, so that the
+	 * call keeps its key: no more memory (a 64-byte allocation) than its placeholder.
 	 */
 	static final int SMALL_RECORD = 60;
 
@@ -227,10 +226,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Releases a claim whose answer never came: a stalled claim could still reach Redis
-	 * after the owner's lease ran out, take the key over and fence out the owner's
-	 * completion. The release, fenced by the claim's own token and sent after it on the
-	 * same connection, deletes it only if it won. Nothing waits for it.
+	 * A claim whose answer never came could still reach Redis after its lease ran out and
+	 * fence out the owner's completion: a release fenced by its token deletes it if it
+	 * won.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		(this.scripts.supportsAsync() ? releaseAsync(key, token)
@@ -336,11 +334,6 @@ public class RedisIdempotencyStore
 		return complete(key, token, fingerprint, result, ttl, this.scripts::async);
 	}
 
-	/**
-	 * When Redis's memory is full, a completed record of at most {@value #SMALL_RECORD}
-	 * bytes is written all the same by the {@code allow-oom} script, so that the call
-	 * keeps its key.
-	 */
 	private CompletableFuture<Boolean> complete(RecordKey key, String token, Fingerprint fingerprint,
 			StoredResult result, Duration ttl, RedisScripts.Commands commands) {
 		byte[] owner = RecordLayout.token(token);
@@ -392,12 +385,9 @@ public class RedisIdempotencyStore
 		}
 	}
 
-	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
-		return record(key, RedisScripts.eval(connection, RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), now);
-	}
-
 	/** {@code null} for none, or a tombstone. */
-	private static @Nullable IdempotencyRecord record(RecordKey key, List<?> reply, Instant now) {
+	private static @Nullable IdempotencyRecord inspect(RedisConnection connection, RecordKey key, Instant now) {
+		List<Object> reply = RedisScripts.eval(connection, RedisScripts.INSPECT, ReturnType.MULTI, keys(key));
 		ClaimResult found = inspected(reply);
 		if (found == null) {
 			return null;

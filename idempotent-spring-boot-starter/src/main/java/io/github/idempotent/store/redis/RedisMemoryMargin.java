@@ -14,12 +14,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Whether the store's Redis is too full for new claims: under {@code noeviction} Redis
- * refuses writes only above {@code maxmemory}, so near that line it takes a claim's small
- * placeholder and refuses the larger result that follows. Claims are refused first, above
- * a share of {@code maxmemory}. Read from {@code INFO} at most once a second, off the
- * claim's thread: on a thread of its own, which ends when idle or closed (never the JVM's
- * common pool, which may not block, nor a new thread each second).
+ * Whether the store's Redis is too full for new claims: near {@code maxmemory} under
+ * {@code noeviction} Redis would take a claim's placeholder and refuse the larger result
+ * that follows. Read from {@code INFO} at most once a second on a thread of its own,
+ * which ends when idle or closed (the JVM's common pool may not block).
  */
 final class RedisMemoryMargin {
 

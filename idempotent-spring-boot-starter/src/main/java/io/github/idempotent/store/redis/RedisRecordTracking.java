@@ -50,9 +50,7 @@ import io.github.idempotent.store.StoredResult;
  * answered proves every change before {@code t} reported, so {@link #isCurrent()} holds
  * only while the latest answered PING is younger than {@code maxStaleness}. A broken
  * connection ends the session at once and is replaced, never left to Lettuce's reconnect
- * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+;
- * on Redis Cluster {@link #toString()} says why not. See docs/stores.md. Made by
- * {@link RedisIdempotencyStore#recordTracking(Duration)}.
+ * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+.
  */
 final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
@@ -80,11 +78,6 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private volatile boolean stopped;
 
-	/**
-	 * @param connectionFactory the store's connection factory
-	 * @param maxStaleness longest time a change on the server may go unreported while
-	 * {@link #isCurrent()} is true; heartbeats are sent five times as often
-	 */
 	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
 		this(connectionFactory, maxStaleness,
 				Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)));
@@ -177,8 +170,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		if (current == null || current.lost) {
 			return CompletableFuture.completedFuture(null);
 		}
-		// Lettuce fails a command on a closed connection through its future, and
-		// CachingIdempotencyStore catches what read throws.
+		// A closed connection fails the future: the cache catches what read throws.
 		byte[] redisKey = RedisIdempotencyStore.keyOf(key);
 		RedisAsyncCommands<byte[], byte[]> commands = current.connection.async();
 		// PTTL: the cache drops the record when Redis would.
