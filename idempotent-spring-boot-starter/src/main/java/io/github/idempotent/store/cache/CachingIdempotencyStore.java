@@ -131,11 +131,7 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	private @Nullable ClaimResult cached(RecordKey key) {
-		RecordTracking tracking = this.tracking;
-		if (tracking != null && !tracking.isCurrent()) {
-			return null;
-		}
-		Entry cached = this.completed.getIfPresent(cacheKey(key));
+		Entry cached = isServing() ? this.completed.getIfPresent(cacheKey(key)) : null;
 		return (cached != null) ? new ClaimResult.Completed(cached.fingerprint(), cached.result()) : null;
 	}
 

@@ -186,7 +186,7 @@ final class RecordLayout {
 
 	/** The lease left of a placeholder whose key has {@code pttlMillis} left. */
 	static long leaseMillis(long pttlMillis) {
-		return (pttlMillis < 0) ? 0 : Math.max(0, pttlMillis - REMEMBERED.toMillis());
+		return Math.max(0, pttlMillis - REMEMBERED.toMillis());
 	}
 
 	static int attempt(byte[] record) {

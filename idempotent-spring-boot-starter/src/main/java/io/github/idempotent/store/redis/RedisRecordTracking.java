@@ -74,8 +74,6 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private volatile @Nullable String unavailableReason;
 
-	private final int phase;
-
 	private volatile boolean stopped;
 
 	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
@@ -90,7 +88,6 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
 		this.reconnectAfterNanos = reconnectAfter.toNanos();
 		this.connectionFactory = connectionFactory;
-		this.phase = RedisClients.phaseBefore(connectionFactory);
 		if (redisClient(connectionFactory) == null) {
 			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
 					? "Redis Cluster is not supported (keys live on many nodes and move between them)"
@@ -357,7 +354,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	@Override
 	public int getPhase() {
-		return this.phase;
+		return RedisClients.phaseBefore(this.connectionFactory);
 	}
 
 	@Override
