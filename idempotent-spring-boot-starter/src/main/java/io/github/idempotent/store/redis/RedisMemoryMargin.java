@@ -3,7 +3,6 @@ package io.github.idempotent.store.redis;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,35 +50,28 @@ final class RedisMemoryMargin {
 		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS
 				&& this.reading.compareAndSet(false, true)) {
 			this.readAt = System.nanoTime();
-			try {
-				CompletableFuture.supplyAsync(() -> RedisMemoryPolicy.read(this.connectionFactory), reader())
-					.whenComplete((policies, ex) -> {
-						if (ex == null) {
-							this.full = fullness(policies);
-						}
-						this.reading.set(false);
-					});
-			}
-			catch (RejectedExecutionException ex) {
-				// Closed meanwhile: a claim a second later reads again.
-				this.reading.set(false);
-			}
+			read();
 		}
 		return this.full;
 	}
 
-	private synchronized ThreadPoolExecutor reader() {
+	/** Under the lock of {@link #close}: never on a reader that is shut down. */
+	private synchronized void read() {
 		if (this.reader == null) {
-			ThreadPoolExecutor reader = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-					(task) -> {
-						Thread thread = new Thread(task, "idempotent-redis-memory");
-						thread.setDaemon(true);
-						return thread;
-					});
-			reader.allowCoreThreadTimeOut(true);
-			this.reader = reader;
+			this.reader = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
+				Thread thread = new Thread(task, "idempotent-redis-memory");
+				thread.setDaemon(true);
+				return thread;
+			});
+			this.reader.allowCoreThreadTimeOut(true);
 		}
-		return this.reader;
+		CompletableFuture.supplyAsync(() -> RedisMemoryPolicy.read(this.connectionFactory), this.reader)
+			.whenComplete((policies, ex) -> {
+				if (ex == null) {
+					this.full = fullness(policies);
+				}
+				this.reading.set(false);
+			});
 	}
 
 	/** Stops the reading thread; a later claim starts another. */
