@@ -2,14 +2,11 @@ package io.github.idempotent.autoconfigure;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.util.function.SingletonSupplier;
 
 import io.github.idempotent.core.IdempotencyException;
 import io.github.idempotent.core.IdempotencyInProgressException;
@@ -26,12 +23,14 @@ class IdempotencyMetrics implements IdempotencyObserver {
 
 	static final String METER = "idempotent.calls";
 
-	private final Supplier<@Nullable MeterRegistry> registry;
+	private final ObjectProvider<MeterRegistry> registryProvider;
 
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
+	private volatile MeterRegistry registry;
+
 	IdempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
-		this.registry = SingletonSupplier.of(registry::getIfAvailable);
+		this.registryProvider = registry;
 	}
 
 	@Override
@@ -76,7 +75,7 @@ class IdempotencyMetrics implements IdempotencyObserver {
 	}
 
 	private void count(IdempotencyPolicy policy, String outcome) {
-		MeterRegistry registry = this.registry.get();
+		MeterRegistry registry = registry();
 		if (registry != null) {
 			this.counters
 				.computeIfAbsent(policy.name() + '\n' + outcome,
@@ -87,6 +86,15 @@ class IdempotencyMetrics implements IdempotencyObserver {
 							.register(registry))
 				.increment();
 		}
+	}
+
+	private MeterRegistry registry() {
+		MeterRegistry registry = this.registry;
+		if (registry == null) {
+			registry = this.registryProvider.getIfAvailable();
+			this.registry = registry;
+		}
+		return registry;
 	}
 
 }

@@ -268,6 +268,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
+		// In a few words: the record that says so must be small enough for a full
+		// Redis to take it (RedisIdempotencyStore.SMALL_RECORD), or the key is not kept.
 		String reason = (failure == null) ? "past max-duration"
 				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 		return sendCompletion(StoredOutcome.notStored(reason)).handle((kept, ex) -> {

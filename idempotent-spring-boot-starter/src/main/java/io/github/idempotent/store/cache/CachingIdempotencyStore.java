@@ -175,8 +175,16 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (!tracking.isCurrent() || !this.filling.add(cacheKey)) {
 			return;
 		}
-		// A read that throws ends as a failed stage too.
-		CompletableFuture.completedFuture(key).thenCompose(tracking::read).whenComplete((record, ex) -> {
+		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
+		try {
+			read = tracking.read(key);
+		}
+		catch (RuntimeException ex) {
+			this.filling.remove(cacheKey);
+			return;
+		}
+		// Only whenComplete: a tracking's own stage need not be a CompletableFuture.
+		read.whenComplete((record, ex) -> {
 			try {
 				if (record != null && this.invalidations.get() == before) {
 					Entry entry = put(cacheKey, record.fingerprint(), record.result(), record.timeToLive());

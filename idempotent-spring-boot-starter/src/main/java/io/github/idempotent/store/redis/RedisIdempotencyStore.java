@@ -226,9 +226,11 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * A claim whose answer never came could still reach Redis after its lease ran out and
-	 * fence out the owner's completion: a release fenced by its token deletes it if it
-	 * won.
+	 * Releases a claim whose answer never came: a stalled claim could still reach Redis
+	 * after the owner's lease ran out, take the key over and fence out the owner's
+	 * completion. The release, fenced by the claim's own token and sent after it on the
+	 * same connection (so it cannot overtake it), deletes it only if it won. Nothing
+	 * waits for it.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		(this.scripts.supportsAsync() ? releaseAsync(key, token)

@@ -76,12 +76,14 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private volatile boolean stopped;
 
-	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness) {
-		this(connectionFactory, maxStaleness,
-				Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)));
+	// A null maxStaleness is refused, with its message, by the constructor it goes on to.
+	RedisRecordTracking(RedisConnectionFactory connectionFactory, @Nullable Duration maxStaleness) {
+		this(connectionFactory, maxStaleness, (maxStaleness != null)
+				? Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)) : MIN_RECONNECT_AFTER);
 	}
 
-	RedisRecordTracking(RedisConnectionFactory connectionFactory, Duration maxStaleness, Duration reconnectAfter) {
+	RedisRecordTracking(RedisConnectionFactory connectionFactory, @Nullable Duration maxStaleness,
+			Duration reconnectAfter) {
 		Assert.notNull(connectionFactory, "connectionFactory must not be null");
 		Assert.isTrue(maxStaleness != null && maxStaleness.toMillis() >= 10, "maxStaleness must be at least 10ms");
 		this.maxStalenessNanos = maxStaleness.toNanos();

@@ -40,6 +40,7 @@ import io.github.idempotent.testsupport.TestRedis;
 import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -222,6 +223,14 @@ class RedisTrackedLocalCacheTests {
 		await().atMost(Duration.ofSeconds(10)).until(this.instanceA::isServing);
 		sync();
 		assertThat(this.instanceA.claim(key, FP, LEASE)).isEqualTo(completed("v2"));
+	}
+
+	@Test
+	void aTrackingWithoutAMaximumStalenessIsRefusedWithWhatToGiveIt() {
+		RedisIdempotencyStore store = new RedisIdempotencyStore(this.storeConnections);
+		assertThatIllegalArgumentException().isThrownBy(() -> store.recordTracking(null))
+			.withMessageContaining("maxStaleness")
+			.withMessageContaining("at least 10ms");
 	}
 
 	@Test
