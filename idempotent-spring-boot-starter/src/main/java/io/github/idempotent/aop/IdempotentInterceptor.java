@@ -58,7 +58,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 		this.keyResolver = keyResolver;
 		this.scopeResolver = scopeResolver;
 		this.beanResolver = new BeanFactoryResolver(beanFactory);
-		this.reactive = reactorPresent ? new MonoInvocations(this.executor, keyResolver, scopeResolver) : null;
+		this.reactive = reactorPresent ? new MonoInvocations(this.executor, scopeResolver) : null;
 	}
 
 	@Override

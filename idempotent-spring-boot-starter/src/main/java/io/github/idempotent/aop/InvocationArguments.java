@@ -82,7 +82,10 @@ final class InvocationArguments {
 	// Null to run the call unguarded; refused when the annotation requires a key.
 	@Nullable String key() {
 		Expression expression = this.operation.key();
-		Object value = (expression != null) ? evaluate(expression, "key") : this.keyResolver.resolveKey();
+		// A message's id keys its listener method, never a method the listener calls.
+		boolean fromContext = this.operation.messageListener() || !this.keyResolver.isCallerless();
+		Object value = (expression != null) ? evaluate(expression, "key")
+				: fromContext ? this.keyResolver.resolveKey() : null;
 		String key = (value != null) ? value.toString() : null;
 		if (StringUtils.hasText(key)) {
 			return key;
@@ -91,7 +94,8 @@ final class InvocationArguments {
 			return null;
 		}
 		if (expression == null) {
-			String source = this.operation.handler() ? "its key header" : this.keyResolver.describeSource();
+			String source = this.operation.handler() ? "its key header"
+					: fromContext ? this.keyResolver.describeSource() : "a key expression on the annotation";
 			throw new IdempotencyKeyException("Idempotency key is required: send it in " + source);
 		}
 		throw new IdempotencyKeyException(
@@ -108,8 +112,7 @@ final class InvocationArguments {
 				return this.scopeResolver.resolveScope();
 			}
 			catch (IdempotencyScopeException ex) {
-				// A listener's call is no one's: its key is the message's id.
-				if (this.keyResolver.isCallerless()) {
+				if (handlesMessage()) {
 					return IdempotencyScopeResolver.GLOBAL;
 				}
 				throw ex;
@@ -124,6 +127,12 @@ final class InvocationArguments {
 							+ " evaluated to null or blank; every call needs a scope");
 		}
 		return value.toString();
+	}
+
+	// A listener method's call, its message in hand, is no one's: the global scope. A
+	// method the listener calls finds its own caller, and fails without one.
+	boolean handlesMessage() {
+		return this.operation.messageListener() && this.keyResolver.isCallerless();
 	}
 
 	@Nullable Object payload() {

@@ -16,7 +16,6 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.util.Assert;
 
 import io.github.idempotent.core.AsyncListenerFailures;
-import io.github.idempotent.core.IdempotencyKeyResolver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -33,14 +32,10 @@ final class MonoInvocations {
 
 	private final IdempotencyExecutor executor;
 
-	private final IdempotencyKeyResolver keyResolver;
-
 	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
-	MonoInvocations(IdempotencyExecutor executor, IdempotencyKeyResolver keyResolver,
-			IdempotencyScopeResolver scopeResolver) {
+	MonoInvocations(IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver) {
 		this.executor = executor;
-		this.keyResolver = keyResolver;
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
 
@@ -93,7 +88,7 @@ final class MonoInvocations {
 		}
 		// A handler's caller comes with its request.
 		Mono<String> scope = (operation.scope() != null || operation.handler()) ? Mono.fromSupplier(call::scope)
-				: callersScope(contextView);
+				: callersScope(contextView, call.handlesMessage());
 		operation.checkKey(this.executor, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
@@ -103,13 +98,12 @@ final class MonoInvocations {
 		});
 	}
 
-	private Mono<String> callersScope(ContextView contextView) {
-		boolean callerless = this.keyResolver.isCallerless();
+	private Mono<String> callersScope(ContextView contextView, boolean handlesMessage) {
 		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
 		return resolver.resolveScope(contextView)
 			.switchIfEmpty(Mono.error(() -> IdempotentOperation.noScope(resolver, "")))
 			.onErrorResume(IdempotencyScopeException.class,
-					(ex) -> callerless ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
+					(ex) -> handlesMessage ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}
 
 	private @Nullable Object proceed(MethodInvocation invocation) {
