@@ -2,15 +2,10 @@ package io.github.idempotent.messaging.amqp;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.Message;
@@ -24,9 +19,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyScopeException;
+import io.github.idempotent.messaging.NestedPayments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,12 +42,11 @@ class RabbitNestedCallScopeTests {
 
 	static final String RUN = UUID.randomUUID().toString().substring(0, 8);
 
-	static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
-
-	static final Map<String, List<RuntimeException>> failures = new ConcurrentHashMap<>();
-
 	@Autowired
 	RabbitTemplate rabbit;
+
+	@Autowired
+	NestedPayments payments;
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
@@ -68,14 +62,6 @@ class RabbitNestedCallScopeTests {
 		return "idempotent-nested-" + name + "-" + RUN;
 	}
 
-	private static int runs(String name) {
-		return runs.computeIfAbsent(name, (k) -> new AtomicInteger()).get();
-	}
-
-	private static List<RuntimeException> failures(String name) {
-		return failures.computeIfAbsent(name, (k) -> new CopyOnWriteArrayList<>());
-	}
-
 	private void publish(String name, String body) {
 		this.rabbit.send("", queue(name), RabbitTestQueues.text(UUID.randomUUID().toString(), body));
 	}
@@ -89,12 +75,12 @@ class RabbitNestedCallScopeTests {
 	@Test
 	void aNestedCallWithoutScopeFailsRatherThanShareOneRecordAmongUsers() {
 		// Equal amounts: under one scope, Bob would be handed Alice's receipt.
-		for (String name : List.of("pay", "pay-mono")) {
-			publish(name, "alice:r1:10");
-			publish(name, "bob:r1:10");
-			assertThat(List.of(deadLetter(name), deadLetter(name))).containsExactly("alice:r1:10", "bob:r1:10");
-			assertThat(runs(name)).as(name).isZero();
-			assertThat(failures(name)).as(name)
+		for (String method : List.of("pay", "pay-mono")) {
+			publish(method, "alice:r1:10");
+			publish(method, "bob:r1:10");
+			assertThat(List.of(deadLetter(method), deadLetter(method))).containsExactly("alice:r1:10", "bob:r1:10");
+			assertThat(this.payments.runs(method)).as(method).isZero();
+			assertThat(this.payments.failures(method)).as(method)
 				.hasSize(2)
 				.allSatisfy((failure) -> assertThat(failure).isInstanceOf(IdempotencyScopeException.class));
 		}
@@ -106,21 +92,12 @@ class RabbitNestedCallScopeTests {
 		// second call would be handed the first one's result.
 		publish("ship", "alice:s1:10,bob:s1:10");
 		assertThat(deadLetter("ship")).isEqualTo("alice:s1:10,bob:s1:10");
-		assertThat(runs("ship")).isZero();
-		assertThat(failures("ship")).singleElement()
+		assertThat(this.payments.runs("ship")).isZero();
+		assertThat(this.payments.failures("ship")).singleElement()
 			.isInstanceOf(IdempotencyKeyException.class)
 			.extracting(Throwable::getMessage)
 			.asString()
 			.startsWith("Idempotency key is required");
-	}
-
-	public record PayCommand(String user, String ref, int amount) {
-
-		static PayCommand parse(String text) {
-			String[] parts = text.split(":");
-			return new PayCommand(parts[0], parts[1], Integer.parseInt(parts[2]));
-		}
-
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -135,80 +112,38 @@ class RabbitNestedCallScopeTests {
 		}
 
 		@Bean
-		Payments payments() {
-			return new Payments();
+		NestedPayments payments() {
+			return new NestedPayments();
 		}
 
 		@Bean
-		Listeners listeners(Payments payments) {
+		Listeners listeners(NestedPayments payments) {
 			return new Listeners(payments);
-		}
-
-	}
-
-	/**
-	 * Services that are scoped by their caller over HTTP; static counts, as the bean is a
-	 * class-based proxy.
-	 */
-	static class Payments {
-
-		private static String run(String name, PayCommand cmd) {
-			return name + " receipt #" + runs.computeIfAbsent(name, (k) -> new AtomicInteger()).incrementAndGet()
-					+ " for " + cmd.user();
-		}
-
-		@Idempotent(name = "nested-pay", key = "#cmd.ref()", payload = "#cmd.amount()")
-		public String pay(PayCommand cmd) {
-			return run("pay", cmd);
-		}
-
-		@Idempotent(name = "nested-pay-mono", key = "#cmd.ref()", payload = "#cmd.amount()")
-		public Mono<String> payMono(PayCommand cmd) {
-			return Mono.fromSupplier(() -> run("pay-mono", cmd));
-		}
-
-		@Idempotent(name = "nested-ship", payload = "#cmd.amount()")
-		public String ship(PayCommand cmd) {
-			return run("ship", cmd);
 		}
 
 	}
 
 	static class Listeners {
 
-		private final Payments payments;
+		private final NestedPayments payments;
 
-		Listeners(Payments payments) {
+		Listeners(NestedPayments payments) {
 			this.payments = payments;
 		}
 
-		private static void recorded(String name, Runnable call) {
-			try {
-				call.run();
-			}
-			catch (RuntimeException ex) {
-				failures(name).add(ex);
-				throw ex;
-			}
-		}
-
 		@RabbitListener(queues = "idempotent-nested-pay-${test.run}")
-		public void pay(String command) {
-			recorded("pay", () -> this.payments.pay(PayCommand.parse(command)));
+		public void pay(String commands) {
+			NestedPayments.handle(this.payments, "pay", commands);
 		}
 
 		@RabbitListener(queues = "idempotent-nested-pay-mono-${test.run}")
-		public void payMono(String command) {
-			recorded("pay-mono", () -> this.payments.payMono(PayCommand.parse(command)).block());
+		public void payMono(String commands) {
+			NestedPayments.handle(this.payments, "pay-mono", commands);
 		}
 
 		@RabbitListener(queues = "idempotent-nested-ship-${test.run}")
 		public void ship(String commands) {
-			recorded("ship", () -> {
-				for (String command : commands.split(",")) {
-					this.payments.ship(PayCommand.parse(command));
-				}
-			});
+			NestedPayments.handle(this.payments, "ship", commands);
 		}
 
 	}
