@@ -15,7 +15,7 @@ public abstract class IdempotencyException extends RuntimeException {
 	/** In the order in which {@link #findNotRetryable} looks for them. */
 	private static final List<Class<? extends RuntimeException>> NOT_RETRYABLE = List.of(
 			IdempotencyKeyReusedException.class, IdempotencyKeyException.class, IdempotencyPayloadException.class,
-			IdempotencyExpressionException.class, IdempotencyResultException.class);
+			IdempotencyExpressionException.class, IdempotencyResultException.class, IdempotencyScopeException.class);
 
 	private final String detail;
 
@@ -74,8 +74,10 @@ public abstract class IdempotencyException extends RuntimeException {
 	 * The failure in the cause chain of {@code failure} that no redelivery can fix: a key
 	 * reused with another payload, a missing or malformed key, a payload that cannot be
 	 * fingerprinted, an expression that cannot be evaluated
-	 * ({@link IdempotencyExpressionException}), or a result that cannot be returned. A
-	 * message listener dead-letters the message at once.
+	 * ({@link IdempotencyExpressionException}), a result that cannot be returned, or a
+	 * call whose caller cannot be told ({@link IdempotencyScopeException}, a method a
+	 * listener calls without a scope). A message listener dead-letters the message at
+	 * once.
 	 * @param failure what a listener threw, or {@code null}
 	 * @return the first of these types found, in that order, or {@code null} if none
 	 */

@@ -28,11 +28,11 @@ class IdempotencyExceptionTests {
 	private static final List<RuntimeException> NOT_RETRYABLE = List.of(new IdempotencyKeyReusedException("k", "op"),
 			new IdempotencyKeyException("missing"), new IdempotencyPayloadException("unwritable", null),
 			new IdempotencyExpressionException("#missing", null), new IdempotencyResultException("undecodable"),
-			new IdempotencyRecordDamagedException("damaged", "truncated"));
+			new IdempotencyRecordDamagedException("damaged", "truncated"), new IdempotencyScopeException("no caller"));
 
 	/** Failures a listener's container handles as it would without the starter. */
 	private static final List<RuntimeException> NEITHER = List.of(new IdempotencyRequestTooLargeException(10),
-			new IdempotencyScopeException("no caller"), new IllegalStateException("the listener's own"));
+			new IllegalStateException("the listener's own"));
 
 	@Test
 	void onlyRefusalsUnderWhichTheMethodDidNotRunAndThatPassAreRetryable() {

@@ -13,6 +13,7 @@ import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyReusedException;
 import io.github.idempotent.core.IdempotencyPayloadException;
 import io.github.idempotent.core.IdempotencyResultException;
+import io.github.idempotent.core.IdempotencyScopeException;
 
 /**
  * Teaches a {@link DefaultErrorHandler} the refusals of {@code @Idempotent}: what no
@@ -27,7 +28,7 @@ public final class IdempotencyErrorHandling {
 	@SuppressWarnings("unchecked")
 	private static final Class<? extends Exception>[] NOT_RETRYABLE = new Class[] { IdempotencyKeyReusedException.class,
 			IdempotencyKeyException.class, IdempotencyPayloadException.class, IdempotencyExpressionException.class,
-			IdempotencyResultException.class };
+			IdempotencyResultException.class, IdempotencyScopeException.class };
 
 	private IdempotencyErrorHandling() {
 	}

@@ -36,8 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = RabbitNestedCallScopeTests.App.class,
 		properties = { "spring.rabbitmq.host=127.0.0.1", "spring.rabbitmq.port=5672", "idempotent.store.type=memory",
-				"idempotent.messaging.stamp-outgoing=false", "spring.rabbitmq.listener.simple.prefetch=1",
-				"spring.rabbitmq.listener.simple.default-requeue-rejected=false" })
+				"idempotent.messaging.stamp-outgoing=false", "spring.rabbitmq.listener.simple.prefetch=1" })
 class RabbitNestedCallScopeTests {
 
 	static final String RUN = UUID.randomUUID().toString().substring(0, 8);
