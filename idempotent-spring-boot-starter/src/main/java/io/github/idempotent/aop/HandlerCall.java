@@ -7,7 +7,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.Fingerprint;
 
@@ -21,7 +20,7 @@ import io.github.idempotent.store.Fingerprint;
  * {@code null} when its return value is stored
  */
 public record HandlerCall(Method method, @Nullable String headerKey, @Nullable String scope, Fingerprint fingerprint,
-		@Nullable ResponseCapture capture, IdempotencyObserver observer) {
+		@Nullable ResponseCapture capture) {
 
 	public static final String CONTEXT_KEY = HandlerCall.class.getName();
 

@@ -159,10 +159,10 @@ class IdempotentInterceptor implements MethodInterceptor {
 		try {
 			if (operation.kind() == IdempotentOperation.Kind.FUTURE) {
 				return this.executor.executeAsync(operation.policy(), clientKey, recordKey, fingerprint,
-						() -> (CompletionStage<?>) invocation.proceed(), call.observer(), call.capture());
+						() -> (CompletionStage<?>) invocation.proceed(), call.capture());
 			}
 			return this.executor.execute(operation.policy(), clientKey, recordKey, fingerprint, invocation::proceed,
-					call.observer(), call.capture());
+					call.capture());
 		}
 		catch (IdempotencyInProgressException ex) {
 			// A nested call's refusal is this method's outcome, not a duplicate.

@@ -19,14 +19,13 @@ import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.IdempotencyExpressionException;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.Fingerprint;
 
 /**
  * The key, scope and payload of one call, evaluated against its arguments. A handler's
- * fingerprint, observer and capture come with its request's {@link HandlerCall}.
+ * fingerprint and capture come with its request's {@link HandlerCall}.
  */
 final class InvocationArguments {
 
@@ -158,10 +157,6 @@ final class InvocationArguments {
 		return executor.fingerprint(payload(), this.operation.describe(),
 				"Name what identifies the request with @Idempotent(payload = \"#event\"), or keep arguments the "
 						+ "JSON mapper cannot write out of the method");
-	}
-
-	IdempotencyObserver observer() {
-		return (this.handlerCall != null) ? this.handlerCall.observer() : IdempotencyObserver.NONE;
 	}
 
 	@Nullable ResponseCapture capture() {

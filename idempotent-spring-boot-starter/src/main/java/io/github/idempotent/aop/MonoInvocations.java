@@ -93,8 +93,7 @@ final class MonoInvocations {
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
 			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey,
-					call.fingerprint(this.executor), () -> toMono(proceed(invocation)), contextView, call.observer(),
-					call.capture());
+					call.fingerprint(this.executor), () -> toMono(proceed(invocation)), contextView, call.capture());
 		});
 	}
 

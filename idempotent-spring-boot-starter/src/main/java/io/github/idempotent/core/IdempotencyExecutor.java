@@ -136,23 +136,20 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
-		return execute(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
+		return execute(policy, clientKey, key, fingerprint, invocation, null);
 	}
 
 	/**
-	 * {@link #execute}, also told to {@code callObserver}; with a {@code capture}, the
-	 * caller records the outcome itself (an HTTP response as written) and writes replays:
-	 * the answer is put into the capture.
+	 * {@link #execute}; with a {@code capture}, the caller records the outcome itself (an
+	 * HTTP response as written) and writes replays: the answer is put into the capture.
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			Invocation invocation, IdempotencyObserver callObserver, @Nullable ResponseCapture capture)
-			throws Throwable {
-		Assert.notNull(callObserver, "callObserver must not be null");
+			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		Throwable failure = null;
 		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
 			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, callObserver, observed, capture, true), invocation);
+					call(policy, clientKey, key, fingerprint, observed, capture, true), invocation);
 		}
 		catch (Throwable ex) {
 			failure = ex;
@@ -163,15 +160,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	/** Told to the executor's observer, then to the caller's and the observation. */
+	/** Told to the executor's observer, then to the observation. */
 	private ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver callObserver, CallObservations.@Nullable Call observed,
-			@Nullable ResponseCapture capture, boolean blocking) {
+			CallObservations.@Nullable Call observed, @Nullable ResponseCapture capture, boolean blocking) {
 		IdempotencyObserver own = blocking ? this.observer : this.observer.forAsyncCall();
-		IdempotencyObserver caller = (observed == null) ? callObserver : (callObserver == IdempotencyObserver.NONE)
-				? observed : IdempotencyObserver.composite(List.of(callObserver, observed));
-		IdempotencyObserver observer = (caller == IdempotencyObserver.NONE) ? own
-				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(caller)));
+		IdempotencyObserver observer = (observed == null) ? own
+				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(observed)));
 		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, capture, blocking);
 	}
 
@@ -192,19 +186,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeAsync(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null);
+		return executeAsync(policy, clientKey, key, fingerprint, invocation, null);
 	}
 
-	/** {@link #executeAsync} with a call observer and a capture, as {@link #execute}. */
+	/** {@link #executeAsync} with a capture, as {@link #execute}. */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			@Nullable ResponseCapture capture) {
-		Assert.notNull(callObserver, "callObserver must not be null");
+			Fingerprint fingerprint, AsyncInvocation invocation, @Nullable ResponseCapture capture) {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		CompletableFuture<@Nullable Object> result;
 		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
 			result = new CompletionStageCall(this.protocol,
-					call(policy, clientKey, key, fingerprint, callObserver, observed, capture, false), invocation,
+					call(policy, clientKey, key, fingerprint, observed, capture, false), invocation,
 					this.threads.blockingStoreExecutor())
 				.start();
 		}
@@ -218,20 +210,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/** {@link #executeAsync} with the first claim asynchronous too (an event loop). */
 	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, IdempotencyObserver.NONE, null, null,
+		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, null, null,
 				this.threads.blockingStoreExecutor());
 	}
 
 	/**
-	 * {@link #executeNonBlocking} as {@link #execute} with a call observer and a capture,
-	 * continued on {@code subscriberThread} after each of the store's replies.
+	 * {@link #executeNonBlocking} as {@link #execute} with a capture, continued on
+	 * {@code subscriberThread} after each of the store's replies.
 	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation, IdempotencyObserver callObserver,
-			CallObservations.@Nullable Call observed, @Nullable ResponseCapture capture, Executor subscriberThread) {
+			Fingerprint fingerprint, AsyncInvocation invocation, CallObservations.@Nullable Call observed,
+			@Nullable ResponseCapture capture, Executor subscriberThread) {
 		return new CompletionStageCall(this.protocol,
-				call(policy, clientKey, key, fingerprint, callObserver, observed, capture, false), invocation,
-				subscriberThread)
+				call(policy, clientKey, key, fingerprint, observed, capture, false), invocation, subscriberThread)
 			.startNonBlocking();
 	}
 
@@ -552,6 +543,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		 */
 		public @Nullable Replay replay() {
 			return this.replay;
+		}
+
+		/** Whether the method ran and its hold waits to be taken. */
+		public synchronized boolean isHeld() {
+			return this.hold != null;
 		}
 
 		/**

@@ -254,7 +254,7 @@ public class IdempotencyTemplate {
 			Prepared call = prepare(resultType.getType(), null);
 			try {
 				return (T) IdempotencyTemplate.this.executor.execute(call.policy(), call.key(), call.recordKey(),
-						call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
+						call.fingerprint(), callback::get, null);
 			}
 			catch (RuntimeException | Error ex) {
 				throw ex;
@@ -303,7 +303,7 @@ public class IdempotencyTemplate {
 				return CompletableFuture.failedFuture(ex);
 			}
 			CompletableFuture<@Nullable Object> result = IdempotencyTemplate.this.executor.executeAsync(call.policy(),
-					call.key(), call.recordKey(), call.fingerprint(), callback::get, IdempotencyObserver.NONE, null);
+					call.key(), call.recordKey(), call.fingerprint(), callback::get, null);
 			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
@@ -395,7 +395,7 @@ public class IdempotencyTemplate {
 							call.fingerprint(), () -> {
 								Mono<? extends T> mono = callback.get();
 								return (mono != null) ? mono : Mono.empty();
-							}, contextView, IdempotencyObserver.NONE, null);
+							}, contextView, null);
 				});
 			});
 		}

@@ -36,7 +36,7 @@ public final class ReactiveIdempotentCalls {
 	/** Runs the {@code Mono} that {@code call} creates at most once per key. */
 	public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
 			RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
-			IdempotencyObserver responseObserver, IdempotencyExecutor.@Nullable ResponseCapture capture) {
+			IdempotencyExecutor.@Nullable ResponseCapture capture) {
 		CallObservations.Call observed = executor.startObservation(policy, clientKey,
 				contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null));
 		CompletableFuture<@Nullable Object> result;
@@ -51,7 +51,7 @@ public final class ReactiveIdempotentCalls {
 						.contextWrite(contextView)
 						.toFuture();
 				}
-			}, responseObserver, observed, capture, subscriberThread());
+			}, observed, capture, subscriberThread());
 		}
 		catch (RuntimeException | Error ex) {
 			// Thrown before a future existed: the observation must not stay open.

@@ -1,12 +1,6 @@
 package io.github.idempotent.web;
 
-import java.util.function.BiConsumer;
-import java.util.function.BooleanSupplier;
-
 import org.springframework.util.Assert;
-
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
 
 /**
  * The names of the headers the starter writes: the key, echoed on the response when the
@@ -33,33 +27,8 @@ public class IdempotencyResponseHeaders {
 		return this.keyHeaderName;
 	}
 
-	// echoKey: the key came from the request's header, not an expression.
-	IdempotencyObserver of(BiConsumer<String, String> setHeader, BooleanSupplier committed, boolean echoKey) {
-		return new IdempotencyObserver() {
-
-			@Override
-			public void executed(IdempotencyPolicy policy, String key) {
-				mark(key, false);
-			}
-
-			@Override
-			public void replayed(IdempotencyPolicy policy, String key) {
-				mark(key, true);
-			}
-
-			private void mark(String key, boolean replayed) {
-				if (committed.getAsBoolean()) {
-					return;
-				}
-				if (echoKey) {
-					setHeader.accept(IdempotencyResponseHeaders.this.keyHeaderName, key);
-				}
-				if (replayed) {
-					setHeader.accept(IdempotencyResponseHeaders.this.replayedHeaderName, "true");
-				}
-			}
-
-		};
+	String replayedHeader() {
+		return this.replayedHeaderName;
 	}
 
 }

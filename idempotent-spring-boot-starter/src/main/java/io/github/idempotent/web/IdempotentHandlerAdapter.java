@@ -41,7 +41,6 @@ import org.springframework.web.util.WebUtils;
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -95,11 +94,10 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		}
 		String scope = (operation.scope() != null) ? null : PrincipalScopeResolver.ofRequestInHand(this.scopeResolver);
 		Fingerprint fingerprint = fingerprint(request);
-		IdempotencyObserver marker = this.contract.headers.of(response::setHeader, response::isCommitted, key != null);
-		ResponseCapture capture = recording.hold();
+		ResponseCapture capture = recording.hold(key);
 		try {
 			if (operation.needsArguments()) {
-				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture, marker);
+				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture);
 				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
 			}
 			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
@@ -114,7 +112,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 					afterReturn[0] = ex;
 					return null;
 				}
-			}, marker, capture);
+			}, capture);
 			if (afterReturn[0] != null) {
 				throw afterReturn[0];
 			}

@@ -17,7 +17,6 @@ import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
-import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.util.Assert;
 import org.springframework.util.LinkedMultiValueMap;
 import org.springframework.util.MultiValueMap;
@@ -33,7 +32,6 @@ import org.springframework.web.server.ServerWebExchange;
 import io.github.idempotent.aop.HandlerCall;
 import io.github.idempotent.aop.IdempotentOperation;
 import io.github.idempotent.aop.IdempotentOperationSource;
-import io.github.idempotent.core.IdempotencyObserver;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -100,13 +98,9 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 			return Mono.zip(scope(operation, exchange), received(exchange)).flatMap((scopeAndRequest) -> {
 				String scope = scopeAndRequest.getT1().orElse(null);
 				Received received = scopeAndRequest.getT2();
-				ServerHttpResponse response = exchange.getResponse();
-				IdempotencyObserver marker = this.contract.headers.of(response.getHeaders()::set, response::isCommitted,
-						key != null);
-				ResponseCapture capture = recording.hold();
+				ResponseCapture capture = recording.hold(key);
 				if (operation.needsArguments()) {
-					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(), capture,
-							marker);
+					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(), capture);
 					return delegate().handle(received.exchange(), handler)
 						.map((result) -> observed(result, recording, call));
 				}
@@ -116,7 +110,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 							key, recordKey, received.fingerprint(),
 							() -> delegate().handle(received.exchange(), handler)
 								.map((result) -> observed(result, recording, null)),
-							context, marker, capture))
+							context, capture))
 					.cast(HandlerResult.class);
 			});
 		});

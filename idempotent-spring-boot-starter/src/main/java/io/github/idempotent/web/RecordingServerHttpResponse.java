@@ -48,6 +48,9 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	private volatile boolean holding;
 
+	// The key the request's header sent, echoed on the response of a call that ran.
+	private volatile @Nullable String sentKey;
+
 	private volatile Map<String, List<String>> before = Map.of();
 
 	private final AtomicBoolean answered = new AtomicBoolean();
@@ -63,7 +66,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		this.contract = contract;
 	}
 
-	ResponseCapture hold() {
+	ResponseCapture hold(@Nullable String sentKey) {
+		this.sentKey = sentKey;
 		this.before = headers();
 		this.holding = true;
 		return this.capture;
@@ -117,6 +121,11 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 				return pass.get();
 			}
 			this.taken.set(hold);
+			// Not on a refusal or a failure: no hold, or the error handling's response.
+			String sentKey = this.sentKey;
+			if (sentKey != null && this.failure == null && !isCommitted()) {
+				getHeaders().set(this.contract.headers.keyHeader(), sentKey);
+			}
 			return record.get();
 		});
 	}
@@ -204,7 +213,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	private Mono<Void> writeReplay(Replay replay) {
 		RecordedResponse response = replay.response();
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
-		this.contract.writeReplayed(replay, this.before, headers(), getHeaders()::put);
+		this.contract.writeReplayed(replay, this.sentKey, this.before, headers(), getHeaders()::put);
 		getHeaders().setContentLength(response.body().length);
 		if (response.body().length == 0) {
 			return super.setComplete();

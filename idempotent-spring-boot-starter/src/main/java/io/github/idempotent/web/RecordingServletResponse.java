@@ -58,7 +58,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable ResponseCapture capture;
 
-	private @Nullable Throwable failure;
+	// The key the request's header sent, echoed on the response of a call that ran.
+	private @Nullable String sentKey;
+
+	private volatile @Nullable Throwable failure;
 
 	RecordingServletResponse(HttpServletResponse response, WebContract contract) {
 		super(response);
@@ -68,11 +71,12 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	// What the executor answers into, or null when the response went out before the call
 	// (a filter committed it): its return value is stored then.
-	synchronized @Nullable ResponseCapture hold() {
+	synchronized @Nullable ResponseCapture hold(@Nullable String sentKey) {
 		if (this.mode == Mode.PASS && !getResponse().isCommitted()) {
 			this.mode = Mode.RECORDING;
 			this.before = headers();
 			this.capture = new ResponseCapture();
+			this.sentKey = sentKey;
 		}
 		return records() ? this.capture : null;
 	}
@@ -142,8 +146,22 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			writeReplay(replay);
 		}
 		else if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
+			echo(hold != null);
 			writeBody(body);
 		}
+	}
+
+	// Before the response of a call that ran goes out: not on a refusal or a failure (no
+	// hold), nor on a replay, whose headers are the stored ones.
+	private void echo(boolean ran) {
+		if (ran && this.sentKey != null && this.failure == null && !getResponse().isCommitted()) {
+			super.setHeader(this.contract.headers.keyHeader(), this.sentKey);
+		}
+	}
+
+	private boolean held() {
+		ResponseCapture capture = this.capture;
+		return capture != null && capture.isHeld();
 	}
 
 	// Over what the stand-in's handling applied (a @ResponseStatus, a content type).
@@ -153,7 +171,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			return;
 		}
 		target.setStatus(replay.response().status());
-		this.contract.writeReplayed(replay, this.before, headers(), (name, values) -> {
+		this.contract.writeReplayed(replay, this.sentKey, this.before, headers(), (name, values) -> {
 			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
 				target.setContentType(values.get(0));
 				return;
@@ -249,6 +267,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	private synchronized void streaming() {
 		if (this.mode == Mode.RECORDING) {
 			this.mode = Mode.STREAMING;
+			echo(held());
 			if (this.stream == null) {
 				return;
 			}
@@ -413,6 +432,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		private ServletOutputStream target() throws IOException {
 			if (this.target == null) {
+				echo(held());
 				this.target = getResponse().getOutputStream();
 			}
 			return this.target;

@@ -36,6 +36,8 @@ import io.github.idempotent.core.RecordedResponse;
  */
 final class WebContract {
 
+	private static final List<String> TRUE = List.of("true");
+
 	final IdempotencyResponseHeaders headers;
 
 	final ReplayedHeaders replayedHeaders;
@@ -85,18 +87,23 @@ final class WebContract {
 	/**
 	 * Writes {@code replay}'s headers with {@code set}: the stored content type, and each
 	 * other header unless the replay request itself set it after the call began (a
-	 * {@code postHandle}'s request id), whose own value wins.
+	 * {@code postHandle}'s request id), whose own value wins; then the replay marker and
+	 * the echo of {@code sentKey}, the key the request's header sent.
 	 * @param before the response's headers when the call began
 	 * @param now its headers as the replay is written
 	 */
-	void writeReplayed(Replay replay, Map<String, List<String>> before, Map<String, List<String>> now,
-			BiConsumer<String, List<String>> set) {
+	void writeReplayed(Replay replay, @Nullable String sentKey, Map<String, List<String>> before,
+			Map<String, List<String>> now, BiConsumer<String, List<String>> set) {
 		replayed(replay.operation(), replay.key(), replay.response()).forEach((name, values) -> {
 			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) || !now.containsKey(name)
 					|| now.get(name).equals(before.get(name))) {
 				set.accept(name, values);
 			}
 		});
+		if (sentKey != null) {
+			set.accept(this.headers.keyHeader(), List.of(sentKey));
+		}
+		set.accept(this.headers.replayedHeader(), TRUE);
 	}
 
 	List<IdempotentReplayCustomizer> customizers() {

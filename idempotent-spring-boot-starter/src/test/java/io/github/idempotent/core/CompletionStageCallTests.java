@@ -92,8 +92,7 @@ class CompletionStageCallTests {
 	void aFailedFutureOfARecordedCallReleasesTheKeyRatherThanWaitForAResponse() {
 		ResponseCapture capture = new ResponseCapture();
 		assertThat(this.executor.executeAsync(policy(Duration.ZERO), "order-3", new RecordKey("order-3"), FP,
-				() -> CompletableFuture.failedFuture(new IllegalStateException("card declined")),
-				IdempotencyObserver.NONE, capture))
+				() -> CompletableFuture.failedFuture(new IllegalStateException("card declined")), capture))
 			.failsWithin(Duration.ofSeconds(10));
 		assertThat(capture.take()).isNull();
 		assertThat(this.memory.inspect(new RecordKey("order-3"))).isEmpty();
@@ -106,7 +105,7 @@ class CompletionStageCallTests {
 		// out): nobody will end the hold, and the method ran.
 		assertThat(capture.take()).isNull();
 		assertThat(this.executor.executeAsync(policy(Duration.ZERO), "order-5", new RecordKey("order-5"), FP,
-				() -> CompletableFuture.completedFuture("paid"), IdempotencyObserver.NONE, capture))
+				() -> CompletableFuture.completedFuture("paid"), capture))
 			.succeedsWithin(Duration.ofSeconds(10));
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(this.memory.inspect(new RecordKey("order-5"))).hasValueSatisfying(

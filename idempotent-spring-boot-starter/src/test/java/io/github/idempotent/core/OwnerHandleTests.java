@@ -513,8 +513,7 @@ class OwnerHandleTests {
 
 		Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
 				throws Throwable {
-			Object value = executor.execute(policy, key, new RecordKey(key), FP, method::call, IdempotencyObserver.NONE,
-					this.capture);
+			Object value = executor.execute(policy, key, new RecordKey(key), FP, method::call, this.capture);
 			ResponseCapture.Replay replay = this.capture.replay();
 			if (replay != null) {
 				this.replayed = replay.response();

@@ -15,6 +15,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -69,6 +71,37 @@ abstract class AbstractFutureHttpContractTests {
 		assertThat(this.executions.count("future-payments")).isEqualTo(1);
 	}
 
+	/**
+	 * The key echo and the replay marker of a future or a {@code Mono} on Spring MVC,
+	 * claimed before the handler is called or, scoped by an argument, when it is called.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "/future-payments", "/future-tenant-payments", "/mono-payments", "/mono-tenant-payments" })
+	void anAsyncCallEchoesTheKeyAndItsReplayIsMarked(String path) throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"F-7\",\"amount\":7}";
+		HttpResponse<String> first = send(tenantRequest(path, key, body));
+		assertThat(first.statusCode()).isIn(200, 201);
+		assertThat(first.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		HttpResponse<String> replay = send(tenantRequest(path, key, body));
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(replay.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		HttpResponse<String> reused = send(tenantRequest(path, key, "{\"orderNo\":\"F-7\",\"amount\":8}"));
+		assertThat(reused.statusCode()).isEqualTo(422);
+		AbstractHttpContractTests.assertNotMarked(reused);
+	}
+
+	@Test
+	void aFailedMonoIsNeitherEchoedNorMarked() throws Exception {
+		String key = newKey();
+		HttpResponse<String> first = post("/mono-declining-payments", key, "{\"orderNo\":\"F-8\",\"amount\":5}");
+		assertThat(first.statusCode()).isEqualTo(402);
+		AbstractHttpContractTests.assertNotMarked(first);
+		assertThat(this.executions.count("mono-declining")).isEqualTo(1);
+	}
+
 	@Test
 	void aCompletedCallEndsItsHoldOnceSoThatNoFailureOrLostLeaseIsReported(CapturedOutput output) throws Exception {
 		String key = newKey();
@@ -92,6 +125,7 @@ abstract class AbstractFutureHttpContractTests {
 		assertThat(duplicate.statusCode()).isEqualTo(409);
 		assertThat(duplicate.headers().firstValue("Retry-After")).isPresent();
 		assertThat(duplicate.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		AbstractHttpContractTests.assertNotMarked(duplicate);
 		this.gate.open();
 		HttpResponse<String> completed = first.get(20, TimeUnit.SECONDS);
 		assertThat(completed.statusCode()).isEqualTo(200);
@@ -106,9 +140,10 @@ abstract class AbstractFutureHttpContractTests {
 		String body = "{\"orderNo\":\"F-3\",\"amount\":5}";
 		HttpResponse<String> first = post("/future-declining-payments", key, body);
 		assertThat(first.statusCode()).isEqualTo(402);
+		AbstractHttpContractTests.assertNotMarked(first);
 		HttpResponse<String> retry = post("/future-declining-payments", key, body);
 		assertThat(retry.statusCode()).isEqualTo(402);
-		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		AbstractHttpContractTests.assertNotMarked(retry);
 		assertThat(this.executions.count("future-declining")).isEqualTo(2);
 	}
 
@@ -131,6 +166,7 @@ abstract class AbstractFutureHttpContractTests {
 		HttpResponse<String> reused = post("/future-payments", key, "{\"orderNo\":\"F-5\",\"amount\":2}");
 		assertThat(reused.statusCode()).isEqualTo(422);
 		assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		AbstractHttpContractTests.assertNotMarked(reused);
 		HttpResponse<String> missing = this.http.send(HttpRequest.newBuilder(uri("/future-payments"))
 			.header("Content-Type", "application/json")
 			.POST(HttpRequest.BodyPublishers.ofString("{\"orderNo\":\"F-5\",\"amount\":1}"))
@@ -164,6 +200,20 @@ abstract class AbstractFutureHttpContractTests {
 		assertThat(created.size() + conflicts).isEqualTo(64);
 		assertThat(this.executions.count("future-payments")).isEqualTo(1);
 		assertThat(post("/future-payments", key, body).body()).isEqualTo(created.get(0));
+	}
+
+	private HttpResponse<String> send(HttpRequest request) throws Exception {
+		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpRequest tenantRequest(String path, String key, String body) {
+		return HttpRequest.newBuilder(uri(path))
+			.timeout(Duration.ofSeconds(30))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.header("X-Tenant", "acme")
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build();
 	}
 
 	HttpResponse<String> post(String path, String key, String body) throws Exception {

@@ -114,6 +114,7 @@ abstract class AbstractHttpContractTests {
 		assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("2");
 		assertThat(duplicate.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(duplicate.body()).contains("\"status\":409").contains("\"idempotencyKey\":\"" + key + "\"");
+		assertNotMarked(duplicate);
 		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 		assertThat(runs(gatedCounter())).isEqualTo(1);
 	}
@@ -162,6 +163,7 @@ abstract class AbstractHttpContractTests {
 		assertThat(reused.statusCode()).isEqualTo(422);
 		assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(reused.body()).contains("\"idempotencyKey\":\"" + key + "\"");
+		assertNotMarked(reused);
 		assertThat(runs("payments")).isEqualTo(1);
 	}
 
@@ -224,9 +226,10 @@ abstract class AbstractHttpContractTests {
 		HttpResponse<String> first = post("/declining-payments", key, body);
 		assertThat(first.statusCode()).isEqualTo(402);
 		assertThat(first.body()).contains("Card declined for order D-1");
+		assertNotMarked(first);
 		HttpResponse<String> retry = post("/declining-payments", key, body);
 		assertThat(retry.statusCode()).isEqualTo(402);
-		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertNotMarked(retry);
 		assertThat(runs("declining")).isEqualTo(2);
 	}
 
@@ -280,6 +283,10 @@ abstract class AbstractHttpContractTests {
 		HttpResponse<String> first = post("/spel-payments", key, "{\"orderNo\":\"E-1\",\"amount\":1}");
 		HttpResponse<String> replay = post("/spel-payments", key, "{\"orderNo\":\"E-1\",\"amount\":1}");
 		assertThat(replay.body()).isEqualTo(first.body());
+		// The request sent the key: echoed, although an expression names it.
+		assertThat(first.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(replay.headers().firstValue("Idempotency-Key")).hasValue(key);
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(runs("spel")).isEqualTo(1);
 	}
@@ -294,6 +301,11 @@ abstract class AbstractHttpContractTests {
 		assertThat(acme.body()).contains("acme");
 		assertThat(globex.body()).contains("globex");
 		assertThat(acmeAgain.body()).isEqualTo(acme.body());
+		// Claimed when the handler is called: its scope comes from an argument.
+		assertThat(acme.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(acme.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(acmeAgain.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(acmeAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(runs("tenant")).isEqualTo(2);
 	}
 
@@ -347,6 +359,12 @@ abstract class AbstractHttpContractTests {
 		assertThat(bodies).hasSize(64).allMatch(bodies.get(0)::equals);
 		assertThat(replayed).isEqualTo(63);
 		assertThat(runs("storm")).isEqualTo(1);
+	}
+
+	// Neither the key echo nor the replay marker: the call was refused or failed.
+	protected static void assertNotMarked(HttpResponse<?> response) {
+		assertThat(response.headers().firstValue("Idempotency-Key")).isEmpty();
+		assertThat(response.headers().firstValue("Idempotent-Replayed")).isEmpty();
 	}
 
 	protected HttpResponse<String> post(String path, String key, String body) throws Exception {

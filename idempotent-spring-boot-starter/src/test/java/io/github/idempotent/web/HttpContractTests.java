@@ -1,5 +1,6 @@
 package io.github.idempotent.web;
 
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -126,6 +127,39 @@ class HttpContractTests extends AbstractHttpContractTests {
 		finally {
 			pool.shutdownNow();
 		}
+	}
+
+	/**
+	 * The echo is the key the request sent, never one an expression built from its body.
+	 */
+	@Test
+	void theEchoIsTheSentKeyNotTheExpressionsKey() throws Exception {
+		String key = newKey();
+		String body = "{\"orderNo\":\"" + newKey() + "\",\"amount\":7}";
+		HttpResponse<String> first = post("/keyed-payments", key, body);
+		HttpResponse<String> replay = post("/keyed-payments", key, body);
+		assertThat(first.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(replay.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+	}
+
+	/**
+	 * A response larger than the starter stores goes out as it is written, with the echo
+	 * of a call claimed when its handler was called.
+	 */
+	@Test
+	void aResponseTooLargeToStoreIsEchoed() throws Exception {
+		String key = newKey();
+		HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/large-tenant-payments"))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.header("X-Tenant", "acme")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"orderNo\":\"L-1\",\"amount\":1}"))
+			.build());
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.body()).hasSize(1100 * 1024);
+		assertThat(response.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(response.headers().firstValue("Idempotent-Replayed")).isEmpty();
 	}
 
 }

@@ -60,7 +60,7 @@ class RecordingServerHttpResponseBoundTests {
 							new IdempotentWebProperties(), LIMIT, List::of));
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),
-						IdempotencyObserver.NONE, response.hold())
+						response.hold(null))
 				.join();
 			AtomicLong produced = new AtomicLong();
 			AtomicLong mostHeld = new AtomicLong();

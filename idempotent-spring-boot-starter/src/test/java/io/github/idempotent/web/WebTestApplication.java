@@ -8,6 +8,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -258,6 +261,14 @@ public class WebTestApplication {
 			return new Payment("spel-" + n, request.orderNo(), request.amount(), "anonymous");
 		}
 
+		// Scoped by its argument, and larger than the starter stores: sent as written.
+		@PostMapping("/large-tenant-payments")
+		@Idempotent(scope = "#tenant")
+		String largeTenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
+			this.executions.increment("large");
+			return "x".repeat(1100 * 1024);
+		}
+
 		@PostMapping("/refunds")
 		Payment refund(@RequestBody PaymentRequest request) {
 			throw new IllegalStateTransitionException(request.orderNo(), Status.CREATED, Status.REFUNDED,
@@ -335,6 +346,45 @@ public class WebTestApplication {
 				}
 				return new Payment("fgated-" + n, request.orderNo(), request.amount(), "anonymous");
 			});
+		}
+
+		// Scoped by its argument: claimed when the handler is called, as a future.
+		@PostMapping("/future-tenant-payments")
+		@Idempotent(scope = "#tenant")
+		CompletableFuture<Payment> tenant(@RequestHeader("X-Tenant") String tenant,
+				@RequestBody PaymentRequest request) {
+			return CompletableFuture
+				.supplyAsync(() -> new Payment("ftenant-" + this.executions.increment("future-tenant"),
+						request.orderNo(), request.amount(), tenant));
+		}
+
+		@PostMapping("/mono-payments")
+		@Idempotent
+		Mono<Payment> mono(@RequestBody PaymentRequest request) {
+			return Mono
+				.fromSupplier(() -> new Payment("mono-" + this.executions.increment("mono"), request.orderNo(),
+						request.amount(), "anonymous"))
+				.subscribeOn(Schedulers.parallel());
+		}
+
+		// Scoped by its argument: claimed on subscription, as a Mono.
+		@PostMapping("/mono-tenant-payments")
+		@Idempotent(scope = "#tenant")
+		Mono<Payment> monoTenant(@RequestHeader("X-Tenant") String tenant, @RequestBody PaymentRequest request) {
+			return Mono
+				.fromSupplier(() -> new Payment("mtenant-" + this.executions.increment("mono-tenant"),
+						request.orderNo(), request.amount(), tenant))
+				.subscribeOn(Schedulers.parallel());
+		}
+
+		@PostMapping("/mono-declining-payments")
+		@Idempotent
+		Mono<Payment> monoDecline(@RequestBody PaymentRequest request) {
+			return Mono.defer(() -> {
+				this.executions.increment("mono-declining");
+				return Mono
+					.<Payment>error(new PaymentDeclinedException("Card declined for order " + request.orderNo()));
+			}).subscribeOn(Schedulers.parallel());
 		}
 
 		@PostMapping("/future-declining-payments")
