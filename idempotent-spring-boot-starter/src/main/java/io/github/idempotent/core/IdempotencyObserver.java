@@ -5,8 +5,8 @@ import java.util.List;
 import io.github.idempotent.annotation.DuplicateHandling;
 
 /**
- * Callbacks on the outcomes of idempotent calls, for metrics, logs and the HTTP layer.
- * Called on the caller's thread: implementations must be fast and must not throw.
+ * Callbacks on the outcomes of idempotent calls, for metrics and logs. Called on the
+ * caller's thread: implementations must be fast and must not throw.
  */
 public interface IdempotencyObserver {
 
@@ -35,7 +35,7 @@ public interface IdempotencyObserver {
 
 	/**
 	 * The observer of an asynchronous call, asked on the calling thread when the call
-	 * starts, so that one bound to that thread (an HTTP response) can capture what it
+	 * starts, so that one bound to that thread (a logging context) can capture what it
 	 * needs. By default this observer itself.
 	 */
 	default IdempotencyObserver forAsyncCall() {

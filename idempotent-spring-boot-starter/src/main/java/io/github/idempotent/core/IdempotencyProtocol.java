@@ -185,8 +185,8 @@ final class IdempotencyProtocol {
 						IdempotencyContext.duplicate(call.policy.name(), call.clientKey));
 			}
 			default -> {
-				// Told before the stored response is written: an observer marks it as
-				// replayed (a response header), which it can no longer do after.
+				// Told before the stored outcome is read: an observer hears of the replay
+				// even when it cannot be returned (result-unavailable).
 				call.observer.replayed(call.policy, call.clientKey);
 				return new ClaimDecision.Answer(replay(call, completed.result()));
 			}

@@ -27,6 +27,7 @@ public class IdempotencyResponseHeaders {
 		return this.keyHeaderName;
 	}
 
+	/** Header that marks a replay. */
 	String replayedHeader() {
 		return this.replayedHeaderName;
 	}
