@@ -513,8 +513,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * What the web layer, which records a call's HTTP response as it is written, passes
 	 * with the call, and where the executor puts its answer: the owner's {@link Hold}, to
-	 * end once the response is written, or the stored response to write as the replay.
-	 * The executor only puts into it; it never calls the web layer.
+	 * end once the response is written, the stored response to write as the replay, or
+	 * that the replay is a stored exception's. The executor only puts into it; it never
+	 * calls the web layer.
 	 */
 	public static final class ResponseCapture {
 
@@ -522,6 +523,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		// Read on every write of a held response: no lock.
 		private volatile @Nullable Replay replay;
+
+		// A stored exception rethrown: read as its error response is written.
+		private volatile boolean replayedFailure;
 
 		private boolean taken;
 
@@ -536,6 +540,18 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		void replay(Replay replay) {
 			this.replay = replay;
+		}
+
+		void replayedFailure() {
+			this.replayedFailure = true;
+		}
+
+		/**
+		 * Whether the call is a replay: of a stored response, or of a stored exception,
+		 * which it rethrows.
+		 */
+		public boolean isReplay() {
+			return this.replay != null || this.replayedFailure;
 		}
 
 		/**

@@ -198,7 +198,20 @@ final class IdempotencyProtocol {
 		try {
 			RecordedResponse recorded = StoredOutcome.recordedResponse(result, this.maxResultSize);
 			if (recorded == null) {
-				Object value = StoredOutcome.replay(policy, call.clientKey, result, this.maxResultSize);
+				Object value;
+				try {
+					value = StoredOutcome.replay(policy, call.clientKey, result, this.maxResultSize);
+				}
+				catch (IdempotencyResultException | StoredOutcome.DamagedOutcomeException ex) {
+					throw ex;
+				}
+				catch (Throwable stored) {
+					// A cacheFor exception: its error response is marked as a replay.
+					if (call.capture != null) {
+						call.capture.replayedFailure();
+					}
+					throw stored;
+				}
 				if (call.capture != null) {
 					throw new IdempotencyResultException("The result of " + policy.name() + " for key '"
 							+ call.clientKey + "' was stored as a return value, not as the HTTP response its first "

@@ -86,6 +86,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			if (async.getConcurrentResult() instanceof Throwable failure) {
 				recording.failed(failure);
 			}
+			recording.mark();
 			return delegate().handle(request, response, handler);
 		}
 		String key = key(operation, (header) -> Collections.list(request.getHeaders(header)));
@@ -98,7 +99,8 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		try {
 			if (operation.needsArguments()) {
 				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture);
-				return HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler));
+				return returned(HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler)), async,
+						recording);
 			}
 			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 			Exception[] afterReturn = new Exception[1];
@@ -116,13 +118,25 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			if (afterReturn[0] != null) {
 				throw afterReturn[0];
 			}
-			return (ModelAndView) result;
+			return returned((ModelAndView) result, async, recording);
 		}
 		catch (Throwable ex) {
 			recording.passThrough();
+			// A replayed cacheFor exception, before the error handling writes it.
+			recording.mark();
 			ReflectionUtils.rethrowException(ex);
 			return null;
 		}
+	}
+
+	// Marked as the call returns, so that a postHandle sees it; not a future or a Mono,
+	// whose outcome is marked when it is known.
+	private static @Nullable ModelAndView returned(@Nullable ModelAndView view, WebAsyncManager async,
+			RecordingServletResponse recording) {
+		if (!async.isConcurrentHandlingStarted()) {
+			recording.mark();
+		}
+		return view;
 	}
 
 	// A form's fields and parts as parsed: their encoding differs from one send to the

@@ -117,17 +117,30 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 				return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replay)));
 			}
 			Hold hold = this.capture.take();
+			mark(hold != null);
 			if (hold == null) {
 				return pass.get();
 			}
 			this.taken.set(hold);
-			// Not on a refusal or a failure: no hold, or the error handling's response.
-			String sentKey = this.sentKey;
-			if (sentKey != null && this.failure == null && !isCommitted()) {
-				getHeaders().set(this.contract.headers.keyHeader(), sentKey);
-			}
 			return record.get();
 		});
+	}
+
+	// The key echo on the response of a call that ran, with the replay marker on a
+	// replayed cacheFor exception's; not on a refusal or a failure: no hold, or the error
+	// handling's response.
+	private void mark(boolean ran) {
+		boolean replay = this.capture.isReplay();
+		if ((!replay && (!ran || this.failure != null)) || isCommitted()) {
+			return;
+		}
+		String sentKey = this.sentKey;
+		if (sentKey != null) {
+			getHeaders().set(this.contract.headers.keyHeader(), sentKey);
+		}
+		if (replay) {
+			getHeaders().set(this.contract.headers.replayedHeader(), "true");
+		}
 	}
 
 	// Past the limit, as on Spring MVC: what was held is sent, the rest passes.

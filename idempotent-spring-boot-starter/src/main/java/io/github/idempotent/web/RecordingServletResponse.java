@@ -146,22 +146,35 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			writeReplay(replay);
 		}
 		else if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
-			echo(hold != null);
+			mark(hold != null);
 			writeBody(body);
 		}
 	}
 
-	// Before the response of a call that ran goes out: not on a refusal or a failure (no
-	// hold), nor on a replay, whose headers are the stored ones.
-	private void echo(boolean ran) {
-		if (ran && this.sentKey != null && this.failure == null && !getResponse().isCommitted()) {
-			super.setHeader(this.contract.headers.keyHeader(), this.sentKey);
-		}
+	/**
+	 * Sets the key echo, and the replay marker on a replay (of a stored exception too),
+	 * as soon as the guarded call's outcome is known: when it returns, so that what runs
+	 * after the handler sees them, or before its response goes out. Not on a refusal nor
+	 * on a failure, which pass through.
+	 */
+	void mark() {
+		ResponseCapture capture = this.capture;
+		mark(capture != null && capture.isHeld() && records());
 	}
 
-	private boolean held() {
+	// running: the call ran and its response is still held or streamed.
+	private void mark(boolean running) {
 		ResponseCapture capture = this.capture;
-		return capture != null && capture.isHeld();
+		boolean replay = capture != null && capture.isReplay();
+		if ((!replay && (!running || this.failure != null)) || getResponse().isCommitted()) {
+			return;
+		}
+		if (this.sentKey != null) {
+			super.setHeader(this.contract.headers.keyHeader(), this.sentKey);
+		}
+		if (replay) {
+			super.setHeader(this.contract.headers.replayedHeader(), "true");
+		}
 	}
 
 	// Over what the stand-in's handling applied (a @ResponseStatus, a content type).
@@ -267,7 +280,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	private synchronized void streaming() {
 		if (this.mode == Mode.RECORDING) {
 			this.mode = Mode.STREAMING;
-			echo(held());
+			mark();
 			if (this.stream == null) {
 				return;
 			}
@@ -432,7 +445,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		private ServletOutputStream target() throws IOException {
 			if (this.target == null) {
-				echo(held());
+				mark();
 				this.target = getResponse().getOutputStream();
 			}
 			return this.target;

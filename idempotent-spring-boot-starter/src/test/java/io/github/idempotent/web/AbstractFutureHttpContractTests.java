@@ -156,6 +156,8 @@ abstract class AbstractFutureHttpContractTests {
 		assertThat(first.statusCode()).isEqualTo(402);
 		assertThat(retry.statusCode()).isEqualTo(402);
 		assertThat(retry.body()).isEqualTo(first.body()).contains("Card declined (1)");
+		assertThat(retry.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(this.executions.count("future-cached")).isEqualTo(1);
 	}
 

@@ -318,6 +318,8 @@ abstract class AbstractHttpContractTests {
 		assertThat(first.statusCode()).isEqualTo(402);
 		assertThat(retry.statusCode()).isEqualTo(402);
 		assertThat(retry.body()).isEqualTo(first.body()).contains("Card declined (1)");
+		assertThat(retry.headers().firstValue("Idempotency-Key")).hasValue(key);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(runs("cached")).isEqualTo(1);
 	}
 

@@ -124,6 +124,8 @@ class CallerIdentityHttpTests {
 		String key = UUID.randomUUID().toString();
 		HttpResponse<String> first = post("/events", "alice", key, "{}");
 		assertThat(first.body()).contains("data: event-5");
+		// Out before the handler returned: not echoed.
+		assertThat(first.headers().firstValue("Idempotency-Key")).isEmpty();
 		HttpResponse<String> retry = post("/events", "alice", key, "{}");
 		boolean sameStream = retry.statusCode() == 200 && retry.body().equals(first.body());
 		boolean refused = retry.statusCode() >= 400 && retry.body().contains("urn:idempotent:");

@@ -1,11 +1,17 @@
 package io.github.idempotent.web;
 
+import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -57,13 +63,38 @@ class ErrorViewAfterReturnTests {
 		assertThat(this.executions.count("keyed")).isEqualTo(1);
 	}
 
+	/**
+	 * Neither echoed nor marked, however the error answer is written: by a view through
+	 * the writer, or through the output stream as a message converter writes.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "view", "stream" })
+	void anErrorAnswerAfterTheHandlerReturnedIsNotEchoed(String written) throws Exception {
+		HttpClientSupport http = new HttpClientSupport(this.port);
+		HttpRequest acceptsXml = HttpRequest.newBuilder(http.uri("/payments"))
+			.timeout(Duration.ofSeconds(20))
+			.header("Content-Type", "application/json")
+			.header("Accept", "application/xml")
+			.header("Idempotency-Key", UUID.randomUUID().toString())
+			.header("X-Error-Written", written)
+			.POST(HttpRequest.BodyPublishers.ofString("{\"orderNo\":\"EV-2\",\"amount\":1}"))
+			.build();
+		HttpResponse<String> response = http.client().send(acceptsXml, HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).isEqualTo(406);
+		AbstractHttpContractTests.assertNotMarked(response);
+	}
+
 	@TestConfiguration(proxyBeanMethods = false)
 	@ControllerAdvice
 	static class ErrorView {
 
 		@ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
 		@ResponseStatus(HttpStatus.NOT_ACCEPTABLE)
-		ModelAndView notAcceptable() {
+		ModelAndView notAcceptable(HttpServletRequest request, HttpServletResponse response) throws IOException {
+			if ("stream".equals(request.getHeader("X-Error-Written"))) {
+				response.getOutputStream().write("not acceptable".getBytes(StandardCharsets.UTF_8));
+				return new ModelAndView();
+			}
 			return new ModelAndView("error");
 		}
 

@@ -130,6 +130,22 @@ class HttpContractTests extends AbstractHttpContractTests {
 	}
 
 	/**
+	 * A response that could not be written after the handler returned (a 406 answered
+	 * through the error page) is a failure: neither echoed nor marked.
+	 */
+	@Test
+	void aResponseThatCannotBeWrittenIsNotEchoed() throws Exception {
+		HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/payments"))
+			.header("Content-Type", "application/json")
+			.header("Accept", "application/xml")
+			.header("Idempotency-Key", newKey())
+			.POST(HttpRequest.BodyPublishers.ofString("{\"orderNo\":\"N-1\",\"amount\":1}"))
+			.build());
+		assertThat(response.statusCode()).isEqualTo(406);
+		assertNotMarked(response);
+	}
+
+	/**
 	 * The echo is the key the request sent, never one an expression built from its body.
 	 */
 	@Test

@@ -95,6 +95,9 @@ class ReplayedHeadersHttpTests {
 		assertThat(first.headers().firstValue("X-Request-Id")).isPresent();
 		assertThat(replay.headers().firstValue("X-Request-Id")).isPresent()
 			.isNotEqualTo(first.headers().firstValue("X-Request-Id"));
+		// The interceptor saw the key echo and the replay marker.
+		assertThat(first.headers().firstValue("X-Seen-Marks")).hasValue(key + "/null");
+		assertThat(replay.headers().firstValue("X-Seen-Marks")).hasValue(key + "/true");
 		assertThat(replay.headers().firstValue("X-Payment-Id")).isEqualTo(first.headers().firstValue("X-Payment-Id"));
 		assertThat(this.executions.count("payments")).isEqualTo(1);
 	}
@@ -147,6 +150,10 @@ class ReplayedHeadersHttpTests {
 				public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
 						@Nullable ModelAndView modelAndView) {
 					response.setHeader("X-Request-Id", UUID.randomUUID().toString());
+					// What an interceptor after the handler sees of the key echo and the
+					// replay marker.
+					response.setHeader("X-Seen-Marks",
+							response.getHeader("Idempotency-Key") + "/" + response.getHeader("Idempotent-Replayed"));
 				}
 
 			});
