@@ -529,12 +529,18 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private boolean taken;
 
-		// False once the request is over: the executor then ends the hold itself.
+		// False once the request is over: the executor then ends the hold itself. A
+		// guarded handler that forwards to another guarded one holds two keys, both ended
+		// with the one response the request answers.
 		synchronized boolean offer(Hold hold) {
 			if (this.taken) {
 				return false;
 			}
-			this.hold = hold;
+			Hold first = this.hold;
+			this.hold = (first == null) ? hold
+					: (status, response, unrecordable, failed) -> CompletableFuture.allOf(
+							first.end(status, response, unrecordable, failed),
+							hold.end(status, response, unrecordable, failed));
 			return true;
 		}
 

@@ -8,6 +8,10 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 
 import jakarta.servlet.ReadListener;
+import jakarta.servlet.RequestDispatcher;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -17,14 +21,39 @@ import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 
 /**
  * A request whose body, once the guard has read it to fingerprint it, the handler reads
- * again from memory.
+ * again from memory, and whose forwards its recording response sends as they are written.
  */
 final class KeptBodyRequest extends HttpServletRequestWrapper {
 
+	private final RecordingServletResponse recording;
+
 	private byte @Nullable [] body;
 
-	KeptBodyRequest(HttpServletRequest request) {
+	KeptBodyRequest(HttpServletRequest request, RecordingServletResponse recording) {
 		super(request);
+		this.recording = recording;
+	}
+
+	@Override
+	public @Nullable RequestDispatcher getRequestDispatcher(String path) {
+		RequestDispatcher dispatcher = super.getRequestDispatcher(path);
+		if (dispatcher == null) {
+			return null;
+		}
+		return new RequestDispatcher() {
+
+			@Override
+			public void forward(ServletRequest request, ServletResponse response) throws ServletException, IOException {
+				KeptBodyRequest.this.recording.forwarding();
+				dispatcher.forward(request, response);
+			}
+
+			@Override
+			public void include(ServletRequest request, ServletResponse response) throws ServletException, IOException {
+				dispatcher.include(request, response);
+			}
+
+		};
 	}
 
 	byte[] body(long limit) throws IOException {

@@ -3,6 +3,7 @@ package io.github.idempotent.web;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
 import java.util.List;
@@ -53,6 +54,10 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	private boolean errorSent;
 
 	private boolean redirected;
+
+	// Forwarded by the handler: the container closes the response when the forward
+	// returns, so what is written goes out as it comes and is recorded as it goes.
+	private volatile boolean forwarded;
 
 	private @Nullable String unrecordable;
 
@@ -123,29 +128,32 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		Throwable failure;
 		String unrecordable;
 		synchronized (this) {
+			replay = (this.capture != null) ? this.capture.replay() : null;
+			if (this.mode == Mode.RECORDING && replay == null && this.writer != null) {
+				// While still recording: what the writer buffers is the body's end.
+				this.writer.flush();
+			}
 			mode = this.mode;
 			this.mode = Mode.DONE;
 			// Taken here once: the end of an async request calls abandon() after this.
 			hold = (this.capture != null) ? this.capture.take() : null;
-			replay = (this.capture != null) ? this.capture.replay() : null;
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 			if (mode == Mode.RECORDING && replay == null) {
-				if (this.writer != null) {
-					this.writer.flush();
-				}
 				body = this.held.toByteArray();
 			}
 		}
 		if (hold != null) {
-			RecordedResponse response = (unrecordable != null) ? null : new RecordedResponse(getStatus(),
-					this.contract.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
+			// A replay here is a forwarded-to handler's: the request answered with it.
+			RecordedResponse response = (replay != null) ? replay.response()
+					: (unrecordable != null) ? null : new RecordedResponse(getStatus(),
+							this.contract.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
 			hold.end(getStatus(), response, unrecordable, failure).join();
 		}
 		if (replay != null) {
 			writeReplay(replay);
 		}
-		else if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed()) {
+		else if (mode == Mode.RECORDING && !this.errorSent && !this.held.isOverflowed() && !this.forwarded) {
 			mark(hold != null);
 			writeBody(body);
 		}
@@ -277,6 +285,14 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
+	// What was written before a forward is discarded, as the container does.
+	synchronized void forwarding() {
+		if (this.mode == Mode.RECORDING && this.writer == null && !replaying()) {
+			this.held.reset();
+			this.forwarded = true;
+		}
+	}
+
 	private synchronized void streaming() {
 		if (this.mode == Mode.RECORDING) {
 			this.mode = Mode.STREAMING;
@@ -324,7 +340,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			throw new IllegalStateException("getOutputStream() has already been called for this response");
 		}
 		this.stream = new RecordingOutputStream();
-		this.writer = new PrintWriter(new OutputStreamWriter(this.stream, Charset.forName(getCharacterEncoding())));
+		Writer recorded = new OutputStreamWriter(this.stream, Charset.forName(getCharacterEncoding()));
+		this.writer = new PrintWriter(this.forwarded ? new CopyingWriter(super.getWriter(), recorded) : recorded);
 		return this.writer;
 	}
 
@@ -464,7 +481,14 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 				return;
 			}
 			if (mode == Mode.RECORDING && !held.isOverflowed()) {
-				if (held.hold(b, off, len)) {
+				boolean kept = held.hold(b, off, len);
+				if (RecordingServletResponse.this.forwarded) {
+					if (RecordingServletResponse.this.writer == null) {
+						target().write(b, off, len);
+					}
+					return;
+				}
+				if (kept) {
 					return;
 				}
 				held.spillTo(target());
@@ -474,7 +498,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		@Override
 		public void flush() throws IOException {
-			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()) {
+			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()
+					|| (RecordingServletResponse.this.forwarded && RecordingServletResponse.this.writer == null)) {
 				target().flush();
 			}
 		}
@@ -504,6 +529,37 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			catch (IOException ex) {
 				throw new IllegalStateException(ex);
 			}
+		}
+
+	}
+
+	/** A forwarded response's writer: the container's, and a copy to record. */
+	private static final class CopyingWriter extends Writer {
+
+		private final Writer target;
+
+		private final Writer copy;
+
+		CopyingWriter(Writer target, Writer copy) {
+			this.target = target;
+			this.copy = copy;
+		}
+
+		@Override
+		public void write(char[] chars, int off, int len) throws IOException {
+			this.target.write(chars, off, len);
+			this.copy.write(chars, off, len);
+		}
+
+		@Override
+		public void flush() throws IOException {
+			this.target.flush();
+			this.copy.flush();
+		}
+
+		@Override
+		public void close() throws IOException {
+			this.copy.flush();
 		}
 
 	}

@@ -42,7 +42,7 @@ class ResponseRecordingFilter extends OncePerRequestFilter implements Ordered {
 		}
 		RecordingServletResponse recording = new RecordingServletResponse(response, this.contract);
 		request.setAttribute(RECORDING, recording);
-		proceed(new KeptBodyRequest(request), recording, chain, recording);
+		proceed(new KeptBodyRequest(request, recording), recording, chain, recording);
 	}
 
 	private void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
