@@ -539,8 +539,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Hold first = this.hold;
 			this.hold = (first == null) ? hold
 					: (status, response, unrecordable, failed) -> CompletableFuture.allOf(
-							first.end(status, response, unrecordable, failed),
-							hold.end(status, response, unrecordable, failed));
+							Futures.call(() -> first.end(status, response, unrecordable, failed)),
+							Futures.call(() -> hold.end(status, response, unrecordable, failed)));
 			return true;
 		}
 

@@ -132,9 +132,9 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 	// Marked as the call returns, so that a postHandle sees it; not a future or a Mono,
 	// whose outcome is marked when it is known.
 	private static @Nullable ModelAndView returned(@Nullable ModelAndView view, WebAsyncManager async,
-			RecordingServletResponse recording) {
+			RecordingServletResponse recording) throws IOException {
 		if (!async.isConcurrentHandlingStarted()) {
-			recording.mark();
+			recording.returned();
 		}
 		return view;
 	}

@@ -170,6 +170,16 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		mark(capture != null && capture.isHeld() && records());
 	}
 
+	// The guarded call returned. Within a forward the container sends the response as
+	// the forward returns, before finish(): a replay is written now.
+	void returned() throws IOException {
+		mark();
+		Replay replay = (this.forwarded && this.capture != null) ? this.capture.replay() : null;
+		if (replay != null) {
+			writeReplay(replay);
+		}
+	}
+
 	// running: the call ran and its response is still held or streamed.
 	private void mark(boolean running) {
 		ResponseCapture capture = this.capture;
@@ -287,7 +297,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	// What was written before a forward is discarded, as the container does.
 	synchronized void forwarding() {
-		if (this.mode == Mode.RECORDING && this.writer == null && !replaying()) {
+		if ((this.mode == Mode.PASS || this.mode == Mode.RECORDING) && this.writer == null && !replaying()) {
 			this.held.reset();
 			this.forwarded = true;
 		}
@@ -347,7 +357,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	@Override
 	public void flushBuffer() throws IOException {
-		if (!isHolding()) {
+		if (!isHolding() || this.forwarded) {
 			if (this.writer != null) {
 				this.writer.flush();
 			}
@@ -480,15 +490,17 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			if (mode == Mode.RECORDING && (RecordingServletResponse.this.redirected || replaying())) {
 				return;
 			}
-			if (mode == Mode.RECORDING && !held.isOverflowed()) {
-				boolean kept = held.hold(b, off, len);
-				if (RecordingServletResponse.this.forwarded) {
-					if (RecordingServletResponse.this.writer == null) {
-						target().write(b, off, len);
-					}
-					return;
+			if (mode == Mode.RECORDING && RecordingServletResponse.this.forwarded) {
+				// A copy, past the limit none; the container's writer, when one is in
+				// use, has sent it.
+				held.hold(b, off, len);
+				if (RecordingServletResponse.this.writer == null) {
+					target().write(b, off, len);
 				}
-				if (kept) {
+				return;
+			}
+			if (mode == Mode.RECORDING && !held.isOverflowed()) {
+				if (held.hold(b, off, len)) {
 					return;
 				}
 				held.spillTo(target());
@@ -498,17 +510,24 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		@Override
 		public void flush() throws IOException {
-			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()
-					|| (RecordingServletResponse.this.forwarded && RecordingServletResponse.this.writer == null)) {
+			if (sendsAsItComes()) {
 				target().flush();
 			}
 		}
 
 		@Override
 		public void close() throws IOException {
-			if (!isHolding() || RecordingServletResponse.this.held.isOverflowed()) {
+			if (sendsAsItComes()) {
 				target().close();
 			}
+		}
+
+		// Forwarded, what the container's writer sends when one is in use.
+		private boolean sendsAsItComes() {
+			if (RecordingServletResponse.this.forwarded && isHolding()) {
+				return RecordingServletResponse.this.writer == null;
+			}
+			return !isHolding() || RecordingServletResponse.this.held.isOverflowed();
 		}
 
 		@Override

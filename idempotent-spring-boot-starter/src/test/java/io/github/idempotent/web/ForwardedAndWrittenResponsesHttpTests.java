@@ -36,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * response: neither stays in progress until its maxDuration.
  */
 @SpringBootTest(classes = { WebTestApplication.class, ForwardedAndWrittenResponsesHttpTests.Forwarding.class },
-		webEnvironment = WebEnvironment.RANDOM_PORT, properties = "idempotent.store.type=memory")
+		webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "idempotent.store.type=memory", "idempotent.max-result-size=8KB" })
 class ForwardedAndWrittenResponsesHttpTests {
 
 	@LocalServerPort
@@ -62,6 +63,48 @@ class ForwardedAndWrittenResponsesHttpTests {
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(this.executions.count("forwarding")).isEqualTo(1);
 		assertThat(this.executions.count(target)).isEqualTo(1);
+	}
+
+	@Test
+	void aReplayReachedThroughAForwardIsSent() throws Exception {
+		this.executions.reset();
+		HttpClientSupport http = new HttpClientSupport(this.port);
+		String key = "fwd-" + UUID.randomUUID();
+		String body = "{\"orderNo\":\"" + key + "\",\"amount\":1}";
+		HttpResponse<String> direct = http.post("/forwarded/guarded", key, body);
+		assertThat(direct.body()).contains("\"run\":1");
+		HttpResponse<String> forwarded = http.post("/forwarding/guarded", key, body);
+		assertThat(forwarded.statusCode()).isEqualTo(200);
+		assertThat(forwarded.body()).isEqualTo(direct.body());
+		assertThat(forwarded.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(http.post("/forwarding/guarded", key, body).body()).isEqualTo(direct.body());
+		assertThat(this.executions.count("guarded")).isEqualTo(1);
+	}
+
+	@Test
+	void anUnguardedHandlerForwardingToAGuardedOneAnswersItsResponse() throws Exception {
+		this.executions.reset();
+		HttpClientSupport http = new HttpClientSupport(this.port);
+		String key = "fwd-" + UUID.randomUUID();
+		HttpResponse<String> first = http.post("/unguarded-forwarding", key, "{}");
+		assertThat(first.body()).contains("\"run\":1");
+		HttpResponse<String> retry = http.post("/unguarded-forwarding", key, "{}");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(this.executions.count("guarded")).isEqualTo(1);
+	}
+
+	@Test
+	void aForwardedResponseLargerThanARecordIsSentWhole() throws Exception {
+		this.executions.reset();
+		HttpClientSupport http = new HttpClientSupport(this.port);
+		String key = "fwd-" + UUID.randomUUID();
+		HttpResponse<String> first = http.post("/forwarding/large", key, "{}");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.body()).hasSize(20_000);
+		HttpResponse<String> retry = http.post("/forwarding/large", key, "{}");
+		assertThat(retry.body()).contains("result-unavailable");
+		assertThat(this.executions.count("large")).isEqualTo(1);
 	}
 
 	@Test
@@ -103,6 +146,18 @@ class ForwardedAndWrittenResponsesHttpTests {
 		@ResponseBody
 		Map<String, Object> unguarded() {
 			return Map.of("run", this.executions.increment("unguarded"), "id", UUID.randomUUID().toString());
+		}
+
+		@PostMapping("/unguarded-forwarding")
+		String unguardedForwarding() {
+			return "forward:/forwarded/guarded";
+		}
+
+		@PostMapping("/forwarded/large")
+		void large(HttpServletResponse response) throws IOException {
+			this.executions.increment("large");
+			response.setContentType("text/plain");
+			response.getWriter().print("x".repeat(20_000));
 		}
 
 		@Idempotent
