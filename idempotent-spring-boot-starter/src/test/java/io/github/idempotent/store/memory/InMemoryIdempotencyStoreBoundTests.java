@@ -3,6 +3,7 @@ package io.github.idempotent.store.memory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -12,8 +13,10 @@ import org.junit.jupiter.api.Test;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.ClaimResult;
+import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.StoredResult;
 
+import static io.github.idempotent.store.memory.InMemoryIdempotencyStore.DEFAULT_TAKEOVER_MEMORY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -147,6 +150,127 @@ class InMemoryIdempotencyStoreBoundTests {
 		finally {
 			pool.shutdownNow();
 		}
+	}
+
+	@Test
+	void anOperatorsDeleteMakesRoom() {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(1);
+		store.claim(key("stuck"), FP, LEASE);
+		assertThat(store.delete(key("stuck"))).isTrue();
+		assertThat(store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aLargeResultHoldsItsBytesUntilItIsDeleted() {
+		// A placeholder of a short key takes about 280 estimated bytes, this result 3500.
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100, 4000, 4000, Duration.ofHours(1));
+		String token = ((ClaimResult.Acquired) store.claim(key("large"), FP, LEASE)).token();
+		store.complete(key("large"), token, FP, new StoredResult(new byte[3500]), TTL);
+		assertThatExceptionOfType(InMemoryStoreFullException.class).isThrownBy(() -> store.claim(key("k2"), FP, LEASE))
+			.withMessageContaining("idempotent.store.memory.maximum-size");
+		assertThat(store.deleteUnlessHeld(key("large"))).isEqualTo(Deletion.DELETED);
+		assertThat(store.claim(key("k2"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void anExpiredResultTakenOverByAClaimGivesItsBytesBack() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100, 4000, 4000, Duration.ofHours(1));
+		String token = ((ClaimResult.Acquired) store.claim(key("large"), FP, LEASE)).token();
+		store.complete(key("large"), token, FP, new StoredResult(new byte[3500]), Duration.ofMillis(1));
+		Thread.sleep(5);
+		assertThat(store.claim(key("large"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.claim(key("k2"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aResultWithAShortTtlMakesRoomOnceItExpires() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(1);
+		String token = ((ClaimResult.Acquired) store.claim(key("short"), FP, LEASE)).token();
+		store.complete(key("short"), token, FP, RESULT, Duration.ofMillis(1));
+		Thread.sleep(5);
+		assertThat(store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aRecordThatOutlivedASweepMakesRoomOnceItExpires() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(2);
+		store.claim(key("outlives"), FP, Duration.ofMillis(100));
+		store.claim(key("abandoned"), FP, Duration.ofMillis(1));
+		Thread.sleep(5);
+		// Full: a sweep removes the expired placeholder and keeps the one still held.
+		assertThat(store.claim(key("live"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		Thread.sleep(150);
+		assertThat(store.claim(key("new"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void aFullStoreSweptByOneThreadNeverHangsAClaimOnAnother() throws Exception {
+		// Past the regular sweep's cadence (1024 claims) and full time and again.
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100, Duration.ZERO);
+		fill(store, "first-");
+		assertThat(CompletableFuture.runAsync(() -> fill(store, "second-"))).succeedsWithin(Duration.ofSeconds(20));
+	}
+
+	private static void fill(InMemoryIdempotencyStore store, String prefix) {
+		for (int i = 0; i < 1100; i++) {
+			try {
+				store.claim(key(prefix + i), FP, Duration.ofMillis(1));
+			}
+			catch (InMemoryStoreFullException ex) {
+				try {
+					Thread.sleep(2);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+				store.claim(key(prefix + i), FP, Duration.ofMillis(1));
+			}
+		}
+	}
+
+	@Test
+	void aScopeAtItsQuotaIsRefusedANewKeyWhileOtherScopesAreNot() {
+		// A placeholder of these keys takes about 300 estimated bytes: two fit the quota.
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100, 1024 * 1024, 700, Duration.ofHours(1));
+		String first = ((ClaimResult.Acquired) store.claim(key("idem:alice:op:1"), FP, LEASE)).token();
+		store.claim(key("idem:alice:op:2"), FP, LEASE);
+		assertThatExceptionOfType(InMemoryStoreFullException.class)
+			.isThrownBy(() -> store.claim(key("idem:alice:op:3"), FP, LEASE))
+			.withMessageContaining("scope 'alice'");
+		assertThat(store.claim(key("idem:bob:op:1"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		store.release(key("idem:alice:op:1"), first);
+		assertThat(store.claim(key("idem:alice:op:3"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThatExceptionOfType(InMemoryStoreFullException.class)
+			.isThrownBy(() -> store.claim(key("idem:alice:op:4"), FP, LEASE));
+	}
+
+	@Test
+	void hashedKeysShareOneQuota() {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(100, 1024 * 1024, 700, Duration.ofHours(1));
+		store.claim(key("idem:#:" + "a".repeat(16)), FP, LEASE);
+		store.claim(key("idem:#:" + "b".repeat(16)), FP, LEASE);
+		assertThatExceptionOfType(InMemoryStoreFullException.class)
+			.isThrownBy(() -> store.claim(key("idem:#:" + "c".repeat(16)), FP, LEASE))
+			.withMessageContaining("scope '#'");
+		assertThat(store.claim(key("idem:alice:op:1"), FP, LEASE)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void maximumBytesMustBePositive() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new InMemoryIdempotencyStore(1, 0, 1, DEFAULT_TAKEOVER_MEMORY))
+			.withMessageContaining("idempotent.store.memory.maximum-size");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new InMemoryIdempotencyStore(1, 1, 0, DEFAULT_TAKEOVER_MEMORY))
+			.withMessageContaining("idempotent.store.memory.maximum-size-per-scope");
+		assertThatIllegalArgumentException().isThrownBy(() -> new InMemoryIdempotencyStore(1, Duration.ofSeconds(-1)))
+			.withMessageContaining("takeoverMemory");
+	}
+
+	@Test
+	void aPageOfNoRecordsIsRefused() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.store.findInProgress("idem", LEASE, null, 0));
 	}
 
 	@Test

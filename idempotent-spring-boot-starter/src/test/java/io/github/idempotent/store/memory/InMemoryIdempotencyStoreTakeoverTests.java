@@ -96,4 +96,15 @@ class InMemoryIdempotencyStoreTakeoverTests {
 		assertThat(((ClaimResult.Acquired) store.claim(key, FP, LEASE)).attempt()).isEqualTo(3);
 	}
 
+	@Test
+	void aRenewalKeepsWhenItsCallClaimedTheKey() throws InterruptedException {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+		RecordKey key = new RecordKey("renewed");
+		String token = ((ClaimResult.Acquired) store.claim(key, FP, LEASE)).token();
+		Instant claimedAt = store.inspect(key).orElseThrow().claimedAt();
+		Thread.sleep(5);
+		assertThat(store.renew(key, token, FP, LEASE)).isTrue();
+		assertThat(store.inspect(key).orElseThrow().claimedAt()).isEqualTo(claimedAt);
+	}
+
 }
