@@ -278,9 +278,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 				}
 				deletion[0] = Deletion.DELETED;
 				if (!inProgress) {
-					MemoryEntry tombstone = entry.fenced();
-					changed(k, entry, tombstone);
-					return tombstone;
+					return entry.fenced();
 				}
 			}
 			else if (!inProgress && entry.result() == null && !isForgotten(entry, now)) {
