@@ -71,11 +71,18 @@ class OwnerHandleTests {
 
 	private final AtomicInteger leaseLost = new AtomicInteger();
 
+	private final List<IdempotencyObserver.Step> steps = new CopyOnWriteArrayList<>();
+
 	private final IdempotencyObserver observer = new IdempotencyObserver() {
 
 		@Override
 		public void leaseLost(IdempotencyPolicy policy, String key) {
 			OwnerHandleTests.this.leaseLost.incrementAndGet();
+		}
+
+		@Override
+		public void step(IdempotencyPolicy policy, String key, Step step) {
+			OwnerHandleTests.this.steps.add(step);
 		}
 
 	};
@@ -203,6 +210,18 @@ class OwnerHandleTests {
 		newerMayReturn.countDown();
 		assertThat(newer.get(10, TimeUnit.SECONDS)).isEqualTo("newer receipt");
 		assertThat(path.call(this.executor, policy, "order-7", () -> "must not run")).isEqualTo("newer receipt");
+		// The refused release told the operator that the call lost its key.
+		assertThat(this.leaseLost).hasValue(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void anObserverSeesAFailedCallReleaseItsKey(Path path) throws Throwable {
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), "order-18", () -> {
+			throw new IllegalStateException("card declined");
+		}));
+		assertThat(this.steps).endsWith(IdempotencyObserver.Step.RELEASING)
+			.doesNotContain(IdempotencyObserver.Step.COMPLETING);
 	}
 
 	@ParameterizedTest
