@@ -96,7 +96,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 				return StoredOutcome.notStored("response not recordable");
 			});
 		}
-		returned();
 		if (logger.isDebugEnabled()) {
 			logger.debug("Key '" + this.call.clientKey + "' of " + this.call.policy.name() + " is released: its "
 					+ "response's status " + status + " is not final (releaseOnStatus "
