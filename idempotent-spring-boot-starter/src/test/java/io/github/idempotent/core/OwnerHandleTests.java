@@ -350,6 +350,33 @@ class OwnerHandleTests {
 
 	@ParameterizedTest
 	@EnumSource
+	void aReleaseSentAgainAfterARetryClaimedTheKeyReportsNoLostLease(Path path) throws Throwable {
+		AtomicInteger releases = new AtomicInteger();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean release(RecordKey key, String token) {
+				boolean released = super.release(key, token);
+				if (releases.incrementAndGet() == 1) {
+					// The key was freed and a retry claimed it before the answer came
+					// back.
+					OwnerHandleTests.this.memory.claim(key, FP, LEASE);
+					throw new UncheckedIOException(new IOException("connection reset"));
+				}
+				return released;
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), "order-19", () -> {
+			throw new IllegalStateException("card declined");
+		}));
+		assertThat(releases).hasValue(2);
+		assertThat(this.leaseLost).hasValue(0);
+	}
+
+	@ParameterizedTest
+	@EnumSource
 	void aCompletionTheStoreRejectsIsNotSentAgainAndRetriesLearnTheCallCompleted(Path path) throws Throwable {
 		AtomicInteger completions = new AtomicInteger();
 		this.executor.close();
