@@ -325,32 +325,21 @@ class OwnerHandleTests {
 	@ParameterizedTest
 	@EnumSource
 	void aReleaseWhoseAnswerWasLostIsSentAgainWithoutReportingALostLease(Path path) throws Throwable {
-		AtomicInteger releases = new AtomicInteger();
-		this.executor.close();
-		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
-
-			@Override
-			public boolean release(RecordKey key, String token) {
-				boolean released = super.release(key, token);
-				if (releases.incrementAndGet() == 1) {
-					// The key was freed; its answer never came back.
-					throw new UncheckedIOException(new IOException("connection reset"));
-				}
-				return released;
-			}
-
-		}, FailureMode.CLOSED, 1 << 16, this.observer);
-		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), "order-14", () -> {
-			throw new IllegalStateException("card declined");
-		}));
-		assertThat(releases).hasValue(2);
-		assertThat(this.leaseLost).hasValue(0);
+		failWithTheFirstReleaseAnswerLost(path, "order-14", false);
 		assertThat(path.call(this.executor, policy(), "order-14", () -> "paid on retry")).isEqualTo("paid on retry");
 	}
 
 	@ParameterizedTest
 	@EnumSource
 	void aReleaseSentAgainAfterARetryClaimedTheKeyReportsNoLostLease(Path path) throws Throwable {
+		failWithTheFirstReleaseAnswerLost(path, "order-19", true);
+	}
+
+	/**
+	 * Fails a call whose first release frees the key but whose answer is lost, and, when
+	 * {@code retryClaims}, lets a retry claim the key before the release is sent again.
+	 */
+	private void failWithTheFirstReleaseAnswerLost(Path path, String key, boolean retryClaims) throws Throwable {
 		AtomicInteger releases = new AtomicInteger();
 		this.executor.close();
 		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
@@ -359,16 +348,16 @@ class OwnerHandleTests {
 			public boolean release(RecordKey key, String token) {
 				boolean released = super.release(key, token);
 				if (releases.incrementAndGet() == 1) {
-					// The key was freed and a retry claimed it before the answer came
-					// back.
-					OwnerHandleTests.this.memory.claim(key, FP, LEASE);
+					if (retryClaims) {
+						OwnerHandleTests.this.memory.claim(key, FP, LEASE);
+					}
 					throw new UncheckedIOException(new IOException("connection reset"));
 				}
 				return released;
 			}
 
 		}, FailureMode.CLOSED, 1 << 16, this.observer);
-		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), "order-19", () -> {
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy(), key, () -> {
 			throw new IllegalStateException("card declined");
 		}));
 		assertThat(releases).hasValue(2);
