@@ -4,7 +4,6 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -23,9 +22,6 @@ import tools.jackson.core.JsonToken;
 import tools.jackson.core.ObjectReadContext;
 import tools.jackson.core.json.JsonFactory;
 
-import org.springframework.core.retry.RetryException;
-import org.springframework.core.retry.RetryPolicy;
-import org.springframework.core.retry.RetryTemplate;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
@@ -37,7 +33,6 @@ import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.http.client.support.HttpRequestWrapper;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
-import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
@@ -129,22 +124,62 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			}
 
 		};
-		Attempts call = new Attempts();
-		try {
-			return new RetryTemplate(call).execute(() -> call.attempt(keyed, body, execution));
+		BackOffExecution delays = this.backOff.start();
+		for (long retries = 0;; retries++) {
+			ClientHttpResponse response;
+			try {
+				response = execution.execute(keyed, body);
+				int status = response.getStatusCode().value();
+				// 500 is retried because Spring applications answer it for transient
+				// failures
+				// too; 409 and 429 only with Retry-After, else they are a conflict with
+				// the
+				// resource's state and a rate limit a back-off would not outlast.
+				if (!RETRIED.contains(status) && !(RETRIED_WHEN_ASKED.contains(status)
+						&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER))) {
+					return response;
+				}
+				if (status == 500) {
+					PeekedResponse peeked = PeekedResponse.of(response);
+					if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
+						return peeked;
+					}
+					response = peeked;
+				}
+			}
+			catch (IOException ex) {
+				if (retries == this.maxRetries || !sleep(delays.nextBackOff())) {
+					throw ex;
+				}
+				continue;
+			}
+			if (retries == this.maxRetries) {
+				return response;
+			}
+			long delay = delays.nextBackOff();
+			Duration retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER),
+					Instant.now());
+			if (retryAfter != null && retryAfter.compareTo(this.maxRetryAfter) > 0) {
+				logger.debug("Retry-After of " + retryAfter + " is above the maximum of " + this.maxRetryAfter
+						+ ": not retrying");
+				return response;
+			}
+			if (!sleep((retryAfter != null) ? retryAfter.toMillis() : delay)) {
+				return response;
+			}
+			response.close();
 		}
-		catch (RetryException ex) {
-			if (call.lastResponse != null) {
-				return call.lastResponse;
-			}
-			Throwable last = ex.getLastException();
-			if (last instanceof IOException io) {
-				throw io;
-			}
-			if (last instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			throw new UncheckedIOException(new IOException(last));
+	}
+
+	/** {@code false} when interrupted: the last response or failure is the answer. */
+	private static boolean sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
 		}
 	}
 
@@ -172,79 +207,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		catch (DateTimeParseException ex) {
 			return null;
 		}
-	}
-
-	/**
-	 * One logical call, and its retry policy: the next back-off depends on the last
-	 * {@code Retry-After}. A retryable response is kept until the next attempt closes it.
-	 */
-	private final class Attempts implements RetryPolicy, BackOff {
-
-		private @Nullable Duration retryAfter;
-
-		private int attempts;
-
-		@Nullable ClientHttpResponse lastResponse;
-
-		ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
-				throws IOException {
-			if (this.lastResponse != null) {
-				this.lastResponse.close();
-				this.lastResponse = null;
-			}
-			this.retryAfter = null;
-			this.attempts++;
-			ClientHttpResponse response = execution.execute(request, body);
-			int status = response.getStatusCode().value();
-			// 500 is retried because Spring applications answer it for transient failures
-			// too; 409 and 429 only with Retry-After, else they are a conflict with the
-			// resource's state and a rate limit a back-off would not outlast.
-			if (!RETRIED.contains(status) && !(RETRIED_WHEN_ASKED.contains(status)
-					&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER))) {
-				return response;
-			}
-			if (status == 500) {
-				PeekedResponse peeked = PeekedResponse.of(response);
-				if (RESULT_UNAVAILABLE.equals(peeked.problemType())) {
-					return peeked;
-				}
-				response = peeked;
-			}
-			this.lastResponse = response;
-			this.retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER), Instant.now());
-			throw new RetryableResponseException(response.getStatusCode());
-		}
-
-		@Override
-		public boolean shouldRetry(Throwable throwable) {
-			return throwable instanceof IOException || throwable instanceof RetryableResponseException;
-		}
-
-		@Override
-		public BackOff getBackOff() {
-			return this;
-		}
-
-		@Override
-		public BackOffExecution start() {
-			BackOffExecution exponential = IdempotentRetryInterceptor.this.backOff.start();
-			return () -> {
-				if (this.attempts > IdempotentRetryInterceptor.this.maxRetries) {
-					return BackOffExecution.STOP;
-				}
-				long delay = exponential.nextBackOff();
-				if (this.retryAfter != null) {
-					if (this.retryAfter.compareTo(IdempotentRetryInterceptor.this.maxRetryAfter) > 0) {
-						logger.debug("Retry-After of " + this.retryAfter + " is above the maximum of "
-								+ IdempotentRetryInterceptor.this.maxRetryAfter + ": not retrying");
-						return BackOffExecution.STOP;
-					}
-					delay = this.retryAfter.toMillis();
-				}
-				return delay;
-			};
-		}
-
 	}
 
 	/**
@@ -321,15 +283,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		@Override
 		public void close() {
 			this.response.close();
-		}
-
-	}
-
-	/** A response whose status calls for a retry; never leaves the interceptor. */
-	private static final class RetryableResponseException extends RuntimeException {
-
-		RetryableResponseException(HttpStatusCode status) {
-			super("Retryable response " + status, null, false, false);
 		}
 
 	}
