@@ -33,9 +33,6 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
 @EnableConfigurationProperties(IdempotencyEndpointProperties.class)
 public final class IdempotentActuatorAutoConfiguration {
 
-	/** Counts the records deleted through the endpoint. */
-	static final String DELETIONS_METER = "idempotent.actuator.deletions";
-
 	private static final boolean MICROMETER_PRESENT = ClassUtils.isPresent(
 			"io.micrometer.core.instrument.MeterRegistry", IdempotentActuatorAutoConfiguration.class.getClassLoader());
 
@@ -60,7 +57,7 @@ public final class IdempotentActuatorAutoConfiguration {
 		// A registry hands back the counter it registered before.
 		static Runnable of(BeanFactory beanFactory) {
 			ObjectProvider<MeterRegistry> registry = beanFactory.getBeanProvider(MeterRegistry.class);
-			return () -> registry.ifAvailable((meters) -> Counter.builder(DELETIONS_METER)
+			return () -> registry.ifAvailable((meters) -> Counter.builder("idempotent.actuator.deletions")
 				.description("Idempotency records deleted through the actuator endpoint")
 				.register(meters)
 				.increment());

@@ -28,26 +28,23 @@ class DuplicateMessageLogger implements IdempotencyObserver {
 
 	@Override
 	public void replayed(IdempotencyPolicy policy, String key) {
-		acknowledged(policy, key);
+		skipped(policy, key);
 	}
 
 	@Override
 	public void skipped(IdempotencyPolicy policy, String key) {
-		acknowledged(policy, key);
-	}
-
-	private void acknowledged(IdempotencyPolicy policy, String key) {
-		if (logger.isDebugEnabled() && this.inListener.getAsBoolean()) {
-			logger.debug("Acknowledged a duplicate " + this.broker + " message without running " + policy.name()
-					+ " again (key '" + key + "' completed before)");
-		}
+		debug("Acknowledged a duplicate %s message without running %s again (key '%s' completed before)", policy, key);
 	}
 
 	@Override
 	public void flagged(IdempotencyPolicy policy, String key) {
+		debug("Running %2$s for a duplicate %1$s message, flagged as one (key '%3$s' completed before; its stored "
+				+ "result stays)", policy, key);
+	}
+
+	private void debug(String format, IdempotencyPolicy policy, String key) {
 		if (logger.isDebugEnabled() && this.inListener.getAsBoolean()) {
-			logger.debug("Running " + policy.name() + " for a duplicate " + this.broker + " message, flagged as one "
-					+ "(key '" + key + "' completed before; its stored result stays)");
+			logger.debug(format.formatted(this.broker, policy.name(), key));
 		}
 	}
 

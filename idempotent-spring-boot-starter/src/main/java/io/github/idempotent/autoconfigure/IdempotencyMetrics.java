@@ -21,16 +21,13 @@ import io.github.idempotent.core.IdempotencyPolicy;
  */
 class IdempotencyMetrics implements IdempotencyObserver {
 
-	static final String METER = "idempotent.calls";
+	private final ObjectProvider<MeterRegistry> registry;
 
-	private final ObjectProvider<MeterRegistry> registryProvider;
-
+	// Without a registry none is stored, and the next call looks again.
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-	private volatile MeterRegistry registry;
-
 	IdempotencyMetrics(ObjectProvider<MeterRegistry> registry) {
-		this.registryProvider = registry;
+		this.registry = registry;
 	}
 
 	@Override
@@ -75,26 +72,17 @@ class IdempotencyMetrics implements IdempotencyObserver {
 	}
 
 	private void count(IdempotencyPolicy policy, String outcome) {
-		MeterRegistry registry = registry();
-		if (registry != null) {
-			this.counters
-				.computeIfAbsent(policy.name() + '\n' + outcome,
-						(id) -> Counter.builder(METER)
-							.description("Calls of @Idempotent methods by outcome")
-							.tag("operation", policy.name())
-							.tag("outcome", outcome)
-							.register(registry))
-				.increment();
+		Counter counter = this.counters.computeIfAbsent(policy.name() + '\n' + outcome, (id) -> {
+			MeterRegistry registry = this.registry.getIfAvailable();
+			return (registry != null) ? Counter.builder("idempotent.calls")
+				.description("Calls of @Idempotent methods by outcome")
+				.tag("operation", policy.name())
+				.tag("outcome", outcome)
+				.register(registry) : null;
+		});
+		if (counter != null) {
+			counter.increment();
 		}
-	}
-
-	private MeterRegistry registry() {
-		MeterRegistry registry = this.registry;
-		if (registry == null) {
-			registry = this.registryProvider.getIfAvailable();
-			this.registry = registry;
-		}
-		return registry;
 	}
 
 }
