@@ -200,7 +200,7 @@ public class IdempotencyEndpoint {
 
 	// A known name as it is; else the known name whose record-key form it is; else the
 	// one known default name it abbreviates; else the name as given.
-	String resolveOperation(String operation) {
+	private String resolveOperation(String operation) {
 		Collection<String> known = this.operationNames.get();
 		if (known.contains(operation)) {
 			return operation;
@@ -237,13 +237,11 @@ public class IdempotencyEndpoint {
 		String[] parts = storedKey.startsWith(this.keyPrefix + ":")
 				? storedKey.substring(this.keyPrefix.length() + 1).split(":", -1) : new String[0];
 		boolean shown = parts.length == 3;
-		String operation = shown ? unescape(parts[1]) : null;
-		for (String name : this.operationNames.get()) {
-			if (shown && RecordKey.nameInKey(name).equals(parts[1])) {
-				operation = name;
-				break;
-			}
-		}
+		String operation = shown ? this.operationNames.get()
+			.stream()
+			.filter((name) -> RecordKey.nameInKey(name).equals(parts[1]))
+			.findFirst()
+			.orElse(unescape(parts[1])) : null;
 		Duration age = record.age(now);
 		Duration expiresIn = record.expiresIn();
 		String result = null;
