@@ -245,11 +245,9 @@ final class StoreConfigurations {
 	}
 
 	/**
-	 * Puts a local cache of completed results in front of the store when Caffeine is
-	 * present: by default for the Redis store on Lettuce, kept right by
-	 * {@link RedisIdempotencyStore#recordTracking}; for any store with
-	 * {@code idempotent.local-cache.enabled=true}. The caching store is a primary bean of
-	 * its own; the store behind it stays a bean of its concrete type.
+	 * A Caffeine cache of completed results in front of the store, when {@link Wanted};
+	 * on Redis kept right by {@link RedisIdempotencyStore#recordTracking}. The caching
+	 * store is a primary bean; the store behind it stays a bean of its concrete type.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(Caffeine.class)

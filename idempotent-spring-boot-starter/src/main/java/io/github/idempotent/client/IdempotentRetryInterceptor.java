@@ -131,10 +131,9 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				response = execution.execute(keyed, body);
 				int status = response.getStatusCode().value();
 				// 500 is retried because Spring applications answer it for transient
-				// failures
-				// too; 409 and 429 only with Retry-After, else they are a conflict with
-				// the
-				// resource's state and a rate limit a back-off would not outlast.
+				// failures too; 409 and 429 only with Retry-After, else they are a
+				// conflict with the resource's state and a rate limit a back-off would
+				// not outlast.
 				if (!RETRIED.contains(status) && !(RETRIED_WHEN_ASKED.contains(status)
 						&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER))) {
 					return response;

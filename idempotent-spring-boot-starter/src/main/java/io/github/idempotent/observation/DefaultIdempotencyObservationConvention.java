@@ -48,10 +48,9 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 
 	@Override
 	public KeyValues getHighCardinalityKeyValues(IdempotencyObservationContext context) {
-		if (!this.includeKey) {
-			return KeyValues.empty();
-		}
-		return KeyValues.of(KeyValue.of(HighCardinalityKeyNames.IDEMPOTENCY_KEY, context.getIdempotencyKey()));
+		return this.includeKey
+				? KeyValues.of(KeyValue.of(HighCardinalityKeyNames.IDEMPOTENCY_KEY, context.getIdempotencyKey()))
+				: KeyValues.empty();
 	}
 
 }

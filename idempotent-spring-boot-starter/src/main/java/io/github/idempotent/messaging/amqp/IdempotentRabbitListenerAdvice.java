@@ -61,10 +61,9 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 	}
 
 	/**
-	 * The requeue decision in the failure itself, whatever the container's
-	 * {@code defaultRequeueRejected}. {@code backOff}: sleep before a requeue, on a
-	 * listener's own thread only (an asynchronous result completes on any thread: its
-	 * failure is held back without a thread, AsyncListenerFailures.Translation).
+	 * The requeue decision, carried in the failure itself. {@code backOff}: sleep before
+	 * a requeue, on a listener's own thread only (AsyncListenerFailures holds an
+	 * asynchronous failure back without one).
 	 */
 	private Throwable translate(Throwable failure, @Nullable Message message, boolean backOff) {
 		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
