@@ -246,28 +246,24 @@ public class IdempotencyEndpoint {
 		Duration expiresIn = record.expiresIn();
 		String result = null;
 		String resultBase64 = null;
-		Integer resultSize = null;
 		ResponseDescriptor response = null;
 		String reason = record.damage();
-		if (record.result() != null) {
-			resultSize = record.result().size();
-			if (showResult) {
-				try {
-					RecordedResponse recorded = RecordedResponse.read(record.result(), MAX_SHOWN_SIZE);
-					if (recorded != null) {
-						String text = text(recorded.body(), recorded.contentType());
-						response = new ResponseDescriptor(recorded.status(), recorded.headers(), text,
-								(text != null) ? null : Base64.getEncoder().encodeToString(recorded.body()));
-					}
-					else {
-						byte[] bytes = RecordedResponse.readOther(record.result(), MAX_SHOWN_SIZE);
-						result = decode(bytes, StandardCharsets.UTF_8);
-						resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
-					}
+		if (record.result() != null && showResult) {
+			try {
+				RecordedResponse recorded = RecordedResponse.read(record.result(), MAX_SHOWN_SIZE);
+				if (recorded != null) {
+					String text = text(recorded.body(), recorded.contentType());
+					response = new ResponseDescriptor(recorded.status(), recorded.headers(), text,
+							(text != null) ? null : Base64.getEncoder().encodeToString(recorded.body()));
 				}
-				catch (IllegalArgumentException ex) {
-					reason = "its stored result cannot be read: " + ex.getMessage();
+				else {
+					byte[] bytes = RecordedResponse.readOther(record.result(), MAX_SHOWN_SIZE);
+					result = decode(bytes, StandardCharsets.UTF_8);
+					resultBase64 = (result != null) ? null : Base64.getEncoder().encodeToString(bytes);
 				}
+			}
+			catch (IllegalArgumentException ex) {
+				reason = "its stored result cannot be read: " + ex.getMessage();
 			}
 		}
 		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
@@ -276,8 +272,8 @@ public class IdempotencyEndpoint {
 				(age != null) ? age.withNanos(0).toString() : null,
 				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
 				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null, resultSize,
-				result, resultBase64, response, reason);
+				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null,
+				(record.result() != null) ? record.result().size() : null, result, resultBase64, response, reason);
 	}
 
 	/** Undoes the escaping of {@link RecordKey#of}. */
