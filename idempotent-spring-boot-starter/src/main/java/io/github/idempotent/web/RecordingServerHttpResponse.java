@@ -48,7 +48,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	private volatile boolean holding;
 
-	// The key the request's header sent, echoed on the response of a call that ran.
 	private volatile @Nullable String sentKey;
 
 	private volatile Map<String, List<String>> before = Map.of();
@@ -126,20 +125,9 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		});
 	}
 
-	// The key echo on the response of a call that ran, with the replay marker on a
-	// replayed cacheFor exception's; not on a refusal or a failure: no hold, or the error
-	// handling's response.
 	private void mark(boolean ran) {
-		boolean replay = this.capture.isReplay();
-		if ((!replay && (!ran || this.failure != null)) || isCommitted()) {
-			return;
-		}
-		String sentKey = this.sentKey;
-		if (sentKey != null) {
-			getHeaders().set(this.contract.headers.keyHeader(), sentKey);
-		}
-		if (replay) {
-			getHeaders().set(this.contract.headers.replayedHeader(), "true");
+		if (!isCommitted()) {
+			this.contract.mark(this.capture.isReplay(), ran, this.failure, this.sentKey, getHeaders()::set);
 		}
 	}
 
@@ -222,7 +210,6 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
 	}
 
-	// Over what the stand-in's handling may have applied or removed.
 	private Mono<Void> writeReplay(Replay replay) {
 		RecordedResponse response = replay.response();
 		setStatusCode(HttpStatusCode.valueOf(response.status()));

@@ -63,7 +63,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 	private @Nullable ResponseCapture capture;
 
-	// The key the request's header sent, echoed on the response of a call that ran.
 	private @Nullable String sentKey;
 
 	private volatile @Nullable Throwable failure;
@@ -90,7 +89,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return this.mode == Mode.RECORDING || this.mode == Mode.STREAMING;
 	}
 
-	// The future or Mono the handler returned failed.
 	synchronized void failed(Throwable failure) {
 		this.failure = failure;
 	}
@@ -159,12 +157,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	/**
-	 * Sets the key echo, and the replay marker on a replay (of a stored exception too),
-	 * as soon as the guarded call's outcome is known: when it returns, so that what runs
-	 * after the handler sees them, or before its response goes out. Not on a refusal nor
-	 * on a failure, which pass through.
-	 */
+	// As soon as the guarded call's outcome is known: when it returns, so that what runs
+	// after the handler sees the marks, or before its response goes out.
 	void mark() {
 		ResponseCapture capture = this.capture;
 		mark(capture != null && capture.isHeld() && records());
@@ -183,19 +177,12 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 	// running: the call ran and its response is still held or streamed.
 	private void mark(boolean running) {
 		ResponseCapture capture = this.capture;
-		boolean replay = capture != null && capture.isReplay();
-		if ((!replay && (!running || this.failure != null)) || getResponse().isCommitted()) {
-			return;
-		}
-		if (this.sentKey != null) {
-			super.setHeader(this.contract.headers.keyHeader(), this.sentKey);
-		}
-		if (replay) {
-			super.setHeader(this.contract.headers.replayedHeader(), "true");
+		if (!getResponse().isCommitted()) {
+			this.contract.mark(capture != null && capture.isReplay(), running, this.failure, this.sentKey,
+					super::setHeader);
 		}
 	}
 
-	// Over what the stand-in's handling applied (a @ResponseStatus, a content type).
 	private void writeReplay(Replay replay) throws IOException {
 		HttpServletResponse target = (HttpServletResponse) getResponse();
 		if (target.isCommitted()) {
@@ -248,7 +235,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		}
 	}
 
-	// The end of an async request: finished by its dispatch, abandoned without one.
 	@Override
 	public void onComplete(AsyncEvent event) {
 		abandon();

@@ -36,8 +36,6 @@ import io.github.idempotent.core.RecordedResponse;
  */
 final class WebContract {
 
-	private static final List<String> TRUE = List.of("true");
-
 	final IdempotencyResponseHeaders headers;
 
 	final ReplayedHeaders replayedHeaders;
@@ -85,10 +83,11 @@ final class WebContract {
 	}
 
 	/**
-	 * Writes {@code replay}'s headers with {@code set}: the stored content type, and each
-	 * other header unless the replay request itself set it after the call began (a
-	 * {@code postHandle}'s request id), whose own value wins; then the replay marker and
-	 * the echo of {@code sentKey}, the key the request's header sent.
+	 * Writes {@code replay}'s headers with {@code set} (its caller the status), over what
+	 * the stand-in's handling applied (a {@code @ResponseStatus}, a content type): the
+	 * stored content type, and each other header unless the replay request itself set it
+	 * after the call began (a {@code postHandle}'s request id), whose own value wins;
+	 * then the marks.
 	 * @param before the response's headers when the call began
 	 * @param now its headers as the replay is written
 	 */
@@ -100,10 +99,26 @@ final class WebContract {
 				set.accept(name, values);
 			}
 		});
-		if (sentKey != null) {
-			set.accept(this.headers.keyHeader(), List.of(sentKey));
+		mark(true, true, null, sentKey, (name, value) -> set.accept(name, List.of(value)));
+	}
+
+	/**
+	 * Sets the echo of {@code sentKey}, the key the request's header sent, on the
+	 * response of a call that ran, and the replay marker on a replay (of a stored
+	 * exception too); neither on a refusal nor on a failure, whose responses pass
+	 * through.
+	 */
+	void mark(boolean replay, boolean ran, @Nullable Throwable failure, @Nullable String sentKey,
+			BiConsumer<String, String> set) {
+		if (!replay && (!ran || failure != null)) {
+			return;
 		}
-		set.accept(this.headers.replayedHeader(), TRUE);
+		if (sentKey != null) {
+			set.accept(this.headers.keyHeader(), sentKey);
+		}
+		if (replay) {
+			set.accept(this.headers.replayedHeader(), "true");
+		}
 	}
 
 	List<IdempotentReplayCustomizer> customizers() {
