@@ -139,8 +139,6 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		return view;
 	}
 
-	// A form's fields and parts as parsed: their encoding differs from one send to the
-	// next.
 	private Fingerprint fingerprint(HttpServletRequest request) throws IOException, ServletException {
 		MediaType type = (request.getContentType() != null) ? MediaType.parseMediaType(request.getContentType()) : null;
 		MultiValueMap<String, String> parameters;

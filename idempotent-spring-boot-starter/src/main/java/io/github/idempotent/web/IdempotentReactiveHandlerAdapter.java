@@ -129,7 +129,6 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 			.map(Optional::of);
 	}
 
-	// A form's fields as parsed: their encoding differs from one send to the next.
 	private Mono<Received> received(ServerWebExchange exchange) {
 		ServerHttpRequest request = exchange.getRequest();
 		MediaType type = request.getHeaders().getContentType();

@@ -42,8 +42,9 @@ final class RequestFingerprint {
 	/**
 	 * @param path the path as sent, percent-encoded
 	 * @param route the pattern of the handler's mapping
-	 * @param parameters the query parameters, and the form parameters of a form post
-	 * @param body the body as received; empty for a form post
+	 * @param parameters the query parameters, and a form post's fields
+	 * @param body the body as received; empty for a form post. A form's fields and parts
+	 * are taken as parsed: their encoding differs from one send to the next
 	 */
 	Fingerprint of(String method, String path, @Nullable Object route, MultiValueMap<String, String> parameters,
 			@Nullable MediaType contentType, byte[] body) {
