@@ -182,12 +182,8 @@ final class InvocationArguments {
 		return this.context;
 	}
 
-	/**
-	 * SpEL context of one call, as Spring's {@code MethodBasedEvaluationContext}
-	 * ({@code #request}, {@code #p0}, {@code #a0}), but with parameter names resolved
-	 * once per method rather than per call; the key resolver's variables last
-	 * ({@code #headers} of a listener's message).
-	 */
+	// As Spring's MethodBasedEvaluationContext (#request, #p0, #a0), but with parameter
+	// names resolved once per method; the key resolver's variables last (#headers).
 	private final class ArgumentsEvaluationContext extends StandardEvaluationContext {
 
 		ArgumentsEvaluationContext() {

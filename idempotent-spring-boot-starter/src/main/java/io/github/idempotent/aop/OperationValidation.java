@@ -23,10 +23,9 @@ import io.github.idempotent.annotation.DuplicateHandling;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * What start-up reads of an {@code @Idempotent} method's return type, its
- * {@link IdempotentOperation.Kind} and the type of the result that is stored, and what it
- * refuses in the method, each with a message that names the method and says what to do
- * instead.
+ * What start-up reads of an {@code @Idempotent} method (its
+ * {@link IdempotentOperation.Kind}, the type of the stored result) and refuses in it,
+ * each refusal naming the method and what to do instead.
  */
 final class OperationValidation {
 
