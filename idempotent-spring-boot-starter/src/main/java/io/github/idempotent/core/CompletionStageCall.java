@@ -13,13 +13,10 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.ClaimResult;
 
 /**
- * The protocol for a method whose result arrives as a {@link CompletionStage} (a reactive
- * type is adapted to one): the hold ends on the stage's completion, and a duplicate in
- * progress is awaited on the timer, holding no thread.
- * <p>
- * Each store reply is handed off to {@link #handoff} first: the client's I/O thread
- * (Lettuce's event loop) reads every reply of its connections, so one blocking call on it
- * would wait for a reply only that thread can read.
+ * The protocol for a method whose result is a {@link CompletionStage} (a reactive type is
+ * adapted to one): the hold ends on the stage's completion; a duplicate in progress is
+ * awaited on the timer. Each store reply is handed off first: a blocking call on the
+ * client's I/O thread (Lettuce's event loop) would wait for a reply only it can read.
  */
 final class CompletionStageCall {
 
@@ -31,10 +28,7 @@ final class CompletionStageCall {
 
 	private final Executor handoff;
 
-	/**
-	 * Cancelling it detaches the caller: a method that has started still completes and
-	 * stores its outcome.
-	 */
+	/** Cancelling it detaches the caller; a started method still stores its outcome. */
 	private final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
 	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call, IdempotencyExecutor.AsyncInvocation invocation,
@@ -42,19 +36,10 @@ final class CompletionStageCall {
 		this.protocol = protocol;
 		this.call = call;
 		this.invocation = invocation;
-		// Refused once the application shuts down (the threads closed while a store step
-		// ran): a thread of its own completes the caller's future, never left waiting for
-		// ever, nor run on the store client's I/O thread that delivered the reply.
-		this.handoff = (task) -> {
-			try {
-				handoff.execute(task);
-			}
-			catch (RejectedExecutionException ex) {
-				Thread thread = new Thread(task, "idempotent-shutdown");
-				thread.setDaemon(true);
-				thread.start();
-			}
-		};
+		// Refused at shutdown: a thread of its own completes the caller's future, never
+		// the store client's I/O thread that delivered the reply.
+		this.handoff = Futures.orElse(handoff,
+				(task) -> IdempotencyThreads.daemons(() -> "idempotent-shutdown").newThread(task).start());
 	}
 
 	/** Claims on the calling thread, so the method runs with its thread-bound context. */
@@ -198,9 +183,9 @@ final class CompletionStageCall {
 	}
 
 	/**
-	 * Runs {@code action} on {@link #handoff}, or inline if asked and the reply is
-	 * already there: then no client's thread holds it.
+	 * Runs {@code action} on {@link #handoff}, or inline if asked and already answered.
 	 */
+
 	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
 			BiConsumer<? super T, ? super Throwable> action) {
 		if (inline && reply.isDone()) {

@@ -4,9 +4,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
-/** The two things every asynchronous step of the protocol does with a future. */
+/** What the asynchronous steps of the protocol do with futures and executors. */
 final class Futures {
 
 	private Futures() {
@@ -35,6 +37,18 @@ final class Futures {
 			ex = ex.getCause();
 		}
 		return ex;
+	}
+
+	/** {@code executor}, or {@code onceRejected} for a task it rejects (at shutdown). */
+	static Executor orElse(Executor executor, Executor onceRejected) {
+		return (task) -> {
+			try {
+				executor.execute(task);
+			}
+			catch (RejectedExecutionException ex) {
+				onceRejected.execute(task);
+			}
+		};
 	}
 
 }

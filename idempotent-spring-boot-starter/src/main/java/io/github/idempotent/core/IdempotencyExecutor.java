@@ -28,16 +28,11 @@ import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Runs a guarded call at most once per key, whatever its method returns: claims the key,
- * runs the method while a watchdog renews the lease, stores its outcome and replays it to
- * later calls with the key. The one entry of {@code @Idempotent}, the web layer and
- * {@link IdempotencyTemplate}, so that all refuse the same keys the same way: it checks
- * and scopes keys, fingerprints payloads and observes calls. The protocol is
- * {@link IdempotencyProtocol}; its log category is this class's.
- * <p>
- * The auto-configuration applies the {@code idempotent.*} properties (key prefix and
- * length, fingerprinting, observation, the defaults of operations) to every executor
- * bean, over what its factory method set.
+ * Runs a guarded call at most once per key: claims the key, runs the method while its
+ * lease is renewed, stores the outcome and replays it to later calls with the key. The
+ * one entry of {@code @Idempotent}, the web layer and {@link IdempotencyTemplate}, which
+ * also checks and scopes keys, fingerprints payloads and observes calls. The
+ * auto-configuration applies the {@code idempotent.*} properties to every executor bean.
  */
 public class IdempotencyExecutor implements AutoCloseable {
 
@@ -56,9 +51,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private int maxKeyLength = 255;
 
-	// What an operation takes where it names none. The idempotent.* properties write
-	// these values again: the configuration metadata takes a default only from a literal
-	// in the properties class itself (IdempotentAutoConfigurationTests keeps them equal).
+	// Defaults of operations, repeated as literals in the properties class for the
+	// configuration metadata (IdempotentAutoConfigurationTests keeps them equal).
 	private Duration defaultTtl = Duration.ofHours(24);
 
 	private Duration defaultLease = Duration.ofSeconds(30);
@@ -177,12 +171,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * Runs an {@code invocation} that returns a future at most once per key. The first
-	 * claim is made on the calling thread, so the method runs there with its thread-bound
-	 * context; the key is completed or released when the future completes. A duplicate in
-	 * progress waits without holding a thread, and a re-claim that wins runs the method
-	 * on the blocking-store threads, never on the store client's. Refusals complete the
-	 * returned future exceptionally; cancelling it detaches the caller without stopping a
-	 * method that has started (docs/guide.md, "Return values").
+	 * claim and the method run on the calling thread; the key is completed or released
+	 * when the future completes. Refusals complete the returned future exceptionally;
+	 * cancelling it only detaches the caller (docs/guide.md, "Return values").
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation) {
@@ -447,12 +438,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Checks a key or scope before it reaches the store, so that a store never sees a
-	 * value it cannot keep apart from another (Redis writes a lone surrogate as '?') and
-	 * a malformed value is the caller's 400, not a store failure (a 503, or an
-	 * unprotected run under {@code failure-mode=open}). Validated values are also safe to
-	 * log.
-	 * @param what {@code "key"} or {@code "scope"}
+	 * Refuses a key or scope a store could not keep apart from another (Redis writes a
+	 * lone surrogate as '?') as the caller's 400, not a store failure.
 	 * @param builder what in the application built the value, or {@code null} for a key
 	 * the caller sent: only that caller is told to send a shorter one
 	 */
@@ -497,13 +484,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public interface Hold {
 
 		/**
-		 * Ends the hold: releases the key when the call {@code failed} (or stores the
-		 * failure, when the operation's {@code cacheFor} lists its type) or its
-		 * {@code status} is one that releases it, else stores {@code response} for
-		 * replay, or, when it is {@code null}, a record that says the call completed and
-		 * why its response is not stored ({@code unrecordable}).
-		 * @return completes once the store has answered, exceptionally only if a step
-		 * itself broke
+		 * Releases the key when the call {@code failed} (unless {@code cacheFor} stores
+		 * it) or {@code status} releases it; else stores {@code response}, or, if null,
+		 * that the call completed and why its response is not ({@code unrecordable}).
+		 * @return completes once the store has answered
 		 */
 		CompletableFuture<Void> end(int status, @Nullable RecordedResponse response, @Nullable String unrecordable,
 				@Nullable Throwable failed);
@@ -511,11 +495,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * What the web layer, which records a call's HTTP response as it is written, passes
-	 * with the call, and where the executor puts its answer: the owner's {@link Hold}, to
-	 * end once the response is written, the stored response to write as the replay, or
-	 * that the replay is a stored exception's. The executor only puts into it; it never
-	 * calls the web layer.
+	 * Passed by the web layer with a call; the executor puts its answer in it: the
+	 * owner's {@link Hold}, to end once the response is written, or the replay to write.
 	 */
 	public static final class ResponseCapture {
 
@@ -552,17 +533,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 			this.replayedFailure = true;
 		}
 
-		/**
-		 * Whether the call is a replay: of a stored response, or of a stored exception,
-		 * which it rethrows.
-		 */
+		/** Whether the call replays a stored response or rethrows a stored exception. */
 		public boolean isReplay() {
 			return this.replay != null || this.replayedFailure;
 		}
 
-		/**
-		 * The stored response to write instead of the method's, if the call is a replay.
-		 */
+		/** The stored response to write instead of the method's, if any. */
 		public @Nullable Replay replay() {
 			return this.replay;
 		}
@@ -573,10 +549,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 
 		/**
-		 * The hold to end once the response is written, or {@code null} when the call
-		 * returned none (yet); one that comes after this is ended by the executor: the
-		 * method ran, its response is not stored.
+		 * The hold to end once the response is written, or {@code null} if none (yet); a
+		 * later one is ended by the executor without storing a response.
 		 */
+
 		public synchronized @Nullable Hold take() {
 			this.taken = true;
 			Hold hold = this.hold;

@@ -152,9 +152,7 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * A fingerprint computed by the application, used instead of a payload's.
-		 */
+		/** A fingerprint computed by the application, used instead of a payload's. */
 		public OperationSpec fingerprint(String fingerprint) {
 			Assert.hasText(fingerprint, () -> "fingerprint of " + this.name + " must not be empty: pass a hash of "
 					+ "what identifies the request, or payload(...) to have it computed");
@@ -162,17 +160,14 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * How long the result is replayed; {@code idempotent.ttl} by default.
-		 */
+		/** How long the result is replayed; {@code idempotent.ttl} by default. */
 		public OperationSpec ttl(Duration ttl) {
 			this.ttl = ttl;
 			return this;
 		}
 
 		/**
-		 * How long the placeholder lives without renewal; {@code idempotent.lease} by
-		 * default.
+		 * How long the key is held without renewal; {@code idempotent.lease} by default.
 		 */
 		public OperationSpec lease(Duration lease) {
 			this.lease = lease;
@@ -180,26 +175,20 @@ public class IdempotencyTemplate {
 		}
 
 		/**
-		 * How long a duplicate waits for the first call's result before it is refused;
-		 * {@code idempotent.wait-for} by default.
+		 * How long a duplicate waits before it is refused; {@code idempotent.wait-for}.
 		 */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
 			return this;
 		}
 
-		/**
-		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
-		 * default.
-		 */
+		/** The delay suggested to a refused duplicate; {@code idempotent.retry-after}. */
 		public OperationSpec retryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
 			return this;
 		}
 
-		/**
-		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
-		 */
+		/** How long one call may hold its key; {@code idempotent.max-duration}. */
 		public OperationSpec maxDuration(Duration maxDuration) {
 			this.maxDuration = maxDuration;
 			return this;
@@ -243,9 +232,7 @@ public class IdempotencyTemplate {
 			return execute(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		/**
-		 * {@link #execute(Class, Supplier)} for a generic result type.
-		 */
+		/** {@link #execute(Class, Supplier)} for a generic result type. */
 		@SuppressWarnings("unchecked")
 		public <T> @Nullable T execute(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends @Nullable T> callback) {
@@ -265,9 +252,7 @@ public class IdempotencyTemplate {
 			}
 		}
 
-		/**
-		 * Runs {@code callback}, which returns nothing, once for the key.
-		 */
+		/** Runs {@code callback}, which returns nothing, once for the key. */
 		public void run(Runnable callback) {
 			Assert.notNull(callback, "callback must not be null");
 			execute(Void.class, () -> {
@@ -287,9 +272,7 @@ public class IdempotencyTemplate {
 			return executeAsync(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		/**
-		 * {@link #executeAsync(Class, Supplier)} for a generic result type.
-		 */
+		/** {@link #executeAsync(Class, Supplier)} for a generic result type. */
 		@SuppressWarnings("unchecked")
 		public <T> CompletableFuture<@Nullable T> executeAsync(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends CompletionStage<? extends @Nullable T>> callback) {
@@ -316,16 +299,14 @@ public class IdempotencyTemplate {
 			return executeMono(ParameterizedTypeReference.forType(resultType), callback);
 		}
 
-		/**
-		 * {@link #executeMono(Class, Supplier)} for a generic result type.
-		 */
+		/** {@link #executeMono(Class, Supplier)} for a generic result type. */
 		public <T> Mono<T> executeMono(ParameterizedTypeReference<T> resultType,
 				Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
 			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
 			Assert.notNull(callback, "callback must not be null");
-			// Reactor is touched only from here on. A Mono's caller lives in its
-			// context, not on the subscribing thread.
+			// Reactor is touched only from here on.
+
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
 			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
 					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);

@@ -100,7 +100,7 @@ final class IdempotencyThreads implements AutoCloseable {
 		return executor;
 	}
 
-	private static ThreadFactory daemons(Supplier<String> names) {
+	static ThreadFactory daemons(Supplier<String> names) {
 		return (task) -> {
 			Thread thread = new Thread(task, names.get());
 			thread.setDaemon(true);

@@ -2,7 +2,6 @@ package io.github.idempotent.core;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
 import io.netty.util.internal.ThreadExecutorMap;
@@ -86,7 +85,7 @@ public final class ReactiveIdempotentCalls {
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current() : null;
 		if (eventLoop != null) {
 			// Shutting down with the server: a thread that may block finishes.
-			return orElse(eventLoop, on(Schedulers.boundedElastic()));
+			return Futures.orElse(eventLoop, on(Schedulers.boundedElastic()));
 		}
 		return on(Schedulers.isInNonBlockingThread() ? Schedulers.parallel() : Schedulers.boundedElastic());
 	}
@@ -95,18 +94,7 @@ public final class ReactiveIdempotentCalls {
 	 * Disposed with the application, it leaves the call to end where its reply arrived.
 	 */
 	private static Executor on(Scheduler scheduler) {
-		return orElse(scheduler::schedule, Runnable::run);
-	}
-
-	private static Executor orElse(Executor executor, Executor onceRejected) {
-		return (task) -> {
-			try {
-				executor.execute(task);
-			}
-			catch (RejectedExecutionException ex) {
-				onceRejected.execute(task);
-			}
-		};
+		return Futures.orElse(scheduler::schedule, Runnable::run);
 	}
 
 	/** Apart, so that Netty is loaded only when present. */
