@@ -6,12 +6,11 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How the message listener container dispatching on the current thread wants the refusals
- * of a listener that returns a future or a {@code Mono}. Spring AMQP acknowledges such a
- * listener when its result completes, after the container's advice chain and error
- * handler have returned, so only the failure it completes with can carry the decision
- * (requeue, or reject to the dead-letter exchange). Bound by the container's advice for
- * one dispatch; applied by {@code @Idempotent} to what a listener method returns.
+ * How the listener container dispatching on the current thread wants the refusals of a
+ * listener that returns a future or a {@code Mono}: Spring AMQP acknowledges it when its
+ * result completes, after the error handler has returned, so only the failure it
+ * completes with can requeue or dead-letter. Bound by the container's advice for one
+ * dispatch.
  */
 public final class AsyncListenerFailures {
 
@@ -41,11 +40,10 @@ public final class AsyncListenerFailures {
 	}
 
 	/**
-	 * A listener's failure as its container wants it ({@code failures}), and how long one
-	 * that it requeues (a duplicate in progress, a store outage) is held back first: the
-	 * container redelivers it at once, so without a pause a duplicate would be claimed
-	 * again and again while the first copy runs.
+	 * A listener's failure as its container wants it, and how long one it requeues is
+	 * held back first: redelivered at once, a duplicate would be claimed again and again.
 	 */
+
 	public record Translation(UnaryOperator<Throwable> failures, Duration requeueDelay) {
 
 		/** How long to hold {@code failure} back before the listener's result fails. */

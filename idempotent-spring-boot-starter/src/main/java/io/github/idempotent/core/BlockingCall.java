@@ -18,7 +18,7 @@ final class BlockingCall {
 			IdempotencyExecutor.Invocation invocation) throws Throwable {
 		ClaimResult claim;
 		try {
-			claim = protocol.store().claim(call);
+			claim = protocol.store.claim(call);
 		}
 		catch (RuntimeException ex) {
 			Throwable refusal = protocol.firstClaimFailed(call, ex);
@@ -47,13 +47,13 @@ final class BlockingCall {
 			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
 			}
-			if (protocol.threads().isStopping()) {
+			if (protocol.threads.isStopping()) {
 				throw protocol.shuttingDown(call);
 			}
 			try {
 				// Claim, not just read: if the first call failed and released the key,
 				// this caller becomes the owner and runs the method itself.
-				claim = protocol.store().claim(call);
+				claim = protocol.store.claim(call);
 			}
 			catch (RuntimeException ex) {
 				throw protocol.claimFailed(call, ex);

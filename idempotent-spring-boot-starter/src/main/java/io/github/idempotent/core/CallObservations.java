@@ -19,10 +19,8 @@ import io.github.idempotent.observation.IdempotencyObservationDocumentation.Even
 import io.github.idempotent.store.IdempotencyStore;
 
 /**
- * One Micrometer {@link Observation} per guarded call, documented by
- * {@link IdempotencyObservationDocumentation#IDEMPOTENT_CALL}. The store's steps are
- * events of it, cheaper than child observations. Nothing is observed while the registry
- * is a no-op.
+ * One {@link IdempotencyObservationDocumentation#IDEMPOTENT_CALL} observation per call;
+ * the store's steps are its events, cheaper than child observations.
  */
 final class CallObservations {
 
@@ -89,9 +87,9 @@ final class CallObservations {
 
 	/**
 	 * {@code result}, completed once {@code observed} has stopped, so that whoever sees
-	 * the outcome also finds it recorded. Cancelling it cancels {@code result}, which
-	 * detaches the caller.
+	 * the outcome finds it recorded; cancelling it cancels {@code result}.
 	 */
+
 	static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
 			@Nullable Call observed) {
 		if (observed == null) {

@@ -5,22 +5,17 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.ClaimResult;
 
 /**
- * What a call does with the answer to its claim, as {@link IdempotencyProtocol#decide}
- * decides it; each adapter carries it out in its own way (on the calling thread, or on
- * completion signals). A refusal is not a decision: it is thrown.
+ * What a call does with the answer to its claim ({@link IdempotencyProtocol#decide}); a
+ * refusal is thrown instead.
  */
 sealed interface ClaimDecision {
 
-	/**
-	 * The call owns the key: run the method, then complete or release through
-	 * {@code owner}.
-	 */
+	/** The call owns the key: run the method, then complete or release {@code owner}. */
 	record Run(OwnerHandle owner, ClaimResult.Acquired acquired) implements ClaimDecision {
 	}
 
-	/**
-	 * A completed duplicate's answer: its stored outcome, or {@code null} when skipped.
-	 */
+	/** A completed duplicate's answer: its stored outcome, or {@code null} if skipped. */
+
 	record Answer(@Nullable Object value) implements ClaimDecision {
 	}
 

@@ -46,7 +46,7 @@ final class CompletionStageCall {
 	CompletableFuture<@Nullable Object> start() {
 		try {
 			// handle() throws nothing: only the claim's failure is caught here.
-			handle(this.protocol.store().claim(this.call));
+			handle(this.protocol.store.claim(this.call));
 		}
 		catch (RuntimeException ex) {
 			firstClaimFailed(ex);
@@ -56,7 +56,7 @@ final class CompletionStageCall {
 
 	/** Claims without blocking the calling thread (an event loop). */
 	CompletableFuture<@Nullable Object> startNonBlocking() {
-		whenAnswered(this.protocol.store().claimAsync(this.call), true, (claim, failure) -> {
+		whenAnswered(this.protocol.store.claimAsync(this.call), true, (claim, failure) -> {
 			if (failure != null) {
 				firstClaimFailed(Futures.unwrap(failure));
 			}
@@ -109,12 +109,12 @@ final class CompletionStageCall {
 	}
 
 	private void waitAndReclaim(long millis) {
-		if (this.protocol.threads().isStopping()) {
+		if (this.protocol.threads.isStopping()) {
 			shuttingDown();
 			return;
 		}
 		try {
-			this.protocol.threads().timer().schedule(this::reclaim, millis, TimeUnit.MILLISECONDS);
+			this.protocol.threads.timer().schedule(this::reclaim, millis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			shuttingDown();
@@ -130,12 +130,12 @@ final class CompletionStageCall {
 		if (this.result.isDone()) {
 			return;
 		}
-		if (this.protocol.threads().isStopping()) {
+		if (this.protocol.threads.isStopping()) {
 			shuttingDown();
 			return;
 		}
 		// Never inline: this is the timer's thread.
-		whenAnswered(this.protocol.store().claimAsync(this.call), false, (claim, failure) -> {
+		whenAnswered(this.protocol.store.claimAsync(this.call), false, (claim, failure) -> {
 			if (failure == null) {
 				handle(claim);
 			}

@@ -60,10 +60,7 @@ public final class IdempotencyContext {
 		return new IdempotencyContext(operation, key, attempt, previousAttemptStartedAt, false);
 	}
 
-	/**
-	 * The context of a duplicate run because its operation asked to see duplicates
-	 * ({@link DuplicateHandling#FLAG}).
-	 */
+	/** The context of a duplicate run for {@link DuplicateHandling#FLAG}. */
 	public static IdempotencyContext duplicate(String operation, String key) {
 		return new IdempotencyContext(operation, key, 1, null, true);
 	}
@@ -74,8 +71,7 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * Binds {@code context} to this thread until the returned scope is closed, which
-	 * restores what was bound before.
+	 * Binds {@code context} to this thread; closing the scope restores the previous one.
 	 */
 	public static Scope bind(IdempotencyContext context) {
 		Assert.notNull(context, "context must not be null");
@@ -83,8 +79,7 @@ public final class IdempotencyContext {
 	}
 
 	/**
-	 * Binds no context to this thread until the returned scope is closed: for a call that
-	 * runs unprotected inside an idempotent one.
+	 * {@link #bind} of no context: for a call run unprotected inside an idempotent one.
 	 */
 	public static Scope unbind() {
 		return replace(null);
@@ -115,9 +110,7 @@ public final class IdempotencyContext {
 		return this.key;
 	}
 
-	/**
-	 * Which attempt at the key this call is: 1 for the first, one more for each takeover.
-	 */
+	/** Which attempt at the key this call is: 1 for the first, one more per takeover. */
 	public int getAttempt() {
 		return this.attempt;
 	}
@@ -127,18 +120,13 @@ public final class IdempotencyContext {
 		return this.attempt > 1;
 	}
 
-	/**
-	 * When the attempt this call took over claimed the key; empty on attempt 1 or when
-	 * the store does not know.
-	 */
+	/** When the attempt taken over claimed the key; empty on attempt 1 or if unknown. */
 	public Optional<Instant> getPreviousAttemptStartedAt() {
 		return Optional.ofNullable(this.previousAttemptStartedAt);
 	}
 
-	/**
-	 * Whether this call is a completed key's duplicate, run for
-	 * {@link DuplicateHandling#FLAG}; its outcome is not stored.
-	 */
+	/** Whether this is a duplicate run for {@link DuplicateHandling#FLAG}, not stored. */
+
 	public boolean isDuplicate() {
 		return this.duplicate;
 	}

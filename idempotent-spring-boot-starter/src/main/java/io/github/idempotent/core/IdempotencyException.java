@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.util.List;
+import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -38,52 +39,36 @@ public abstract class IdempotencyException extends RuntimeException {
 	}
 
 	/**
-	 * Whether the same call, made again later with the same key, may succeed:
-	 * {@code true} when the method did not run and what stopped it passes by itself (a
-	 * duplicate still in progress, the store unavailable or full); {@code false} when the
-	 * call must change first (its key, its payload) or has run already (a result that
-	 * cannot be returned).
+	 * Whether the same call, made again later with the same key, may succeed: the method
+	 * did not run and what stopped it passes by itself (a duplicate in progress, the
+	 * store unavailable or full), not a call that must change or has run already.
 	 */
 	public boolean isRetryable() {
 		return false;
 	}
 
 	/**
-	 * The refusal in the cause chain of {@code failure} under which the method did not
-	 * run and that a later delivery may get past, a store outage before a duplicate in
-	 * progress: a message listener requeues the message, after
-	 * {@code idempotent.messaging.in-progress-back-off} for instance, and never
-	 * dead-letters it for that.
+	 * The refusal in the cause chain of {@code failure} that a later delivery may get
+	 * past, a store outage before a duplicate in progress: a message listener requeues
+	 * the message rather than dead-letter it.
 	 * @param failure what a listener threw, or {@code null}
 	 * @return the {@linkplain #isRetryable() retryable} refusal, or {@code null} if none
 	 */
 	public static @Nullable IdempotencyException findRetryable(@Nullable Throwable failure) {
-		IdempotencyException outage = find(failure, IdempotencyStoreUnavailableException.class);
-		if (outage != null) {
-			return outage;
-		}
-		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
-			if (ex instanceof IdempotencyException refusal && refusal.isRetryable()) {
-				return refusal;
-			}
-		}
-		return null;
+		IdempotencyException outage = find(failure, IdempotencyStoreUnavailableException.class, (ex) -> true);
+		return (outage != null) ? outage : find(failure, IdempotencyException.class, IdempotencyException::isRetryable);
 	}
 
 	/**
-	 * The failure in the cause chain of {@code failure} that no redelivery can fix: a key
-	 * reused with another payload, a missing or malformed key, a payload that cannot be
-	 * fingerprinted, an expression that cannot be evaluated
-	 * ({@link IdempotencyExpressionException}), a result that cannot be returned, or a
-	 * call whose caller cannot be told ({@link IdempotencyScopeException}, a method a
-	 * listener calls without a scope). A message listener dead-letters the message at
-	 * once.
+	 * The failure in the cause chain of {@code failure} that no redelivery can fix (key
+	 * reused or malformed, payload, expression, result or scope): a message listener
+	 * dead-letters the message at once.
 	 * @param failure what a listener threw, or {@code null}
 	 * @return the first of these types found, in that order, or {@code null} if none
 	 */
 	public static @Nullable RuntimeException findNotRetryable(@Nullable Throwable failure) {
 		for (Class<? extends RuntimeException> type : NOT_RETRYABLE) {
-			RuntimeException found = find(failure, type);
+			RuntimeException found = find(failure, type, (ex) -> true);
 			if (found != null) {
 				return found;
 			}
@@ -91,9 +76,10 @@ public abstract class IdempotencyException extends RuntimeException {
 		return null;
 	}
 
-	private static <T extends Throwable> @Nullable T find(@Nullable Throwable failure, Class<T> type) {
+	private static <T extends Throwable> @Nullable T find(@Nullable Throwable failure, Class<T> type,
+			Predicate<T> test) {
 		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
-			if (type.isInstance(ex)) {
+			if (type.isInstance(ex) && test.test(type.cast(ex))) {
 				return type.cast(ex);
 			}
 		}

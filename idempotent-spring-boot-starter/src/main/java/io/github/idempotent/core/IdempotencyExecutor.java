@@ -70,7 +70,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	private volatile @Nullable CallObservations observations;
 
 	/**
-	 * An executor with its own watchdog and renewal threads, stopped by {@link #close()}.
+	 * An executor with its own watchdog and renewal threads, stopped by {@link #close}.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
@@ -78,8 +78,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * An executor whose renewals are timed by {@code watchdog}, which it does not stop,
-	 * and run on its own threads, so that a slow store never delays the timer.
+	 * An executor whose renewals are timed by {@code watchdog}, which it does not stop.
 	 */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
@@ -101,8 +100,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * Ends every waiting duplicate at its next claim with
-	 * {@link IdempotencyStoreUnavailableException}, so that shutdown does not wait for
-	 * it. Running calls go on and are stored until {@link #close()}.
+	 * {@link IdempotencyStoreUnavailableException}; running calls go on until
+	 * {@link #close}.
 	 */
 	public void stopWaiting() {
 		this.threads.stopWaiting();
@@ -115,18 +114,17 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	public IdempotencyStore getStore() {
-		return this.protocol.store().store();
+		return this.protocol.store.store();
 	}
 
 	/** Largest encoded result it stores; the web layer records no larger response. */
 	public long getMaxResultSize() {
-		return this.protocol.maxResultSize();
+		return this.protocol.maxResultSize;
 	}
 
 	/**
 	 * Runs {@code invocation} at most once per key and returns its result, or the stored
-	 * result of the call that ran.
-	 * @param clientKey the key as the caller sent it; {@code key} is the store's
+	 * one. {@code clientKey} is the key as the caller sent it; {@code key} the store's.
 	 */
 	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation) throws Throwable {
@@ -206,8 +204,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * {@link #executeNonBlocking} as {@link #execute} with a capture, continued on
-	 * {@code subscriberThread} after each of the store's replies.
+	 * {@link #executeNonBlocking} with a capture, continued on {@code subscriberThread}.
 	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, CallObservations.@Nullable Call observed,
@@ -222,13 +219,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);
 	}
 
-	/**
-	 * Deflates stored results larger than {@code thresholdBytes}; negative, the default,
-	 * for none. Compressed records are replayed whatever this setting.
-	 */
+	/** Deflates stored results larger than {@code thresholdBytes}; negative for none. */
 	public void setResultCompressionThreshold(long thresholdBytes) {
-		this.protocol.setResultCompression(
-				(thresholdBytes >= 0) ? ResultCompression.deflate(thresholdBytes) : ResultCompression.none());
+		this.protocol.resultCompression = (thresholdBytes >= 0) ? ResultCompression.deflate(thresholdBytes)
+				: ResultCompression.none();
 	}
 
 	/** Fingerprints with {@code mapper}, keyed by {@code secret} unless it is null. */
@@ -278,10 +272,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * Sets the {@code waitFor} of {@code @Async}, {@code @EventListener} and
-	 * {@code @Scheduled} methods, whose refused duplicates nobody retries; {@code null},
-	 * the default, for one lease: by then a live first call still runs and a crashed one
-	 * has let its key go.
+	 * The {@code waitFor} of {@code @Async}, {@code @EventListener} and
+	 * {@code @Scheduled} methods, whose refused duplicates nobody retries; {@code null}
+	 * for one lease, by when a crashed first call has let its key go.
 	 */
 	public void setDefaultInProcessWaitFor(@Nullable Duration inProcessWaitFor) {
 		this.defaultInProcessWaitFor = inProcessWaitFor;
@@ -319,36 +312,25 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.defaultReleaseOnStatus;
 	}
 
-	/**
-	 * Observes each call in {@code registry}, as {@code idempotent.call}, named and
-	 * tagged by {@code convention} if not null; {@code includeKey} puts the caller's key
-	 * on spans.
-	 */
+	/** Observes each call in {@code registry}; {@code includeKey} puts keys on spans. */
 	public void observeWith(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
 			boolean includeKey) {
 		this.observations = new CallObservations(registry, getStore(), convention, includeKey);
 	}
 
-	/**
-	 * Checks the caller's key of {@code operation}: printable, not longer than
-	 * {@code idempotent.max-key-length}, else {@link IdempotencyKeyException}.
-	 */
+	/** Refuses a caller's key that is not printable or too long: a 400, not a 503. */
 	public void checkKey(String operation, String key) {
 		validate(operation, "key", key, this.maxKeyLength, null);
 	}
 
-	/**
-	 * {@link #checkKey} of a key that the application's {@code builder} (for the log, as
-	 * {@code "its key expression"}) built: its caller could do nothing about it.
-	 */
+	/** {@link #checkKey} of a key the application's {@code builder} built. */
 	public void checkApplicationKey(String operation, String key, String builder) {
 		validate(operation, "key", key, this.maxKeyLength, builder);
 	}
 
 	/**
-	 * The record key of a call: {@code {prefix}:{scope}:{name}:{key}}, hashed when longer
-	 * than the store keeps. Checks the scope as {@link #checkKey} a key, and refuses a
-	 * blank one with {@link IdempotencyScopeException}.
+	 * The record key {@code {prefix}:{scope}:{name}:{key}}, hashed if longer than the
+	 * store keeps; the scope is checked as {@link #checkKey} checks a key.
 	 */
 	public RecordKey recordKey(String operation, String scope, String key) {
 		if (!StringUtils.hasText(scope)) {
@@ -363,9 +345,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * The fingerprint of the {@code payload} of {@code owner}; one the mapper cannot
-	 * write is an {@link IdempotencyPayloadException} (not redelivered) that names the
-	 * {@code remedy}.
+	 * The fingerprint of a payload; one the mapper cannot write names the {@code remedy}.
 	 */
 	public Fingerprint fingerprint(@Nullable Object payload, String owner, String remedy) {
 		try {
@@ -477,10 +457,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * The hold on a key whose call returned and whose response is being written; the
-	 * executor decides what is stored.
-	 */
+	/** The hold on a key whose call returned and whose response is being written. */
 	public interface Hold {
 
 		/**
@@ -511,8 +488,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		private boolean taken;
 
 		// False once the request is over: the executor then ends the hold itself. A
-		// guarded handler that forwards to another guarded one holds two keys, both ended
-		// with the one response the request answers.
+		// handler forwarding to another guarded one holds two keys, ended together.
+
 		synchronized boolean offer(Hold hold) {
 			if (this.taken) {
 				return false;

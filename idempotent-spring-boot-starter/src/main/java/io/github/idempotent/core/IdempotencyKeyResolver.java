@@ -24,10 +24,7 @@ public interface IdempotencyKeyResolver {
 		return "a key expression on the annotation";
 	}
 
-	/**
-	 * Whether the current thread is in the context this resolver reads (an HTTP request,
-	 * a message being handled).
-	 */
+	/** Whether the current thread is in the context this resolver reads (a request). */
 	default boolean appliesToCurrentCall() {
 		return true;
 	}
@@ -49,10 +46,8 @@ public interface IdempotencyKeyResolver {
 		return null;
 	}
 
-	/**
-	 * Resolver that answers with the first key among {@code resolvers} that apply to the
-	 * current call.
-	 */
+	/** Resolver that answers with the first key of the {@code resolvers} that apply. */
+
 	static IdempotencyKeyResolver composite(List<? extends IdempotencyKeyResolver> resolvers) {
 		if (resolvers.size() == 1) {
 			return resolvers.get(0);

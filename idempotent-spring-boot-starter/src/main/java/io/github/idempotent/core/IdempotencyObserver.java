@@ -15,8 +15,7 @@ public interface IdempotencyObserver {
 	};
 
 	/**
-	 * Observer that passes every callback to {@code observer} and logs what it throws, so
-	 * an observer's failure never loses a call's result.
+	 * Observer that passes every callback to {@code observer} and logs what it throws.
 	 */
 	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
 		if (observer == NONE || (observer instanceof ObserverFanOut fanOut && fanOut.failSafe)) {
@@ -51,23 +50,19 @@ public interface IdempotencyObserver {
 	}
 
 	/**
-	 * A duplicate of a completed call returned {@code null} without running the method
-	 * ({@link DuplicateHandling#SKIP}).
+	 * A completed key's duplicate returned {@code null} ({@link DuplicateHandling#SKIP}).
 	 */
 	default void skipped(IdempotencyPolicy policy, String key) {
 	}
 
 	/**
-	 * A duplicate of a completed call is about to run the method again; its outcome will
-	 * not be stored ({@link DuplicateHandling#FLAG}).
+	 * A completed key's duplicate runs again, not stored
+	 * ({@link DuplicateHandling#FLAG}).
 	 */
 	default void flagged(IdempotencyPolicy policy, String key) {
 	}
 
-	/**
-	 * A call was refused: a duplicate in progress, the key reused with another payload,
-	 * or a full store.
-	 */
+	/** A call was refused: a duplicate in progress, the key reused, or a full store. */
 	default void rejected(IdempotencyPolicy policy, String key, IdempotencyException reason) {
 	}
 
@@ -75,24 +70,16 @@ public interface IdempotencyObserver {
 	default void bypassed(IdempotencyPolicy policy, String key, RuntimeException storeFailure) {
 	}
 
-	/**
-	 * The caller's placeholder was taken over or deleted, so a second execution may have
-	 * started.
-	 */
+	/** The call's key was taken over or deleted: a second execution may have started. */
 	default void leaseLost(IdempotencyPolicy policy, String key) {
 	}
 
-	/**
-	 * The call has held its key for its {@code maxDuration}: its lease is no longer
-	 * renewed and its result will not be stored.
-	 */
+	/** The call held its key for its {@code maxDuration}: no more renewals, no result. */
 	default void maxDurationExceeded(IdempotencyPolicy policy, String key) {
 	}
 
-	/**
-	 * The call reached a {@link Step} of the protocol, for observers that time one call.
-	 * Called on every call, so it must be cheap.
-	 */
+	/** The call reached a {@link Step}, for observers that time calls; must be cheap. */
+
 	default void step(IdempotencyPolicy policy, String key, Step step) {
 	}
 

@@ -11,12 +11,11 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The idempotency protocol, once for every kind of call: what the answer to a claim means
- * (run as owner, answer a completed duplicate, wait for one in progress, refuse), what a
- * store that cannot be reached means, and how the owner's hold starts. It knows no return
- * type: {@link BlockingCall} and {@link CompletionStageCall} carry its decisions out on
- * the calling thread or on completion signals, and reactive callers reach it through the
- * latter.
+ * The idempotency protocol for every kind of call: what the answer to a claim means (run
+ * as owner, answer a completed duplicate, wait for one in progress, refuse), what a store
+ * failure means, and how the owner's hold starts. {@link BlockingCall} and
+ * {@link CompletionStageCall} carry its decisions out; its log category is the
+ * executor's.
  */
 final class IdempotencyProtocol {
 
@@ -32,17 +31,17 @@ final class IdempotencyProtocol {
 					+ "their message again later). Give the store more room, shorten the ttl, or limit what one "
 					+ "client may store");
 
-	private final StoreAccess store;
+	final StoreAccess store;
 
-	private final IdempotencyThreads threads;
+	final IdempotencyThreads threads;
 
 	private final FailureMode failureMode;
 
-	private final long maxResultSize;
+	final long maxResultSize;
 
-	private final LeaseWatchdog leases;
+	final LeaseWatchdog leases;
 
-	private volatile ResultCompression resultCompression = ResultCompression.none();
+	volatile ResultCompression resultCompression = ResultCompression.none();
 
 	IdempotencyProtocol(StoreAccess store, IdempotencyThreads threads, FailureMode failureMode, long maxResultSize) {
 		this.store = store;
@@ -53,9 +52,8 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * What {@code call} does with {@code claim}. An owner's lease is watched from here
-	 * on; a refusal (key reused, record damaged, still in progress after {@code waitFor})
-	 * is thrown, and a replay is decoded here.
+	 * What {@code call} does with {@code claim}: an owner's lease is watched from here
+	 * on; a refusal is thrown; a replay is decoded.
 	 */
 	ClaimDecision decide(ProtocolCall call, ClaimResult claim) throws Throwable {
 		call.observer.step(call.policy, call.clientKey, IdempotencyObserver.Step.CLAIMED);
@@ -83,10 +81,9 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * What a failed first claim means for {@code call}: the failure to give its caller
-	 * (see {@link #claimFailed}), or {@code null} when the method is to run unprotected:
-	 * the store cannot be reached, under {@code failure-mode=open}. A store that is full
-	 * refuses in every failure mode: filling it must not turn the protection off.
+	 * The failure to give the caller of a failed first claim, or {@code null} to run the
+	 * method unprotected (store unreachable, {@code failure-mode=open}). A full store
+	 * refuses in every mode: filling it must not turn the protection off.
 	 */
 	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
 		if (this.failureMode == FailureMode.CLOSED || !StoreFailureClassifier.isUnavailable(failure)
@@ -100,8 +97,7 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * The failure to give the caller of a failed claim made again while waiting for a
-	 * duplicate, which never runs unprotected: the duplicate may be running.
+	 * The failure of a re-claim, never run unprotected: the first call may be running.
 	 */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
 		if (this.threads.isStopping()) {
@@ -115,8 +111,7 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * Only a store that cannot be reached is "unavailable" (503, or the message again
-	 * later); any other failure goes to the caller as it is.
+	 * Only an unreachable store is "unavailable" (503); other failures go as they are.
 	 */
 	private Throwable refusal(ProtocolCall call, Throwable failure) {
 		if (StoreFailureClassifier.isFull(failure)) {
@@ -131,10 +126,7 @@ final class IdempotencyProtocol {
 		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(), failure);
 	}
 
-	/**
-	 * The failure to give a call that would wait for the store again while the
-	 * application shuts down: retry later, as when the store cannot be reached.
-	 */
+	/** For a call that would wait again at shutdown: retry later, as for an outage. */
 	IdempotencyStoreUnavailableException shuttingDown(ProtocolCall call) {
 		return new IdempotencyStoreUnavailableException(call.policy.name(), call.policy.retryAfter(),
 				new IllegalStateException("the application is shutting down"));
@@ -145,9 +137,8 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * Binds the owner's context, first saying when a call is about to run again for a key
-	 * whose previous call never finished: the one place where an operator sees that a
-	 * side effect may be repeated unless the method checks
+	 * Binds the owner's context, first warning when the key's previous call never
+	 * finished: its side effects may be repeated
 	 * ({@link IdempotencyContext#isTakeover()}).
 	 */
 	IdempotencyContext.Scope bindOwner(ProtocolCall call, ClaimResult.Acquired acquired) {
@@ -165,12 +156,9 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * The answer to a duplicate of a completed call, as its operation handles duplicates:
-	 * the stored outcome ({@code REPLAY}), {@code null} without reading it ({@code SKIP},
-	 * so that a result that no longer decodes does not matter), or a run of the method
-	 * with a duplicate's context bound ({@code FLAG}). A flagged run stores and releases
-	 * nothing, so the record stays as the first call left it, and its exception goes to
-	 * the caller. Another payload under the key is refused in every mode.
+	 * The answer to a duplicate of a completed call: the stored outcome ({@code REPLAY}),
+	 * {@code null} without reading it ({@code SKIP}), or a run with a duplicate's context
+	 * ({@code FLAG}) that stores and releases nothing. Another payload is always refused.
 	 */
 	private ClaimDecision answerDuplicate(ProtocolCall call, ClaimResult.Completed completed) throws Throwable {
 		checkFingerprint(call, completed.fingerprint());
@@ -237,31 +225,31 @@ final class IdempotencyProtocol {
 	}
 
 	/**
-	 * The refusal of a call whose record a newer version wrote: "retry later", which in a
-	 * rolling upgrade reaches an instance of that version; never a damaged record, and
-	 * never a run.
+	 * A record a newer version wrote: "retry later", which in a rolling upgrade reaches
+	 * an instance of that version. Logged here, where the record key is known.
 	 */
 	private static IdempotencyRecordTooNewException tooNew(ProtocolCall call, String damage) {
-		String message = "Idempotency record " + call.key.value() + " of " + call.policy.name() + " for key '"
-				+ call.clientKey + "' was written by a newer version of the starter (" + damage
+		String message = warnRecord(call, "was written by a newer version of the starter (" + damage
 				+ "): answered retry later, so that the retry reaches an instance of that version; the method is "
-				+ "not run";
-		logger.warn(message);
+				+ "not run");
 		return new IdempotencyRecordTooNewException(message, call.policy.retryAfter());
 	}
 
 	/**
-	 * The refusal of a call whose record cannot be read, logged once here, where the
-	 * record key is known: a warning without a stack trace, since the damage is named and
-	 * the trace would only show this method.
+	 * A record that cannot be read: a warning without a stack trace, the damage named.
 	 */
 	private static IdempotencyRecordDamagedException damaged(ProtocolCall call, String damage) {
-		String message = "Idempotency record " + call.key.value() + " of " + call.policy.name() + " for key '"
-				+ call.clientKey + "' cannot be read: " + damage
-				+ ". Answered that the result is unavailable; the method is not run "
-				+ "again for this key. Delete the record (actuator endpoint idempotency) to let the key run";
-		logger.warn(message);
+		String message = warnRecord(call,
+				"cannot be read: " + damage + ". Answered that the result is unavailable; the method is not run "
+						+ "again for this key. Delete the record (actuator endpoint idempotency) to let the key run");
 		return new IdempotencyRecordDamagedException(message, damage);
+	}
+
+	private static String warnRecord(ProtocolCall call, String what) {
+		String message = "Idempotency record " + call.key.value() + " of " + call.policy.name() + " for key '"
+				+ call.clientKey + "' " + what;
+		logger.warn(message);
+		return message;
 	}
 
 	private static void checkFingerprint(ProtocolCall call, Fingerprint actual) {
@@ -273,30 +261,6 @@ final class IdempotencyProtocol {
 	private static <E extends IdempotencyException> E reject(ProtocolCall call, E ex) {
 		call.observer.rejected(call.policy, call.clientKey, ex);
 		return ex;
-	}
-
-	StoreAccess store() {
-		return this.store;
-	}
-
-	IdempotencyThreads threads() {
-		return this.threads;
-	}
-
-	LeaseWatchdog leases() {
-		return this.leases;
-	}
-
-	long maxResultSize() {
-		return this.maxResultSize;
-	}
-
-	ResultCompression resultCompression() {
-		return this.resultCompression;
-	}
-
-	void setResultCompression(ResultCompression resultCompression) {
-		this.resultCompression = resultCompression;
 	}
 
 }

@@ -17,18 +17,14 @@ import io.github.idempotent.store.IdempotencyStore;
 
 /**
  * Renews the lease of every running call each third of its lease, with one timer for all
- * calls: a registration later than the pending tick costs no scheduling.
- * <p>
- * The tick never waits for the store: it hands due renewals to a pool, so one stuck
- * renewal holds up no other lease. A renewal unanswered within a period counts as failed
- * and is retried at once; a failed one after a short back-off. No lease is renewed past
- * its operation's {@code maxDuration}.
+ * calls. The tick hands due renewals to a pool, so one stuck renewal holds up no other
+ * lease. A renewal unanswered within a period is retried at once; a failed one after a
+ * short back-off. No lease is renewed past its operation's {@code maxDuration}.
  */
 final class LeaseWatchdog {
 
 	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
 
-	/** A lost hold is reported under the executor's log category. */
 	private static final Log lossLogger = LogFactory.getLog(IdempotencyExecutor.class);
 
 	private static final long IDLE = Long.MIN_VALUE;
@@ -98,10 +94,7 @@ final class LeaseWatchdog {
 		this.running.remove(lease);
 	}
 
-	/**
-	 * {@link #unwatch} that never waits: the returned stage completes once no renewal of
-	 * {@code lease} is running.
-	 */
+	/** {@link #unwatch} that never waits: the stage completes once no renewal runs. */
 	CompletableFuture<Void> unwatchAsync(Lease lease) {
 		CompletableFuture<Void> drained = CompletableFuture.completedFuture(null);
 		synchronized (lease) {
@@ -115,10 +108,7 @@ final class LeaseWatchdog {
 		return drained;
 	}
 
-	/**
-	 * Renews {@code lease} again at once after {@link #unwatch}, for an owner about to
-	 * resend an unconfirmed completion.
-	 */
+	/** Renews again after {@link #unwatch}, for an owner resending a completion. */
 	void rewatch(Lease lease) {
 		long now = System.nanoTime();
 		synchronized (lease) {
@@ -127,8 +117,7 @@ final class LeaseWatchdog {
 			}
 			lease.ended = false;
 			lease.renewAt = now;
-			// A renewal handed out before the unwatch may still run; the tick does not
-			// wait for it.
+			// A renewal handed out before the unwatch may still run; not awaited.
 			lease.awaited = null;
 		}
 		this.running.add(lease);
@@ -347,8 +336,7 @@ final class LeaseWatchdog {
 		private final long deadline;
 
 		/**
-		 * The tick gave up waiting for it (guarded by the lease): if not started, it
-		 * never starts.
+		 * The tick gave up on it (guarded by the lease): if not started, it never will.
 		 */
 		private boolean abandoned;
 
@@ -383,10 +371,7 @@ final class LeaseWatchdog {
 		/** Renewals inside the store's renew. */
 		private int renewing;
 
-		/**
-		 * Completed when {@link #renewing} drops to 0 (see
-		 * {@link LeaseWatchdog#unwatchAsync}).
-		 */
+		/** Completed when {@link #renewing} drops to 0, for {@link #unwatchAsync}. */
 		private CompletableFuture<Void> drained;
 
 		private boolean ended;
@@ -428,17 +413,16 @@ final class LeaseWatchdog {
 		}
 
 		/**
-		 * Whether the lease still held at {@code now}: the claim or latest successful
-		 * renewal was sent less than a lease ago. A key found taken then was deleted, not
-		 * taken over after a stall.
+		 * Whether the claim or latest successful renewal was sent less than a lease
+		 * before {@code now}: a key found taken then was deleted, not taken over after a
+		 * stall.
 		 */
 		synchronized boolean isHeld(long now) {
 			return now - this.renewedAt < this.call.policy.lease().toNanos();
 		}
 
 		/**
-		 * Reports that the call lost its hold at its {@code step}: a deleted record
-		 * {@code whileHeld}, else a lease that lapsed.
+		 * The call lost its hold at {@code step}: deleted {@code whileHeld}, else lapsed.
 		 */
 		void reportLost(String step, boolean whileHeld) {
 			IdempotencyPolicy policy = this.call.policy;

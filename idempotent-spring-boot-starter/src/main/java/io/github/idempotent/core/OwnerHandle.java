@@ -13,11 +13,9 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The winner's hold on a claimed key (owner token, fingerprint, lease renewal), ended
- * once by {@link #complete} or {@link #release}: in a {@code try} on the synchronous
- * path, from the completion signal for futures and reactive types. The {@code *Async}
- * steps never block the signalling thread; their stage completes once the store has
- * answered, exceptionally only if a step itself broke.
+ * The winner's hold on a claimed key, ended once by {@link #complete} or {@link #release}
+ * (or their {@code *Async} forms, which never block the signalling thread and complete
+ * once the store has answered, exceptionally only if a step itself broke).
  */
 final class OwnerHandle implements IdempotencyExecutor.Hold {
 
@@ -44,10 +42,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	/**
-	 * Ends the hold once the method has returned {@code result} on the calling thread:
-	 * stores it for replay, or hands the hold to the caller that records the response.
-	 * Never throws: a store failure is logged, since the method has run and its result
-	 * belongs to the caller.
+	 * Stores {@code result} for replay, or hands the hold to the caller that records the
+	 * response. A store failure is logged, not thrown: the result belongs to the caller.
 	 */
 	void complete(@Nullable Object result) {
 		if (this.call.capture != null) {
@@ -60,9 +56,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/**
 	 * Hands the hold to the caller, which ends it once the response is written. A request
-	 * that is over by then (an async request that timed out while the method ran) can
-	 * record nothing: the method ran, so the key is kept, whatever status its caller was
-	 * sent.
+	 * already over (an async one that timed out) records nothing, but the key is kept.
 	 */
 	void recordLater(IdempotencyExecutor.ResponseCapture capture) {
 		returned();
@@ -88,7 +82,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			return completeWith(() -> {
 				if (response != null) {
 					return StoredOutcome.recorded(this.call.policy, this.call.clientKey, response,
-							this.protocol.maxResultSize(), this.protocol.resultCompression());
+							this.protocol.maxResultSize, this.protocol.resultCompression);
 				}
 				logger.error("The result of " + this.call.policy.name() + " for key '" + this.call.clientKey
 						+ "' is not stored: " + unrecordable + ". Retries of the key are told that it completed "
@@ -104,24 +98,13 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		return settle(afterRenewal(() -> isFencedOut() ? releaseFencedOut() : delete(null)));
 	}
 
-	/**
-	 * A renewal re-creates a record that has vanished, so the step must follow the last
-	 * one; a non-blocking call runs it on the thread that ends that renewal.
-	 */
+	/** A renewal re-creates a vanished record, so the step must follow the last one. */
 	private CompletableFuture<Void> afterRenewal(Supplier<CompletableFuture<Void>> step) {
 		if (this.call.blocking) {
-			this.protocol.leases().unwatch(this.lease);
+			this.protocol.leases.unwatch(this.lease);
 			return step.get();
 		}
-		return this.protocol.leases().unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
-	}
-
-	private CompletableFuture<Boolean> sendCompletion(StoredResult result) {
-		return this.protocol.store().complete(this.call, this.lease.token, result);
-	}
-
-	private CompletableFuture<Boolean> sendRelease() {
-		return this.protocol.store().release(this.call, this.lease.token);
+		return this.protocol.leases.unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
 	}
 
 	/**
@@ -134,7 +117,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	CompletableFuture<Void> completeAsync(@Nullable Object result) {
 		return completeWith(() -> StoredOutcome.value(this.call.policy, this.call.clientKey, result,
-				this.protocol.maxResultSize(), this.protocol.resultCompression()));
+				this.protocol.maxResultSize, this.protocol.resultCompression));
 	}
 
 	/** Stores the outcome the call returned, unless it is fenced out by then. */
@@ -167,7 +150,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private void delete(@Nullable Throwable failure, StepConfirmation confirmation, CompletableFuture<Void> done) {
-		sendRelease().whenComplete((released, error) -> guarded(done, () -> {
+		this.protocol.store.release(this.call, this.lease.token).whenComplete((released, error) -> guarded(done, () -> {
 			if (error == null) {
 				if (!released && !confirmation.repeated()) {
 					lostTo("release");
@@ -201,47 +184,47 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private void store(StoredResult result, StepConfirmation confirmation, CompletableFuture<Void> done) {
-		sendCompletion(result).whenComplete((completed, error) -> guarded(done, () -> {
-			if (error == null) {
-				if (!completed) {
-					lostTo("complete");
+		this.protocol.store.complete(this.call, this.lease.token, result)
+			.whenComplete((completed, error) -> guarded(done, () -> {
+				if (error == null) {
+					if (!completed) {
+						lostTo("complete");
+					}
+					done.complete(null);
+					return;
 				}
-				done.complete(null);
-				return;
-			}
-			Throwable ex = Futures.unwrap(error);
-			long delay = confirmation.retryIn(ex);
-			if (delay < 0) {
-				if (StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex)) {
+				Throwable ex = Futures.unwrap(error);
+				long delay = confirmation.retryIn(ex);
+				if (delay < 0) {
+					if (StoreFailureClassifier.isUnavailable(ex) && !StoreFailureClassifier.isFull(ex)) {
+						logCompleteFailure(ex);
+						done.complete(null);
+					}
+					else {
+						keepKey(ex).whenComplete((kept, never) -> done.complete(null));
+					}
+					return;
+				}
+				logRetry("completion", ex);
+				this.protocol.leases.rewatch(this.lease);
+				later(delay, () -> afterRenewal(() -> {
+					if (isFencedOut()) {
+						keepKeyFencedOut(ex).whenComplete((kept, never) -> done.complete(null));
+					}
+					else {
+						store(result, confirmation, done);
+					}
+					return done;
+				}), () -> {
+					this.protocol.leases.unwatch(this.lease);
 					logCompleteFailure(ex);
 					done.complete(null);
-				}
-				else {
-					keepKey(ex).whenComplete((kept, never) -> done.complete(null));
-				}
-				return;
-			}
-			logRetry("completion", ex);
-			this.protocol.leases().rewatch(this.lease);
-			later(delay, () -> afterRenewal(() -> {
-				if (isFencedOut()) {
-					keepKeyFencedOut(ex).whenComplete((kept, never) -> done.complete(null));
-				}
-				else {
-					store(result, confirmation, done);
-				}
-				return done;
-			}), () -> {
-				this.protocol.leases().unwatch(this.lease);
-				logCompleteFailure(ex);
-				done.complete(null);
-			}, done);
-		}));
+				}, done);
+			}));
 	}
 
 	/**
-	 * Key deleted or taken over, or past maxDuration: the outcome is never written, as it
-	 * would land under a key that a retry may claim.
+	 * Lost or past maxDuration: an outcome written now could land under a retry's key.
 	 */
 	private boolean isFencedOut() {
 		return this.lease.isLost() || this.lease.isOverdue();
@@ -254,7 +237,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		logger.warn("Key '" + this.call.clientKey + "' of " + this.call.policy.name()
 				+ ": the call failed after its maxDuration (" + this.call.policy.maxDuration()
 				+ "); its key is released");
-		return sendRelease().handle((released, ex) -> {
+		return this.protocol.store.release(this.call, this.lease.token).handle((released, ex) -> {
 			if (ex != null) {
 				logReleaseFailure(ex);
 			}
@@ -271,10 +254,11 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		// Redis to take it (RedisIdempotencyStore.SMALL_RECORD), or the key is not kept.
 		String reason = (failure == null) ? "past max-duration"
 				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
-		return sendCompletion(StoredOutcome.notStored(reason)).handle((kept, ex) -> {
-			logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
-			return null;
-		});
+		return this.protocol.store.complete(this.call, this.lease.token, StoredOutcome.notStored(reason))
+			.handle((kept, ex) -> {
+				logNotStored(reason, (ex != null) ? null : kept, (ex != null) ? Futures.unwrap(ex) : failure);
+				return null;
+			});
 	}
 
 	/** {@code kept}: {@code false} if taken over, {@code null} if writing failed. */
@@ -297,16 +281,15 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/**
 	 * Runs {@code retry} after {@code delayMillis}: a blocking handle leaves it to
-	 * {@link #settle} on the calling thread, which runs {@code giveUp} instead if its
-	 * sleep is interrupted. After shutdown {@code done} still completes: a caller may be
-	 * waiting for it.
+	 * {@link #settle}, which runs {@code giveUp} if interrupted. {@code done} completes
+	 * even after shutdown: a caller may be waiting for it.
 	 */
 	private void later(long delayMillis, Runnable retry, Runnable giveUp, CompletableFuture<Void> done) {
 		if (this.call.blocking) {
 			this.pendingRetry = new Retry(delayMillis, retry, giveUp);
 			return;
 		}
-		IdempotencyThreads threads = this.protocol.threads();
+		IdempotencyThreads threads = this.protocol.threads;
 		try {
 			threads.timer().schedule(() -> {
 				try {
@@ -322,11 +305,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		}
 	}
 
-	/**
-	 * The step's future, once a blocking handle has run its retries on this thread, one
-	 * after another (never nested: a store down for a long maxDuration retries many
-	 * times).
-	 */
+	/** Runs a blocking handle's retries here, one after another rather than nested. */
 	private CompletableFuture<Void> settle(CompletableFuture<Void> done) {
 		Retry retry;
 		while (this.call.blocking && (retry = this.pendingRetry) != null) {
@@ -341,10 +320,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		return done;
 	}
 
-	/**
-	 * Completes {@code done} with what a step's callback threw, which its future would
-	 * otherwise swallow, leaving a caller waiting forever.
-	 */
+	/** What a step's callback throws would be swallowed, leaving a caller waiting. */
+
 	private static void guarded(CompletableFuture<Void> done, Runnable step) {
 		try {
 			step.run();
@@ -373,7 +350,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private void gaveUp(@Nullable String why, CompletableFuture<Void> done) {
-		this.protocol.leases().unwatchAsync(this.lease);
+		this.protocol.leases.unwatchAsync(this.lease);
 		logger.warn("Gave up confirming a step of key '" + this.call.clientKey + "' of " + this.call.policy.name()
 				+ ": the application is shutting down (" + why + ")");
 		done.complete(null);

@@ -7,10 +7,7 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
-/**
- * One guarded call as the protocol sees it, whatever its method returns, and how long it
- * still waits for a duplicate in progress.
- */
+/** One guarded call as the protocol sees it, and how long it waits for a duplicate. */
 final class ProtocolCall {
 
 	private static final long FIRST_POLL_MILLIS = 10;
@@ -29,9 +26,7 @@ final class ProtocolCall {
 
 	final IdempotencyExecutor.@Nullable ResponseCapture capture;
 
-	/**
-	 * Whether the method returns on the calling thread, where the owner's steps then run.
-	 */
+	/** Whether the method returns on the calling thread, where the owner's steps run. */
 	final boolean blocking;
 
 	private long deadline;
@@ -50,11 +45,11 @@ final class ProtocolCall {
 	}
 
 	/**
-	 * How long to wait before claiming again while a duplicate is in progress, or 0 once
-	 * {@code waitFor} from the first sight of it has passed. The claims are spaced from
-	 * {@value #FIRST_POLL_MILLIS} ms, doubling up to {@value #MAX_POLL_MILLIS} ms: a
-	 * short call is seen completed soon, a long one costs a few claims a second.
+	 * How long to wait before claiming again, or 0 once {@code waitFor} has passed since
+	 * the duplicate was first seen. Doubling from {@value #FIRST_POLL_MILLIS} ms to
+	 * {@value #MAX_POLL_MILLIS} ms: a short call is seen soon, a long one costs little.
 	 */
+
 	long nextPollMillis() {
 		long now = System.nanoTime();
 		if (this.deadline == 0) {

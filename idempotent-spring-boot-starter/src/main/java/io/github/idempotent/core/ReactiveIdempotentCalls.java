@@ -18,11 +18,9 @@ import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
 /**
- * Calls whose result is a {@code Mono}, for {@code @Idempotent} and
- * {@link IdempotencyTemplate} alike. Only the owner subscribes the {@code Mono}, apart
- * from the caller's subscription, so a cancelled caller leaves a started call running;
- * nothing stays on the store client's I/O thread (docs/guide.md, "Which thread runs the
- * method"). Loaded only when Reactor is present.
+ * Calls whose result is a {@code Mono}. The owner subscribes the {@code Mono} apart from
+ * the caller, so a cancelled caller leaves a started call running. Loaded only with
+ * Reactor.
  */
 public final class ReactiveIdempotentCalls {
 
@@ -68,19 +66,14 @@ public final class ReactiveIdempotentCalls {
 			.contextWrite((methodContext) -> methodContext.put(IdempotencyContext.REACTOR_CONTEXT_KEY, current)) : mono;
 	}
 
-	/**
-	 * {@code reply}, signalled on {@code resume} (a {@link #subscriberThread()}) unless
-	 * it is already there: nothing may run on the client's I/O thread that delivered it.
-	 */
+	/** {@code reply}, signalled on {@code resume} rather than the client's I/O thread. */
 	public static <T> CompletableFuture<T> resumeOn(CompletableFuture<T> reply, Executor resume) {
 		return reply.isDone() ? reply : reply.whenCompleteAsync((value, failure) -> {
 		}, resume);
 	}
 
-	/**
-	 * Where work continues after a store's reply: this Netty event loop, else a Reactor
-	 * scheduler whose threads may block as much as the current one may.
-	 */
+	/** Where work continues after a store's reply: this event loop, else a scheduler. */
+
 	public static Executor subscriberThread() {
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current() : null;
 		if (eventLoop != null) {

@@ -17,9 +17,8 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * A response as its first caller was sent it: status, replayed headers and the body bytes
- * as the message converters wrote them, so a replay is byte for byte the same. Its stored
- * layouts are in docs/stores.md, "Record format 1".
+ * A response as its first caller was sent it, so a replay is byte for byte the same;
+ * stored as docs/stores.md, "Record format 1", says.
  *
  * @param status the HTTP status code
  * @param headers the replayed headers, in the order they were set
@@ -67,8 +66,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * Status, headers and body behind the marker, deflated together when that is smaller
-	 * (a small body compresses with the headers it repeats).
+	 * Status, headers and body behind the marker, deflated together if that is smaller.
 	 */
 	StoredResult toStoredResult(ResultCompression compression) {
 		int json = jsonLayout();
@@ -98,8 +96,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * The compact layout's marker offset, or -1 when the response needs the general
-	 * layout. Compared exactly, so a replay sends what was recorded.
+	 * The compact layout's marker offset, or -1 when the response needs the general one.
 	 */
 	private int jsonLayout() {
 		if ((this.status != 200 && this.status != 201) || this.headers.size() != 1) {
@@ -139,9 +136,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * The response a stored outcome recorded, or {@code null} when it holds something
-	 * else: for tools that show stored records, such as the Actuator endpoint.
-	 * @param maxBodySize largest body inflated, in bytes
+	 * The response a stored outcome recorded, or {@code null} if it holds another
+	 * outcome; inflates at most {@code maxBodySize} bytes of body.
 	 * @throws IllegalArgumentException if the recorded response cannot be read
 	 */
 	public static @Nullable RecordedResponse read(StoredResult result, long maxBodySize) {
@@ -153,11 +149,9 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/**
-	 * What a stored outcome that is not a response holds, as the codec wrote it: a
-	 * value's JSON inflated and without its marker, any other outcome's bytes as they
-	 * are; for tools that show stored records.
-	 * @param limit largest value inflated, in bytes
-	 * @throws IllegalArgumentException if a compressed value cannot be inflated
+	 * A stored outcome that is not a response: a value as the codec wrote it (inflated to
+	 * at most {@code limit} bytes), any other outcome as it is; for the Actuator
+	 * endpoint.
 	 */
 	public static byte[] readOther(StoredResult result, long limit) {
 		byte[] bytes = result.bytes();
@@ -168,10 +162,8 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 				: bytes;
 	}
 
-	/**
-	 * Reads a response written by {@link #toStoredResult}, from just past the marker.
-	 * Inflates to at most {@code maxBodySize} bytes: the store is not trusted.
-	 */
+	/** Reads a {@link #toStoredResult} from past the marker; the store is not trusted. */
+
 	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
 		if (offset >= bytes.length) {
 			throw new IllegalArgumentException("it is truncated");

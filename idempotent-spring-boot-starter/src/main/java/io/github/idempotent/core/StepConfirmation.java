@@ -3,11 +3,10 @@ package io.github.idempotent.core;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The retries of one {@link OwnerHandle} step: only of a failure to reach the store (any
- * other would fail again), backing off from {@value #FIRST_RETRY_MILLIS} ms to
- * {@value #MAX_RETRY_MILLIS} ms, for one lease. Repeating a step is safe, as it is fenced
- * by the owner token; past one lease the placeholder may have been taken over
- * (docs/guide.md "Guarantees and their limits").
+ * The retries of one {@link OwnerHandle} step after the store could not be reached,
+ * backing off from {@value #FIRST_RETRY_MILLIS} ms to {@value #MAX_RETRY_MILLIS} ms for
+ * one lease: the owner token fences a repeated step; past one lease the key may have been
+ * taken over.
  */
 final class StepConfirmation {
 
@@ -17,10 +16,7 @@ final class StepConfirmation {
 
 	private final LeaseWatchdog.Lease lease;
 
-	/**
-	 * From the first failure, not the first attempt: a client's timeout (Lettuce's is a
-	 * minute) would otherwise use up the bound before any retry is sent.
-	 */
+	/** From the first failure: a client's timeout (a minute) could use up the bound. */
 	private long deadline;
 
 	private long nextDelay = FIRST_RETRY_MILLIS;
@@ -31,10 +27,8 @@ final class StepConfirmation {
 		this.lease = lease;
 	}
 
-	/**
-	 * A release sent again that finds another token is no lost lease: the first may have
-	 * landed and a retry claimed the key since.
-	 */
+	/** A repeated release that finds another token may have landed the first time. */
+
 	boolean repeated() {
 		return this.repeated;
 	}

@@ -12,10 +12,10 @@ import io.github.idempotent.store.StoredResult;
 
 /**
  * The store as the protocol uses it: a blocking call's steps on the calling thread, an
- * asynchronous call's through the store's own non-blocking calls when it has them
- * ({@link AsyncIdempotencyStore}), else on the blocking-store threads, never on the
- * thread that completes a caller's future.
+ * asynchronous call's through {@link AsyncIdempotencyStore} if supported, else on the
+ * blocking-store threads.
  */
+
 final class StoreAccess {
 
 	private final IdempotencyStore store;

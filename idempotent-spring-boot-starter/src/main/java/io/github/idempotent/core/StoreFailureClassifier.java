@@ -21,8 +21,7 @@ final class StoreFailureClassifier {
 
 	/**
 	 * Only a store that cannot be reached, never a failure of the data or the code, may
-	 * run a method unprotected: a malformed request must never cause that. Checked by
-	 * class name, so the core needs neither Spring's DAO classes nor a store client.
+	 * run a method unprotected. By class name: the core needs no store client.
 	 */
 	static boolean isUnavailable(Throwable failure) {
 		return isFull(failure) || anyCause(failure, (ex, type) -> ex instanceof IOException
@@ -44,10 +43,7 @@ final class StoreFailureClassifier {
 				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)));
 	}
 
-	/**
-	 * Whether {@code test} holds for a cause of {@code failure} and the name of one of
-	 * its classes or superclasses.
-	 */
+	/** Whether {@code test} holds for a cause and one of its classes' names. */
 	private static boolean anyCause(Throwable failure, BiPredicate<Throwable, String> test) {
 		for (Throwable ex = failure; ex != null; ex = (ex.getCause() != ex) ? ex.getCause() : null) {
 			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
@@ -73,11 +69,8 @@ final class StoreFailureClassifier {
 		return message != null && (message.startsWith(refusal) || message.contains("-" + refusal));
 	}
 
-	/**
-	 * Not contention: a store that found the record held has been reached and answers it
-	 * as in progress (see {@code JdbcRefusals}), so contention never runs a call
-	 * unprotected.
-	 */
+	/** Not contention: a store that found the record held answers it as in progress. */
+
 	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.QueryTimeoutException",
 			"org.springframework.dao.TransientDataAccessResourceException",
 			"org.springframework.dao.DataAccessResourceFailureException",

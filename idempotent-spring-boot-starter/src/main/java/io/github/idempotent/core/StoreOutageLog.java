@@ -7,10 +7,10 @@ import java.util.concurrent.atomic.LongAdder;
 import org.apache.commons.logging.Log;
 
 /**
- * Logs the calls a store refused for one reason (unreachable, full) as one warning per
- * interval that counts them: an outage refuses every call, and a listener container
- * redelivers many times a second. Each refusal goes to debug, with its stack trace.
+ * Logs the calls a store refused for one reason (unreachable, full) as one counting
+ * warning per interval: an outage refuses every call, and listeners redeliver often.
  */
+
 final class StoreOutageLog {
 
 	private final Log logger;
