@@ -5,10 +5,10 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.ClaimResult;
 
 /**
- * Carries out the protocol for a method that returns its result on the calling thread:
- * claims there, runs the method there, and waits for a duplicate in progress by sleeping
- * between claims.
+ * The protocol for a method that returns on the calling thread: claims and runs there,
+ * sleeping between claims while a duplicate is in progress.
  */
+
 final class BlockingCall {
 
 	private BlockingCall() {

@@ -28,7 +28,6 @@ final class CompletionStageCall {
 
 	private final Executor handoff;
 
-	/** Cancelling it detaches the caller; a started method still stores its outcome. */
 	private final CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
 
 	CompletionStageCall(IdempotencyProtocol protocol, ProtocolCall call, IdempotencyExecutor.AsyncInvocation invocation,
@@ -182,9 +181,7 @@ final class CompletionStageCall {
 		});
 	}
 
-	/**
-	 * Runs {@code action} on {@link #handoff}, or inline if asked and already answered.
-	 */
+	/** Runs {@code action} on {@link #handoff}, or inline if asked and answered. */
 
 	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
 			BiConsumer<? super T, ? super Throwable> action) {

@@ -25,15 +25,12 @@ import tools.jackson.databind.introspect.JacksonAnnotationIntrospector;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Computes the {@link Fingerprint} of a payload: SHA-256, or HMAC-SHA256 under a secret,
- * of its canonical JSON (properties and map entries sorted).
- * <p>
- * Nothing is hidden from that JSON: {@code @JsonIgnore}, {@code WRITE_ONLY},
- * {@code @JsonView}, custom serializers and setter-only fields are all part of the
- * payload, so a retry that changes them is refused. A secret keeps low-entropy values (a
- * card number) from being guessed offline from a record; it must be the same on every
- * instance and across restarts.
+ * The {@link Fingerprint} of a payload: SHA-256, or HMAC-SHA256 under a secret, of its
+ * canonical JSON (sorted), from which nothing is hidden ({@code @JsonIgnore},
+ * {@code @JsonView}, custom serializers...), so a retry that changes any of it is
+ * refused. A secret keeps low-entropy values from being guessed offline from a record.
  */
+
 final class Fingerprinter {
 
 	private final JsonMapper canonicalMapper;

@@ -27,10 +27,8 @@ final class Futures {
 		}
 	}
 
-	/**
-	 * The failure a future completed with, without the wrappers that completion stages
-	 * add.
-	 */
+	/** The failure a future completed with, without the completion stages' wrappers. */
+
 	static Throwable unwrap(Throwable failure) {
 		Throwable ex = failure;
 		while ((ex instanceof CompletionException || ex instanceof ExecutionException) && ex.getCause() != null) {

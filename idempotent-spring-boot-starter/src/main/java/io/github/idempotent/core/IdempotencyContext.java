@@ -70,17 +70,13 @@ public final class IdempotencyContext {
 		return Optional.ofNullable(current.get());
 	}
 
-	/**
-	 * Binds {@code context} to this thread; closing the scope restores the previous one.
-	 */
+	/** Binds {@code context} to this thread; closing the scope restores the last. */
 	public static Scope bind(IdempotencyContext context) {
 		Assert.notNull(context, "context must not be null");
 		return replace(context);
 	}
 
-	/**
-	 * {@link #bind} of no context: for a call run unprotected inside an idempotent one.
-	 */
+	/** {@link #bind} of no context, for a call run unprotected inside another. */
 	public static Scope unbind() {
 		return replace(null);
 	}

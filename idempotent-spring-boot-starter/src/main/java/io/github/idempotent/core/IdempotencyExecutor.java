@@ -69,17 +69,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private volatile @Nullable CallObservations observations;
 
-	/**
-	 * An executor with its own watchdog and renewal threads, stopped by {@link #close}.
-	 */
+	/** An executor with its own watchdog and renewal threads, stopped by close. */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, null, observer, true);
 	}
 
-	/**
-	 * An executor whose renewals are timed by {@code watchdog}, which it does not stop.
-	 */
+	/** An executor timed by {@code watchdog}, which it does not stop. */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			ScheduledExecutorService watchdog, IdempotencyObserver observer) {
 		this(store, failureMode, maxResultSize, watchdog, observer, false);
@@ -203,9 +199,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 				this.threads.blockingStoreExecutor());
 	}
 
-	/**
-	 * {@link #executeNonBlocking} with a capture, continued on {@code subscriberThread}.
-	 */
+	/** {@link #executeNonBlocking}, with a capture, on {@code subscriberThread}. */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, CallObservations.@Nullable Call observed,
 			@Nullable ResponseCapture capture, Executor subscriberThread) {
@@ -344,9 +338,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return RecordKey.of(this.keyPrefix, scope, operation, key, getStore().maxKeyLength());
 	}
 
-	/**
-	 * The fingerprint of a payload; one the mapper cannot write names the {@code remedy}.
-	 */
+	/** A payload's fingerprint; one the mapper cannot write names {@code remedy}. */
 	public Fingerprint fingerprint(@Nullable Object payload, String owner, String remedy) {
 		try {
 			return this.fingerprinter.fingerprint(payload);

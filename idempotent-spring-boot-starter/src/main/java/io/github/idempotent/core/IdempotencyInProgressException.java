@@ -2,9 +2,7 @@ package io.github.idempotent.core;
 
 import java.time.Duration;
 
-/**
- * A call with the same key is still running. Maps to HTTP 409 with {@code Retry-After}.
- */
+/** A call with the same key is still running: HTTP 409 with {@code Retry-After}. */
 public class IdempotencyInProgressException extends IdempotencyException {
 
 	private final String key;

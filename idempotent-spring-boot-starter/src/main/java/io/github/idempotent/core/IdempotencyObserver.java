@@ -14,9 +14,7 @@ public interface IdempotencyObserver {
 	IdempotencyObserver NONE = new IdempotencyObserver() {
 	};
 
-	/**
-	 * Observer that passes every callback to {@code observer} and logs what it throws.
-	 */
+	/** Observer passing every callback to {@code observer}, logging what it throws. */
 	static IdempotencyObserver failSafe(IdempotencyObserver observer) {
 		if (observer == NONE || (observer instanceof ObserverFanOut fanOut && fanOut.failSafe)) {
 			return observer;
@@ -49,9 +47,7 @@ public interface IdempotencyObserver {
 	default void replayed(IdempotencyPolicy policy, String key) {
 	}
 
-	/**
-	 * A completed key's duplicate returned {@code null} ({@link DuplicateHandling#SKIP}).
-	 */
+	/** A duplicate returned {@code null} ({@link DuplicateHandling#SKIP}). */
 	default void skipped(IdempotencyPolicy policy, String key) {
 	}
 

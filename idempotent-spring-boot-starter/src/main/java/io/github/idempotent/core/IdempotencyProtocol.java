@@ -96,9 +96,7 @@ final class IdempotencyProtocol {
 		return null;
 	}
 
-	/**
-	 * The failure of a re-claim, never run unprotected: the first call may be running.
-	 */
+	/** The failure of a re-claim, never run unprotected: the first may be running. */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
 		if (this.threads.isStopping()) {
 			// The store's client may be closing with the application, failing the
@@ -110,9 +108,7 @@ final class IdempotencyProtocol {
 		return refusal(call, failure);
 	}
 
-	/**
-	 * Only an unreachable store is "unavailable" (503); other failures go as they are.
-	 */
+	/** Only an unreachable store is "unavailable" (503); others go as they are. */
 	private Throwable refusal(ProtocolCall call, Throwable failure) {
 		if (StoreFailureClassifier.isFull(failure)) {
 			this.fullLog.refused(call.policy, call.clientKey, failure);
@@ -235,9 +231,7 @@ final class IdempotencyProtocol {
 		return new IdempotencyRecordTooNewException(message, call.policy.retryAfter());
 	}
 
-	/**
-	 * A record that cannot be read: a warning without a stack trace, the damage named.
-	 */
+	/** A record that cannot be read: warned without a stack trace, the damage named. */
 	private static IdempotencyRecordDamagedException damaged(ProtocolCall call, String damage) {
 		String message = warnRecord(call,
 				"cannot be read: " + damage + ". Answered that the result is unavailable; the method is not run "

@@ -92,9 +92,7 @@ public class IdempotencyTemplate {
 	private record Prepared(IdempotencyPolicy policy, String key, RecordKey recordKey, Fingerprint fingerprint) {
 	}
 
-	/**
-	 * One call of an operation: its key, scope, payload and settings, then the callback.
-	 */
+	/** One call of an operation: its key, scope, payload, settings and callback. */
 	public final class OperationSpec {
 
 		private final String name;
@@ -125,28 +123,19 @@ public class IdempotencyTemplate {
 			this.name = name;
 		}
 
-		/**
-		 * The idempotency key of this call; required, at most
-		 * {@code idempotent.max-key-length} long.
-		 */
+		/** The call's key: required, at most {@code idempotent.max-key-length} long. */
 		public OperationSpec key(@Nullable String key) {
 			this.key = key;
 			return this;
 		}
 
-		/**
-		 * The scope of the key (a tenant, a user); by default that of {@code @Idempotent}
-		 * calls ({@code idempotent.default-scope}).
-		 */
+		/** The key's scope (a tenant, a user); {@code idempotent.default-scope}. */
 		public OperationSpec scope(String scope) {
 			this.scope = scope;
 			return this;
 		}
 
-		/**
-		 * What identifies the request, fingerprinted as {@code @Idempotent} payloads are:
-		 * a later call with the key and another payload is refused.
-		 */
+		/** What identifies the request: another payload under the key is refused. */
 		public OperationSpec payload(@Nullable Object payload) {
 			this.payload = payload;
 			return this;
@@ -166,17 +155,13 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * How long the key is held without renewal; {@code idempotent.lease} by default.
-		 */
+		/** How long the key is held without renewal; {@code idempotent.lease}. */
 		public OperationSpec lease(Duration lease) {
 			this.lease = lease;
 			return this;
 		}
 
-		/**
-		 * How long a duplicate waits before it is refused; {@code idempotent.wait-for}.
-		 */
+		/** How long a duplicate waits before refusal; {@code idempotent.wait-for}. */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
 			return this;
@@ -194,10 +179,7 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * An exception stored as the outcome and replayed to retries; any other exception
-		 * releases the key.
-		 */
+		/** An exception type stored and replayed; any other releases the key. */
 		public OperationSpec cacheFor(Class<? extends Throwable> exceptionType) {
 			Assert.notNull(exceptionType, "exceptionType must not be null");
 			Assert.isTrue(IdempotencyExecutor.isRecreatable(exceptionType),
@@ -207,10 +189,8 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * What a call does when its key has completed: replay (the default), skip, or run
-		 * flagged as a duplicate.
-		 */
+		/** What a call does when its key has completed: replay, skip or flag. */
+
 		public OperationSpec duplicates(DuplicateHandling duplicates) {
 			Assert.notNull(duplicates, "duplicates must not be null");
 			this.duplicates = duplicates;
@@ -290,10 +270,8 @@ public class IdempotencyTemplate {
 			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
-		/**
-		 * Runs the {@code Mono} that {@code callback} creates once for the key, on
-		 * subscription and without blocking. Needs Reactor.
-		 */
+		/** Runs the {@code Mono} of {@code callback} once for the key; needs Reactor. */
+
 		public <T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
 			return executeMono(ParameterizedTypeReference.forType(resultType), callback);

@@ -17,16 +17,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * The protocol's own threads: the timer, the lease renewal threads, and those that run
- * blocking store calls for asynchronous callers. Started on demand; {@link #close()}
- * stops those created here.
+ * The protocol's own threads: the timer, lease renewals, and blocking store calls for
+ * asynchronous callers; {@link #close()} stops those created here.
  */
 final class IdempotencyThreads implements AutoCloseable {
 
-	/**
-	 * One renewal thread keeps up with thousands of calls; the others are for renewals
-	 * stuck until the client's timeout.
-	 */
+	/** One keeps up with thousands of calls; the others are for renewals stuck. */
 	private static final int RENEWAL_THREADS = 16;
 
 	private final ScheduledExecutorService timer;
@@ -55,10 +51,8 @@ final class IdempotencyThreads implements AutoCloseable {
 				daemons(() -> "idempotent-lease-renewal-" + threads.incrementAndGet()));
 	}
 
-	/**
-	 * The application is shutting down: a call that would wait for the store again ends
-	 * instead. Running calls go on until {@link #close()}.
-	 */
+	/** See {@link IdempotencyExecutor#stopWaiting()}. */
+
 	void stopWaiting() {
 		this.stopping = true;
 	}

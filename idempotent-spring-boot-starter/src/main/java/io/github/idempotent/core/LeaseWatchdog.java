@@ -29,9 +29,7 @@ final class LeaseWatchdog {
 
 	private static final long IDLE = Long.MIN_VALUE;
 
-	/**
-	 * Renewals of one lease in flight at once: the awaited one and one that timed out.
-	 */
+	/** Renewals of one lease in flight at once: the awaited one and a timed-out one. */
 	static final int MAX_ATTEMPTS = 2;
 
 	private static final Duration MAX_DEADLINE = Duration.ofDays(3650);
@@ -45,10 +43,10 @@ final class LeaseWatchdog {
 	private final Set<Lease> running = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * Due time of the earliest scheduled tick, or {@link #IDLE}. Invariant: while not
-	 * IDLE, a tick for that time is pending or running and will scan every lease
-	 * registered before it starts.
+	 * Due time of the earliest scheduled tick, or {@link #IDLE}; while not IDLE, that
+	 * tick is pending or running and will scan every lease registered before it starts.
 	 */
+
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals) {
@@ -67,10 +65,8 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Stops renewing {@code lease}; returns once no renewal of it runs or will start. A
-	 * renewal re-creates a vanished record, so one after the release would block retries
-	 * until its lease ends. Blocks: a completion signal's thread uses
-	 * {@link #unwatchAsync}.
+	 * Stops renewing {@code lease}; returns once no renewal of it runs or will start: one
+	 * after the release would re-create the record. Blocks, unlike {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
 		// A monitor, not a future's join: a caller woken by the last renewal is BLOCKED,
@@ -161,10 +157,9 @@ final class LeaseWatchdog {
 	}
 
 	/**
-	 * Starts a renewal of {@code lease} if one is due, or gives up on one that has not
-	 * answered in time.
-	 * @return when the lease next needs a tick, or {@link #IDLE} if only a renewal in
-	 * flight can change anything
+	 * Starts a due renewal, or gives up on one unanswered in time; returns when the lease
+	 * next needs a tick, or {@link #IDLE} if only a renewal in flight can change
+	 * anything.
 	 */
 	private long check(Lease lease, long now) {
 		Attempt attempt = null;
@@ -335,9 +330,7 @@ final class LeaseWatchdog {
 
 		private final long deadline;
 
-		/**
-		 * The tick gave up on it (guarded by the lease): if not started, it never will.
-		 */
+		/** Given up on by the tick (guarded by the lease): if not started, never. */
 		private boolean abandoned;
 
 		Attempt(Lease lease, long started, long deadline) {
@@ -421,9 +414,7 @@ final class LeaseWatchdog {
 			return now - this.renewedAt < this.call.policy.lease().toNanos();
 		}
 
-		/**
-		 * The call lost its hold at {@code step}: deleted {@code whileHeld}, else lapsed.
-		 */
+		/** Lost at {@code step}: deleted {@code whileHeld}, else lapsed. */
 		void reportLost(String step, boolean whileHeld) {
 			IdempotencyPolicy policy = this.call.policy;
 			if (whileHeld) {

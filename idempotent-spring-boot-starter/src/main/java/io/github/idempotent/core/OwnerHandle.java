@@ -223,9 +223,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 			}));
 	}
 
-	/**
-	 * Lost or past maxDuration: an outcome written now could land under a retry's key.
-	 */
+	/** Lost or past maxDuration: an outcome written now could land on a retry's. */
 	private boolean isFencedOut() {
 		return this.lease.isLost() || this.lease.isOverdue();
 	}
@@ -250,8 +248,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
-		// In a few words: the record that says so must be small enough for a full
-		// Redis to take it (RedisIdempotencyStore.SMALL_RECORD), or the key is not kept.
 		String reason = (failure == null) ? "past max-duration"
 				: StoreFailureClassifier.isFull(failure) ? "store full" : "store error";
 		return this.protocol.store.complete(this.call, this.lease.token, StoredOutcome.notStored(reason))

@@ -17,11 +17,7 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
-/**
- * Calls whose result is a {@code Mono}. The owner subscribes the {@code Mono} apart from
- * the caller, so a cancelled caller leaves a started call running. Loaded only with
- * Reactor.
- */
+/** Calls whose result is a {@code Mono}; loaded only with Reactor. */
 public final class ReactiveIdempotentCalls {
 
 	private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",
@@ -83,9 +79,7 @@ public final class ReactiveIdempotentCalls {
 		return on(Schedulers.isInNonBlockingThread() ? Schedulers.parallel() : Schedulers.boundedElastic());
 	}
 
-	/**
-	 * Disposed with the application, it leaves the call to end where its reply arrived.
-	 */
+	/** Disposed with the application, the call ends where its reply arrived. */
 	private static Executor on(Scheduler scheduler) {
 		return Futures.orElse(scheduler::schedule, Runnable::run);
 	}

@@ -65,9 +65,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		return null;
 	}
 
-	/**
-	 * Status, headers and body behind the marker, deflated together if that is smaller.
-	 */
+	/** Status, headers and body behind the marker, deflated together if smaller. */
 	StoredResult toStoredResult(ResultCompression compression) {
 		int json = jsonLayout();
 		if (json >= 0) {
@@ -95,9 +93,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		return new StoredResult(record.toByteArray());
 	}
 
-	/**
-	 * The compact layout's marker offset, or -1 when the response needs the general one.
-	 */
+	/** The compact layout's marker offset, or -1 for the general layout. */
 	private int jsonLayout() {
 		if ((this.status != 200 && this.status != 201) || this.headers.size() != 1) {
 			return -1;

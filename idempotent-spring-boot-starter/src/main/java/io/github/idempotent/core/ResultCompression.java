@@ -16,13 +16,9 @@ import org.springframework.util.Assert;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * Raw-deflate compression of stored results above a threshold (the format is in
- * docs/stores.md, "Record format 1"). A record says how it was encoded, so turning
- * compression on or off never strands one.
- * <p>
- * Deflaters hold native memory (about 256 KB): a small pool shared by every instance, not
- * a thread-local that would keep one per virtual thread; one that does not fit back is
- * {@linkplain Deflater#end() ended} at once.
+ * Raw-deflate compression of stored results above a threshold; a record says how it was
+ * encoded, so turning compression on or off never strands one. Deflaters hold native
+ * memory (about 256 KB): a small shared pool, not one per (virtual) thread.
  */
 final class ResultCompression {
 
@@ -111,10 +107,10 @@ final class ResultCompression {
 	}
 
 	/**
-	 * The declared length is checked before anything is allocated and must match the
-	 * inflated data exactly, so a crafted record (bytes that inflate to gigabytes) cannot
-	 * exhaust the heap.
+	 * The declared length is checked before allocating and must match exactly, so a
+	 * crafted record that inflates to gigabytes cannot exhaust the heap.
 	 */
+
 	static byte[] inflate(byte[] stored, long limit) {
 		if (stored.length < HEADER) {
 			throw new CorruptResultException("it is truncated");

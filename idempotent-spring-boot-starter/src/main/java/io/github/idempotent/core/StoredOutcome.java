@@ -86,9 +86,8 @@ final class StoredOutcome {
 	}
 
 	/**
-	 * The outcome of a call whose result is not stored: retries get an error, never a
-	 * second run. Keep {@code reason} short: a full Redis takes a record no bigger than
-	 * its placeholder.
+	 * Retries get an error, never a second run. Keep {@code reason} short: a full Redis
+	 * takes a record no bigger than its placeholder (RedisIdempotencyStore.SMALL_RECORD).
 	 */
 	static StoredResult notStored(String reason) {
 		return new StoredResult(concat(UNSTORABLE, reason));
@@ -129,10 +128,7 @@ final class StoredOutcome {
 		return false;
 	}
 
-	/**
-	 * The value a stored outcome replays, or the exception it rethrows. Inflates to at
-	 * most {@code maxResultSize} bytes: the store is not trusted.
-	 */
+	/** The value a stored outcome replays, or the exception it rethrows. */
 	static @Nullable Object replay(IdempotencyPolicy policy, String clientKey, StoredResult result, long maxResultSize)
 			throws Throwable {
 		byte[] bytes = result.bytes();
@@ -220,10 +216,7 @@ final class StoredOutcome {
 					|| Arrays.equals(parameters, new Class<?>[] { String.class }));
 	}
 
-	/**
-	 * A stored outcome that cannot be read; without a stack trace, which would only show
-	 * the reader.
-	 */
+	/** A stored outcome that cannot be read; no stack trace: it shows only the reader. */
 	static class DamagedOutcomeException extends RuntimeException {
 
 		DamagedOutcomeException(String damage) {
@@ -240,9 +233,8 @@ final class StoredOutcome {
 
 	}
 
-	/**
-	 * The marker byte and encoded result. Bytes past {@code limit} are counted, not kept.
-	 */
+	/** The marker and encoded result; bytes past {@code limit} are counted only. */
+
 	private static final class ResultBuffer extends ByteArrayOutputStream {
 
 		private final long limit;
