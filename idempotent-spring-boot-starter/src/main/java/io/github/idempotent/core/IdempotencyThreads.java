@@ -119,9 +119,9 @@ final class IdempotencyThreads implements AutoCloseable {
 		this.stopping = true;
 		this.renewals.shutdownNow();
 		if (this.ownsTimer) {
-			// Not shutdownNow: a dropped task would leave a waiting duplicate or step
-			// waiting for ever. Each task still runs when due, finds the threads closed
-			// and ends its call.
+			// Not shutdownNow: each task still runs when due, finds the threads closed
+			// and ends its call; a dropped one would leave its caller waiting for ever.
+
 			this.timer.shutdown();
 		}
 		synchronized (this) {

@@ -45,8 +45,9 @@ final class StepConfirmation {
 		}
 		long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
 		// A Redis full under noeviction refuses the completion but still extends the
-		// lease, so retries keep waiting: the step is asked again past the bound, up to
-		// maxDuration, rather than let a retry run the method again.
+		// lease: ask again past the bound, up to maxDuration, rather than let a retry
+		// run.
+
 		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue())) {
 			return -1;
 		}
