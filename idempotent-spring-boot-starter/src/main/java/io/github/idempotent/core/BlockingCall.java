@@ -47,7 +47,7 @@ final class BlockingCall {
 			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
 			}
-			if (protocol.threads.isStopping()) {
+			if (protocol.threads.stopping) {
 				throw protocol.shuttingDown(call);
 			}
 			try {

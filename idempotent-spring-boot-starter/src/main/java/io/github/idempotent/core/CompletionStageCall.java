@@ -108,12 +108,12 @@ final class CompletionStageCall {
 	}
 
 	private void waitAndReclaim(long millis) {
-		if (this.protocol.threads.isStopping()) {
+		if (this.protocol.threads.stopping) {
 			shuttingDown();
 			return;
 		}
 		try {
-			this.protocol.threads.timer().schedule(this::reclaim, millis, TimeUnit.MILLISECONDS);
+			this.protocol.threads.timer.schedule(this::reclaim, millis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			shuttingDown();
@@ -129,7 +129,7 @@ final class CompletionStageCall {
 		if (this.result.isDone()) {
 			return;
 		}
-		if (this.protocol.threads.isStopping()) {
+		if (this.protocol.threads.stopping) {
 			shuttingDown();
 			return;
 		}

@@ -100,7 +100,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link #close}.
 	 */
 	public void stopWaiting() {
-		this.threads.stopWaiting();
+		this.threads.stopping = true;
 	}
 
 	/** Stops the renewal threads, and the lease watchdog if this executor created it. */
@@ -110,7 +110,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	public IdempotencyStore getStore() {
-		return this.protocol.store.store();
+		return this.protocol.store.store;
 	}
 
 	/** Largest encoded result it stores; the web layer records no larger response. */

@@ -48,7 +48,7 @@ final class IdempotencyProtocol {
 		this.threads = threads;
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
-		this.leases = new LeaseWatchdog(store.store(), threads.timer(), threads.renewals());
+		this.leases = new LeaseWatchdog(store.store, threads.timer, threads.renewals);
 	}
 
 	/**
@@ -98,7 +98,7 @@ final class IdempotencyProtocol {
 
 	/** The failure of a re-claim, never run unprotected: the first may be running. */
 	Throwable claimFailed(ProtocolCall call, Throwable failure) {
-		if (this.threads.isStopping()) {
+		if (this.threads.stopping) {
 			// The store's client may be closing with the application, failing the
 			// re-claim in its own words: retry later, like every other waiting call.
 			IdempotencyStoreUnavailableException stopping = shuttingDown(call);

@@ -25,15 +25,16 @@ final class IdempotencyThreads implements AutoCloseable {
 	/** One keeps up with thousands of calls; the others are for renewals stuck. */
 	private static final int RENEWAL_THREADS = 16;
 
-	private final ScheduledExecutorService timer;
+	final ScheduledExecutorService timer;
 
 	private final boolean ownsTimer;
 
-	private final ThreadPoolExecutor renewals = newRenewals();
+	final ThreadPoolExecutor renewals = newRenewals();
 
 	private volatile @Nullable Executor blockingStoreExecutor;
 
-	private volatile boolean stopping;
+	/** Set at shutdown: a call that would wait for the store again ends instead. */
+	volatile boolean stopping;
 
 	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
@@ -49,24 +50,6 @@ final class IdempotencyThreads implements AutoCloseable {
 		AtomicInteger threads = new AtomicInteger();
 		return new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
 				daemons(() -> "idempotent-lease-renewal-" + threads.incrementAndGet()));
-	}
-
-	/** See {@link IdempotencyExecutor#stopWaiting()}. */
-
-	void stopWaiting() {
-		this.stopping = true;
-	}
-
-	boolean isStopping() {
-		return this.stopping;
-	}
-
-	ScheduledExecutorService timer() {
-		return this.timer;
-	}
-
-	ExecutorService renewals() {
-		return this.renewals;
 	}
 
 	void setBlockingStoreExecutor(Executor blockingStoreExecutor) {

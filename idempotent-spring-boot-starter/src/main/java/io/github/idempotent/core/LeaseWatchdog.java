@@ -369,12 +369,12 @@ final class LeaseWatchdog {
 
 		private boolean ended;
 
-		private volatile boolean lost;
+		volatile boolean lost;
 
 		/** End of the call's {@code maxDuration}, by {@link System#nanoTime()}. */
 		private final long deadline;
 
-		private volatile boolean overdue;
+		volatile boolean overdue;
 
 		Lease(ProtocolCall call, String token, long period, long claimedAt) {
 			this.call = call;
@@ -395,14 +395,6 @@ final class LeaseWatchdog {
 			long delay = Math.max(first, Math.min(first << Math.min(this.failures - 1, 10), this.period / 3));
 			this.renewAt = System.nanoTime() + delay;
 			return delay;
-		}
-
-		boolean isLost() {
-			return this.lost;
-		}
-
-		boolean isOverdue() {
-			return this.overdue;
 		}
 
 		/**

@@ -225,11 +225,11 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/** Lost or past maxDuration: an outcome written now could land on a retry's. */
 	private boolean isFencedOut() {
-		return this.lease.isLost() || this.lease.isOverdue();
+		return this.lease.lost || this.lease.overdue;
 	}
 
 	private CompletableFuture<Void> releaseFencedOut() {
-		if (!this.lease.isOverdue()) {
+		if (!this.lease.overdue) {
 			return CompletableFuture.completedFuture(null);
 		}
 		logger.warn("Key '" + this.call.clientKey + "' of " + this.call.policy.name()
@@ -244,7 +244,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	private CompletableFuture<Void> keepKeyFencedOut(@Nullable Throwable failure) {
-		return this.lease.isOverdue() ? keepKey(failure) : CompletableFuture.completedFuture(null);
+		return this.lease.overdue ? keepKey(failure) : CompletableFuture.completedFuture(null);
 	}
 
 	private CompletableFuture<Void> keepKey(@Nullable Throwable failure) {
@@ -287,7 +287,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		}
 		IdempotencyThreads threads = this.protocol.threads;
 		try {
-			threads.timer().schedule(() -> {
+			threads.timer.schedule(() -> {
 				try {
 					threads.blockingStoreExecutor().execute(retry);
 				}
@@ -360,7 +360,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/** The store refused {@code step}: another owner holds the key, or it is gone. */
 	private void lostTo(String step) {
-		if (!this.lease.isLost()) {
+		if (!this.lease.lost) {
 			this.lease.reportLost(step, this.lease.isHeld(System.nanoTime()));
 		}
 	}

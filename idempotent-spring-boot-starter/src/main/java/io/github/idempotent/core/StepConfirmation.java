@@ -48,7 +48,7 @@ final class StepConfirmation {
 		// lease: ask again past the bound, up to maxDuration, rather than let a retry
 		// run.
 
-		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.isLost() && !this.lease.isOverdue())) {
+		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.lost && !this.lease.overdue)) {
 			return -1;
 		}
 		long delay = (left > 0) ? Math.min(this.nextDelay, left) : this.nextDelay;

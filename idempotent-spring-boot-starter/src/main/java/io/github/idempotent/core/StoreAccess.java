@@ -18,17 +18,13 @@ import io.github.idempotent.store.StoredResult;
 
 final class StoreAccess {
 
-	private final IdempotencyStore store;
+	final IdempotencyStore store;
 
 	private final IdempotencyThreads threads;
 
 	StoreAccess(IdempotencyStore store, IdempotencyThreads threads) {
 		this.store = store;
 		this.threads = threads;
-	}
-
-	IdempotencyStore store() {
-		return this.store;
 	}
 
 	ClaimResult claim(ProtocolCall call) {
