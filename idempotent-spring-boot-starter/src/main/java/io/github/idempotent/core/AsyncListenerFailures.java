@@ -43,7 +43,6 @@ public final class AsyncListenerFailures {
 	 * A listener's failure as its container wants it, and how long one it requeues is
 	 * held back first: redelivered at once, a duplicate would be claimed again and again.
 	 */
-
 	public record Translation(UnaryOperator<Throwable> failures, Duration requeueDelay) {
 
 		/** How long to hold {@code failure} back before the listener's result fails. */

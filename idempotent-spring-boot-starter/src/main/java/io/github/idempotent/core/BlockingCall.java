@@ -8,7 +8,6 @@ import io.github.idempotent.store.ClaimResult;
  * The protocol for a method that returns on the calling thread: claims and runs there,
  * sleeping between claims while a duplicate is in progress.
  */
-
 final class BlockingCall {
 
 	private BlockingCall() {

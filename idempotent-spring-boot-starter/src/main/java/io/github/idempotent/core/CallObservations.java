@@ -89,7 +89,6 @@ final class CallObservations {
 	 * {@code result}, completed once {@code observed} has stopped, so that whoever sees
 	 * the outcome finds it recorded; cancelling it cancels {@code result}.
 	 */
-
 	static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
 			@Nullable Call observed) {
 		if (observed == null) {
@@ -129,7 +128,7 @@ final class CallObservations {
 	/** Called back from several threads: the renewal's, the future's completer. */
 	static final class Call implements IdempotencyObserver {
 
-		private final Observation observation;
+		final Observation observation;
 
 		private final IdempotencyObservationContext context;
 
@@ -192,15 +191,6 @@ final class CallObservations {
 				this.ran = true;
 			}
 			this.observation.event(Events.valueOf(step.name()));
-		}
-
-		/** Binds the call here, so that what the method observes nests inside. */
-		Observation.Scope openScope() {
-			return this.observation.openScope();
-		}
-
-		Observation observation() {
-			return this.observation;
 		}
 
 		/** Calls after the first do nothing. */

@@ -15,7 +15,6 @@ sealed interface ClaimDecision {
 	}
 
 	/** A completed duplicate's answer: its stored outcome, or {@code null} if skipped. */
-
 	record Answer(@Nullable Object value) implements ClaimDecision {
 	}
 

@@ -182,7 +182,6 @@ final class CompletionStageCall {
 	}
 
 	/** Runs {@code action} on {@link #handoff}, or inline if asked and answered. */
-
 	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
 			BiConsumer<? super T, ? super Throwable> action) {
 		if (inline && reply.isDone()) {

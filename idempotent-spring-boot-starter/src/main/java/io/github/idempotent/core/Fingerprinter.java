@@ -30,7 +30,6 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code @JsonView}, custom serializers...), so a retry that changes any of it is
  * refused. A secret keeps low-entropy values from being guessed offline from a record.
  */
-
 final class Fingerprinter {
 
 	private final JsonMapper canonicalMapper;

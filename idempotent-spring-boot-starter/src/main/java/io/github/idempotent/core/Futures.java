@@ -28,7 +28,6 @@ final class Futures {
 	}
 
 	/** The failure a future completed with, without the completion stages' wrappers. */
-
 	static Throwable unwrap(Throwable failure) {
 		Throwable ex = failure;
 		while ((ex instanceof CompletionException || ex instanceof ExecutionException) && ex.getCause() != null) {

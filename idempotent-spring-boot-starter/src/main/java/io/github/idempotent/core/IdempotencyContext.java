@@ -122,7 +122,6 @@ public final class IdempotencyContext {
 	}
 
 	/** Whether this is a duplicate run for {@link DuplicateHandling#FLAG}, not stored. */
-
 	public boolean isDuplicate() {
 		return this.duplicate;
 	}

@@ -135,7 +135,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		Throwable failure = null;
-		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
+		try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
 			return BlockingCall.execute(this.protocol,
 					call(policy, clientKey, key, fingerprint, observed, capture, true), invocation);
 		}
@@ -179,7 +179,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 			Fingerprint fingerprint, AsyncInvocation invocation, @Nullable ResponseCapture capture) {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		CompletableFuture<@Nullable Object> result;
-		try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
+		try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
 			result = new CompletionStageCall(this.protocol,
 					call(policy, clientKey, key, fingerprint, observed, capture, false), invocation,
 					this.threads.blockingStoreExecutor())
@@ -521,7 +521,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		 * The hold to end once the response is written, or {@code null} if none (yet); a
 		 * later one is ended by the executor without storing a response.
 		 */
-
 		public synchronized @Nullable Hold take() {
 			this.taken = true;
 			Hold hold = this.hold;

@@ -47,7 +47,6 @@ public interface IdempotencyKeyResolver {
 	}
 
 	/** Resolver that answers with the first key of the {@code resolvers} that apply. */
-
 	static IdempotencyKeyResolver composite(List<? extends IdempotencyKeyResolver> resolvers) {
 		if (resolvers.size() == 1) {
 			return resolvers.get(0);

@@ -75,7 +75,6 @@ public interface IdempotencyObserver {
 	}
 
 	/** The call reached a {@link Step}, for observers that time calls; must be cheap. */
-
 	default void step(IdempotencyPolicy policy, String key, Step step) {
 	}
 

@@ -33,7 +33,6 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	public static final Duration DEFAULT_MAX_DURATION = Duration.ofMinutes(10);
 
 	/** A policy whose {@link #maxDuration} is the default, or the lease if longer. */
-
 	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec) {
 		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec,

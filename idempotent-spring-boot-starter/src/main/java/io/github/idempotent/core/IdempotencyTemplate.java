@@ -190,7 +190,6 @@ public class IdempotencyTemplate {
 		}
 
 		/** What a call does when its key has completed: replay, skip or flag. */
-
 		public OperationSpec duplicates(DuplicateHandling duplicates) {
 			Assert.notNull(duplicates, "duplicates must not be null");
 			this.duplicates = duplicates;
@@ -271,7 +270,6 @@ public class IdempotencyTemplate {
 		}
 
 		/** Runs the {@code Mono} of {@code callback} once for the key; needs Reactor. */
-
 		public <T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
 			return executeMono(ParameterizedTypeReference.forType(resultType), callback);

@@ -46,7 +46,6 @@ final class LeaseWatchdog {
 	 * Due time of the earliest scheduled tick, or {@link #IDLE}; while not IDLE, that
 	 * tick is pending or running and will scan every lease registered before it starts.
 	 */
-
 	private final AtomicLong nextTick = new AtomicLong(IDLE);
 
 	LeaseWatchdog(IdempotencyStore store, ScheduledExecutorService scheduler, ExecutorService renewals) {

@@ -317,7 +317,6 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 	}
 
 	/** What a step's callback throws would be swallowed, leaving a caller waiting. */
-
 	private static void guarded(CompletableFuture<Void> done, Runnable step) {
 		try {
 			step.run();

@@ -49,7 +49,6 @@ final class ProtocolCall {
 	 * the duplicate was first seen. Doubling from {@value #FIRST_POLL_MILLIS} ms to
 	 * {@value #MAX_POLL_MILLIS} ms: a short call is seen soon, a long one costs little.
 	 */
-
 	long nextPollMillis() {
 		long now = System.nanoTime();
 		if (this.deadline == 0) {

@@ -35,12 +35,12 @@ public final class ReactiveIdempotentCalls {
 		CompletableFuture<@Nullable Object> result;
 		try {
 			result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
-				try (Observation.Scope scope = (observed != null) ? observed.openScope() : null) {
+				try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
 					Mono<?> mono = withIdempotencyContext(call.get());
 					// Written inside the subscriber's context, so that this observation,
 					// not the subscriber's, is the Mono's parent.
 					return ((observed != null) ? mono.contextWrite((methodContext) -> methodContext
-						.put(CallObservations.REACTOR_CONTEXT_KEY, observed.observation())) : mono)
+						.put(CallObservations.REACTOR_CONTEXT_KEY, observed.observation)) : mono)
 						.contextWrite(contextView)
 						.toFuture();
 				}
@@ -69,7 +69,6 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	/** Where work continues after a store's reply: this event loop, else a scheduler. */
-
 	public static Executor subscriberThread() {
 		Executor eventLoop = nettyPresent ? NettyEventLoops.current() : null;
 		if (eventLoop != null) {

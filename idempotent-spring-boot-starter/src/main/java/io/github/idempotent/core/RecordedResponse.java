@@ -159,7 +159,6 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/** Reads a {@link #toStoredResult} from past the marker; the store is not trusted. */
-
 	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
 		if (offset >= bytes.length) {
 			throw new IllegalArgumentException("it is truncated");

@@ -110,7 +110,6 @@ final class ResultCompression {
 	 * The declared length is checked before allocating and must match exactly, so a
 	 * crafted record that inflates to gigabytes cannot exhaust the heap.
 	 */
-
 	static byte[] inflate(byte[] stored, long limit) {
 		if (stored.length < HEADER) {
 			throw new CorruptResultException("it is truncated");

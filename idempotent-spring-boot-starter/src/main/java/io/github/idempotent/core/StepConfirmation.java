@@ -28,7 +28,6 @@ final class StepConfirmation {
 	}
 
 	/** A repeated release that finds another token may have landed the first time. */
-
 	boolean repeated() {
 		return this.repeated;
 	}

@@ -15,7 +15,6 @@ import io.github.idempotent.store.StoredResult;
  * asynchronous call's through {@link AsyncIdempotencyStore} if supported, else on the
  * blocking-store threads.
  */
-
 final class StoreAccess {
 
 	final IdempotencyStore store;

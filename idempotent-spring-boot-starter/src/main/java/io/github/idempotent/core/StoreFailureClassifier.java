@@ -70,7 +70,6 @@ final class StoreFailureClassifier {
 	}
 
 	/** Not contention: a store that found the record held answers it as in progress. */
-
 	private static final Set<String> UNAVAILABLE_TYPES = Set.of("org.springframework.dao.QueryTimeoutException",
 			"org.springframework.dao.TransientDataAccessResourceException",
 			"org.springframework.dao.DataAccessResourceFailureException",

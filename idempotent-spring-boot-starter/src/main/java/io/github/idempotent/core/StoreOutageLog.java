@@ -10,7 +10,6 @@ import org.apache.commons.logging.Log;
  * Logs the calls a store refused for one reason (unreachable, full) as one counting
  * warning per interval: an outage refuses every call, and listeners redeliver often.
  */
-
 final class StoreOutageLog {
 
 	private final Log logger;

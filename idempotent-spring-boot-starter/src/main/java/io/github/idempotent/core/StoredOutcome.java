@@ -234,7 +234,6 @@ final class StoredOutcome {
 	}
 
 	/** The marker and encoded result; bytes past {@code limit} are counted only. */
-
 	private static final class ResultBuffer extends ByteArrayOutputStream {
 
 		private final long limit;
