@@ -34,10 +34,8 @@ final class StoreFailureClassifier {
 	private static final Set<String> REDIS_ERROR_REPLIES = Set.of("io.lettuce.core.RedisCommandExecutionException",
 			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
-	/**
-	 * No room for a record: retried like an outage, but never a reason to run a call
-	 * unprotected, or whoever can fill the store could turn the protection off.
-	 */
+	/** No room for a record: retried like an outage, never run unprotected. */
+
 	static boolean isFull(Throwable failure) {
 		return anyCause(failure, (ex, type) -> ex instanceof StoreFullException
 				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)));
