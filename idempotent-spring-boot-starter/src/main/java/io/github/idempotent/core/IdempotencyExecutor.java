@@ -213,7 +213,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);
 	}
 
-	/** Deflates stored results larger than {@code thresholdBytes}; negative for none. */
+	/**
+	 * Deflates stored results larger than {@code thresholdBytes}; negative for none.
+	 * Compressed records are replayed whatever this setting.
+	 */
 	public void setResultCompressionThreshold(long thresholdBytes) {
 		this.protocol.resultCompression = (thresholdBytes >= 0) ? ResultCompression.deflate(thresholdBytes)
 				: ResultCompression.none();
@@ -411,7 +414,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * Refuses a key or scope a store could not keep apart from another (Redis writes a
-	 * lone surrogate as '?') as the caller's 400, not a store failure.
+	 * lone surrogate as '?') as the caller's 400, not a store failure; validated values
+	 * are safe to log.
 	 * @param builder what in the application built the value, or {@code null} for a key
 	 * the caller sent: only that caller is told to send a shorter one
 	 */
@@ -481,7 +485,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		// False once the request is over: the executor then ends the hold itself. A
 		// handler forwarding to another guarded one holds two keys, ended together.
-
 		synchronized boolean offer(Hold hold) {
 			if (this.taken) {
 				return false;

@@ -84,7 +84,6 @@ final class IdempotencyProtocol {
 	 * The failure to give the caller of a failed first claim, or {@code null} to run the
 	 * method unprotected (store unreachable, {@code failure-mode=open}, not full).
 	 */
-
 	@Nullable Throwable firstClaimFailed(ProtocolCall call, Throwable failure) {
 		if (this.failureMode == FailureMode.CLOSED || !StoreFailureClassifier.isUnavailable(failure)
 				|| StoreFailureClassifier.isFull(failure)) {

@@ -129,7 +129,10 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/** The key's scope (a tenant, a user); {@code idempotent.default-scope}. */
+		/**
+		 * The key's scope (a tenant, a user); {@code idempotent.default-scope} by
+		 * default.
+		 */
 		public OperationSpec scope(String scope) {
 			this.scope = scope;
 			return this;
@@ -155,25 +158,35 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/** How long the key is held without renewal; {@code idempotent.lease}. */
+		/**
+		 * How long the key is held without renewal; {@code idempotent.lease} by default.
+		 */
 		public OperationSpec lease(Duration lease) {
 			this.lease = lease;
 			return this;
 		}
 
-		/** How long a duplicate waits before refusal; {@code idempotent.wait-for}. */
+		/**
+		 * How long a duplicate waits before refusal; {@code idempotent.wait-for} by
+		 * default.
+		 */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
 			return this;
 		}
 
-		/** The delay suggested to a refused duplicate; {@code idempotent.retry-after}. */
+		/**
+		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
+		 * default.
+		 */
 		public OperationSpec retryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
 			return this;
 		}
 
-		/** How long one call may hold its key; {@code idempotent.max-duration}. */
+		/**
+		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
+		 */
 		public OperationSpec maxDuration(Duration maxDuration) {
 			this.maxDuration = maxDuration;
 			return this;
@@ -269,7 +282,10 @@ public class IdempotencyTemplate {
 			return (CompletableFuture<@Nullable T>) (CompletableFuture<?>) result;
 		}
 
-		/** Runs the {@code Mono} of {@code callback} once for the key; needs Reactor. */
+		/**
+		 * Runs the {@code Mono} of {@code callback} once for the key, on subscription and
+		 * without blocking; needs Reactor.
+		 */
 		public <T> Mono<T> executeMono(Class<T> resultType, Supplier<? extends Mono<? extends T>> callback) {
 			Assert.notNull(resultType, "resultType must not be null");
 			return executeMono(ParameterizedTypeReference.forType(resultType), callback);
@@ -281,8 +297,8 @@ public class IdempotencyTemplate {
 			Assert.notNull(resultType, "resultType must not be null");
 			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
 			Assert.notNull(callback, "callback must not be null");
-			// Reactor is touched only from here on.
-
+			// Reactor is touched only from here on. A Mono's caller lives in its
+			// context, not on the subscribing thread.
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
 			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
 					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);

@@ -104,7 +104,6 @@ final class IdempotencyThreads implements AutoCloseable {
 		if (this.ownsTimer) {
 			// Not shutdownNow: each task still runs when due, finds the threads closed
 			// and ends its call; a dropped one would leave its caller waiting for ever.
-
 			this.timer.shutdown();
 		}
 		synchronized (this) {

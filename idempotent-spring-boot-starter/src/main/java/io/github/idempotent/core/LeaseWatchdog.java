@@ -25,6 +25,7 @@ final class LeaseWatchdog {
 
 	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
 
+	// Under the executor's category: docs/operations.md tells operators to watch it.
 	private static final Log lossLogger = LogFactory.getLog(IdempotencyExecutor.class);
 
 	private static final long IDLE = Long.MIN_VALUE;
@@ -65,7 +66,8 @@ final class LeaseWatchdog {
 
 	/**
 	 * Stops renewing {@code lease}; returns once no renewal of it runs or will start: one
-	 * after the release would re-create the record. Blocks, unlike {@link #unwatchAsync}.
+	 * after the release would re-create the record. Blocks: a completion signal's thread
+	 * uses {@link #unwatchAsync}.
 	 */
 	void unwatch(Lease lease) {
 		// A monitor, not a future's join: a caller woken by the last renewal is BLOCKED,

@@ -17,7 +17,11 @@ import org.springframework.util.ClassUtils;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
-/** Calls whose result is a {@code Mono}; loaded only with Reactor. */
+/**
+ * Calls whose result is a {@code Mono}; loaded only with Reactor. Only the owner
+ * subscribes the {@code Mono}, apart from the caller's subscription, so a cancelled
+ * caller leaves a started call running.
+ */
 public final class ReactiveIdempotentCalls {
 
 	private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",

@@ -148,6 +148,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	 * A stored outcome that is not a response: a value as the codec wrote it (inflated to
 	 * at most {@code limit} bytes), any other outcome as it is; for the Actuator
 	 * endpoint.
+	 * @throws IllegalArgumentException if a compressed value cannot be inflated
 	 */
 	public static byte[] readOther(StoredResult result, long limit) {
 		byte[] bytes = result.bytes();

@@ -46,7 +46,6 @@ final class StepConfirmation {
 		// A Redis full under noeviction refuses the completion but still extends the
 		// lease: ask again past the bound, up to maxDuration, rather than let a retry
 		// run.
-
 		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.lost && !this.lease.overdue)) {
 			return -1;
 		}

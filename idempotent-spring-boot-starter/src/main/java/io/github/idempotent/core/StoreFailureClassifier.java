@@ -35,7 +35,6 @@ final class StoreFailureClassifier {
 			"redis.clients.jedis.exceptions.JedisDataException", "org.redisson.client.RedisException");
 
 	/** No room for a record: retried like an outage, never run unprotected. */
-
 	static boolean isFull(Throwable failure) {
 		return anyCause(failure, (ex, type) -> ex instanceof StoreFullException
 				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)));
