@@ -48,10 +48,11 @@ public enum JdbcDialect {
 			null, "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "");
 
-	// PostgreSQL's claim in one round trip: the placeholder inserted (inserted = 1), or
-	// the row that was there and whether another transaction had written or locked it
-	// (xmax). That read uses the statement's snapshot, which may miss what a transaction
-	// it waited for committed: then the claim reads the row again.
+	// PostgreSQL's claim in one round trip: the placeholder inserted, or the row there
+	// and
+	// whether another transaction wrote or locked it (xmax): the statement's snapshot may
+	// miss what a transaction it waited for committed, and the claim reads the row again.
+
 	private static final String POSTGRESQL_CLAIM = """
 			WITH inserted AS (
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)

@@ -42,14 +42,13 @@ import io.github.idempotent.store.OwnerToken;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * {@link IdempotencyStore} on a relational table (see the {@code schema-*.sql} scripts
- * next to this class): the primary key is the scoped key, so the database's unique
- * constraint decides which of many concurrent claims wins. An expired row is taken over
- * by an UPDATE conditional on the owner token that was read, never by delete-then-insert;
- * complete, release and renew are conditional on the token.
+ * {@link IdempotencyStore} on a relational table (the {@code schema-*.sql} scripts next
+ * to this class) whose primary key, the scoped key, decides which concurrent claim wins.
+ * An expired row is taken over by an UPDATE conditional on the token read; complete,
+ * release and renew are conditional on the token too.
  * <p>
  * Claims, releases and renewals commit on their own, even inside a transaction on the
- * same {@link DataSource}: a claim must be visible to concurrent duplicates at once. With
+ * same {@link DataSource}, so that concurrent duplicates see a claim at once. With
  * {@link #setJoinTransaction(boolean) joinTransaction}, a completion inside such a
  * transaction commits with the business rows and a rollback releases the key.
  */
@@ -105,12 +104,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Creates a store that runs its statements through {@code jdbc} and its own
-	 * transactions through {@code transactionManager}, so that the application's settings
-	 * apply to the store too.
-	 * @param transactionManager a transaction manager of {@code dataSource} itself; the
-	 * store runs claims, releases, renewals and purges in new READ COMMITTED
-	 * transactions, and {@link #listenTo listens to} the transactions it begins
+	 * Creates a store that runs its statements through {@code jdbc}, so that the
+	 * application's settings apply to the store too.
+	 * @param transactionManager a transaction manager of {@code dataSource} itself, for
+	 * the store's own READ COMMITTED transactions; the store {@link #listenTo listens to}
+	 * the transactions it begins
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcOperations jdbc,
 			PlatformTransactionManager transactionManager, String tableName, JdbcDialect dialect) {
@@ -133,8 +131,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (transactionManager instanceof ConfigurableTransactionManager configurable) {
 			listenTo(configurable);
 		}
-		// On InnoDB a read locks nothing, where an INSERT that finds a duplicate waits
-		// for a transaction that wrote it.
 		this.claimReadsFirst = dialect == JdbcDialect.MYSQL;
 	}
 
@@ -175,12 +171,10 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	/**
 	 * Listens to the transactions {@code transactionManager} begins, so that with
-	 * {@link #setJoinTransaction(boolean) joinTransaction} a completion inside a
-	 * transaction of another manager (a second DataSource's), itself inside one that
-	 * {@code transactionManager} began on this store's {@link DataSource}, is tied to the
-	 * latter. Any manager may be passed: the store only looks at transactions that bind a
-	 * new connection of its DataSource. Call it before the manager is used;
-	 * {@link #close} stops listening.
+	 * {@link #setJoinTransaction(boolean) joinTransaction} a completion inside another
+	 * manager's transaction, itself inside one that bound a new connection of this
+	 * store's {@link DataSource}, is tied to the latter. Call it before the manager is
+	 * used; {@link #close} stops listening.
 	 */
 	public void listenTo(ConfigurableTransactionManager transactionManager) {
 		Assert.notNull(transactionManager, "transactionManager must not be null");
@@ -201,10 +195,11 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Sets whether a claim reads the row before it inserts the placeholder (all but
-	 * PostgreSQL, whose claim is one statement either way). Reading first, a replay is
-	 * one {@code SELECT} that locks nothing and never waits; inserting first, a first
-	 * claim is one round trip fewer. On by default on MySQL and MariaDB, off on H2.
+	 * Sets whether a claim reads the row before it inserts the placeholder (not on
+	 * PostgreSQL, whose claim is one statement). Reading first, a replay is one
+	 * {@code SELECT} that locks nothing; inserting first, a first claim is one round trip
+	 * fewer. On by default on MySQL and MariaDB, where an INSERT that finds a duplicate
+	 * waits for the transaction that wrote it.
 	 */
 	public void setClaimReadsFirst(boolean claimReadsFirst) {
 		this.claimReadsFirst = claimReadsFirst;
@@ -267,9 +262,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? select(key) : claimed.get(0).row();
 			}
 			else {
-				// Read first without a lock, not to wait for an open transaction that
-				// wrote the row (a joined completion); the INSERT still meets an
-				// uncommitted one.
 				row = this.claimReadsFirst ? select(key) : null;
 				if (row == null) {
 					if (inserted(this.sql.insert, key, first, fingerprint, leaseMillis)) {
@@ -285,8 +277,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			if (held != null) {
 				return held;
 			}
-			// A row past its lease or a tombstone is a call that never finished: this is
-			// the attempt after it. An expired result starts again at 1.
+			// A row past its lease or a tombstone is a call that never finished; an
+			// expired result starts again at attempt 1.
 			ClaimResult.Acquired acquired = row.completed() ? new ClaimResult.Acquired(first)
 					: new ClaimResult.Acquired(ClaimToken.issue(claimedAt, ClaimToken.next(row.token())),
 							ClaimToken.next(row.token()), OwnerToken.claimedAt(row.token()));
@@ -314,10 +306,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
 	}
 
-	// A claim that met a lock or serialization failure it could not get through answers
-	// as the row last committed says, read without waiting: its result, or in progress
-	// (with this claim's fingerprint when there is no live row). Never an outage: a
-	// duplicate must not run while the first call may still commit.
+	// A claim that met contention answers from the row last committed, read without
+	// waiting: its result, or in progress (with this claim's fingerprint if there is no
+	// live row). Never an outage: a duplicate must not run while the first may commit.
 	private ClaimResult contended(String key, Fingerprint fingerprint, Duration lease, RuntimeException contention) {
 		logger.debug(
 				"Claim of key '" + key + "' met contention; answering from the row as last committed: " + contention);
@@ -400,8 +391,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Keyset pages by key through the in-progress index; the age is filtered here, since
-	 * the claim time is in the token.
+	 * Keyset pages through the in-progress index; the age, in the token, filtered here.
 	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
@@ -447,10 +437,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	@Override
 	public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result, Duration ttl) {
-		if (isJoinable()) {
-			return this.transactionBound.complete(key, token, fingerprint, result, ttl);
-		}
-		return completeOnItsOwn(key, token, fingerprint, result, ttl);
+		return isJoinable() ? this.transactionBound.complete(key, token, fingerprint, result, ttl)
+				: completeOnItsOwn(key, token, fingerprint, result, ttl);
 	}
 
 	private boolean isJoinable() {
@@ -508,8 +496,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private int purgeLockedBatch(long memoryMillis, int batchSize) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				// READ COMMITTED of its own: the row locks must last until the delete,
-				// and no gap may be locked.
+				// READ COMMITTED of its own: row locks last until the delete, no gap
+				// locks.
+
 				return this.ownTransaction.template.execute((status) -> {
 					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
 							memoryMillis, batchSize);
@@ -519,9 +508,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				});
 			}
 			catch (PessimisticLockingFailureException ex) {
-				// Two purges deadlocked (claims never wait on a purge, which deletes only
-				// rows it locked): the loser's batch, rolled back whole, is tried again
-				// after a random pause that grows with the attempts.
+				// Two purges deadlocked (claims never wait on a purge): the loser's batch
+				// is tried again after a random pause that grows with the attempts.
 				if (attempt == MAX_PURGE_ATTEMPTS || !OwnTransaction
 					.pause(ThreadLocalRandom.current().nextLong(1, 1 + PURGE_BACKOFF_MILLIS * attempt))) {
 					throw ex;
@@ -542,10 +530,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return Math.max(1, duration.toMillis());
 	}
 
-	/**
-	 * Every SQL statement of the store, rendered for its table in its
-	 * {@link JdbcDialect}.
-	 */
+	/** Every SQL statement of the store, for its table and {@link JdbcDialect}. */
 	final class Statements {
 
 		final String insert = sql("""
@@ -565,8 +550,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""");
 
-		// Only a take-over writes another token, so a token that still holds, even past
-		// the lease, proves nobody else ran.
+		// Only a take-over writes another token: one that still holds proves nobody ran.
 		final String complete = sql("""
 				UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
@@ -580,8 +564,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				DELETE FROM %TABLE_NAME%
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
 
-		// A released takeover becomes a tombstone rather than going, so that the next
-		// claim still knows it takes over a call that never finished.
+		// A tombstone, so that the next claim knows it takes over an unfinished call.
 		final String releaseTakeover = sql("""
 				UPDATE %TABLE_NAME% SET state = 'D'
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");

@@ -31,18 +31,14 @@ import io.github.idempotent.store.StoreFullException;
 /**
  * Runs the work of a {@link JdbcIdempotencyStore} that must commit on its own (claims,
  * releases, renewals, purges), even inside a caller's transaction on the same
- * {@link DataSource}. A serialization failure or deadlock rolled the statement back: the
- * work, written to be sent again, is sent again.
- * <p>
- * What a failure of the store's own statement means is read from the database's error
- * code ({@link SQLErrorCodeSQLExceptionTranslator}: Boot's translation by SQL state
- * leaves MariaDB's lock-wait timeout and PostgreSQL's {@code lock_not_available}
- * uncategorized). A database that refused a statement has not become unreachable:
- * contention and a full database get answers of their own.
+ * {@link DataSource}; sent again after a serialization failure or deadlock. A refusal is
+ * read from the database's error code ({@link SQLErrorCodeSQLExceptionTranslator}: Boot's
+ * translation by SQL state leaves MariaDB's lock-wait timeout and PostgreSQL's
+ * {@code lock_not_available} uncategorized): contention and a full database are no
+ * outage.
  */
 final class OwnTransaction {
 
-	// A serialization failure means another transaction committed a change of the row.
 	private static final int MAX_ATTEMPTS = 5;
 
 	// Insufficient resources, but for too many connections (53300): a refused connection.
@@ -78,12 +74,10 @@ final class OwnTransaction {
 		this.template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 	}
 
-	// As autocommit statements when no transaction holds a connection of this data source
-	// on this thread and the connection they run on autocommits, else in a new
-	// transaction: a pool set not to (auto-commit: false) would roll back the statements
-	// of a call outside a transaction when the connection goes back to it, and the pools
-	// behind a routing data source may differ. Throws StoreFullException if the database
-	// had no room for a write.
+	// As autocommit statements outside a transaction on a connection that autocommits,
+	// else in a new transaction: a pool set to auto-commit false would roll them back
+	// when the connection goes back, and the pools behind a routing data source may
+	// differ. Throws StoreFullException if the database had no room for a write.
 	<T> T run(Supplier<T> action) {
 		for (int attempt = 1;; attempt++) {
 			try {
@@ -172,11 +166,10 @@ final class OwnTransaction {
 
 	}
 
-	// What the database's refusal of a statement means: CONFLICT (a serialization failure
-	// or a deadlock: it can be sent again at once), TIMEOUT (a lock wait or statement
-	// timeout: another transaction holds the row), FULL (no room for what it writes), or
-	// null for any other failure.
+	// CONFLICT (serialization failure or deadlock: send again at once), TIMEOUT (another
+	// transaction holds the row), FULL (no room), or null for any other failure.
 	private @Nullable Refusal refusalOf(Throwable failure) {
+
 		SQLException sql = sqlException(failure, (any) -> true);
 		if (sql == null) {
 			return null;

@@ -44,15 +44,12 @@ import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * Completions of a {@link JdbcIdempotencyStore} with
- * {@link JdbcIdempotencyStore#setJoinTransaction(boolean) joinTransaction}: written in
- * the caller's transaction when it can see and update the placeholder's latest version,
- * else right after the commit.
- * <p>
- * A completion is settled when the transaction on the store's {@link DataSource} ends,
- * not when a transaction of another manager inside it does (see
- * {@link JdbcIdempotencyStore#listenTo}): a release would then wait for the row lock of
- * the very transaction the thread is in.
+ * Completions with {@link JdbcIdempotencyStore#setJoinTransaction(boolean)
+ * joinTransaction}: written in the caller's transaction when it can see and update the
+ * placeholder's latest version, else right after the commit. Settled when the transaction
+ * on the store's {@link DataSource} ends, not another manager's inside it
+ * ({@link JdbcIdempotencyStore#listenTo}): a release would wait for the row lock of the
+ * very transaction the thread is in.
  */
 final class TransactionBoundCompletions implements TransactionExecutionListener {
 
@@ -99,9 +96,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		}
 	}
 
-	// A transaction that bound a new connection of the store's DataSource is one of the
-	// store's: its state is registered in its synchronizations now, while they are
-	// current.
+	// A transaction that bound a new connection of the store's DataSource: its state is
+	// registered in its synchronizations now, while they are current.
 	@Override
 	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
 		Object before = this.boundBeforeBegin.get();
@@ -124,9 +120,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	}
 
 	// A key a transaction on this thread completed, not yet committed: that transaction
-	// replays its result, another (REQUIRES_NEW) is told it is in progress; null for any
-	// other key. Not the database's answer: the very transaction this thread waits in may
-	// lock its row.
+	// replays it, another (REQUIRES_NEW) is told it is in progress; null for other keys.
+	// Not asked of the database: the transaction this thread waits in may lock the row.
 	ClaimResult claimCompletedOnThisThread(String key, Duration lease) {
 		Map<Object, TransactionState> states = states();
 		Object current = boundConnection();
@@ -183,11 +178,10 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	}
 
 	// Completes in the caller's transaction when it can update the row's latest version
-	// without a failure that would undo the caller's work: at READ COMMITTED; on InnoDB
-	// unless MariaDB's innodb_snapshot_isolation is on; otherwise only if the
-	// transaction's snapshot sees the latest committed row, and behind a savepoint (not
-	// released: the commit does, a round trip fewer). False if the completion has to wait
-	// for the commit; throws if the UPDATE failed and no savepoint undid it.
+	// without undoing the caller's work: at READ COMMITTED; on InnoDB unless MariaDB's
+	// innodb_snapshot_isolation is on; otherwise only if its snapshot sees the latest
+	// committed row, behind a savepoint (left for the commit to release). False if the
+	// completion has to wait for the commit; throws if the UPDATE failed unrecovered.
 	private boolean completeInCallersTransaction(TransactionState state, String key, String token, byte[] result,
 			long ttlMillis) {
 		JdbcOperations jdbc = this.store.jdbc;
@@ -286,9 +280,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		});
 	}
 
-	// A completion tied to the caller's transaction: releases the claim on a rollback,
-	// writes the result after a commit if it could not be written in it, and renews the
-	// lease meanwhile.
+	// Releases the claim on a rollback, writes the result after a commit if it could not
+	// be written in the transaction, and renews the lease meanwhile.
 	private final class PendingCompletion {
 
 		private final RecordKey key;
@@ -341,11 +334,10 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			}
 		}
 
-		// Stores the result after a commit if it waited for it, releases the key after a
-		// rollback, in new transactions as Spring requires after completion. Each is sent
-		// again while its outcome is unknown: fenced by the token, a release that landed
-		// counts as done and a completion that landed finds its own result. The lease is
-		// renewed between attempts, never during one.
+		// In new transactions, as Spring requires after completion; each sent again while
+		// its outcome is unknown (fenced by the token, one that landed counts as done).
+		// The
+		// lease is renewed between attempts, never during one.
 		void transactionEnded(boolean committed) {
 			if (committed && this.renewal == null) {
 				return;
@@ -415,9 +407,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	}
 
-	// Leases and completions of one transaction on one thread. Bound to the thread, not
-	// to the transaction's synchronizations, so that a REQUIRES_NEW transaction inside it
-	// still sees the keys it holds.
+	// Leases and completions of one transaction, bound to the thread so that a
+	// REQUIRES_NEW transaction inside it still sees the keys it holds.
 	private final class TransactionState implements TransactionSynchronization {
 
 		private final Object transaction;
@@ -449,9 +440,9 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			this.savepoints.put(savepoint, new HashSet<>(this.completions.keySet()));
 		}
 
-		// The completions since the savepoint are undone with it: never replayed, nor
-		// stored after the commit; their keys are released when the transaction ends (not
-		// now: on InnoDB the transaction still holds their rows' locks).
+		// Completions since the savepoint are undone: their keys are released when the
+		// transaction ends (on InnoDB it still holds their rows' locks).
+
 		@Override
 		public void savepointRollback(Object savepoint) {
 			// Unknown: this state was created after the savepoint.

@@ -17,9 +17,8 @@ import io.github.idempotent.store.RecordKey;
 
 /**
  * The bytes of a Redis record, format 1 (docs/stores.md, "Record format 1"; pinned by the
- * golden records under {@code src/test/resources/format-1}). One string, not a hash,
- * which would leave Redis's compact encoding past 64 bytes a field. The Lua scripts read
- * only the state byte, the token and the fixed-size ends.
+ * golden records under {@code src/test/resources/format-1}). One string: a hash would
+ * leave Redis's compact encoding past 64 bytes a field.
  */
 final class RecordLayout {
 
@@ -66,10 +65,7 @@ final class RecordLayout {
 	private RecordLayout() {
 	}
 
-	/**
-	 * The store's own tokens (16 hex digits) as the 64 bits they spell; any other text as
-	 * the first 8 bytes of its SHA-256.
-	 */
+	/** A token of 16 hex digits as its 64 bits; any other as 8 bytes of its SHA-256. */
 	static byte[] token(String token) {
 		if (token.length() == 2 * TOKEN_LENGTH
 				&& token.chars().allMatch((c) -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
@@ -101,8 +97,8 @@ final class RecordLayout {
 	}
 
 	/**
-	 * The 32 bytes of a base64 SHA-256 fingerprint, {@code null} for any other text. Only
-	 * a canonical encoding counts, so the text read back is the text given.
+	 * The 32 bytes of a canonical base64 SHA-256 fingerprint (so that the text read back
+	 * is the text given), {@code null} for any other text.
 	 */
 	private static byte @Nullable [] digest(String fingerprint) {
 		if (fingerprint.length() != DIGEST_TEXT_LENGTH) {
@@ -218,6 +214,7 @@ final class RecordLayout {
 	 * What keeps {@code record} from being read, or {@code null}: every offset the other
 	 * methods use is checked here once.
 	 */
+
 	static @Nullable String damage(byte[] record) {
 		if (record.length == 0) {
 			return "it is empty";

@@ -54,11 +54,11 @@ public class RedisIdempotencyStore
 	/** How long claims take the script after the server refused the native claim. */
 	static final Duration SET_CLAIM_RETRY = Duration.ofMinutes(10);
 
-	private static final byte[] REMEMBERED_MILLIS = utf8(Long.toString(RecordLayout.REMEMBERED.toMillis()));
+	private static final byte[] REMEMBERED_MILLIS = utf8(RecordLayout.REMEMBERED.toMillis());
 
 	/**
-	 * Bytes of a completed record written even when Redis's memory is full, so that the
-	 * call keeps its key: no more memory (a 64-byte allocation) than its placeholder.
+	 * Largest completed record written even when Redis's memory is full, so that the call
+	 * keeps its key: it takes no more memory (a 64-byte allocation) than its placeholder.
 	 */
 	static final int SMALL_RECORD = 60;
 
@@ -114,11 +114,10 @@ public class RedisIdempotencyStore
 
 	/**
 	 * Tells a local cache in front of this store when its records change, through Redis's
-	 * server-assisted client-side caching on the store's connection factory (see
-	 * docs/stores.md). It is a {@link SmartLifecycle}: as a bean it stops with the
-	 * context, before the connection factory. Needs Lettuce on the class path; on Redis
-	 * Cluster or another client it is not {@linkplain RecordTracking#isSupported()
-	 * supported}, and its {@code toString()} says why.
+	 * server-assisted client-side caching (docs/stores.md). A {@link SmartLifecycle} that
+	 * stops before the connection factory. Needs Lettuce; on Redis Cluster or another
+	 * client it is not {@linkplain RecordTracking#isSupported() supported}, and its
+	 * {@code toString()} says why.
 	 * @param maxStaleness longest time a change on the server may go unreported while the
 	 * tracking is {@linkplain RecordTracking#isCurrent() current}, at least 10 ms
 	 * @return a new tracking, not started
@@ -210,8 +209,7 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * The inspect script's reply as a claim finds it, while writes are refused or for
-	 * operators; {@code null} for a free key.
+	 * The inspect script's reply as a claim would find it; {@code null} for a free key.
 	 */
 	private static @Nullable ClaimResult inspected(@Nullable List<?> reply) {
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
@@ -226,11 +224,10 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * Releases a claim whose answer never came: a stalled claim could still reach Redis
-	 * after the owner's lease ran out, take the key over and fence out the owner's
-	 * completion. The release, fenced by the claim's own token and sent after it on the
-	 * same connection (so it cannot overtake it), deletes it only if it won. Nothing
-	 * waits for it.
+	 * Releases a claim whose answer never came, which could still reach Redis after the
+	 * owner's lease ran out and fence out the owner's completion. Fenced by the claim's
+	 * token and sent after it on the same connection, it deletes the claim only if it
+	 * won. Nothing waits for it.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		(this.scripts.supportsAsync() ? releaseAsync(key, token)
@@ -313,8 +310,7 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * A value a claim found: damaged, completed, or a placeholder, which
-	 * {@code inProgress} answers for.
+	 * A value a claim found: damaged, completed, or a placeholder ({@code inProgress}).
 	 */
 	private static ClaimResult found(byte[] stored, Supplier<ClaimResult> inProgress) {
 		String damage = RecordLayout.damage(stored);
@@ -449,7 +445,7 @@ public class RedisIdempotencyStore
 					"Finding the records in progress on Redis Cluster needs a LettuceConnectionFactory");
 		}
 		List<Object> reply = RedisScripts.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
-				utf8((cursor != null) ? cursor : "0"), pattern, utf8(Integer.toString(limit)));
+				utf8((cursor != null) ? cursor : "0"), pattern, utf8(limit));
 		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
 		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
 		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
@@ -510,12 +506,12 @@ public class RedisIdempotencyStore
 		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
 	}
 
-	private static byte[] utf8(String text) {
-		return text.getBytes(StandardCharsets.UTF_8);
+	private static byte[] utf8(Object value) {
+		return value.toString().getBytes(StandardCharsets.UTF_8);
 	}
 
 	private static byte[] millis(Duration duration) {
-		return utf8(Long.toString(Math.max(1, duration.toMillis())));
+		return utf8(Math.max(1, duration.toMillis()));
 	}
 
 	/** A placeholder's key expires its lease plus {@link RecordLayout#REMEMBERED}. */
@@ -524,7 +520,7 @@ public class RedisIdempotencyStore
 	}
 
 	private static byte[] expiry(Duration lease) {
-		return utf8(Long.toString(expiryMillis(lease)));
+		return utf8(expiryMillis(lease));
 	}
 
 }

@@ -23,19 +23,12 @@ import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.util.Assert;
 
 /**
- * The store's Lua scripts, and how its commands reach Redis.
- * <p>
- * The scripts are {@code .lua} files next to this class, each read and hashed once; each
- * file says what it reads, writes and answers. Java builds the values the scripts write:
- * a script compares a state byte and a token (bytes 1-9) and writes or returns a value
- * whole. A value of another Redis type fails GET with WRONGTYPE, caught by pcall, so a
- * record costs no TYPE check.
- * <p>
- * Commands run by SHA-1 (EVALSHA, then EVAL after a restart or SCRIPT FLUSH), on the
- * application's connection or, while replicas are awaited, one of the store's own
- * ({@link DedicatedConnections}); blocking, or through Lettuce's asynchronous commands.
- * Straight on the connection rather than through {@code RedisTemplate}, which calls a JDK
- * proxy by reflection on every command.
+ * The store's Lua scripts ({@code .lua} files next to this class, each saying what it
+ * reads, writes and answers), and how its commands reach Redis. Java builds the values
+ * the scripts write: a script compares a state byte and a token (bytes 1-9) and writes or
+ * returns a value whole; a value of another type fails GET with WRONGTYPE, caught by
+ * pcall, so a record costs no TYPE check. Commands go straight on the connection, not
+ * through {@code RedisTemplate}, which calls a JDK proxy by reflection on every command.
  */
 final class RedisScripts {
 
@@ -50,8 +43,8 @@ final class RedisScripts {
 	static final Script COMPLETE = Script.load("complete.lua");
 
 	/**
-	 * {@link #COMPLETE} flagged {@code allow-oom} (Redis 7.0+), for a completed record no
-	 * bigger than the placeholder it replaces.
+	 * {@link #COMPLETE} flagged (Redis 7.0+) for
+	 * {@link RedisIdempotencyStore#SMALL_RECORD}.
 	 */
 	static final Script COMPLETE_IN_FULL_MEMORY = COMPLETE.withFlags("allow-oom");
 
@@ -134,9 +127,8 @@ final class RedisScripts {
 	}
 
 	/**
-	 * Each command answered before the next; then WAIT if the step wrote and replicas are
-	 * awaited. WAIT counts the writes of the connection it is sent on, so such a step
-	 * runs on a dedicated connection held from the step to the end of its WAIT.
+	 * Each command answered before the next; then, if the step wrote and replicas are
+	 * awaited, WAIT on the {@link DedicatedConnections dedicated connection} it ran on.
 	 */
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
@@ -217,9 +209,10 @@ final class RedisScripts {
 	}
 
 	/**
-	 * The commands the store sends without holding a thread ({@link LettuceCommands});
-	 * names no client's type, so that the store loads without Lettuce.
+	 * The store's commands, naming no client's type, so that the store loads without
+	 * Lettuce.
 	 */
+
 	interface AsyncRedisCommands {
 
 		/** {@code SET key value NX PX millis GET}: the value there was, or null. */
