@@ -32,14 +32,11 @@ import io.github.idempotent.store.StoredResult;
 
 /**
  * Keeps completed results in a local cache bounded by bytes in front of another store, so
- * that a replay of a hot key costs no round trip. Only completed results are cached: the
- * store alone still decides who runs a call.
- * <p>
- * With {@link RecordTracking} (the Redis store's), the store reports every change of a
- * cached record, and the cache is bypassed while the tracker is not current. Without it,
- * a cached result is replayed until its entry expires, even if the record leaves the
- * store earlier; {@code ttl} should then be no longer than the shortest TTL of the
- * methods that use the store. See docs/stores.md.
+ * that a replay of a hot key costs no round trip; the store alone still decides who runs
+ * a call. With {@link RecordTracking} (the Redis store's), the store reports every change
+ * of a cached record, and the cache is bypassed while the tracker is not current. Without
+ * it, a cached result is replayed until its entry expires, so {@code ttl} should be no
+ * longer than the shortest TTL of the methods that use the store. See docs/stores.md.
  */
 public class CachingIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
 
@@ -163,11 +160,9 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 	}
 
 	/**
-	 * Caches what a tracked read of {@code key}, off the caller's path, returns unless a
-	 * report arrives meanwhile: it may be about this very record. The count is read
-	 * before the tracker is asked whether it is current and checked again after the put,
-	 * so an entry stays only if no report came from before the read to after it was
-	 * cached.
+	 * Caches what a tracked read of {@code key}, off the caller's path, returns, unless a
+	 * report (perhaps about this very record) came from before the tracker was asked
+	 * whether it is current to after the put.
 	 */
 	private void fill(RecordKey key, RecordTracking tracking) {
 		String cacheKey = tracking.trackingKey(key);

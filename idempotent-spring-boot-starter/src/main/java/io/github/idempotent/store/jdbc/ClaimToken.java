@@ -7,11 +7,9 @@ import java.util.regex.Pattern;
 import io.github.idempotent.store.OwnerToken;
 
 /**
- * The owner tokens of {@link JdbcIdempotencyStore}, which carry their claim time and
- * attempt, so that the table needs no columns for them: attempt 1 as
- * {@link OwnerToken#generate(Instant)} writes it ({@code 32 hex digits-claim second in
- * hex}), a later attempt with {@code .attempt} before the dash, which
- * {@link OwnerToken#claimedAt} still reads.
+ * Owner tokens that carry their claim time and attempt, so that the table needs no
+ * columns for them: {@link OwnerToken#generate(Instant)}'s for attempt 1, a later attempt
+ * with {@code .attempt} before the dash, which {@link OwnerToken#claimedAt} still reads.
  */
 final class ClaimToken {
 

@@ -28,11 +28,9 @@ import io.github.idempotent.store.StoredResult;
 /**
  * {@link IdempotencyStore} in this JVM's memory, for a single instance and for tests.
  * Every primitive is one atomic {@link ConcurrentHashMap#compute}. Bounded by records, by
- * estimated heap and optionally per scope; it never evicts a live record, which would let
- * a retry run the method again, but refuses new keys with
- * {@link InMemoryStoreFullException}. Only a claim of a new key is refused for lack of
- * room: a result goes in regardless, so the bound can be exceeded by the results of the
- * calls running at once.
+ * estimated heap and optionally per scope, it never evicts a live record (a retry would
+ * run the method again) but refuses new keys with {@link InMemoryStoreFullException}; a
+ * result goes in regardless, so the results of the calls running at once may exceed it.
  */
 public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
@@ -68,8 +66,8 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 
 	private final ConcurrentHashMap<String, Long> scopeBytes = new ConcurrentHashMap<>();
 
-	// Counted apart from the map so that a claim can reserve a place atomically:
-	// entries.size() read before an insert lets concurrent claims overshoot the bound.
+	// Not entries.size(): a claim reserves its place atomically, lest concurrent claims
+	// overshoot the bound.
 	private final AtomicLong recordCount = new AtomicLong();
 
 	// A lower bound on every expiry, made exact by every sweep: while it lies ahead, a
@@ -140,9 +138,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		}
 	}
 
-	/**
-	 * Throws {@link InMemoryStoreFullException} if the key is new and there is no room.
-	 */
+	/** Throws {@link InMemoryStoreFullException} for a new key without room. */
 	private ClaimResult tryClaim(RecordKey key, Fingerprint fingerprint, Duration lease) {
 		long now = System.nanoTime();
 		ClaimResult[] result = new ClaimResult[1];
@@ -260,9 +256,9 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
-	 * false) or completed (true), in one {@code compute}. A record in progress becomes a
-	 * tombstone of its owner's token, so that the owner's renewal cannot write it anew.
+	 * Deletes the live record of {@code key} unless it is in progress
+	 * ({@code inProgress}) or completed. A record in progress becomes a tombstone of its
+	 * owner's token, so that the owner's renewal cannot write it anew.
 	 */
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };

@@ -24,9 +24,9 @@ import org.springframework.util.Assert;
 
 /**
  * Lettuce connections of the store's own, one caller at a time, for the writes followed
- * by WAIT. WAIT blocks the connection it is sent on and counts only that connection's
- * writes: on the shared connection one lagging replica would hold up every command behind
- * it. A connection that failed is closed, never reused: a WAIT may still be pending.
+ * by WAIT, which counts only the writes of its connection and blocks it: on the shared
+ * connection a lagging replica would hold up every command. A connection that failed is
+ * closed, never reused: a WAIT may still be pending.
  */
 final class DedicatedConnections implements AutoCloseable {
 

@@ -43,9 +43,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 		return connectionFactory instanceof LettuceConnectionFactory;
 	}
 
-	/**
-	 * For messages: host and port, Sentinel's primary, or {@code null} for Redis Cluster.
-	 */
+	/** For messages: host and port, Sentinel's primary, {@code null} on Redis Cluster. */
 	static @Nullable String serverName(RedisConnectionFactory lettuce) {
 		LettuceConnectionFactory factory = (LettuceConnectionFactory) lettuce;
 		RedisSentinelConfiguration sentinel = factory.getSentinelConfiguration();
@@ -56,8 +54,8 @@ final class LettuceCommands implements AsyncRedisCommands {
 	}
 
 	/**
-	 * The connection is closed once the reply is in: with a pool, closing hands it on.
-	 * Fails the future, never throws.
+	 * Closes the connection (with a pool: hands it on) once the reply is in; never
+	 * throws.
 	 */
 	@SuppressWarnings("unchecked")
 	static <T> CompletableFuture<T> withCommands(RedisConnectionFactory connectionFactory,
@@ -78,10 +76,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 		}
 	}
 
-	/**
-	 * One SCAN step on a Redis Cluster, resumed from an earlier step's cursor, which
-	 * Spring Data Redis's cursor cannot do; the cursor names the node.
-	 */
+	/** One SCAN step on a Redis Cluster, from a cursor that names the node. */
 	@SuppressWarnings("unchecked")
 	static ScanStep scan(Object nativeConnection, byte[] pattern, @Nullable String cursor, int limit) {
 		RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) nativeConnection;

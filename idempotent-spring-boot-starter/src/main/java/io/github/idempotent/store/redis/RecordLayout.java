@@ -214,7 +214,6 @@ final class RecordLayout {
 	 * What keeps {@code record} from being read, or {@code null}: every offset the other
 	 * methods use is checked here once.
 	 */
-
 	static @Nullable String damage(byte[] record) {
 		if (record.length == 0) {
 			return "it is empty";

@@ -57,10 +57,7 @@ final class RedisClients {
 			.anyMatch((prefix) -> cause.getMessage().startsWith(prefix) || cause.getMessage().contains("-" + prefix)));
 	}
 
-	/**
-	 * A command, in {@code ex} or a cause, whose answer never came: Redis may still run
-	 * it.
-	 */
+	/** A command, in {@code ex} or a cause, unanswered: Redis may still run it. */
 	static boolean isUnanswered(Throwable ex) {
 		return anyCause(ex,
 				(cause) -> cause instanceof IOException || isA(cause, UNANSWERED)

@@ -275,8 +275,7 @@ public class RedisIdempotencyStore
 
 	/**
 	 * Whether the script can make the claim instead: a value of another Redis type, or a
-	 * server (or proxy) without {@code SET ... NX GET}, which sends claims to the script
-	 * for {@link #SET_CLAIM_RETRY}.
+	 * server (or proxy) without {@code SET ... NX GET}, for {@link #SET_CLAIM_RETRY}.
 	 */
 	private boolean isSetClaimRefused(Throwable ex) {
 		if (RedisClients.anyMessage(ex, "WRONGTYPE")) {
@@ -407,9 +406,9 @@ public class RedisIdempotencyStore
 	}
 
 	/**
-	 * SCAN with a MATCH on the key prefix, then one read per key. Spring Data Redis's
-	 * cursor cannot resume a scan from an earlier request's cursor: the scan script runs
-	 * one SCAN step, or {@link LettuceCommands#scan} on a Redis Cluster.
+	 * One SCAN step (Spring Data Redis's cursor cannot resume an earlier request's) with
+	 * a MATCH on the key prefix, by script or {@link LettuceCommands#scan} on a Cluster;
+	 * then one read per key.
 	 */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {

@@ -44,7 +44,7 @@ final class RedisMemoryMargin {
 	}
 
 	/**
-	 * Why new claims are refused as of the last reading, {@code null} when there is room.
+	 * Why new claims are refused as of the last reading, {@code null} if there is room.
 	 */
 	@Nullable String full() {
 		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS

@@ -41,16 +41,15 @@ import io.github.idempotent.store.RecordTracking;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * {@link RecordTracking} for {@link RedisIdempotencyStore} with Redis's server-assisted
- * client-side caching: a RESP3 connection of its own with {@code CLIENT TRACKING ON}, on
- * which Redis pushes an {@code invalidate} for every key read there that changes.
- * <p>
- * Redis writes replies and pushes to one connection in order, and Lettuce hands pushes to
- * listeners before it completes a later reply: a heartbeat PING sent at {@code t} and
- * answered proves every change before {@code t} reported, so {@link #isCurrent()} holds
- * only while the latest answered PING is younger than {@code maxStaleness}. A broken
- * connection ends the session at once and is replaced, never left to Lettuce's reconnect
- * (which would come back untracked). Needs Lettuce on a standalone or Sentinel Redis 6+.
+ * {@link RecordTracking} with Redis's server-assisted client-side caching: a RESP3
+ * connection of its own with {@code CLIENT TRACKING ON}, on which Redis pushes an
+ * {@code invalidate} for every key read there that changes. Replies and pushes come in
+ * order, and Lettuce hands pushes on before it completes a later reply: a PING sent at
+ * {@code t} and answered proves every change before {@code t} reported, so
+ * {@link #isCurrent()} holds while the latest answered PING is younger than
+ * {@code maxStaleness}. A broken connection is replaced at once, never left to Lettuce's
+ * reconnect (which would come back untracked). Needs Lettuce on a standalone or Sentinel
+ * Redis 6+.
  */
 final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
@@ -106,8 +105,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 	}
 
 	/**
-	 * {@code null} on Redis Cluster or another client; a restarted factory makes a new
-	 * one.
+	 * {@code null} on Redis Cluster or another client; a restarted factory has another.
 	 */
 	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
 		return (connectionFactory instanceof LettuceConnectionFactory lettuce
@@ -266,9 +264,8 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 	}
 
 	/**
-	 * Pushes may have been lost with {@code ended}: {@code lost} is set before the
-	 * listener hears of it, so a cache that sees no invalidation yet sees
-	 * {@link #isCurrent()} false.
+	 * {@code lost} is set before the listener hears of it, so a cache that sees no
+	 * invalidation yet sees {@link #isCurrent()} false.
 	 */
 	private void end(Session ended, String reason) {
 		if (!ended.end()) {

@@ -212,7 +212,6 @@ final class RedisScripts {
 	 * The store's commands, naming no client's type, so that the store loads without
 	 * Lettuce.
 	 */
-
 	interface AsyncRedisCommands {
 
 		/** {@code SET key value NX PX millis GET}: the value there was, or null. */
