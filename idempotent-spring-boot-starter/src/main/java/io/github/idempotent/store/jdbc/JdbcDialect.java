@@ -49,10 +49,8 @@ public enum JdbcDialect {
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "");
 
 	// PostgreSQL's claim in one round trip: the placeholder inserted, or the row there
-	// and
-	// whether another transaction wrote or locked it (xmax): the statement's snapshot may
-	// miss what a transaction it waited for committed, and the claim reads the row again.
-
+	// and whether another transaction wrote or locked it (xmax): the statement's snapshot
+	// may miss what a transaction it waited for committed; the claim then reads it again.
 	private static final String POSTGRESQL_CLAIM = """
 			WITH inserted AS (
 			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)

@@ -496,9 +496,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private int purgeLockedBatch(long memoryMillis, int batchSize) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				// READ COMMITTED of its own: row locks last until the delete, no gap
-				// locks.
-
+				// READ COMMITTED of its own: the row locks must last until the delete,
+				// and no gap may be locked.
 				return this.ownTransaction.template.execute((status) -> {
 					List<byte[]> keys = this.jdbc.query(this.sql.purgeLock, (rs, rowNum) -> rs.getBytes(1),
 							memoryMillis, batchSize);

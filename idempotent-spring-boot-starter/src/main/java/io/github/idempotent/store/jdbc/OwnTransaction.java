@@ -169,7 +169,6 @@ final class OwnTransaction {
 	// CONFLICT (serialization failure or deadlock: send again at once), TIMEOUT (another
 	// transaction holds the row), FULL (no room), or null for any other failure.
 	private @Nullable Refusal refusalOf(Throwable failure) {
-
 		SQLException sql = sqlException(failure, (any) -> true);
 		if (sql == null) {
 			return null;

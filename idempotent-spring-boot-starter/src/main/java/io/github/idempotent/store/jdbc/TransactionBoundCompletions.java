@@ -335,9 +335,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		}
 
 		// In new transactions, as Spring requires after completion; each sent again while
-		// its outcome is unknown (fenced by the token, one that landed counts as done).
-		// The
-		// lease is renewed between attempts, never during one.
+		// its outcome is unknown (fenced by the token, one that landed counts as done);
+		// the lease is renewed between attempts, never during one.
 		void transactionEnded(boolean committed) {
 			if (committed && this.renewal == null) {
 				return;
@@ -442,7 +441,6 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 		// Completions since the savepoint are undone: their keys are released when the
 		// transaction ends (on InnoDB it still holds their rows' locks).
-
 		@Override
 		public void savepointRollback(Object savepoint) {
 			// Unknown: this state was created after the savepoint.
