@@ -45,9 +45,7 @@ public record IdempotencyRecord(RecordKey key, State state, @Nullable Fingerprin
 		return new IdempotencyRecord(key, State.UNREADABLE, null, null, expiresIn, null, damage);
 	}
 
-	/**
-	 * Whether a call still holds the key: in progress, with lease left (or none known).
-	 */
+	/** Whether a call still holds the key: in progress, lease left (or none known). */
 	public boolean isLeaseHeld() {
 		return this.state == State.IN_PROGRESS
 				&& (this.expiresIn == null || !(this.expiresIn.isNegative() || this.expiresIn.isZero()));

@@ -390,9 +390,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 						expiresIn, null);
 	}
 
-	/**
-	 * Keyset pages through the in-progress index; the age, in the token, filtered here.
-	 */
+	/** Keyset pages on the in-progress index; the age, in the token, filtered here. */
 	@Override
 	public InProgressPage findInProgress(String keyPrefix, Duration olderThan, @Nullable String cursor, int limit) {
 		Assert.isTrue(limit > 0, "limit must be positive");

@@ -88,10 +88,7 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 		this(DEFAULT_MAXIMUM_RECORDS);
 	}
 
-	/**
-	 * Store of {@code maximumRecords} records at most, expired ones not yet swept
-	 * included.
-	 */
+	/** Store of {@code maximumRecords} records at most, unswept expired ones included. */
 	public InMemoryIdempotencyStore(int maximumRecords) {
 		this(maximumRecords, DEFAULT_TAKEOVER_MEMORY);
 	}

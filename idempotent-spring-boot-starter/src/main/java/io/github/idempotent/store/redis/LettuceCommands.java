@@ -53,10 +53,7 @@ final class LettuceCommands implements AsyncRedisCommands {
 		return (factory.getClusterConfiguration() == null) ? factory.getHostName() + ":" + factory.getPort() : null;
 	}
 
-	/**
-	 * Closes the connection (with a pool: hands it on) once the reply is in; never
-	 * throws.
-	 */
+	/** Closes the connection (a pool's: hands it on) after the reply; never throws. */
 	@SuppressWarnings("unchecked")
 	static <T> CompletableFuture<T> withCommands(RedisConnectionFactory connectionFactory,
 			Function<AsyncRedisCommands, CompletableFuture<T>> action) {

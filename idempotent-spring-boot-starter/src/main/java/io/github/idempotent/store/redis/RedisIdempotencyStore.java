@@ -126,9 +126,7 @@ public class RedisIdempotencyStore
 		return new RedisRecordTracking(this.connectionFactory, maxStaleness);
 	}
 
-	/**
-	 * Closes the store's own connections and threads; the connection factory stays open.
-	 */
+	/** Closes the store's own connections and threads, not the connection factory. */
 	@Override
 	public void close() {
 		this.scripts.close();
@@ -208,9 +206,7 @@ public class RedisIdempotencyStore
 		});
 	}
 
-	/**
-	 * The inspect script's reply as a claim would find it; {@code null} for a free key.
-	 */
+	/** The inspect script's reply as a claim finds it; {@code null} for a free key. */
 	private static @Nullable ClaimResult inspected(@Nullable List<?> reply) {
 		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
 		long kind = (Long) reply.get(0);
@@ -308,9 +304,7 @@ public class RedisIdempotencyStore
 				Duration.ofMillis(Math.max(0, (Long) reply.get(2)))));
 	}
 
-	/**
-	 * A value a claim found: damaged, completed, or a placeholder ({@code inProgress}).
-	 */
+	/** What a claim found: damaged, completed, or a placeholder ({@code inProgress}). */
 	private static ClaimResult found(byte[] stored, Supplier<ClaimResult> inProgress) {
 		String damage = RecordLayout.damage(stored);
 		if (damage != null) {

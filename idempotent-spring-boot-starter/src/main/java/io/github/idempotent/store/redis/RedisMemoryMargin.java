@@ -43,9 +43,7 @@ final class RedisMemoryMargin {
 		this.full = null;
 	}
 
-	/**
-	 * Why new claims are refused as of the last reading, {@code null} if there is room.
-	 */
+	/** Why new claims are refused, as last read; {@code null} if there is room. */
 	@Nullable String full() {
 		if (this.limit < 1 && System.nanoTime() - this.readAt >= READ_EVERY_NANOS
 				&& this.reading.compareAndSet(false, true)) {

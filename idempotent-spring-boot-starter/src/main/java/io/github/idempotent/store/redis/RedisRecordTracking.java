@@ -104,9 +104,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		}
 	}
 
-	/**
-	 * {@code null} on Redis Cluster or another client; a restarted factory has another.
-	 */
+	/** {@code null} on Cluster or another client; a restarted factory makes a new one. */
 	private static @Nullable RedisClient redisClient(RedisConnectionFactory connectionFactory) {
 		return (connectionFactory instanceof LettuceConnectionFactory lettuce
 				&& lettuce.getRequiredNativeClient() instanceof RedisClient redis) ? redis : null;

@@ -42,10 +42,7 @@ final class RedisScripts {
 
 	static final Script COMPLETE = Script.load("complete.lua");
 
-	/**
-	 * {@link #COMPLETE} flagged (Redis 7.0+) for
-	 * {@link RedisIdempotencyStore#SMALL_RECORD}.
-	 */
+	/** {@link #COMPLETE} flagged for {@link RedisIdempotencyStore#SMALL_RECORD}. */
 	static final Script COMPLETE_IN_FULL_MEMORY = COMPLETE.withFlags("allow-oom");
 
 	static final Script RELEASE = Script.load("release.lua");
@@ -208,10 +205,7 @@ final class RedisScripts {
 
 	}
 
-	/**
-	 * The store's commands, naming no client's type, so that the store loads without
-	 * Lettuce.
-	 */
+	/** The store's commands, naming no client, so that it loads without Lettuce. */
 	interface AsyncRedisCommands {
 
 		/** {@code SET key value NX PX millis GET}: the value there was, or null. */
