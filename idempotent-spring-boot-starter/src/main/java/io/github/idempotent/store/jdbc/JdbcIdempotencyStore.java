@@ -262,6 +262,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				row = (claimed.isEmpty() || claimed.get(0).row() == null) ? select(key) : claimed.get(0).row();
 			}
 			else {
+				// Read first without a lock, not to wait for an open transaction that
+				// wrote the row (a joined completion); the INSERT still meets an
+				// uncommitted one.
 				row = this.claimReadsFirst ? select(key) : null;
 				if (row == null) {
 					if (inserted(this.sql.insert, key, first, fingerprint, leaseMillis)) {
@@ -547,7 +550,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""");
 
-		// Only a take-over writes another token: one that still holds proves nobody ran.
+		// Only a take-over writes another token: one that still holds, even past the
+		// lease, proves nobody else ran.
 		final String complete = sql("""
 				UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
