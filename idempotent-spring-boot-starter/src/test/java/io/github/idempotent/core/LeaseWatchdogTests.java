@@ -1,12 +1,23 @@
 package io.github.idempotent.core;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -15,8 +26,10 @@ import org.junit.jupiter.api.Test;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.RecordKey;
+import io.github.idempotent.store.StoredResult;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.testsupport.ForwardingIdempotencyStore;
 
@@ -46,24 +59,33 @@ class LeaseWatchdogTests {
 
 	private final CountDownLatch maxDurationExceeded = new CountDownLatch(1);
 
+	private final IdempotencyObserver observer = new IdempotencyObserver() {
+
+		@Override
+		public void leaseLost(IdempotencyPolicy policy, String key) {
+			LeaseWatchdogTests.this.leaseLost.incrementAndGet();
+		}
+
+		@Override
+		public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
+			LeaseWatchdogTests.this.maxDurationExceeded.countDown();
+		}
+
+	};
+
 	private final IdempotencyExecutor executor = new IdempotencyExecutor(this.store, FailureMode.CLOSED, 1 << 16,
-			new IdempotencyObserver() {
+			this.observer);
 
-				@Override
-				public void leaseLost(IdempotencyPolicy policy, String key) {
-					LeaseWatchdogTests.this.leaseLost.incrementAndGet();
-				}
+	/** The timer and renewal pool of the tests of a watchdog on its own. */
+	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
-				@Override
-				public void maxDurationExceeded(IdempotencyPolicy policy, String key) {
-					LeaseWatchdogTests.this.maxDurationExceeded.countDown();
-				}
-
-			});
+	private final ExecutorService renewals = Executors.newCachedThreadPool();
 
 	@AfterEach
 	void close() {
 		this.executor.close();
+		this.scheduler.shutdownNow();
+		this.renewals.shutdownNow();
 	}
 
 	@Test
@@ -151,6 +173,269 @@ class LeaseWatchdogTests {
 		assertThat(this.store.renewalReturned.await(20, TimeUnit.SECONDS)).isTrue();
 		assertThat(this.memory.inspect(key)).isEmpty();
 		assertThat(run(policy, key, () -> "retry")).isEqualTo("retry");
+	}
+
+	@Test
+	void aRenewalUnansweredWithinAPeriodIsSentAgainButNoMoreThanTwoAreInFlight() throws Exception {
+		CountDownLatch answer = new CountDownLatch(1);
+		ScriptedStore scripted = ScriptedStore.answeringOnce(answer);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease lease = watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 2);
+		// Four periods later, still the two stuck renewals only.
+		Thread.sleep(LEASE.toMillis() * 4 / 3);
+		assertThat(scripted.calls()).isEqualTo(2);
+		answer.countDown();
+		// A late answer still extends the lease from when it was sent; renewals go on.
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 4);
+		assertThat(lease.lost).isFalse();
+		assertThat(lease.isHeld(System.nanoTime())).isTrue();
+		watchdog.unwatch(lease);
+	}
+
+	@Test
+	void aFailedRenewalIsRetriedAfterABackOffThatDoublesUpToAThirdOfAPeriod() throws Exception {
+		// A 4.5 s lease: renewed each 1.5 s, a failed renewal retried after 150, 300,
+		// then
+		// 500 ms (a third of a period); a success resets the back-off.
+		AtomicInteger answers = new AtomicInteger();
+		ScriptedStore scripted = new ScriptedStore(() -> {
+			int n = answers.incrementAndGet();
+			if (n <= 3 || n == 5) {
+				throw new IllegalStateException("connection reset");
+			}
+			return true;
+		});
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease lease = watchdog.watch(call(Duration.ofMillis(4500), Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 6);
+		List<Long> gaps = scripted.gapsMillis();
+		assertThat(gaps.get(0)).isBetween(145L, 290L);
+		assertThat(gaps.get(1)).isBetween(295L, 490L);
+		assertThat(gaps.get(2)).isBetween(495L, 590L);
+		// Renewed a period after the successful one was sent.
+		assertThat(gaps.get(3)).isBetween(1450L, 2400L);
+		assertThat(gaps.get(4)).isBetween(145L, 290L);
+		assertThat(lease.isHeld(System.nanoTime())).isTrue();
+		assertThat(lease.lost).isFalse();
+		watchdog.unwatch(lease);
+	}
+
+	@Test
+	void aCallWithAMaxDurationOfCenturiesIsRenewed() {
+		ScriptedStore scripted = new ScriptedStore(() -> true);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease lease = watchdog.watch(call(LEASE, Duration.ofDays(365L * 1000)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 2);
+		assertThat(lease.overdue).isFalse();
+		watchdog.unwatch(lease);
+	}
+
+	@Test
+	void anUnwatchedLeaseIsNoLongerRenewedAndARewatchedOneIsRenewedAtOnce() throws Exception {
+		ScriptedStore scripted = new ScriptedStore(() -> true);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		// Renewed each 10 s: only the rewatch sends one within the test.
+		LeaseWatchdog.Lease lease = watchdog.watch(call(Duration.ofSeconds(30), Duration.ofMinutes(10)), "token");
+		watchdog.unwatch(lease);
+		watchdog.rewatch(lease);
+		await().atMost(Duration.ofSeconds(5)).until(() -> scripted.calls() == 1);
+		watchdog.unwatch(lease);
+		LeaseWatchdog.Lease shortLease = watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "token");
+		watchdog.unwatch(shortLease);
+		Thread.sleep(LEASE.toMillis());
+		assertThat(scripted.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void aLostLeaseIsReportedOnceAndNeitherRenewedNorRewatched() throws Exception {
+		ScriptedStore scripted = new ScriptedStore(() -> false);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease lease = watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> lease.lost);
+		watchdog.rewatch(lease);
+		Thread.sleep(LEASE.toMillis());
+		assertThat(scripted.calls()).isEqualTo(1);
+		assertThat(this.leaseLost).hasValue(1);
+		watchdog.unwatch(lease);
+	}
+
+	@Test
+	void anAsynchronousUnwatchCompletesOnceTheRenewalInFlightHasAnswered() throws Exception {
+		CountDownLatch answer = new CountDownLatch(1);
+		ScriptedStore scripted = ScriptedStore.answeringOnce(answer);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease idle = watchdog.watch(call(Duration.ofMinutes(1), Duration.ofMinutes(10)), "token");
+		assertThat(watchdog.unwatchAsync(idle)).isDone();
+		LeaseWatchdog.Lease lease = watchdog.watch(call(Duration.ofSeconds(3), Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 1);
+		// Renewed each second: none but the one in flight while the test runs.
+		CompletableFuture<Void> drained = watchdog.unwatchAsync(lease);
+		int sent = scripted.calls();
+		assertThat(drained).isSameAs(watchdog.unwatchAsync(lease));
+		Thread.sleep(50);
+		assertThat(drained).isNotDone();
+		answer.countDown();
+		drained.get(20, TimeUnit.SECONDS);
+		Thread.sleep(LEASE.toMillis());
+		assertThat(scripted.calls()).isEqualTo(sent);
+	}
+
+	@Test
+	void anInterruptedUnwatchStillWaitsForTheRenewalInFlightAndKeepsTheInterrupt() throws Exception {
+		CountDownLatch answer = new CountDownLatch(1);
+		ScriptedStore scripted = ScriptedStore.answeringOnce(answer);
+		LeaseWatchdog watchdog = watchdog(scripted);
+		LeaseWatchdog.Lease lease = watchdog.watch(call(Duration.ofSeconds(3), Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 1);
+		AtomicBoolean interruptKept = new AtomicBoolean();
+		Thread caller = new Thread(() -> {
+			watchdog.unwatch(lease);
+			interruptKept.set(Thread.currentThread().isInterrupted());
+		});
+		caller.start();
+		await().atMost(Duration.ofSeconds(20)).until(() -> caller.getState() == Thread.State.WAITING);
+		caller.interrupt();
+		Thread.sleep(50);
+		assertThat(caller.isAlive()).isTrue();
+		answer.countDown();
+		caller.join(20_000);
+		assertThat(caller.isAlive()).isFalse();
+		assertThat(interruptKept).isTrue();
+	}
+
+	@Test
+	void aRenewalThePoolRefusesIsRetriedAfterABackOffUntilThePoolIsShutDown() throws Exception {
+		ScriptedStore scripted = new ScriptedStore(() -> true);
+		AtomicInteger refusals = new AtomicInteger(2);
+		AtomicInteger handedOut = new AtomicInteger();
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>()) {
+
+			@Override
+			public void execute(Runnable task) {
+				handedOut.incrementAndGet();
+				if (refusals.getAndDecrement() > 0) {
+					throw new RejectedExecutionException("busy");
+				}
+				super.execute(task);
+			}
+
+		};
+		LeaseWatchdog watchdog = new LeaseWatchdog(scripted, this.scheduler, pool);
+		// A 3 s lease: the first renewal after a second, retried 100 then 200 ms later.
+		long start = System.nanoTime();
+		LeaseWatchdog.Lease lease = watchdog.watch(call(Duration.ofSeconds(3), Duration.ofMinutes(10)), "token");
+		await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() == 1);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(1290L, 3000L);
+		watchdog.unwatch(lease);
+		// A pool shut down is not asked again.
+		pool.shutdown();
+		int before = handedOut.get();
+		LeaseWatchdog.Lease refused = watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "token");
+		Thread.sleep(LEASE.toMillis());
+		assertThat(handedOut.get() - before).isEqualTo(1);
+		assertThat(scripted.calls()).isEqualTo(1);
+		watchdog.unwatch(refused);
+	}
+
+	@Test
+	void aTimerThatRefusedATickDoesNotStopLaterLeasesFromBeingRenewed() {
+		AtomicInteger refusals = new AtomicInteger(1);
+		ScheduledExecutorService timer = new ScheduledThreadPoolExecutor(1) {
+
+			@Override
+			public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+				if (refusals.getAndDecrement() > 0) {
+					throw new RejectedExecutionException("shutting down");
+				}
+				return super.schedule(command, delay, unit);
+			}
+
+		};
+		try {
+			ScriptedStore scripted = new ScriptedStore(() -> true);
+			LeaseWatchdog watchdog = new LeaseWatchdog(scripted, timer, this.renewals);
+			// The first lease's tick is refused; the second, due later, still gets one.
+			watchdog.watch(call(Duration.ofMillis(150), Duration.ofMinutes(10)), "first");
+			watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "second");
+			await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 2);
+		}
+		finally {
+			timer.shutdownNow();
+		}
+	}
+
+	private LeaseWatchdog watchdog(IdempotencyStore store) {
+		return new LeaseWatchdog(store, this.scheduler, this.renewals);
+	}
+
+	private ProtocolCall call(Duration lease, Duration maxDuration) {
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO,
+				Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec(), maxDuration);
+		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, this.observer, null, true);
+	}
+
+	/** Answers renewals as the test scripts them, and notes when each was sent. */
+	static final class ScriptedStore implements IdempotencyStore {
+
+		private final Callable<Boolean> answer;
+
+		private final List<Long> sent = new CopyOnWriteArrayList<>();
+
+		ScriptedStore(Callable<Boolean> answer) {
+			this.answer = answer;
+		}
+
+		/** Renewals all held until {@code answer} is counted down, then renewed. */
+		static ScriptedStore answeringOnce(CountDownLatch answer) {
+			return new ScriptedStore(() -> {
+				answer.await(20, TimeUnit.SECONDS);
+				return true;
+			});
+		}
+
+		int calls() {
+			return this.sent.size();
+		}
+
+		List<Long> gapsMillis() {
+			List<Long> gaps = new ArrayList<>();
+			for (int i = 1; i < this.sent.size(); i++) {
+				gaps.add(TimeUnit.NANOSECONDS.toMillis(this.sent.get(i) - this.sent.get(i - 1)));
+			}
+			return gaps;
+		}
+
+		@Override
+		public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
+			this.sent.add(System.nanoTime());
+			try {
+				return this.answer.call();
+			}
+			catch (RuntimeException ex) {
+				throw ex;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+		@Override
+		public ClaimResult claim(RecordKey key, Fingerprint fingerprint, Duration lease) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public boolean complete(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
+				Duration ttl) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public boolean release(RecordKey key, String token) {
+			throw new UnsupportedOperationException();
+		}
+
 	}
 
 	private Object run(IdempotencyPolicy policy, RecordKey key, Callable<Object> method) throws Exception {
