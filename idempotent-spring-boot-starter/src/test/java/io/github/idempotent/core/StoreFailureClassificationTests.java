@@ -28,6 +28,7 @@ import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.IdempotencyStore;
+import io.github.idempotent.store.StoreFullException;
 import io.github.idempotent.store.StoredResult;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -112,6 +113,80 @@ class StoreFailureClassificationTests {
 		assertThatExceptionOfType(IllegalStateException.class)
 			.isThrownBy(() -> execute(FailureMode.CLOSED, new IllegalStateException("a bug")));
 		assertThat(this.runs).hasValue(0);
+	}
+
+	@Test
+	void aRefusalOfAFullOrFailingOverRedisIsUnavailableButOnlyAFullOneIsFull() {
+		String oom = "OOM command not allowed when used memory > 'maxmemory'.";
+		assertThat(StoreFailureClassifier.isFull(new JedisDataException(oom))).isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(new JedisDataException(oom))).isTrue();
+		assertThat(StoreFailureClassifier.isFull(new StoreFullException("no room"))).isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(new StoreFullException("no room"))).isTrue();
+		for (String refusal : List.of("READONLY You can't write against a read only replica.",
+				"MASTERDOWN Link with MASTER is down", "NOREPLICAS Not enough good replicas to write.",
+				"TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
+				"LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script.")) {
+			assertThat(StoreFailureClassifier.isUnavailable(new JedisDataException(refusal))).as(refusal).isTrue();
+			assertThat(StoreFailureClassifier.isFull(new JedisDataException(refusal))).as(refusal).isFalse();
+		}
+	}
+
+	@Test
+	void aRefusalWrappedByAScriptIsReadAsTheRefusal() {
+		// Redis 6 reports a refusal inside a script as "-OOM ..." within its own error.
+		String inScript = "ERR Error running script (call to f_1a2b): @user_script:1: "
+				+ "@user_script: 1: -OOM command not allowed when used memory > 'maxmemory'.";
+		assertThat(StoreFailureClassifier.isFull(new JedisDataException(inScript))).isTrue();
+		String readOnlyInScript = "ERR Error running script: @user_script:1: -READONLY You can't write";
+		assertThat(StoreFailureClassifier.isUnavailable(new JedisDataException(readOnlyInScript))).isTrue();
+		assertThat(StoreFailureClassifier.isFull(new JedisDataException(readOnlyInScript))).isFalse();
+	}
+
+	@Test
+	void anErrorReplyThatIsNoRefusalOrHasNoMessageIsNoOutage() {
+		for (JedisDataException reply : List.of(new JedisDataException("ERR syntax error"),
+				new JedisDataException("WRONGTYPE Operation against a key holding the wrong kind of value"),
+				new JedisDataException("ERR unknown command 'OOM'"), new JedisDataException((String) null))) {
+			assertThat(StoreFailureClassifier.isUnavailable(reply)).as(String.valueOf(reply.getMessage())).isFalse();
+			assertThat(StoreFailureClassifier.isFull(reply)).isFalse();
+		}
+		// The same words from anything but a Redis client's error reply are no refusal.
+		assertThat(StoreFailureClassifier.isUnavailable(new IllegalStateException("READONLY replica"))).isFalse();
+		assertThat(StoreFailureClassifier.isFull(new IllegalStateException("OOM command not allowed"))).isFalse();
+	}
+
+	@Test
+	void anOutageIsFoundInAnyCauseAndBySuperclassName() {
+		assertThat(StoreFailureClassifier.isUnavailable(new IllegalStateException("wrapped",
+				new RuntimeException("again", new java.net.SocketTimeoutException("read timed out")))))
+			.isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(new java.util.concurrent.TimeoutException("no answer")))
+			.isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(
+				new IdempotencyStoreUnavailableException("claim", Duration.ofSeconds(1), new IllegalStateException())))
+			.isTrue();
+		// Matched by name through the superclasses: a subclass of a listed type counts.
+		assertThat(StoreFailureClassifier.isUnavailable(new QueryTimeoutException("timed out") {
+		})).isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(new SQLTransientConnectionException("pool"))).isTrue();
+		assertThat(StoreFailureClassifier.isFull(new IllegalStateException("wrapped", new StoreFullException("full"))))
+			.isTrue();
+		assertThat(StoreFailureClassifier.isUnavailable(new IllegalStateException("a bug", new RuntimeException())))
+			.isFalse();
+	}
+
+	@Test
+	void aFailureThatIsItsOwnCauseEndsTheSearch() {
+		RuntimeException selfCaused = new RuntimeException("loop") {
+
+			@Override
+			public synchronized Throwable getCause() {
+				return this;
+			}
+
+		};
+		assertThat(StoreFailureClassifier.isUnavailable(selfCaused)).isFalse();
+		assertThat(StoreFailureClassifier.isFull(selfCaused)).isFalse();
 	}
 
 	private Object execute(FailureMode mode, RuntimeException failure) throws Throwable {
