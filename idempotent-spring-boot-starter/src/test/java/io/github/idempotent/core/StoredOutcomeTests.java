@@ -172,6 +172,10 @@ class StoredOutcomeTests {
 		assertThatExceptionOfType(IdempotencyResultException.class)
 			.isThrownBy(() -> StoredOutcome.replay(POLICY, "k", failing, 1024))
 			.withMessageContaining("Stored error " + FailsToConstruct.class.getName());
+		// A line but no type: read, and no type of cacheFor has an empty name.
+		assertThatExceptionOfType(IdempotencyResultException.class)
+			.isThrownBy(() -> StoredOutcome.replay(POLICY, "k", new StoredResult(bytes("E\ncard declined")), 1024))
+			.withMessageEndingWith(": card declined");
 	}
 
 	@Test
