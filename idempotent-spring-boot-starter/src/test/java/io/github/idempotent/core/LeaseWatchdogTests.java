@@ -257,6 +257,8 @@ class LeaseWatchdogTests {
 		Thread.sleep(LEASE.toMillis());
 		assertThat(scripted.calls()).isEqualTo(1);
 		assertThat(this.leaseLost).hasValue(1);
+		// A lease has passed since the claim, the last time it was renewed.
+		assertThat(lease.isHeld(System.nanoTime())).isFalse();
 		watchdog.unwatch(lease);
 	}
 
@@ -340,18 +342,7 @@ class LeaseWatchdogTests {
 
 	@Test
 	void aTimerThatRefusedATickDoesNotStopLaterLeasesFromBeingRenewed() {
-		AtomicInteger refusals = new AtomicInteger(1);
-		ScheduledExecutorService timer = new ScheduledThreadPoolExecutor(1) {
-
-			@Override
-			public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-				if (refusals.getAndDecrement() > 0) {
-					throw new RejectedExecutionException("shutting down");
-				}
-				return super.schedule(command, delay, unit);
-			}
-
-		};
+		CountingTimer timer = new CountingTimer(1);
 		try {
 			ScriptedStore scripted = new ScriptedStore(() -> true);
 			LeaseWatchdog watchdog = new LeaseWatchdog(scripted, timer, this.renewals);
@@ -359,6 +350,24 @@ class LeaseWatchdogTests {
 			watchdog.watch(call(Duration.ofMillis(150), Duration.ofMinutes(10)), "first");
 			watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "second");
 			await().atMost(Duration.ofSeconds(20)).until(() -> scripted.calls() >= 2);
+		}
+		finally {
+			timer.shutdownNow();
+		}
+	}
+
+	@Test
+	void aLeaseDueAfterThePendingTickCostsNoSchedulingAndTheEarliestLeaseIsRenewedOnTime() {
+		CountingTimer timer = new CountingTimer(0);
+		try {
+			ScriptedStore scripted = new ScriptedStore(() -> true);
+			LeaseWatchdog watchdog = new LeaseWatchdog(scripted, timer, this.renewals);
+			watchdog.watch(call(LEASE, Duration.ofMinutes(10)), "short");
+			// Due in 10 s, after the pending tick: no timer task of its own.
+			watchdog.watch(call(Duration.ofSeconds(30), Duration.ofMinutes(10)), "long");
+			assertThat(timer.scheduled).hasValue(1);
+			// Each tick is set for the earliest lease due, not for the long one.
+			await().atMost(Duration.ofSeconds(5)).until(() -> scripted.calls() >= 3);
 		}
 		finally {
 			timer.shutdownNow();
@@ -373,6 +382,29 @@ class LeaseWatchdogTests {
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO,
 				Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec(), maxDuration);
 		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, this.observer, null, true);
+	}
+
+	/** A timer that counts the ticks it is given, and refuses the first few. */
+	private static final class CountingTimer extends ScheduledThreadPoolExecutor {
+
+		private final AtomicInteger refusals;
+
+		private final AtomicInteger scheduled = new AtomicInteger();
+
+		CountingTimer(int refusals) {
+			super(1);
+			this.refusals = new AtomicInteger(refusals);
+		}
+
+		@Override
+		public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+			if (this.refusals.getAndDecrement() > 0) {
+				throw new RejectedExecutionException("shutting down");
+			}
+			this.scheduled.incrementAndGet();
+			return super.schedule(command, delay, unit);
+		}
+
 	}
 
 	/** Answers renewals as the test scripts them, and notes when each was sent. */
