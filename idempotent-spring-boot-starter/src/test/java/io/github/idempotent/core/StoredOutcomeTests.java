@@ -10,6 +10,10 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.idempotent.store.StoredResult;
 
@@ -22,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * {@code cacheFor} exception recreated only when it can be with its message, and a
  * damaged record told apart from one of a later format.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class StoredOutcomeTests {
 
 	private static final ResultCompression NO_COMPRESSION = ResultCompression.none();
@@ -147,10 +152,14 @@ class StoredOutcomeTests {
 	}
 
 	@Test
-	void onlyTheListedClassItselfIsStoredNeverASubclassOrAnUnlistedOne() {
-		assertThat(StoredOutcome.isStored(POLICY, "k", new DeclinedTwice("declined"))).isFalse();
+	void onlyTheListedClassItselfIsStoredNeverASubclassOrAnUnlistedOne(CapturedOutput output) {
+		String subclassWarning = "is a subclass of a type listed in cacheFor";
 		assertThat(StoredOutcome.isStored(POLICY, "k", new IllegalArgumentException("declined"))).isFalse();
 		assertThat(StoredOutcome.isStored(POLICY, "k", new IllegalStateException("declined"))).isTrue();
+		assertThat(output).doesNotContain(subclassWarning);
+		// A subclass is released, and the log says why and what to list.
+		assertThat(StoredOutcome.isStored(POLICY, "k", new DeclinedTwice("declined"))).isFalse();
+		assertThat(output).contains(DeclinedTwice.class.getName() + " thrown by op for key 'k' " + subclassWarning);
 	}
 
 	@Test
