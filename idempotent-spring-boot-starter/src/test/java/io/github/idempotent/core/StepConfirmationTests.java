@@ -63,14 +63,14 @@ class StepConfirmationTests {
 
 	@Test
 	void noRetryWaitsPastOneLeaseFromTheFirstFailure() {
-		StepConfirmation step = new StepConfirmation(lease(Duration.ofMillis(200), System.nanoTime()));
+		StepConfirmation step = new StepConfirmation(lease(Duration.ofSeconds(1), System.nanoTime()));
 		List<Long> delays = new ArrayList<>();
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 7; i++) {
 			delays.add(step.retryIn(UNREACHABLE));
 		}
-		assertThat(delays).containsExactly(10L, 20L, 40L, 80L, 160L);
-		// What is left of the lease rather than 320 ms.
-		assertThat(step.retryIn(UNREACHABLE)).isPositive().isLessThanOrEqualTo(200);
+		assertThat(delays).containsExactly(10L, 20L, 40L, 80L, 160L, 320L, 640L);
+		// What is left of the lease rather than the 1 000 ms back-off.
+		assertThat(step.retryIn(UNREACHABLE)).isPositive().isLessThan(1000);
 	}
 
 	@Test
