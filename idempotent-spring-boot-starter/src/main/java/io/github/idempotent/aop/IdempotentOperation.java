@@ -18,10 +18,10 @@ import io.github.idempotent.store.RecordKey;
  * @param key key expression, {@code null} to take the key from the context (the header)
  * @param payload payload expression, {@code null} to fingerprint {@code payloadArguments}
  * @param scope scope expression, {@code null} to take the scope from the resolver
- * @param unretried whether nobody retries a call refused as in progress (the method
- * annotations IdempotentOperationSource lists)
- * @param messageListener whether a listener container calls it (the listener annotations
- * IdempotentOperationSource lists)
+ * @param unretried whether nobody retries a call refused as in progress ({@code @Async},
+ * {@code @EventListener}, {@code @Scheduled})
+ * @param messageListener whether a listener container calls it ({@code @RabbitListener},
+ * {@code @KafkaListener}, {@code @JmsListener}, on the method or its class)
  */
 public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,

@@ -35,8 +35,9 @@ import io.github.idempotent.store.StoredResult;
  * that a replay of a hot key costs no round trip; the store alone still decides who runs
  * a call. With {@link RecordTracking} (the Redis store's), the store reports every change
  * of a cached record, and the cache is bypassed while the tracker is not current. Without
- * it, a cached result is replayed until its entry expires, so {@code ttl} should be no
- * longer than the shortest TTL of the methods that use the store. See docs/stores.md.
+ * it, a cached result is replayed until its entry expires, even if the record leaves the
+ * store earlier, so {@code ttl} should be no longer than the shortest TTL of the methods
+ * that use the store. See docs/stores.md.
  */
 public class CachingIdempotencyStore implements AsyncIdempotencyStore, InspectableIdempotencyStore, AutoCloseable {
 

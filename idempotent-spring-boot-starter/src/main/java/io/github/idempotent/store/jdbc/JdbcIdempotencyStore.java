@@ -44,8 +44,8 @@ import io.github.idempotent.store.StoredResult;
 /**
  * {@link IdempotencyStore} on a relational table (the {@code schema-*.sql} scripts next
  * to this class) whose primary key, the scoped key, decides which concurrent claim wins.
- * An expired row is taken over by an UPDATE conditional on the token read; complete,
- * release and renew are conditional on the token too.
+ * An expired row is taken over by an UPDATE conditional on the token read, never by
+ * delete-then-insert; complete, release and renew are conditional on the token too.
  * <p>
  * Claims, releases and renewals commit on their own, even inside a transaction on the
  * same {@link DataSource}, so that concurrent duplicates see a claim at once. With
@@ -173,8 +173,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	 * Listens to the transactions {@code transactionManager} begins, so that with
 	 * {@link #setJoinTransaction(boolean) joinTransaction} a completion inside another
 	 * manager's transaction, itself inside one that bound a new connection of this
-	 * store's {@link DataSource}, is tied to the latter. Call it before the manager is
-	 * used; {@link #close} stops listening.
+	 * store's {@link DataSource}, is tied to the latter. Any manager may be passed: the
+	 * store only looks at transactions that bind a new connection of its DataSource. Call
+	 * it before the manager is used; {@link #close} stops listening.
 	 */
 	public void listenTo(ConfigurableTransactionManager transactionManager) {
 		Assert.notNull(transactionManager, "transactionManager must not be null");
@@ -197,9 +198,9 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	/**
 	 * Sets whether a claim reads the row before it inserts the placeholder (not on
 	 * PostgreSQL, whose claim is one statement). Reading first, a replay is one
-	 * {@code SELECT} that locks nothing; inserting first, a first claim is one round trip
-	 * fewer. On by default on MySQL and MariaDB, where an INSERT that finds a duplicate
-	 * waits for the transaction that wrote it.
+	 * {@code SELECT} that locks nothing and never waits; inserting first, a first claim
+	 * is one round trip fewer. Off on H2; on by default on MySQL and MariaDB, where an
+	 * INSERT that finds a duplicate waits for the transaction that wrote it.
 	 */
 	public void setClaimReadsFirst(boolean claimReadsFirst) {
 		this.claimReadsFirst = claimReadsFirst;

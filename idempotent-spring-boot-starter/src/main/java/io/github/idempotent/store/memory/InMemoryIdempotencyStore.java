@@ -253,9 +253,9 @@ public class InMemoryIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	/**
-	 * Deletes the live record of {@code key} unless it is in progress
-	 * ({@code inProgress}) or completed. A record in progress becomes a tombstone of its
-	 * owner's token, so that the owner's renewal cannot write it anew.
+	 * Deletes the live record of {@code key} if it is in progress ({@code inProgress}
+	 * false) or completed (true), in one {@code compute}. A record in progress becomes a
+	 * tombstone of its owner's token, so that the owner's renewal cannot write it anew.
 	 */
 	private Deletion deleteUnless(RecordKey key, boolean inProgress) {
 		Deletion[] deletion = { Deletion.NONE };
