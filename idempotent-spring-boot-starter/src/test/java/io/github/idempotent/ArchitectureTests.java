@@ -55,9 +55,9 @@ class ArchitectureTests {
 			.resideInAPackage("io.github.idempotent.core..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
-					"io.github.idempotent.autoconfigure..", "io.github.idempotent.store.redis..",
-					"io.github.idempotent.store.jdbc..", "io.github.idempotent.store.memory..")
+			.resideInAnyPackage("io.github.idempotent.web..", "io.github.idempotent.autoconfigure..",
+					"io.github.idempotent.store.redis..", "io.github.idempotent.store.jdbc..",
+					"io.github.idempotent.store.memory..")
 			.check(this.classes);
 	}
 
@@ -72,8 +72,8 @@ class ArchitectureTests {
 			.resideInAPackage("io.github.idempotent.store")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.aop..",
-					"io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
+			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.web..",
+					"io.github.idempotent.autoconfigure..")
 			.check(this.classes);
 	}
 
@@ -88,8 +88,7 @@ class ArchitectureTests {
 			.resideInAnyPackage("io.github.idempotent.store..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
-					"io.github.idempotent.autoconfigure..")
+			.resideInAnyPackage("io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
 			.check(this.classes);
 	}
 
@@ -102,7 +101,7 @@ class ArchitectureTests {
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("io.github.idempotent.core..", "io.github.idempotent.store..",
-					"io.github.idempotent.aop..", "io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
+					"io.github.idempotent.web..", "io.github.idempotent.autoconfigure..")
 			.check(this.classes);
 	}
 
@@ -110,10 +109,10 @@ class ArchitectureTests {
 	 * Reactor is optional: an application without it uses {@code @Idempotent} and
 	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
 	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of
-	 * its {@code executeMono} methods, which nothing calls without Reactor, and the
-	 * reactive scope resolver, which only reactive calls ask). The SPI that every
-	 * application loads, {@code IdempotencyScopeResolver} included, names no Reactor
-	 * type.
+	 * its {@code executeMono} methods, which nothing calls without Reactor, the
+	 * interceptor's {@code Mono} calls, and the reactive scope resolver, which only
+	 * reactive calls ask). The SPI that every application loads,
+	 * {@code IdempotencyScopeResolver} included, names no Reactor type.
 	 */
 	@Test
 	void coreRefersToReactorOnlyInItsMonoPaths() {
@@ -127,6 +126,8 @@ class ArchitectureTests {
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$OperationSpec")
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.ReactiveIdempotencyScopeResolver")
+			.and()
+			.doNotHaveFullyQualifiedName("io.github.idempotent.core.MonoInvocations")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("reactor..")
@@ -167,10 +168,10 @@ class ArchitectureTests {
 	void adaptersNeverReachAStore() {
 		noClasses().that()
 			.haveNameMatching(
-					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|ReactiveIdempotentCalls|IdempotencyTemplate)(\\$.*)?")
+					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|ReactiveIdempotentCalls|IdempotencyTemplate"
+							+ "|IdempotentInterceptor|MonoInvocations|InvocationArguments|HandlerCall)(\\$.*)?")
 			.or()
-			.resideInAnyPackage("io.github.idempotent.aop..", "io.github.idempotent.web..",
-					"io.github.idempotent.messaging..")
+			.resideInAnyPackage("io.github.idempotent.web..", "io.github.idempotent.messaging..")
 			.should()
 			.dependOnClassesThat()
 			.areAssignableTo(IdempotencyStore.class)

@@ -16,7 +16,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
@@ -25,7 +25,7 @@ import io.github.idempotent.store.InspectableIdempotencyStore;
  * The Actuator endpoint {@code idempotency}, when available and the store inspectable.
  */
 @AutoConfiguration(afterName = { "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration",
-		"io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration" })
+		"io.github.idempotent.core.IdempotentAnnotationAutoConfiguration" })
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)

@@ -31,7 +31,7 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;

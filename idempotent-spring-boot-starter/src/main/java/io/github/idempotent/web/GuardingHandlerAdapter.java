@@ -9,8 +9,8 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.Ordered;
 import org.springframework.web.method.HandlerMethod;
 
-import io.github.idempotent.aop.IdempotentOperation;
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperation;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**

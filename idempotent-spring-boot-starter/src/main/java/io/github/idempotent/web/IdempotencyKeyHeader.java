@@ -5,7 +5,7 @@ import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
-import io.github.idempotent.aop.IdempotentOperation;
+import io.github.idempotent.core.IdempotentOperation;
 import io.github.idempotent.core.IdempotencyKeyException;
 
 /**

@@ -38,9 +38,9 @@ import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UriUtils;
 import org.springframework.web.util.WebUtils;
 
-import io.github.idempotent.aop.HandlerCall;
-import io.github.idempotent.aop.IdempotentOperation;
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.HandlerCall;
+import io.github.idempotent.core.IdempotentOperation;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;

@@ -29,9 +29,9 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 
-import io.github.idempotent.aop.HandlerCall;
-import io.github.idempotent.aop.IdempotentOperation;
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.HandlerCall;
+import io.github.idempotent.core.IdempotentOperation;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;

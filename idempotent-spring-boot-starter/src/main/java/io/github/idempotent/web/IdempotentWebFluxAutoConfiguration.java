@@ -15,7 +15,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 

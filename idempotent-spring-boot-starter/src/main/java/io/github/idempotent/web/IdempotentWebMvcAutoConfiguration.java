@@ -11,7 +11,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 

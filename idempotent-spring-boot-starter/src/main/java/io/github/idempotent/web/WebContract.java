@@ -24,8 +24,8 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentOperation;
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperation;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
 import io.github.idempotent.core.RecordedResponse;
 

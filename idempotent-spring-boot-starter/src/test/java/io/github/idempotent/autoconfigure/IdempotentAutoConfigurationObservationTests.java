@@ -9,7 +9,7 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.core.IdempotencyExecutor;
 

@@ -20,7 +20,7 @@ import org.springframework.security.authentication.TestingAuthenticationToken;
 import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;

@@ -22,10 +22,11 @@ class RenamedAutoConfigurationsTests {
 			"management.endpoints.web.exposure.include=idempotency" };
 
 	@ParameterizedTest(name = "{0}")
-	@CsvSource({ "IdempotentWebMvcAutoConfiguration, idempotentResponseRecordingFilter",
-			"IdempotentActuatorAutoConfiguration, idempotencyEndpoint" })
+	@CsvSource({ "autoconfigure.IdempotentWebMvcAutoConfiguration, idempotentResponseRecordingFilter",
+			"autoconfigure.IdempotentActuatorAutoConfiguration, idempotencyEndpoint",
+			"aop.IdempotentAnnotationAutoConfiguration, idempotentInterceptor" })
 	void aServletApplicationThatExcludedTheOldNameStillExcludesIt(String oldName, String bean) {
-		String excluded = "spring.autoconfigure.exclude=io.github.idempotent.autoconfigure." + oldName;
+		String excluded = "spring.autoconfigure.exclude=io.github.idempotent." + oldName;
 		new WebApplicationContextRunner().withUserConfiguration(AllAutoConfigurations.class)
 			.withPropertyValues(PROPERTIES)
 			.run((context) -> {
@@ -42,9 +43,9 @@ class RenamedAutoConfigurationsTests {
 	}
 
 	@ParameterizedTest(name = "{0}")
-	@CsvSource("IdempotentWebFluxAutoConfiguration, idempotentResponseRecordingWebFilter")
+	@CsvSource("autoconfigure.IdempotentWebFluxAutoConfiguration, idempotentResponseRecordingWebFilter")
 	void aWebFluxApplicationThatExcludedTheOldNameStillExcludesIt(String oldName, String bean) {
-		String excluded = "spring.autoconfigure.exclude=io.github.idempotent.autoconfigure." + oldName;
+		String excluded = "spring.autoconfigure.exclude=io.github.idempotent." + oldName;
 		new ReactiveWebApplicationContextRunner().withUserConfiguration(AllAutoConfigurations.class)
 			.withPropertyValues(PROPERTIES)
 			.run((context) -> assertThat(context).hasNotFailed().hasBean(bean));

@@ -36,7 +36,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import io.github.idempotent.annotation.Idempotent;
 
-import io.github.idempotent.aop.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;

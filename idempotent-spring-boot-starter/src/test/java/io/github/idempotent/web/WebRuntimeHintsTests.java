@@ -19,7 +19,7 @@ import org.springframework.context.aot.ApplicationContextAotGenerator;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.javapoet.ClassName;
 
-import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.web.ResponseEntityResultConverter.StoredResponse;
 

@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 
 /**

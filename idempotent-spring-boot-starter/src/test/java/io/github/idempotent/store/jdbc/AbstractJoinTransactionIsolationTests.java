@@ -34,7 +34,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.aop.IdempotentAnnotationAutoConfiguration;
+import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.testsupport.TestDatabases;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +22,6 @@ import org.springframework.core.Ordered;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotencyScopeResolver;
 
 /**
  * Proxies beans with {@code @Idempotent} methods, as Spring proxies {@code @Async} ones,

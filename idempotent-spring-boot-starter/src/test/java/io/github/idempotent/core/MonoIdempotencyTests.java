@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -17,7 +17,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyInProgressException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
@@ -27,12 +27,6 @@ import org.springframework.core.ParameterNameDiscoverer;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.FailureMode;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKeyReusedException;
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;

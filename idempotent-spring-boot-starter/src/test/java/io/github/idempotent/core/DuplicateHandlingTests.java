@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.util.List;
 import java.util.UUID;
@@ -28,9 +28,6 @@ import org.springframework.web.bind.annotation.PostMapping;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.annotation.DuplicateHandling;
-import io.github.idempotent.core.IdempotencyContext;
-import io.github.idempotent.core.IdempotencyKeyReusedException;
-import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;

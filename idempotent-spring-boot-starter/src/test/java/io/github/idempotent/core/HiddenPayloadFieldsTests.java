@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.io.IOException;
 import java.util.UUID;
@@ -23,7 +23,6 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyKeyReusedException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

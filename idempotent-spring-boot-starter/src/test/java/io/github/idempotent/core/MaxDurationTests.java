@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -28,7 +28,6 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -32,10 +32,6 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.ReleasedStatuses;
-import io.github.idempotent.core.ResultCodec;
 
 /** Parses and caches {@code @Idempotent} methods; a malformed one fails the start-up. */
 public class IdempotentOperationSource {

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.util.Map;
@@ -7,9 +7,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
 
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.store.RecordKey;
 
 /**

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.function.Supplier;
@@ -15,12 +15,6 @@ import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.util.Assert;
 
-import io.github.idempotent.core.AsyncListenerFailures;
-import io.github.idempotent.core.IdempotencyScopeException;
-import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.RecordKey;
 
 /**

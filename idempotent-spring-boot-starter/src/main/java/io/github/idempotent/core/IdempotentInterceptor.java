@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -19,13 +19,7 @@ import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
-import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.AsyncListenerFailures;
 
 /**
  * Applies {@code @Idempotent}: evaluates a call's key, scope and payload and runs it

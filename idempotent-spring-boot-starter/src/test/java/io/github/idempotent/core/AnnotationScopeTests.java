@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -17,8 +17,6 @@ import org.springframework.security.core.context.SecurityContextHolder;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyScopeException;
-import io.github.idempotent.core.IdempotencyScopeResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import org.junit.jupiter.api.Test;
 
@@ -9,7 +9,6 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.web.IdempotentWebMvcAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;

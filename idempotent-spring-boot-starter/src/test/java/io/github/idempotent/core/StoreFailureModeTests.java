@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,10 +16,6 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.IdempotencyStoreFullException;
-import io.github.idempotent.core.IdempotencyStoreUnavailableException;
 import io.github.idempotent.testsupport.TestRedis.EmbeddedRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +30,6 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
-import io.github.idempotent.core.IdempotencyContext;
 import io.github.idempotent.store.InspectableIdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore.Deletion;
 import io.github.idempotent.store.RecordKey;

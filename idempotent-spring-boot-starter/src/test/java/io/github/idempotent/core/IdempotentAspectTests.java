@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,14 +27,9 @@ import org.springframework.context.annotation.Configuration;
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.store.Fingerprint;
-import io.github.idempotent.core.IdempotencyInProgressException;
 import io.github.idempotent.store.RecordKey;
-import io.github.idempotent.core.IdempotencyKeyException;
-import io.github.idempotent.core.IdempotencyKeyReusedException;
-import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.StoredResult;
-import io.github.idempotent.core.IdempotencyResultException;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -9,11 +9,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
-
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyScopeResolver;
-import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 
 /**
  * Auto-configuration of {@code @Idempotent} on Spring beans: the post-processor that

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -20,7 +20,6 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.annotation.DuplicateHandling;
-import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
  * What start-up reads of an {@code @Idempotent} method (its

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,12 +12,6 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.ResolvableType;
 
-import io.github.idempotent.core.FailureMode;
-import io.github.idempotent.core.IdempotencyContext;
-import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.core.IdempotencyObserver;
-import io.github.idempotent.core.IdempotencyPolicy;
-import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;

@@ -1,4 +1,4 @@
-package io.github.idempotent.aop;
+package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.util.HashMap;
@@ -14,13 +14,7 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.util.StringUtils;
 
-import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
-import io.github.idempotent.core.IdempotencyExpressionException;
-import io.github.idempotent.core.IdempotencyKeyException;
-import io.github.idempotent.core.IdempotencyKeyResolver;
-import io.github.idempotent.core.IdempotencyScopeException;
-import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.store.Fingerprint;
 
 /**
