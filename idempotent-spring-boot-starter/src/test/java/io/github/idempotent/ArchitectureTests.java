@@ -119,7 +119,7 @@ class ArchitectureTests {
 		noClasses().that()
 			.resideInAPackage("io.github.idempotent.core..")
 			.and()
-			.doNotHaveFullyQualifiedName("io.github.idempotent.core.ReactiveIdempotentCalls")
+			.haveNameNotMatching("io\\.github\\.idempotent\\.core\\.IdempotencyExecutor\\$ReactiveCalls(\\$.*)?")
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$MonoCalls")
 			.and()
@@ -168,7 +168,7 @@ class ArchitectureTests {
 	void adaptersNeverReachAStore() {
 		noClasses().that()
 			.haveNameMatching(
-					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|ReactiveIdempotentCalls|IdempotencyTemplate"
+					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|IdempotencyExecutor\\$ReactiveCalls|IdempotencyTemplate"
 							+ "|IdempotentInterceptor|MonoInvocations|InvocationArguments|HandlerCall)(\\$.*)?")
 			.or()
 			.resideInAnyPackage("io.github.idempotent.web..", "io.github.idempotent.messaging..")

@@ -16,7 +16,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
@@ -38,16 +37,15 @@ public final class IdempotentActuatorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyEndpoint idempotencyEndpoint(IdempotencyExecutor executor, IdempotentOperationSource operations,
-			IdempotencyEndpointProperties endpoint, ObjectProvider<InspectableIdempotencyStore> inspectableStores,
-			BeanFactory beanFactory) {
+	IdempotencyEndpoint idempotencyEndpoint(IdempotencyExecutor executor, IdempotencyEndpointProperties endpoint,
+			ObjectProvider<InspectableIdempotencyStore> inspectableStores, BeanFactory beanFactory) {
 		// The store the interceptor uses, so that a deletion also leaves the local cache.
 		IdempotencyStore store = executor.getStore();
 		InspectableIdempotencyStore inspectable = (store instanceof InspectableIdempotencyStore candidate) ? candidate
 				: inspectableStores.getObject();
 		Runnable deletions = MICROMETER_PRESENT ? DeletionCounter.of(beanFactory) : () -> {
 		};
-		return new IdempotencyEndpoint(inspectable, operations::operationNames, executor.getKeyPrefix(),
+		return new IdempotencyEndpoint(inspectable, executor::operationNames, executor.getKeyPrefix(),
 				endpoint.getShowValues(), endpoint.getRoles(), deletions);
 	}
 

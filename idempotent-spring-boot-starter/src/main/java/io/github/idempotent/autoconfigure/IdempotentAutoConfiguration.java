@@ -31,7 +31,6 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -152,7 +151,8 @@ public final class IdempotentAutoConfiguration {
 			ObjectProvider<IdempotentWebProperties> webProperties, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<ObservationRegistry> observations,
 			ObjectProvider<IdempotencyObservationConvention> observationConvention,
-			ObjectProvider<IdempotentObservationProperties> observationProperties) {
+			ObjectProvider<IdempotentObservationProperties> observationProperties, ObjectProvider<ResultCodec> codec,
+			ConfigurableBeanFactory beanFactory) {
 		return new BeanPostProcessor() {
 
 			@Override
@@ -167,6 +167,9 @@ public final class IdempotentAutoConfiguration {
 								+ "idempotent.fingerprint-secret, the same on every instance, to key them");
 					}
 					executor.setFingerprinting(jsonMapper.getIfAvailable(JsonMapper::new), secret);
+					// For the interception of beans and the web layer's handler adapters
+					// alike, so that either can go without the other.
+					executor.setOperationParsing(codec::getObject, beanFactory);
 					executor.setKeyPrefix(settings.getKeyPrefix());
 					executor.setMaxKeyLength(settings.getMaxKeyLength());
 					executor.setDefaultTtl(settings.getTtl());
@@ -221,15 +224,6 @@ public final class IdempotentAutoConfiguration {
 			return (task) -> Schedulers.boundedElastic().schedule(task);
 		}
 
-	}
-
-	// The operations of @Idempotent methods, for the interception of beans and the web
-	// layer's handler adapters alike: here, so that either can go without the other.
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotentOperationSource idempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
-			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentOperationSource(executor, codec, beanFactory);
 	}
 
 	@Bean

@@ -19,15 +19,15 @@ import io.github.idempotent.store.Fingerprint;
  * @param capture where the executor answers a call whose response is recorded, or
  * {@code null} when its return value is stored
  */
-public record HandlerCall(Method method, @Nullable String headerKey, @Nullable String scope, Fingerprint fingerprint,
+record HandlerCall(Method method, @Nullable String headerKey, @Nullable String scope, Fingerprint fingerprint,
 		@Nullable ResponseCapture capture) {
 
-	public static final String CONTEXT_KEY = HandlerCall.class.getName();
+	static final String CONTEXT_KEY = HandlerCall.class.getName();
 
 	private static final ThreadLocal<@Nullable HandlerCall> dispatching = new ThreadLocal<>();
 
 	/** Runs the dispatch of a request to its handler, with {@code call} handed to it. */
-	public static <T> T dispatch(HandlerCall call, Callable<T> dispatch) throws Exception {
+	static <T> T dispatch(HandlerCall call, Callable<T> dispatch) throws Exception {
 		HandlerCall previous = dispatching.get();
 		dispatching.set(call);
 		try {

@@ -1,10 +1,12 @@
 package io.github.idempotent.core;
 
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -15,12 +17,20 @@ import java.util.function.Supplier;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
+import org.springframework.util.ClassUtils;
+import reactor.util.context.ContextView;
+import reactor.core.scheduler.Schedulers;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.publisher.Mono;
+import io.netty.util.internal.ThreadExecutorMap;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 
+import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.observation.IdempotencyObservationConvention;
 
 import io.github.idempotent.store.Fingerprint;
@@ -69,6 +79,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private volatile @Nullable CallObservations observations;
 
+	private Supplier<ResultCodec> codec = () -> new JacksonResultCodec(new JsonMapper(), List.of());
+
+	private @Nullable ConfigurableBeanFactory beanFactory;
+
+	private volatile @Nullable IdempotentOperationSource operations;
+
 	/** An executor with its own watchdog and renewal threads, stopped by close. */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
 			IdempotencyObserver observer) {
@@ -107,6 +123,54 @@ public class IdempotencyExecutor implements AutoCloseable {
 	@Override
 	public void close() {
 		this.threads.close();
+	}
+
+	/**
+	 * How {@code @Idempotent} methods are read: return types checked against the codec,
+	 * asked for at the first method read (the codec's converters may need this executor),
+	 * placeholders resolved by {@code beanFactory}. Set before any is read.
+	 */
+	public void setOperationParsing(Supplier<ResultCodec> codec, @Nullable ConfigurableBeanFactory beanFactory) {
+		Assert.state(this.operations == null, "@Idempotent methods were read already");
+		this.codec = codec;
+		this.beanFactory = beanFactory;
+	}
+
+	/**
+	 * The operation of an {@code @Idempotent} method, read on its first call with the
+	 * settings it names none of from this executor, or {@code null} if it is not
+	 * annotated.
+	 */
+	public @Nullable IdempotentOperation operation(Method method, @Nullable Class<?> targetClass) {
+		return operations().get(method, targetClass);
+	}
+
+	/**
+	 * The operation of a handler method that a configured route guards, read as if the
+	 * method carried {@code settings}, so that adding the annotation later keeps its
+	 * name.
+	 */
+	public IdempotentOperation routedOperation(Method method, Class<?> targetClass, Idempotent settings) {
+		return operations().routed(method, targetClass, settings);
+	}
+
+	/** Names of the operations read so far, annotated and routed. */
+	public Set<String> operationNames() {
+		return operations().operationNames();
+	}
+
+	IdempotentOperationSource operations() {
+		IdempotentOperationSource operations = this.operations;
+		if (operations == null) {
+			synchronized (this) {
+				operations = this.operations;
+				if (operations == null) {
+					operations = new IdempotentOperationSource(this, this.codec.get(), this.beanFactory);
+					this.operations = operations;
+				}
+			}
+		}
+		return operations;
 	}
 
 	public IdempotencyStore getStore() {
@@ -533,6 +597,94 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		/** A replay; {@code operation} and {@code key} are for the replay customizers. */
 		public record Replay(String operation, String key, RecordedResponse response) {
+		}
+
+	}
+
+	/**
+	 * The executor's entry for calls whose result is a {@code Mono}; apart, so that it is
+	 * loaded only with Reactor. Only the owner subscribes the {@code Mono}, apart from
+	 * the caller's subscription, so a cancelled caller leaves a started call running.
+	 */
+	public static final class ReactiveCalls {
+
+		private static final boolean nettyPresent = ClassUtils.isPresent("io.netty.util.internal.ThreadExecutorMap",
+				ReactiveCalls.class.getClassLoader());
+
+		private ReactiveCalls() {
+		}
+
+		/** Runs the {@code Mono} that {@code call} creates at most once per key. */
+		public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
+				RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
+				@Nullable ResponseCapture capture) {
+			CallObservations.Call observed = executor.startObservation(policy, clientKey,
+					contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null));
+			CompletableFuture<@Nullable Object> result;
+			try {
+				result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
+					try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
+						Mono<?> mono = withIdempotencyContext(call.get());
+						// Written inside the subscriber's context, so that this
+						// observation,
+						// not the subscriber's, is the Mono's parent.
+						return ((observed != null) ? mono.contextWrite((methodContext) -> methodContext
+							.put(CallObservations.REACTOR_CONTEXT_KEY, observed.observation)) : mono)
+							.contextWrite(contextView)
+							.toFuture();
+					}
+				}, observed, capture, subscriberThread());
+			}
+			catch (RuntimeException | Error ex) {
+				// Thrown before a future existed: the observation must not stay open.
+				CallObservations.stop(observed, ex);
+				return Mono.error(ex);
+			}
+			// suppressCancel: a cancelled subscriber leaves the call running.
+			return Mono.fromFuture(CallObservations.stopOnCompletion(result, observed), true);
+		}
+
+		/** Read while the executor has it bound: the operators run on other threads. */
+		private static Mono<?> withIdempotencyContext(Mono<?> mono) {
+			IdempotencyContext current = IdempotencyContext.current().orElse(null);
+			return (current != null)
+					? mono.contextWrite(
+							(methodContext) -> methodContext.put(IdempotencyContext.REACTOR_CONTEXT_KEY, current))
+					: mono;
+		}
+
+		/**
+		 * {@code reply}, signalled on {@code resume} rather than the client's I/O thread.
+		 */
+		public static <T> CompletableFuture<T> resumeOn(CompletableFuture<T> reply, Executor resume) {
+			return reply.isDone() ? reply : reply.whenCompleteAsync((value, failure) -> {
+			}, resume);
+		}
+
+		/**
+		 * Where work continues after a store's reply: this event loop, else a scheduler.
+		 */
+		public static Executor subscriberThread() {
+			Executor eventLoop = nettyPresent ? NettyEventLoops.current() : null;
+			if (eventLoop != null) {
+				// Shutting down with the server: a thread that may block finishes.
+				return Futures.orElse(eventLoop, on(Schedulers.boundedElastic()));
+			}
+			return on(Schedulers.isInNonBlockingThread() ? Schedulers.parallel() : Schedulers.boundedElastic());
+		}
+
+		/** Disposed with the application, the call ends where its reply arrived. */
+		private static Executor on(Scheduler scheduler) {
+			return Futures.orElse(scheduler::schedule, Runnable::run);
+		}
+
+		/** Apart, so that Netty is loaded only when present. */
+		private static final class NettyEventLoops {
+
+			static @Nullable Executor current() {
+				return ThreadExecutorMap.currentExecutor();
+			}
+
 		}
 
 	}

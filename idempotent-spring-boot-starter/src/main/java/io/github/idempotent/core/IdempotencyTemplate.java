@@ -364,8 +364,8 @@ public class IdempotencyTemplate {
 						: Mono.just("");
 				return scope.flatMap((resolved) -> {
 					Prepared call = prepare.apply((scopes != null) ? resolved : null);
-					return ReactiveIdempotentCalls.execute(executor, call.policy(), call.key(), call.recordKey(),
-							call.fingerprint(), () -> {
+					return IdempotencyExecutor.ReactiveCalls.execute(executor, call.policy(), call.key(),
+							call.recordKey(), call.fingerprint(), () -> {
 								Mono<? extends T> mono = callback.get();
 								return (mono != null) ? mono : Mono.empty();
 							}, contextView, null);

@@ -12,13 +12,14 @@ import org.springframework.context.annotation.Role;
 
 /**
  * Auto-configuration of {@code @Idempotent} on Spring beans: the post-processor that
- * proxies them and the interceptor. It takes the executor, the operations and the
- * resolvers from {@code IdempotentAutoConfiguration}, and backs off without them (that
- * one excluded, for instance). Web handlers are guarded by the web layer either way.
+ * proxies them and the interceptor. It takes the executor (which reads the operations)
+ * and the resolvers from {@code IdempotentAutoConfiguration}, and backs off without them
+ * (that one excluded, for instance). Web handlers are guarded by the web layer either
+ * way.
  */
 @AutoConfiguration(afterName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@ConditionalOnBean({ IdempotencyExecutor.class, IdempotentOperationSource.class })
+@ConditionalOnBean(IdempotencyExecutor.class)
 public final class IdempotentAnnotationAutoConfiguration {
 
 	@Bean
@@ -29,12 +30,12 @@ public final class IdempotentAnnotationAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentInterceptor idempotentInterceptor(IdempotentOperationSource operations, IdempotencyExecutor calls,
+	IdempotentInterceptor idempotentInterceptor(IdempotencyExecutor calls,
 			ObjectProvider<IdempotencyKeyResolver> keyResolver, IdempotencyScopeResolver scopeResolver,
 			ObjectProvider<ReactiveIdempotencyScopeResolver> reactiveScopeResolver, BeanFactory beanFactory) {
 		// The resolver of the listener in hand answers; none elsewhere, the annotation
 		// names a key.
-		IdempotentInterceptor interceptor = new IdempotentInterceptor(operations, calls,
+		IdempotentInterceptor interceptor = new IdempotentInterceptor(calls.operations(), calls,
 				IdempotencyKeyResolver.composite(keyResolver.orderedStream().toList()), scopeResolver, beanFactory);
 		reactiveScopeResolver.ifAvailable(interceptor::setReactiveScopeResolver);
 		return interceptor;

@@ -71,7 +71,7 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 		if (this.beanFactory == null) {
 			return;
 		}
-		IdempotentOperationSource operations = this.beanFactory.getBean(IdempotentOperationSource.class);
+		IdempotentOperationSource operations = this.beanFactory.getBean(IdempotencyExecutor.class).operations();
 		synchronized (this.proxiedClasses) {
 			this.proxiedClasses.forEach(operations::parseAll);
 			this.proxiedClasses.clear();

@@ -2,10 +2,14 @@ package io.github.idempotent.core;
 
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.Callable;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
+
+import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
+import io.github.idempotent.store.Fingerprint;
 
 import io.github.idempotent.store.RecordKey;
 
@@ -23,6 +27,27 @@ import io.github.idempotent.store.RecordKey;
 public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Nullable Expression key,
 		@Nullable Expression payload, @Nullable Expression scope, boolean required, int[] payloadArguments,
 		Map<String, Integer> variables, Kind kind, boolean unretried, boolean handler, boolean messageListener) {
+
+	/**
+	 * Runs the dispatch of a request to this operation's handler {@code method}, whose
+	 * key or scope comes from its arguments, with the rest from the request: on the
+	 * dispatching thread, for Spring MVC.
+	 * @param scope the caller's scope, or {@code null} when an expression names it
+	 * @param capture where the executor answers, for a response recorded
+	 */
+	public <T> T dispatch(Method method, @Nullable String key, @Nullable String scope, Fingerprint fingerprint,
+			ResponseCapture capture, Callable<T> dispatch) throws Exception {
+		return HandlerCall.dispatch(new HandlerCall(method, key, scope, fingerprint, capture), dispatch);
+	}
+
+	/**
+	 * The same for WebFlux: what to write into the context of the {@code Mono} the
+	 * handler {@code method} returns.
+	 */
+	public Map<String, Object> dispatchContext(Method method, @Nullable String key, @Nullable String scope,
+			Fingerprint fingerprint, ResponseCapture capture) {
+		return Map.of(HandlerCall.CONTEXT_KEY, new HandlerCall(method, key, scope, fingerprint, capture));
+	}
 
 	/** Whether the key or scope comes from the arguments by an expression. */
 	public boolean needsArguments() {

@@ -34,7 +34,7 @@ import org.springframework.util.StringUtils;
 import io.github.idempotent.annotation.Idempotent;
 
 /** Parses and caches {@code @Idempotent} methods; a malformed one fails the start-up. */
-public class IdempotentOperationSource {
+final class IdempotentOperationSource {
 
 	// A native image cannot define the classes the SpEL compiler generates.
 	private static final SpelExpressionParser PARSER = new SpelExpressionParser(
@@ -57,7 +57,7 @@ public class IdempotentOperationSource {
 	 * A source whose operations take the settings they name none of ({@code ttl},
 	 * {@code lease}, ...) from {@code executor}.
 	 */
-	public IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
+	IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
 		this(executor, codec, beanFactory, new DefaultParameterNameDiscoverer());
 	}
@@ -74,14 +74,14 @@ public class IdempotentOperationSource {
 	 * Whether the method is an HTTP handler keyed by the request header and scoped by the
 	 * caller, which the web layer guards instead of the proxy.
 	 */
-	public static boolean isGuardedByWeb(Method method) {
+	static boolean isGuardedByWeb(Method method) {
 		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
 		return annotation != null && !StringUtils.hasText(annotation.key()) && !StringUtils.hasText(annotation.scope())
 				&& OperationValidation.isHandler(method);
 	}
 
 	/** The parsed operation of a method, or {@code null} if it is not annotated. */
-	public @Nullable IdempotentOperation get(Method method, @Nullable Class<?> targetClass) {
+	@Nullable IdempotentOperation get(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		IdempotentOperation operation = this.cache.get(cacheKey);
 		if (operation == null) {
@@ -101,7 +101,7 @@ public class IdempotentOperationSource {
 	 * method carried {@code settings}, so that adding the annotation later keeps its
 	 * name.
 	 */
-	public IdempotentOperation routed(Method method, Class<?> targetClass, Idempotent settings) {
+	IdempotentOperation routed(Method method, Class<?> targetClass, Idempotent settings) {
 		return this.routed.computeIfAbsent(new RouteKey(new MethodClassKey(method, targetClass), settings),
 				(k) -> parse(method, targetClass, settings));
 	}
@@ -110,7 +110,7 @@ public class IdempotentOperationSource {
 	}
 
 	/** Names of the operations parsed so far, annotated and routed. */
-	public Set<String> operationNames() {
+	Set<String> operationNames() {
 		return Stream.concat(this.cache.values().stream(), this.routed.values().stream())
 			.map((operation) -> operation.policy().name())
 			.collect(Collectors.toCollection(TreeSet::new));

@@ -86,7 +86,7 @@ final class MonoInvocations {
 		operation.checkKey(this.executor, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
-			return ReactiveIdempotentCalls.execute(this.executor, operation.policy(), key, recordKey,
+			return IdempotencyExecutor.ReactiveCalls.execute(this.executor, operation.policy(), key, recordKey,
 					call.fingerprint(this.executor), () -> toMono(proceed(invocation)), contextView, call.capture());
 		});
 	}

@@ -10,7 +10,6 @@ import org.springframework.core.Ordered;
 import org.springframework.web.method.HandlerMethod;
 
 import io.github.idempotent.core.IdempotentOperation;
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
@@ -22,25 +21,21 @@ abstract class GuardingHandlerAdapter<D> implements Ordered {
 
 	private final ObjectProvider<D> delegate;
 
-	final IdempotentOperationSource operations;
-
 	final IdempotencyExecutor executor;
 
 	final WebContract contract;
 
 	final RequestFingerprint fingerprints;
 
-	GuardingHandlerAdapter(ObjectProvider<D> delegate, IdempotentOperationSource operations,
-			IdempotencyExecutor executor, WebContract contract) {
+	GuardingHandlerAdapter(ObjectProvider<D> delegate, IdempotencyExecutor executor, WebContract contract) {
 		this.delegate = delegate;
-		this.operations = operations;
 		this.executor = executor;
 		this.contract = contract;
 		this.fingerprints = new RequestFingerprint(executor);
 	}
 
 	public boolean supports(Object handler) {
-		return handler instanceof HandlerMethod method && this.contract.mayGuard(this.operations, method);
+		return handler instanceof HandlerMethod method && this.contract.mayGuard(this.executor, method);
 	}
 
 	@Nullable String key(IdempotentOperation operation, Function<String, List<String>> headerLines) {

@@ -38,9 +38,7 @@ import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UriUtils;
 import org.springframework.web.util.WebUtils;
 
-import io.github.idempotent.core.HandlerCall;
 import io.github.idempotent.core.IdempotentOperation;
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
@@ -52,16 +50,15 @@ import io.github.idempotent.store.RecordKey;
  * Guards {@code @Idempotent} handler methods (and configured routes) on Spring MVC with
  * the request in hand, ahead of the {@link RequestMappingHandlerAdapter} it delegates to.
  * A handler whose key or scope comes from its arguments is claimed when it is called,
- * through a {@link HandlerCall}.
+ * through {@link IdempotentOperation#dispatch}.
  */
 class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter> implements HandlerAdapter {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver,
-			WebContract contract) {
-		super(delegate, operations, executor, contract);
+	IdempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate, IdempotencyExecutor executor,
+			IdempotencyScopeResolver scopeResolver, WebContract contract) {
+		super(delegate, executor, contract);
 		this.scopeResolver = scopeResolver;
 	}
 
@@ -72,7 +69,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
 				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
 				: RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
-		IdempotentOperation operation = this.contract.operation(this.operations, method,
+		IdempotentOperation operation = this.contract.operation(this.executor, method,
 				HttpMethod.valueOf(request.getMethod()), path);
 		if (operation == null) {
 			return delegate().handle(request, response, handler);
@@ -98,9 +95,8 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		ResponseCapture capture = recording.hold(key);
 		try {
 			if (operation.needsArguments()) {
-				HandlerCall call = new HandlerCall(method.getMethod(), key, scope, fingerprint, capture);
-				return returned(HandlerCall.dispatch(call, () -> delegate().handle(request, response, handler)), async,
-						recording);
+				return returned(operation.dispatch(method.getMethod(), key, scope, fingerprint, capture,
+						() -> delegate().handle(request, response, handler)), async, recording);
 			}
 			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 			Exception[] afterReturn = new Exception[1];

@@ -1,5 +1,6 @@
 package io.github.idempotent.web;
 
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -29,14 +30,11 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 
-import io.github.idempotent.core.HandlerCall;
 import io.github.idempotent.core.IdempotentOperation;
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
-import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 
@@ -45,7 +43,8 @@ import io.github.idempotent.store.RecordKey;
  * exchange in hand, ahead of the {@link RequestMappingHandlerAdapter} it delegates to. No
  * thread carries the request: WebFlux calls a handler on whichever thread delivered its
  * last argument. A handler whose key or scope comes from its arguments returns a
- * {@code Mono}, claimed on subscription with a {@link HandlerCall} in its context.
+ * {@code Mono}, claimed on subscription with its request in its context
+ * ({@link IdempotentOperation#dispatchContext}).
  */
 class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHandlerAdapter>
 		implements HandlerAdapter, DispatchExceptionHandler, SmartInitializingSingleton {
@@ -55,9 +54,9 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 	private final ReactiveIdempotencyScopeResolver scopeResolver;
 
 	IdempotentReactiveHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor executor, ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
-		super(delegate, operations, executor, contract);
+			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyExecutor executor,
+			ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
+		super(delegate, executor, contract);
 		Assert.isTrue(contract.maxRequestSize < Integer.MAX_VALUE, "maxRequestSize must be less than 2 GB");
 		this.mappings = mappings;
 		this.scopeResolver = scopeResolver;
@@ -68,7 +67,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.mappings.orderedStream().forEach((mapping) -> mapping.getHandlerMethods().values().forEach((method) -> {
-			IdempotentOperation operation = this.operations.get(method.getMethod(), method.getBeanType());
+			IdempotentOperation operation = this.executor.operation(method.getMethod(), method.getBeanType());
 			if (operation != null && operation.needsArguments() && operation.kind() != IdempotentOperation.Kind.MONO) {
 				throw new IllegalStateException("@Idempotent on " + operation.describe() + ": on WebFlux, a handler "
 						+ "whose key or scope comes from its arguments must return a Mono (or be a Kotlin suspend "
@@ -83,7 +82,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		return Mono.defer(() -> {
 			HandlerMethod method = (HandlerMethod) handler;
 			ServerHttpRequest request = exchange.getRequest();
-			IdempotentOperation operation = this.contract.operation(this.operations, method, request.getMethod(),
+			IdempotentOperation operation = this.contract.operation(this.executor, method, request.getMethod(),
 					request.getPath().pathWithinApplication());
 			if (operation == null) {
 				return delegate().handle(exchange, handler);
@@ -100,14 +99,15 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 				Received received = scopeAndRequest.getT2();
 				ResponseCapture capture = recording.hold(key);
 				if (operation.needsArguments()) {
-					HandlerCall call = new HandlerCall(method.getMethod(), key, scope, received.fingerprint(), capture);
+					Map<String, Object> call = operation.dispatchContext(method.getMethod(), key, scope,
+							received.fingerprint(), capture);
 					return delegate().handle(received.exchange(), handler)
 						.map((result) -> observed(result, recording, call));
 				}
 				RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 				return Mono
-					.deferContextual((context) -> ReactiveIdempotentCalls.execute(this.executor, operation.policy(),
-							key, recordKey, received.fingerprint(),
+					.deferContextual((context) -> IdempotencyExecutor.ReactiveCalls.execute(this.executor,
+							operation.policy(), key, recordKey, received.fingerprint(),
 							() -> delegate().handle(received.exchange(), handler)
 								.map((result) -> observed(result, recording, null)),
 							context, capture))
@@ -165,7 +165,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 
 	// A failed Mono or future releases the key; call goes into the Mono's context.
 	private static HandlerResult observed(HandlerResult result, RecordingServerHttpResponse recording,
-			@Nullable HandlerCall call) {
+			@Nullable Map<String, Object> call) {
 		Object value = result.getReturnValue();
 		Object observed;
 		if (value instanceof CompletionStage<?> stage) {
@@ -178,8 +178,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		}
 		else if (value instanceof Mono<?> mono) {
 			Mono<?> failing = mono.doOnError(recording::failed);
-			observed = (call != null) ? failing.contextWrite((context) -> context.put(HandlerCall.CONTEXT_KEY, call))
-					: failing;
+			observed = (call != null) ? failing.contextWrite(Context.of(call)) : failing;
 		}
 		else {
 			return result;

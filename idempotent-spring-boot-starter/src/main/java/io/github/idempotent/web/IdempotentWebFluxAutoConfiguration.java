@@ -15,7 +15,6 @@ import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 
@@ -47,9 +46,9 @@ public final class IdempotentWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentReactiveHandlerAdapter idempotentReactiveHandlerAdapter(
 			ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotentOperationSource operations,
-			IdempotencyExecutor calls, ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
-		return new IdempotentReactiveHandlerAdapter(delegate, mappings, operations, calls, scopeResolver, contract);
+			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyExecutor calls,
+			ReactiveIdempotencyScopeResolver scopeResolver, WebContract contract) {
+		return new IdempotentReactiveHandlerAdapter(delegate, mappings, calls, scopeResolver, contract);
 	}
 
 }

@@ -11,7 +11,6 @@ import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 
@@ -33,9 +32,8 @@ public final class IdempotentWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentHandlerAdapter idempotentHandlerAdapter(ObjectProvider<RequestMappingHandlerAdapter> delegate,
-			IdempotentOperationSource operations, IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver,
-			WebContract contract) {
-		return new IdempotentHandlerAdapter(delegate, operations, calls, scopeResolver, contract);
+			IdempotencyExecutor calls, IdempotencyScopeResolver scopeResolver, WebContract contract) {
+		return new IdempotentHandlerAdapter(delegate, calls, scopeResolver, contract);
 	}
 
 }

@@ -24,10 +24,10 @@ import org.springframework.http.ZeroCopyHttpOutputMessage;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyExecutor.Hold;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
-import io.github.idempotent.core.ReactiveIdempotentCalls;
 import io.github.idempotent.core.RecordedResponse;
 
 /**
@@ -40,7 +40,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 	private final WebContract contract;
 
 	// The request's event loop, not the store client's thread.
-	private final Executor resume = ReactiveIdempotentCalls.subscriberThread();
+	private final Executor resume = IdempotencyExecutor.ReactiveCalls.subscriberThread();
 
 	// From the start: an exchange that ends before the call is held takes it, so that a
 	// hold offered after that is ended by the executor.
@@ -207,7 +207,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	// The commit's own actions must not run on the thread that read the store's reply.
 	private Mono<Void> stored(CompletableFuture<Void> ended) {
-		return Mono.fromFuture(ReactiveIdempotentCalls.resumeOn(ended, this.resume));
+		return Mono.fromFuture(IdempotencyExecutor.ReactiveCalls.resumeOn(ended, this.resume));
 	}
 
 	private Mono<Void> writeReplay(Replay replay) {

@@ -24,8 +24,8 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 import io.github.idempotent.annotation.Idempotent;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotentOperation;
-import io.github.idempotent.core.IdempotentOperationSource;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture.Replay;
 import io.github.idempotent.core.RecordedResponse;
 
@@ -127,21 +127,21 @@ final class WebContract {
 
 	// With routes, every handler method: which requests a route guards is known only
 	// from the request.
-	boolean mayGuard(IdempotentOperationSource operations, HandlerMethod handler) {
-		return !this.routes.isEmpty() || operations.get(handler.getMethod(), handler.getBeanType()) != null;
+	boolean mayGuard(IdempotencyExecutor executor, HandlerMethod handler) {
+		return !this.routes.isEmpty() || executor.operation(handler.getMethod(), handler.getBeanType()) != null;
 	}
 
 	// The handler's own @Idempotent wins; else the first route that matches.
-	@Nullable IdempotentOperation operation(IdempotentOperationSource operations, HandlerMethod handler, HttpMethod method,
+	@Nullable IdempotentOperation operation(IdempotencyExecutor executor, HandlerMethod handler, HttpMethod method,
 			PathContainer path) {
-		IdempotentOperation annotated = operations.get(handler.getMethod(), handler.getBeanType());
+		IdempotentOperation annotated = executor.operation(handler.getMethod(), handler.getBeanType());
 		if (annotated != null) {
 			return annotated;
 		}
 		for (Route route : this.routes) {
 			if (route.matches(method, path)) {
 				try {
-					return operations.routed(handler.getMethod(), handler.getBeanType(), route.settings());
+					return executor.routedOperation(handler.getMethod(), handler.getBeanType(), route.settings());
 				}
 				catch (IllegalStateException ex) {
 					throw new IllegalStateException("idempotent.web.routes " + route.route().getPaths() + " match "

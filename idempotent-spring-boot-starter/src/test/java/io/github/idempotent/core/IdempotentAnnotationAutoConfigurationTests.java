@@ -27,7 +27,7 @@ class IdempotentAnnotationAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotentAnnotationBeanPostProcessor.class);
 			assertThat(context.getBean(IdempotentInterceptor.class))
 				.hasFieldOrPropertyWithValue("executor", context.getBean(IdempotencyExecutor.class))
-				.hasFieldOrPropertyWithValue("operations", context.getBean(IdempotentOperationSource.class));
+				.hasFieldOrPropertyWithValue("operations", context.getBean(IdempotencyExecutor.class).operations());
 		});
 	}
 
@@ -35,7 +35,7 @@ class IdempotentAnnotationAutoConfigurationTests {
 	void disabledFlagTurnsInterceptionOff() {
 		this.runner.withPropertyValues("idempotent.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
-			assertThat(context).doesNotHaveBean(IdempotentOperationSource.class);
+			assertThat(context).doesNotHaveBean(IdempotencyExecutor.class);
 			assertThat(context).doesNotHaveBean(IdempotentAnnotationBeanPostProcessor.class);
 		});
 	}
@@ -59,7 +59,6 @@ class IdempotentAnnotationAutoConfigurationTests {
 			.withPropertyValues("idempotent.store.type=memory")
 			.run((context) -> {
 				assertThat(context).hasNotFailed().hasBean("idempotentHandlerAdapter");
-				assertThat(context).hasSingleBean(IdempotentOperationSource.class);
 				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
 			});
 	}

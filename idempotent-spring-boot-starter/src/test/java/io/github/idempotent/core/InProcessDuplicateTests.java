@@ -100,7 +100,7 @@ class InProcessDuplicateTests {
 	@Test
 	void methodsThatNobodyRetriesWaitOneLeaseByDefaultAndAnExplicitWaitForWins() {
 		this.runner.withPropertyValues("idempotent.lease=12s").run((context) -> {
-			IdempotentOperationSource operations = context.getBean(IdempotentOperationSource.class);
+			IdempotencyExecutor operations = context.getBean(IdempotencyExecutor.class);
 			assertThat(waitFor(operations, Shipping.class, "ship")).isEqualTo(Duration.ofSeconds(12));
 			assertThat(waitFor(operations, Listeners.class, "afterCommit")).isEqualTo(Duration.ofSeconds(12));
 			assertThat(waitFor(operations, Listeners.class, "scheduled")).isEqualTo(Duration.ofSeconds(12));
@@ -108,16 +108,16 @@ class InProcessDuplicateTests {
 			assertThat(waitFor(operations, Listeners.class, "plain")).isEqualTo(Duration.ZERO);
 		});
 		this.runner.withPropertyValues("idempotent.in-process-wait-for=5s").run((context) -> {
-			IdempotentOperationSource operations = context.getBean(IdempotentOperationSource.class);
+			IdempotencyExecutor operations = context.getBean(IdempotencyExecutor.class);
 			assertThat(waitFor(operations, Listeners.class, "afterCommit")).isEqualTo(Duration.ofSeconds(5));
 			assertThat(waitFor(operations, Listeners.class, "plain")).isEqualTo(Duration.ZERO);
 		});
 	}
 
-	private static Duration waitFor(IdempotentOperationSource operations, Class<?> type, String method)
+	private static Duration waitFor(IdempotencyExecutor operations, Class<?> type, String method)
 			throws NoSuchMethodException {
 		Class<?> parameter = type.equals(Shipping.class) ? Shipped.class : String.class;
-		return operations.get(type.getMethod(method, parameter), type).policy().waitFor();
+		return operations.operation(type.getMethod(method, parameter), type).policy().waitFor();
 	}
 
 	record Shipped(String id) {

@@ -36,7 +36,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import io.github.idempotent.annotation.Idempotent;
 
-import io.github.idempotent.core.IdempotentOperationSource;
+import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,7 +69,7 @@ abstract class AbstractConfiguredRoutesTests {
 	private int port;
 
 	@Autowired
-	private IdempotentOperationSource operations;
+	private IdempotencyExecutor executor;
 
 	private final HttpClient http = HttpClient.newHttpClient();
 
@@ -149,7 +149,7 @@ abstract class AbstractConfiguredRoutesTests {
 	@Test
 	void theRecordsAreTheHandlerMethodsAsTheAnnotationWouldNameThem() throws Exception {
 		send("POST", "/api/payments", "alice", UUID.randomUUID().toString(), "{\"amount\":1}");
-		assertThat(this.operations.operationNames())
+		assertThat(this.executor.operationNames())
 			.contains(Controllers.class.getName() + "#pay(java.util.Map,java.security.Principal)");
 	}
 
