@@ -160,6 +160,26 @@ class ArchitectureTests {
 	}
 
 	/**
+	 * The protocol and its store access live beside the interception of
+	 * {@code @Idempotent} but know nothing of it: no proxy, no expression.
+	 */
+	@Test
+	void theProtocolKnowsNoInterception() {
+		noClasses().that()
+			.haveNameMatching(
+					"io\\.github\\.idempotent\\.core\\.(IdempotencyProtocol|ClaimDecision\\w*|ProtocolCall|StoreAccess)(\\$.*)?")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.springframework.expression..", "org.springframework.aop..", "org.aopalliance..")
+			.orShould()
+			.dependOnClassesThat()
+			.haveNameMatching(
+					"io\\.github\\.idempotent\\.core\\.(IdempotentInterceptor|MonoInvocations|InvocationArguments"
+							+ "|HandlerCall|IdempotentOperation\\w*|OperationValidation|PayloadArguments)(\\$.*)?")
+			.check(this.classes);
+	}
+
+	/**
 	 * An adapter per return type carries out the protocol's decisions: it never reaches a
 	 * store itself, so that how a claim, a completion or a release is sent (blocking, or
 	 * asynchronously on the right threads) is written once.
@@ -169,7 +189,9 @@ class ArchitectureTests {
 		noClasses().that()
 			.haveNameMatching(
 					"io\\.github\\.idempotent\\.core\\.(BlockingCall|CompletionStageCall|IdempotencyExecutor\\$ReactiveCalls|IdempotencyTemplate"
-							+ "|IdempotentInterceptor|MonoInvocations|InvocationArguments|HandlerCall)(\\$.*)?")
+							+ "|IdempotentInterceptor|MonoInvocations|InvocationArguments|HandlerCall|IdempotentOperation"
+							+ "|IdempotentOperationSource|OperationValidation|PayloadArguments"
+							+ "|IdempotentAnnotation(BeanPostProcessor|AutoConfiguration))(\\$.*)?")
 			.or()
 			.resideInAnyPackage("io.github.idempotent.web..", "io.github.idempotent.messaging..")
 			.should()

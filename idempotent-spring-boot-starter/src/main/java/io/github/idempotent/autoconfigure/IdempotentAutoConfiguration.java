@@ -121,10 +121,14 @@ public final class IdempotentAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
-			ObjectProvider<IdempotencyObserver> observers) {
+			ObjectProvider<IdempotencyObserver> observers, ObjectProvider<ResultCodec> codec,
+			ConfigurableBeanFactory beanFactory) {
 		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
 				properties.getMaxResultSize().toBytes(),
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
+		// Here too, not only in idempotencyExecutorSettings: an executor created before
+		// the post-processors (a bean one of them needs) must still read placeholders.
+		executor.setOperationParsing(codec::getObject, beanFactory);
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}

@@ -626,8 +626,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 					try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
 						Mono<?> mono = withIdempotencyContext(call.get());
 						// Written inside the subscriber's context, so that this
-						// observation,
-						// not the subscriber's, is the Mono's parent.
+						// observation, not the subscriber's, is the Mono's parent.
 						return ((observed != null) ? mono.contextWrite((methodContext) -> methodContext
 							.put(CallObservations.REACTOR_CONTEXT_KEY, observed.observation)) : mono)
 							.contextWrite(contextView)

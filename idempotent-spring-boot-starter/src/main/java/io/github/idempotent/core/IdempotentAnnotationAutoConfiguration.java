@@ -19,7 +19,7 @@ import org.springframework.context.annotation.Role;
  */
 @AutoConfiguration(afterName = "io.github.idempotent.autoconfigure.IdempotentAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotent.enabled", matchIfMissing = true)
-@ConditionalOnBean(IdempotencyExecutor.class)
+@ConditionalOnBean({ IdempotencyExecutor.class, IdempotencyScopeResolver.class })
 public final class IdempotentAnnotationAutoConfiguration {
 
 	@Bean

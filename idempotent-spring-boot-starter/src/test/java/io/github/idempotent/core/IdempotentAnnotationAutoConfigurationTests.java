@@ -1,5 +1,13 @@
 package io.github.idempotent.core;
 
+import java.util.List;
+import io.github.idempotent.annotation.Idempotent;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import java.time.Duration;
+import java.lang.reflect.Method;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -10,6 +18,8 @@ import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 
 import io.github.idempotent.autoconfigure.IdempotentAutoConfiguration;
 import io.github.idempotent.web.IdempotentWebMvcAutoConfiguration;
+
+import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -49,6 +59,27 @@ class IdempotentAnnotationAutoConfigurationTests {
 				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
 				assertThat(context).doesNotHaveBean(IdempotentAnnotationBeanPostProcessor.class);
 			});
+		// An executor of the application's own is not enough: the resolvers come from the
+		// core auto-configuration.
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotentAnnotationAutoConfiguration.class))
+			.withBean(IdempotencyExecutor.class,
+					() -> new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
+							IdempotencyObserver.composite(List.of())))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
+			});
+	}
+
+	@Test
+	void anExecutorCreatedBeforeThePostProcessorsReadsPlaceholders() {
+		this.runner.withPropertyValues("payments.ttl=7h").withUserConfiguration(EarlyExecutor.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			Method pay = Payments.class.getMethod("pay", String.class);
+			assertThat(context.getBean(IdempotencyExecutor.class).operation(pay, Payments.class))
+				.satisfies((operation) -> assertThat(operation.policy().ttl()).isEqualTo(Duration.ofHours(7)));
+		});
 	}
 
 	@Test
@@ -61,6 +92,33 @@ class IdempotentAnnotationAutoConfigurationTests {
 				assertThat(context).hasNotFailed().hasBean("idempotentHandlerAdapter");
 				assertThat(context).doesNotHaveBean(IdempotentInterceptor.class);
 			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class EarlyExecutor {
+
+		// The application's own post-processor that needs the executor: Spring creates
+		// the executor before any post-processor applies to it.
+		@Bean
+		static BeanPostProcessor needsTheExecutor(IdempotencyExecutor executor) {
+			return new BeanPostProcessor() {
+			};
+		}
+
+		@Bean
+		Payments payments() {
+			return new Payments();
+		}
+
+	}
+
+	static class Payments {
+
+		@Idempotent(key = "#id", ttl = "${payments.ttl}")
+		public String pay(String id) {
+			return id;
+		}
+
 	}
 
 }
