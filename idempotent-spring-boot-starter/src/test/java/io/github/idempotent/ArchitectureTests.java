@@ -110,16 +110,18 @@ class ArchitectureTests {
 	 * {@code IdempotencyTemplate} all the same, so in core only the {@code Mono} paths
 	 * may refer to it (the template's fluent spec names {@code Mono} in the signatures of
 	 * its {@code executeMono} methods, which nothing calls without Reactor, the
-	 * interceptor's {@code Mono} calls, and the reactive scope resolver, which only
-	 * reactive calls ask). The SPI that every application loads,
-	 * {@code IdempotencyScopeResolver} included, names no Reactor type.
+	 * interceptor's {@code Mono} calls, the scope their calling thread gave, and the
+	 * reactive scope resolver, which only reactive calls ask). The SPI that every
+	 * application loads, {@code IdempotencyScopeResolver} included, names no Reactor
+	 * type.
 	 */
 	@Test
 	void coreRefersToReactorOnlyInItsMonoPaths() {
 		noClasses().that()
 			.resideInAPackage("io.github.idempotent.core..")
 			.and()
-			.haveNameNotMatching("io\\.github\\.idempotent\\.core\\.IdempotencyExecutor\\$ReactiveCalls(\\$.*)?")
+			.haveNameNotMatching(
+					"io\\.github\\.idempotent\\.core\\.(IdempotencyExecutor\\$ReactiveCalls|CallingThreadScope)(\\$.*)?")
 			.and()
 			.doNotHaveFullyQualifiedName("io.github.idempotent.core.IdempotencyTemplate$MonoCalls")
 			.and()

@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.core.ResolvableType;
@@ -72,8 +73,10 @@ public class IdempotencyTemplate {
 	}
 
 	/**
-	 * Sets the resolver {@code executeMono} calls take their scope from; {@code null} to
-	 * ask the blocking resolver on the subscribing thread.
+	 * Sets the resolver {@code executeMono} calls take their scope from; {@code null} for
+	 * none. Where it answers empty, or there is none, a call takes the scope the blocking
+	 * resolver gave on the thread that called {@code executeMono}, never on the
+	 * subscribing thread.
 	 */
 	public void setReactiveScopeResolver(@Nullable ReactiveIdempotencyScopeResolver reactiveScopeResolver) {
 		this.reactiveScopeResolver = reactiveScopeResolver;
@@ -298,11 +301,13 @@ public class IdempotencyTemplate {
 			Assert.state(reactorPresent, "executeMono needs Reactor (io.projectreactor:reactor-core)");
 			Assert.notNull(callback, "callback must not be null");
 			// Reactor is touched only from here on. A Mono's caller lives in its
-			// context, not on the subscribing thread.
+			// context, else on this thread: never on the subscribing thread.
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
-			ReactiveIdempotencyScopeResolver scopes = (this.scope != null) ? null : (reactive != null) ? reactive
-					: ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
-			return MonoCalls.execute(IdempotencyTemplate.this.executor, scopes,
+			if (reactive == null) {
+				reactive = ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
+			}
+			return MonoCalls.execute(IdempotencyTemplate.this.executor,
+					(this.scope != null) ? null : MonoCalls.scopes(IdempotencyTemplate.this.scopeResolver, reactive),
 					(scope) -> prepare(resultType.getType(), scope), callback);
 		}
 
@@ -355,13 +360,18 @@ public class IdempotencyTemplate {
 	/** Apart, so that the template loads no Reactor class before a Mono call. */
 	private static final class MonoCalls {
 
+		/** The scopes of a call, with what its calling thread answers, asked now. */
+		static Function<ContextView, Mono<String>> scopes(IdempotencyScopeResolver resolver,
+				ReactiveIdempotencyScopeResolver reactive) {
+			CallingThreadScope callingThread = CallingThreadScope.take(resolver, reactive);
+			return (contextView) -> callingThread.or(reactive, contextView);
+		}
+
 		@SuppressWarnings("unchecked")
-		static <T> Mono<T> execute(IdempotencyExecutor executor, @Nullable ReactiveIdempotencyScopeResolver scopes,
+		static <T> Mono<T> execute(IdempotencyExecutor executor, @Nullable Function<ContextView, Mono<String>> scopes,
 				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {
 			return (Mono<T>) Mono.deferContextual((contextView) -> {
-				// An empty answer is a blank scope, which prepare refuses.
-				Mono<String> scope = (scopes != null) ? scopes.resolveScope(contextView).defaultIfEmpty("")
-						: Mono.just("");
+				Mono<String> scope = (scopes != null) ? scopes.apply(contextView) : Mono.just("");
 				return scope.flatMap((resolved) -> {
 					Prepared call = prepare.apply((scopes != null) ? resolved : null);
 					return IdempotencyExecutor.ReactiveCalls.execute(executor, call.policy(), call.key(),

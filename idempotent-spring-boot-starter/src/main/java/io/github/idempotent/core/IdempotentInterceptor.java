@@ -174,8 +174,9 @@ class IdempotentInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Sets the scope resolver of {@code Mono} calls whose annotation names no scope;
-	 * without one, the blocking resolver runs on the subscribing thread.
+	 * Sets the scope resolver of {@code Mono} calls whose annotation names no scope.
+	 * Where it answers empty, or without one, a call has the scope the blocking resolver
+	 * gave on its calling thread at the call, never on the subscribing thread.
 	 */
 	public void setReactiveScopeResolver(ReactiveIdempotencyScopeResolver scopeResolver) {
 		if (this.reactive != null) {

@@ -20,23 +20,35 @@ import io.github.idempotent.store.RecordKey;
 /**
  * Calls of {@code @Idempotent} methods that return a {@code Mono}, or are Kotlin
  * {@code suspend} functions: evaluated on subscription and claimed without blocking. A
- * cancelled caller never cancels a method that has started (docs/guide.md).
+ * cancelled caller never cancels a method that has started (docs/guide.md). A call whose
+ * Reactor context names no caller has the scope of its calling thread at the call
+ * ({@link CallingThreadScope}).
  */
 final class MonoInvocations {
 
 	private final IdempotencyExecutor executor;
 
+	private final IdempotencyScopeResolver callingThreadResolver;
+
 	volatile ReactiveIdempotencyScopeResolver scopeResolver;
 
 	MonoInvocations(IdempotencyExecutor executor, IdempotencyScopeResolver scopeResolver) {
 		this.executor = executor;
+		this.callingThreadResolver = scopeResolver;
 		this.scopeResolver = ReactiveIdempotencyScopeResolver.of(scopeResolver);
 	}
 
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			AsyncListenerFailures.@Nullable Translation listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
-		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocations.get(), call, contextView));
+		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
+		// Here, on the thread that calls the method: never on the one that subscribes.
+		CallingThreadScope callingThread = (operation.scope() != null) ? null
+				: CallingThreadScope.take(this.callingThreadResolver, resolver);
+		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocations.get(), call,
+				(callingThread != null) ? callersScope(resolver, callingThread, contextView, call.handlesMessage())
+						: Mono.fromSupplier(call::scope),
+				contextView));
 		return (listenerFailures != null) ? mono.cast(Object.class).onErrorResume((failure) -> {
 			Mono<Object> answer = Mono.error(listenerFailures.failures().apply(failure));
 			Duration delay = listenerFailures.delayOf(failure);
@@ -54,8 +66,9 @@ final class MonoInvocations {
 			if (handlerCall == null || !handlerCall.handles(invocation.getMethod(), targetClass)) {
 				return Mono.error(IdempotentInterceptor.outsideRequest(operation));
 			}
-			return execute(operation, invocations.get(),
-					InvocationArguments.ofHandler(operation, invocation, handlerCall, beanResolver), contextView);
+			InvocationArguments call = InvocationArguments.ofHandler(operation, invocation, handlerCall, beanResolver);
+			// A handler's caller comes with its request.
+			return execute(operation, invocations.get(), call, Mono.fromSupplier(call::scope), contextView);
 		});
 	}
 
@@ -75,14 +88,11 @@ final class MonoInvocations {
 	}
 
 	private Mono<?> execute(IdempotentOperation operation, MethodInvocation invocation, InvocationArguments call,
-			ContextView contextView) {
+			Mono<String> scope, ContextView contextView) {
 		String key = call.key();
 		if (key == null) {
 			return toMono(proceed(invocation));
 		}
-		// A handler's caller comes with its request.
-		Mono<String> scope = (operation.scope() != null || operation.handler()) ? Mono.fromSupplier(call::scope)
-				: callersScope(contextView, call.handlesMessage());
 		operation.checkKey(this.executor, key);
 		return scope.flatMap((resolvedScope) -> {
 			RecordKey recordKey = this.executor.recordKey(operation.policy().name(), resolvedScope, key);
@@ -91,10 +101,9 @@ final class MonoInvocations {
 		});
 	}
 
-	private Mono<String> callersScope(ContextView contextView, boolean handlesMessage) {
-		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
-		return resolver.resolveScope(contextView)
-			.switchIfEmpty(Mono.error(() -> IdempotentOperation.noScope(resolver, "")))
+	private static Mono<String> callersScope(ReactiveIdempotencyScopeResolver resolver,
+			CallingThreadScope callingThread, ContextView contextView, boolean handlesMessage) {
+		return callingThread.or(resolver, contextView)
 			.onErrorResume(IdempotencyScopeException.class,
 					(ex) -> handlesMessage ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}

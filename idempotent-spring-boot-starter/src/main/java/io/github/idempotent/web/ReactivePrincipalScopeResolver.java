@@ -20,7 +20,10 @@ import io.github.idempotent.core.ReactiveIdempotencyScopeResolver;
 /**
  * The reactive side of {@link PrincipalScopeResolver}: runs the blocking resolver with
  * the caller of the Reactor context ({@link ReactiveSecurityContextHolder}) bound to the
- * thread.
+ * thread, or an anonymous caller for a WebFlux exchange without one. Empty when the
+ * context names no caller: a {@code Mono} method or {@code executeMono} then has the
+ * scope of its calling thread at the call, never that of the thread that subscribes,
+ * which can carry another caller's {@code SecurityContext}.
  */
 public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeResolver {
 
@@ -40,8 +43,8 @@ public class ReactivePrincipalScopeResolver implements ReactiveIdempotencyScopeR
 			.filter((security) -> security.getAuthentication() != null)
 			.contextWrite((downstream) -> downstream.putAll(context))
 			.map(this::resolveWith)
-			.switchIfEmpty(Mono.fromSupplier(() -> context.hasKey(EXCHANGE_CONTEXT_KEY) ? resolveWith(anonymous())
-					: this.resolver.resolveScope()));
+			.switchIfEmpty(Mono.defer(() -> context.hasKey(EXCHANGE_CONTEXT_KEY)
+					? Mono.fromSupplier(() -> resolveWith(anonymous())) : Mono.empty()));
 	}
 
 	private static SecurityContext anonymous() {

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -82,6 +84,30 @@ class IdempotencyTemplateScopeTests {
 				.hasMessageContaining(".scope(...)")
 				.hasMessageContaining("ReactiveSecurityContextHolder.withAuthentication");
 			assertThat(this.charges).hasValue(0);
+		});
+	}
+
+	/**
+	 * Without a caller in its Reactor context, a call is its calling thread's caller's,
+	 * never that of the thread it is subscribed on: here one whose security context is
+	 * bob's. A calling thread without a caller fails on subscription, not at the call.
+	 */
+	@Test
+	void aReactiveCallWithoutAReactiveCallerIsItsCallingThreadsNeverItsSubscribingThreads() {
+		this.runner.run((context) -> {
+			IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+			String key = UUID.randomUUID().toString();
+			Scheduler bobs = Schedulers.fromExecutor(propagating(this.executor, user("bob")));
+			SecurityContextHolder.getContext().setAuthentication(user("bob"));
+			String bob = chargeMono(template, key).subscribeOn(bobs).block(Duration.ofSeconds(10));
+			SecurityContextHolder.getContext().setAuthentication(user("alice"));
+			String alice = chargeMono(template, key).subscribeOn(bobs).block(Duration.ofSeconds(10));
+			assertThat(alice).isNotEqualTo(bob);
+			SecurityContextHolder.clearContext();
+			Mono<String> nobodys = chargeMono(template, key).subscribeOn(bobs);
+			assertThatThrownBy(() -> nobodys.block(Duration.ofSeconds(10)))
+				.isInstanceOf(IdempotencyScopeException.class);
+			assertThat(this.charges).hasValue(2);
 		});
 	}
 

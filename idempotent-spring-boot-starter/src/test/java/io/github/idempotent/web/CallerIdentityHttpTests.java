@@ -17,11 +17,17 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -33,7 +39,10 @@ import org.springframework.core.task.TaskDecorator;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.authority.AuthorityUtils;
+import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
@@ -41,6 +50,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -93,6 +103,27 @@ class CallerIdentityHttpTests {
 		assertThat(alice.statusCode()).isEqualTo(500);
 		assertThat(alice.body()).contains("urn:idempotent:scope-unknown").doesNotContain("Exception");
 		assertThat(ledger).isEmpty();
+	}
+
+	/**
+	 * A {@code Mono} service method takes its caller from the thread that calls it, never
+	 * from the one that subscribes: here a pool thread whose
+	 * {@code SecurityContextHolder} still holds bob (as one left behind by another
+	 * request, or inherited with {@code MODE_INHERITABLETHREADLOCAL}).
+	 */
+	@Test
+	void aMonoSubscribedOnAThreadHoldingAnotherUserIsNeverScopedToThatUser() throws Exception {
+		String key = UUID.randomUUID().toString();
+		HttpResponse<String> bob = post("/mono/pay", "bob", key, "{\"amount\":10}");
+		HttpResponse<String> alice = post("/mono/pay", "alice", key, "{\"amount\":10}");
+		assertThat(bob.body()).contains("\"ranFor\":\"bob\"");
+		assertThat(alice.body()).as(alice.statusCode() + " " + alice.body()).doesNotContain("\"ranFor\":\"bob\"");
+		assertThat(alice.statusCode()).isEqualTo(200);
+		assertThat(alice.body()).contains("\"ranFor\":\"alice\"");
+		// Each caller still gets their own record back.
+		assertThat(post("/mono/pay", "alice", key, "{\"amount\":10}").body()).contains("\"ranFor\":\"alice\"");
+		assertThat(post("/mono/pay", "bob", key, "{\"amount\":10}").body()).contains("\"ranFor\":\"bob\"");
+		assertThat(ledger).containsExactly("mono:bob", "mono:alice");
 	}
 
 	@Test
@@ -247,10 +278,28 @@ class CallerIdentityHttpTests {
 			return CompletableFuture.completedFuture(Map.of("ranFor", user, "orderNo", request.get("orderNo")));
 		}
 
+		@Idempotent(key = "#key", payload = "#request")
+		public Mono<Map<String, Object>> payMono(String key, Map<String, Object> request, String user) {
+			return Mono.fromSupplier(() -> {
+				ledger.add("mono:" + user);
+				return Map.of("ranFor", user, "amount", String.valueOf(request.get("amount")));
+			});
+		}
+
 	}
 
 	@RestController
-	static class Controllers {
+	static class Controllers implements DisposableBean {
+
+		private final ExecutorService bobsThread = Executors.newSingleThreadExecutor();
+
+		/** A thread that other work runs on, its security context bob's. */
+		private final Scheduler bobs = Schedulers.fromExecutor((task) -> this.bobsThread.execute(() -> {
+			SecurityContextHolder.getContext()
+				.setAuthentication(UsernamePasswordAuthenticationToken.authenticated("bob", "n/a",
+						AuthorityUtils.createAuthorityList("ROLE_USER")));
+			task.run();
+		}));
 
 		private final PaymentService payments;
 
@@ -262,6 +311,17 @@ class CallerIdentityHttpTests {
 		CompletableFuture<Map<String, Object>> asyncPay(@RequestBody Map<String, Object> request,
 				java.security.Principal principal) {
 			return this.payments.pay(request, principal.getName());
+		}
+
+		@PostMapping("/mono/pay")
+		Mono<Map<String, Object>> monoPay(@RequestHeader("Idempotency-Key") String key,
+				@RequestBody Map<String, Object> request, java.security.Principal principal) {
+			return this.payments.payMono(key, request, principal.getName()).subscribeOn(this.bobs);
+		}
+
+		@Override
+		public void destroy() {
+			this.bobsThread.shutdownNow();
 		}
 
 		@PostMapping("/pay")
