@@ -375,6 +375,41 @@ class LeaseWatchdogTests {
 		}
 	}
 
+	@Test
+	void aShortLeaseWhoseRenewalIsUnansweredIsRenewedAgainBeforeItExpiresWhileLongerLeasesAreWatched()
+			throws Exception {
+		// The next tick is set for the earliest lease due, here the short lease's
+		// unanswered renewal, not for the long leases due in 20 and 40 s: else its retry
+		// would come after it expired and a duplicate could take over the running call.
+		CountDownLatch answer = new CountDownLatch(1);
+		AtomicReference<LeaseWatchdog.Lease> shortLease = new AtomicReference<>();
+		AtomicReference<Boolean> heldWhenRetried = new AtomicReference<>();
+		AtomicInteger answers = new AtomicInteger();
+		ScriptedStore scripted = new ScriptedStore(() -> {
+			if (answers.incrementAndGet() == 1) {
+				// The store never answers the first renewal within the test.
+				answer.await(20, TimeUnit.SECONDS);
+			}
+			else {
+				heldWhenRetried.compareAndSet(null, shortLease.get().isHeld(System.nanoTime()));
+			}
+			return true;
+		});
+		LeaseWatchdog watchdog = watchdog(scripted);
+		try {
+			// A 4.5 s lease: renewed after 1.5 s, retried 1.5 s later, expires at 4.5 s.
+			watchdog.watch(call(Duration.ofMinutes(1), Duration.ofMinutes(10)), "long");
+			shortLease.set(watchdog.watch(call(Duration.ofMillis(4500), Duration.ofMinutes(10)), "short"));
+			watchdog.watch(call(Duration.ofMinutes(2), Duration.ofMinutes(10)), "longer");
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> heldWhenRetried.get() != null || !shortLease.get().isHeld(System.nanoTime()));
+			assertThat(heldWhenRetried).hasValue(true);
+		}
+		finally {
+			answer.countDown();
+		}
+	}
+
 	private LeaseWatchdog watchdog(IdempotencyStore store) {
 		return new LeaseWatchdog(store, this.scheduler, this.renewals);
 	}
