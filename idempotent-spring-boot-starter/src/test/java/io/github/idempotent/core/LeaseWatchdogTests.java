@@ -397,9 +397,10 @@ class LeaseWatchdogTests {
 		});
 		LeaseWatchdog watchdog = watchdog(scripted);
 		try {
-			// A 4.5 s lease: renewed after 1.5 s, retried 1.5 s later, expires at 4.5 s.
+			// A 9 s lease: renewed after 3 s, retried 3 s later, expires at 9 s (3 s to
+			// spare on a busy machine).
 			watchdog.watch(call(Duration.ofMinutes(1), Duration.ofMinutes(10)), "long");
-			shortLease.set(watchdog.watch(call(Duration.ofMillis(4500), Duration.ofMinutes(10)), "short"));
+			shortLease.set(watchdog.watch(call(Duration.ofSeconds(9), Duration.ofMinutes(10)), "short"));
 			watchdog.watch(call(Duration.ofMinutes(2), Duration.ofMinutes(10)), "longer");
 			await().atMost(Duration.ofSeconds(20))
 				.until(() -> heldWhenRetried.get() != null || !shortLease.get().isHeld(System.nanoTime()));
