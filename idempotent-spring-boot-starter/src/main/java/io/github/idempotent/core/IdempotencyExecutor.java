@@ -29,6 +29,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 import io.github.idempotent.annotation.Idempotent;
 import io.github.idempotent.observation.IdempotencyObservationConvention;
@@ -79,11 +80,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private volatile @Nullable CallObservations observations;
 
-	private Supplier<ResultCodec> codec = () -> new JacksonResultCodec(new JsonMapper(), List.of());
-
-	private @Nullable ConfigurableBeanFactory beanFactory;
-
-	private volatile @Nullable IdempotentOperationSource operations;
+	private volatile IdempotentOperationSource operations;
 
 	/** An executor with its own watchdog and renewal threads, stopped by close. */
 	public IdempotencyExecutor(IdempotencyStore store, FailureMode failureMode, long maxResultSize,
@@ -108,6 +105,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.threads = threads;
 		this.protocol = new IdempotencyProtocol(new StoreAccess(store, threads), threads, failureMode, maxResultSize);
 		this.observer = IdempotencyObserver.failSafe(observer);
+		this.operations = new IdempotentOperationSource(this,
+				SingletonSupplier.of(() -> new JacksonResultCodec(new JsonMapper(), List.of())), null);
 	}
 
 	/**
@@ -127,13 +126,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	/**
 	 * How {@code @Idempotent} methods are read: return types checked against the codec,
-	 * asked for at the first method read (the codec's converters may need this executor),
+	 * asked for when a method is read (the codec's converters may need this executor),
 	 * placeholders resolved by {@code beanFactory}. Set before any is read.
 	 */
 	public void setOperationParsing(Supplier<ResultCodec> codec, @Nullable ConfigurableBeanFactory beanFactory) {
-		Assert.state(this.operations == null, "@Idempotent methods were read already");
-		this.codec = codec;
-		this.beanFactory = beanFactory;
+		Assert.state(this.operations.operationNames().isEmpty(), "@Idempotent methods were read already");
+		this.operations = new IdempotentOperationSource(this, codec, beanFactory);
 	}
 
 	/**
@@ -142,7 +140,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * annotated.
 	 */
 	public @Nullable IdempotentOperation operation(Method method, @Nullable Class<?> targetClass) {
-		return operations().get(method, targetClass);
+		return this.operations.get(method, targetClass);
 	}
 
 	/**
@@ -151,26 +149,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * name.
 	 */
 	public IdempotentOperation routedOperation(Method method, Class<?> targetClass, Idempotent settings) {
-		return operations().routed(method, targetClass, settings);
+		return this.operations.routed(method, targetClass, settings);
 	}
 
 	/** Names of the operations read so far, annotated and routed. */
 	public Set<String> operationNames() {
-		return operations().operationNames();
+		return this.operations.operationNames();
 	}
 
 	IdempotentOperationSource operations() {
-		IdempotentOperationSource operations = this.operations;
-		if (operations == null) {
-			synchronized (this) {
-				operations = this.operations;
-				if (operations == null) {
-					operations = new IdempotentOperationSource(this, this.codec.get(), this.beanFactory);
-					this.operations = operations;
-				}
-			}
-		}
-		return operations;
+		return this.operations;
 	}
 
 	public IdempotencyStore getStore() {

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -49,7 +50,9 @@ final class IdempotentOperationSource {
 
 	private final IdempotencyExecutor executor;
 
-	private final ResultCodec codec;
+	// Asked at each method read, not before: the codec's converters may need the
+	// executor.
+	private final Supplier<ResultCodec> codec;
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
 
@@ -57,12 +60,12 @@ final class IdempotentOperationSource {
 	 * A source whose operations take the settings they name none of ({@code ttl},
 	 * {@code lease}, ...) from {@code executor}.
 	 */
-	IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
+	IdempotentOperationSource(IdempotencyExecutor executor, Supplier<ResultCodec> codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
 		this(executor, codec, beanFactory, new DefaultParameterNameDiscoverer());
 	}
 
-	IdempotentOperationSource(IdempotencyExecutor executor, ResultCodec codec,
+	IdempotentOperationSource(IdempotencyExecutor executor, Supplier<ResultCodec> codec,
 			@Nullable ConfigurableBeanFactory beanFactory, ParameterNameDiscoverer parameterNames) {
 		this.parameterNames = parameterNames;
 		this.executor = executor;
@@ -163,7 +166,7 @@ final class IdempotentOperationSource {
 		IdempotentOperation.Kind kind = OperationValidation.kind(method, returnType);
 		ResolvableType valueType = OperationValidation.valueType(method, targetClass, returnType, kind);
 		OperationValidation.checkValueType(where, valueType);
-		ResultCodec.Binding binding = this.codec.bind(valueType);
+		ResultCodec.Binding binding = this.codec.get().bind(valueType);
 		OperationValidation.checkDuplicateHandling(where, method, kind, annotation.onDuplicate());
 		boolean handler = OperationValidation.isHandler(method);
 		ReleasedStatuses releaseOnStatus = releaseOnStatus(where, annotation.releaseOnStatus(), handler);

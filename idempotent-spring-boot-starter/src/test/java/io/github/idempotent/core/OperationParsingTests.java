@@ -173,7 +173,7 @@ class OperationParsingTests {
 		IdempotentOperationSource withoutNames = new IdempotentOperationSource(
 				new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED, 1024,
 						IdempotencyObserver.NONE),
-				new JacksonResultCodec(new JsonMapper()), null, new ParameterNameDiscoverer() {
+				() -> new JacksonResultCodec(new JsonMapper()), null, new ParameterNameDiscoverer() {
 
 					@Override
 					public String @Nullable [] getParameterNames(Method method) {
