@@ -1,20 +1,60 @@
 package io.github.idempotent.core;
 
+import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
 import io.github.idempotent.store.ClaimResult;
 
 /**
- * The protocol for a method that returns on the calling thread: claims and runs there,
- * sleeping between claims while a duplicate is in progress.
+ * The protocol for a method that returns on the calling thread: claims there, sleeping
+ * between claims while a duplicate is in progress, then holds what the method runs under
+ * (the owner's hold, its context, the observation's scope) until the caller reports how
+ * the method ended and closes the call.
  */
-final class BlockingCall {
+final class BlockingCall implements IdempotencyExecutor.Admission {
 
-	private BlockingCall() {
+	private final CallObservations.@Nullable Call observed;
+
+	private final Observation.@Nullable Scope observing;
+
+	private final boolean answered;
+
+	private final @Nullable Object answer;
+
+	// Null once the outcome is reported; the owner's hold only if this call owns the key.
+	private IdempotencyContext.@Nullable Scope context;
+
+	private @Nullable OwnerHandle owner;
+
+	private @Nullable Throwable failure;
+
+	private BlockingCall(CallObservations.@Nullable Call observed, Observation.@Nullable Scope observing,
+			@Nullable Object answer, IdempotencyContext.@Nullable Scope context, @Nullable OwnerHandle owner) {
+		this.observed = observed;
+		this.observing = observing;
+		this.answered = context == null;
+		this.answer = answer;
+		this.context = context;
+		this.owner = owner;
 	}
 
-	static @Nullable Object execute(IdempotencyProtocol protocol, ProtocolCall call,
-			IdempotencyExecutor.Invocation invocation) throws Throwable {
+	static BlockingCall admit(IdempotencyProtocol protocol, ProtocolCall call, CallObservations.@Nullable Call observed)
+			throws Throwable {
+		Observation.Scope observing = (observed != null) ? observed.observation.openScope() : null;
+		try {
+			return claim(protocol, call, observed, observing);
+		}
+		catch (Throwable ex) {
+			if (observing != null) {
+				observing.close();
+			}
+			CallObservations.stop(observed, ex);
+			throw ex;
+		}
+	}
+
+	private static BlockingCall claim(IdempotencyProtocol protocol, ProtocolCall call,
+			CallObservations.@Nullable Call observed, Observation.@Nullable Scope observing) throws Throwable {
 		ClaimResult claim;
 		try {
 			claim = protocol.store.claim(call);
@@ -26,22 +66,19 @@ final class BlockingCall {
 			}
 			// No context: an enclosing call's must not tell this unprotected one that it
 			// is a first attempt.
-			try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
-				return invocation.proceed();
-			}
+			return new BlockingCall(observed, observing, null, IdempotencyContext.unbind(), null);
 		}
 		while (true) {
 			ClaimDecision decision = protocol.decide(call, claim);
 			if (decision instanceof ClaimDecision.Run run) {
-				return runAsOwner(protocol, call, run, invocation);
+				return new BlockingCall(observed, observing, null, protocol.bindOwner(call, run.acquired()),
+						run.owner());
 			}
 			if (decision instanceof ClaimDecision.Answer answer) {
-				return answer.value();
+				return new BlockingCall(observed, observing, answer.value(), null, null);
 			}
 			if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
-				try (IdempotencyContext.Scope scope = IdempotencyContext.bind(duplicate.context())) {
-					return invocation.proceed();
-				}
+				return new BlockingCall(observed, observing, null, IdempotencyContext.bind(duplicate.context()), null);
 			}
 			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
@@ -60,18 +97,75 @@ final class BlockingCall {
 		}
 	}
 
-	private static @Nullable Object runAsOwner(IdempotencyProtocol protocol, ProtocolCall call, ClaimDecision.Run run,
-			IdempotencyExecutor.Invocation invocation) throws Throwable {
+	/** Runs {@code invocation} unless the call is answered, and reports how it ended. */
+	@Nullable Object run(IdempotencyExecutor.Invocation invocation) throws Throwable {
+		if (this.answered) {
+			return this.answer;
+		}
 		Object result;
-		try (IdempotencyContext.Scope scope = protocol.bindOwner(call, run.acquired())) {
+		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			run.owner().release(ex);
+			failed(ex);
 			throw ex;
 		}
-		run.owner().complete(result);
+		returned(result);
 		return result;
+	}
+
+	@Override
+	public boolean isAnswered() {
+		return this.answered;
+	}
+
+	@Override
+	public @Nullable Object answer() {
+		return this.answer;
+	}
+
+	@Override
+	public void returned(@Nullable Object result) {
+		OwnerHandle owner = unbind();
+		if (owner != null) {
+			owner.complete(result);
+		}
+	}
+
+	@Override
+	public void failed(Throwable failure) {
+		this.failure = failure;
+		OwnerHandle owner = unbind();
+		if (owner != null) {
+			owner.release(failure);
+		}
+	}
+
+	// The method's context ends before its outcome is stored.
+	private @Nullable OwnerHandle unbind() {
+		if (this.context == null) {
+			if (this.answered) {
+				throw new IllegalStateException("The call was answered: there is no outcome to report");
+			}
+			throw new IllegalStateException("The call's outcome was reported already");
+		}
+		this.context.close();
+		this.context = null;
+		OwnerHandle owner = this.owner;
+		this.owner = null;
+		return owner;
+	}
+
+	@Override
+	public void close() {
+		if (this.context != null) {
+			// The caller left without an outcome: the key must not wait for its lease.
+			failed(new IllegalStateException("The call was closed before its method's outcome was reported"));
+		}
+		if (this.observing != null) {
+			this.observing.close();
+		}
+		CallObservations.stop(this.observed, this.failure);
 	}
 
 }

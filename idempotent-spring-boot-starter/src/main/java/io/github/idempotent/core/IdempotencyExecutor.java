@@ -183,21 +183,29 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * {@link #execute}; with a {@code capture}, the caller records the outcome itself (an
 	 * HTTP response as written) and writes replays: the answer is put into the capture.
 	 */
-	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
+		try (BlockingCall call = admitCall(policy, clientKey, key, fingerprint, capture)) {
+			return call.run(invocation);
+		}
+	}
+
+	/**
+	 * Claims the key for a method the caller runs itself on this thread, waiting while a
+	 * duplicate is in progress; throws the refusals {@link #execute} throws. The caller
+	 * runs the method unless the call {@link Admission#isAnswered is answered}, reports
+	 * how it ended and closes the call, on this thread.
+	 */
+	public Admission admit(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			@Nullable ResponseCapture capture) throws Throwable {
+		return admitCall(policy, clientKey, key, fingerprint, capture);
+	}
+
+	private BlockingCall admitCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			@Nullable ResponseCapture capture) throws Throwable {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
-		Throwable failure = null;
-		try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
-			return BlockingCall.execute(this.protocol,
-					call(policy, clientKey, key, fingerprint, observed, capture, true), invocation);
-		}
-		catch (Throwable ex) {
-			failure = ex;
-			throw ex;
-		}
-		finally {
-			CallObservations.stop(observed, failure);
-		}
+		return BlockingCall.admit(this.protocol, call(policy, clientKey, key, fingerprint, observed, capture, true),
+				observed);
 	}
 
 	/** Told to the executor's observer, then to the observation. */
@@ -445,6 +453,30 @@ public class IdempotencyExecutor implements AutoCloseable {
 		public Fingerprint fingerprint() {
 			return new Fingerprint(BASE64.encodeToString(this.result.get()));
 		}
+
+	}
+
+	/**
+	 * A call {@link #admit admitted} on the calling thread: answered (the stored result,
+	 * or {@code null} for a skipped duplicate or a replay put into the capture), or for
+	 * the caller to run, report and close, in a try-with-resources around the method.
+	 */
+	public interface Admission extends AutoCloseable {
+
+		/** Whether the method must not run: {@link #answer} is the call's result. */
+		boolean isAnswered();
+
+		@Nullable Object answer();
+
+		/** Stores the method's result, or hands the hold to the capture. */
+		void returned(@Nullable Object result);
+
+		/** Releases the key, or stores {@code failure} when {@code cacheFor} lists it. */
+		void failed(Throwable failure);
+
+		/** Ends the call; one whose outcome was not reported releases its key. */
+		@Override
+		void close();
 
 	}
 

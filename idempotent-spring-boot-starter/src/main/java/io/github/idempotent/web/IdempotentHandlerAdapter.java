@@ -42,6 +42,7 @@ import io.github.idempotent.core.IdempotentOperation;
 import io.github.idempotent.core.IdempotencyRequestTooLargeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
 import io.github.idempotent.core.IdempotencyExecutor;
+import io.github.idempotent.core.IdempotencyExecutor.Admission;
 import io.github.idempotent.core.IdempotencyExecutor.ResponseCapture;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
@@ -99,22 +100,12 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 						() -> delegate().handle(request, response, handler)), async, recording);
 			}
 			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
-			Exception[] afterReturn = new Exception[1];
-			Object result = this.executor.execute(operation.policy(), key, recordKey, fingerprint, () -> {
-				try {
-					return delegate().handle(request, response, handler);
-				}
-				catch (HttpMediaTypeNotAcceptableException | HttpMessageNotWritableException ex) {
-					// The handler returned, its response could not be written: it ran.
-					recording.unrecordable("its response could not be written (" + ex.getMessage() + ")");
-					afterReturn[0] = ex;
-					return null;
-				}
-			}, capture);
-			if (afterReturn[0] != null) {
-				throw afterReturn[0];
+			ModelAndView view;
+			try (Admission call = this.executor.admit(operation.policy(), key, recordKey, fingerprint, capture)) {
+				view = call.isAnswered() ? (ModelAndView) call.answer()
+						: handle(call, request, response, method, recording);
 			}
-			return returned((ModelAndView) result, async, recording);
+			return returned(view, async, recording);
 		}
 		catch (Throwable ex) {
 			recording.passThrough();
@@ -123,6 +114,26 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			ReflectionUtils.rethrowException(ex);
 			return null;
 		}
+	}
+
+	private @Nullable ModelAndView handle(Admission call, HttpServletRequest request, HttpServletResponse response,
+			HandlerMethod handler, RecordingServletResponse recording) throws Throwable {
+		ModelAndView view;
+		try {
+			view = delegate().handle(request, response, handler);
+		}
+		catch (HttpMediaTypeNotAcceptableException | HttpMessageNotWritableException ex) {
+			// The handler returned, its response could not be written: it ran.
+			recording.unrecordable("its response could not be written (" + ex.getMessage() + ")");
+			call.returned(null);
+			throw ex;
+		}
+		catch (Throwable ex) {
+			call.failed(ex);
+			throw ex;
+		}
+		call.returned(view);
+		return view;
 	}
 
 	// Marked as the call returns, so that a postHandle sees it; not a future or a Mono,

@@ -236,6 +236,36 @@ class IdempotencyExecutorTests {
 		assertThat(executed).hasValue(1);
 	}
 
+	@Test
+	void anAdmittedCallRunsOnceAndItsDuplicateIsAnsweredWithTheStoredResult() throws Throwable {
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = policy(Duration.ofSeconds(30));
+		RecordKey key = new RecordKey("test:admitted");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		try (IdempotencyExecutor.Admission call = this.executor.admit(policy, "k", key, fingerprint, null)) {
+			assertThat(call.isAnswered()).isFalse();
+			assertThat(IdempotencyContext.current())
+				.hasValueSatisfying((context) -> assertThat(context.getKey()).isEqualTo("k"));
+			call.returned("ran once");
+			assertThat(IdempotencyContext.current()).isEmpty();
+		}
+		try (IdempotencyExecutor.Admission duplicate = this.executor.admit(policy, "k", key, fingerprint, null)) {
+			assertThat(duplicate.isAnswered()).isTrue();
+			assertThat(duplicate.answer()).isEqualTo("ran once");
+			assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> duplicate.returned("again"));
+		}
+	}
+
+	@Test
+	void anAdmittedCallClosedWithoutItsOutcomeLetsItsKeyGoAtOnce() throws Throwable {
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, this.observer);
+		IdempotencyPolicy policy = policy(Duration.ofMinutes(10));
+		RecordKey key = new RecordKey("test:abandoned");
+		Fingerprint fingerprint = new Fingerprint("fp");
+		this.executor.admit(policy, "k", key, fingerprint, null).close();
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "retry ran")).isEqualTo("retry ran");
+	}
+
 	private static IdempotencyPolicy policy(Duration lease) {
 		return new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO, Duration.ofSeconds(1),
 				List.of(), codec());
