@@ -30,18 +30,12 @@ final class ClaimToken {
 
 	static int attempt(String token) {
 		Matcher matcher = ATTEMPT.matcher(token);
-		try {
-			return matcher.find() ? Math.max(1, Integer.parseInt(matcher.group(1))) : 1;
-		}
-		catch (NumberFormatException ex) {
-			return 1;
-		}
+		return matcher.find() ? (int) Math.max(1, Math.min(Integer.MAX_VALUE, Long.parseLong(matcher.group(1)))) : 1;
 	}
 
 	/** The attempt that takes over the call that claimed with {@code token}. */
 	static int next(String token) {
-		int attempt = attempt(token);
-		return (attempt < Integer.MAX_VALUE) ? attempt + 1 : attempt;
+		return (int) Math.min(Integer.MAX_VALUE, attempt(token) + 1L);
 	}
 
 }

@@ -8,8 +8,6 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.jspecify.annotations.Nullable;
-
 import org.springframework.util.Assert;
 
 /**
@@ -19,57 +17,29 @@ import org.springframework.util.Assert;
 public enum JdbcDialect {
 
 	/** H2 2.x; {@code CURRENT_TIMESTAMP} is fixed for a transaction. */
-	H2("h2", "DELETE FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE + " FETCH FIRST ? ROWS ONLY", null, null,
-			"CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
+	H2("h2", "CURRENT_TIMESTAMP", "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)",
 			"DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)", "INSERT", ""),
 
 	/**
 	 * PostgreSQL: {@code statement_timestamp()}, and a claim with {@code ON CONFLICT DO
 	 * NOTHING}, so that a duplicate does not abort the surrounding transaction.
 	 */
-	POSTGRESQL("postgresql", """
-			DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (SELECT idempotency_key FROM %TABLE_NAME%
-			WHERE %PURGEABLE% LIMIT ? FOR UPDATE SKIP LOCKED)""".replace("%PURGEABLE%", JdbcDialect.PURGEABLE), null,
-			JdbcDialect.POSTGRESQL_CLAIM, "statement_timestamp()",
+	POSTGRESQL("postgresql", "statement_timestamp()",
 			"statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 millisecond'",
 			"CAST(FLOOR(EXTRACT(EPOCH FROM (expires_at - statement_timestamp())) * 1000) AS BIGINT)", "INSERT",
 			" ON CONFLICT (idempotency_key) DO NOTHING"),
 
 	/**
-	 * MySQL 8.0+ and MariaDB 10.6+, {@code expires_at} in UTC. The purge locks a batch,
-	 * skipping locked rows, then deletes it by key: a plain {@code DELETE ... LIMIT}
-	 * deadlocks with claims. {@code INSERT IGNORE} answers a duplicate with a row count.
+	 * MySQL 8.0+ and MariaDB 10.6+, {@code expires_at} in UTC. {@code INSERT IGNORE}
+	 * answers a duplicate with a row count.
 	 */
-	MYSQL("mysql",
-			// By key only: a condition on expires_at could wait on another purge's rows.
-			"DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)",
-			"SELECT idempotency_key FROM %TABLE_NAME% WHERE " + JdbcDialect.PURGEABLE
-					+ " LIMIT ? FOR UPDATE SKIP LOCKED",
-			null, "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
+	MYSQL("mysql", "UTC_TIMESTAMP(6)", "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))",
 			"(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000)", "INSERT IGNORE", "");
-
-	// PostgreSQL's claim in one round trip: the placeholder inserted, or the row there
-	// and whether another transaction wrote or locked it (xmax): the statement's snapshot
-	// may miss what a transaction it waited for committed; the claim then reads it again.
-	private static final String POSTGRESQL_CLAIM = """
-			WITH inserted AS (
-			INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
-			VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%) ON CONFLICT (idempotency_key) DO NOTHING
-			RETURNING 1)
-			SELECT 1 AS inserted, NULL AS state, NULL AS owner_token, NULL AS fingerprint, NULL AS result,
-			0 AS millis_left, 0 AS expired, 0 AS touched FROM inserted
-			UNION ALL
-			SELECT 0, state, owner_token, fingerprint, result, %MILLIS_LEFT%,
-			CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END, CASE WHEN xmax::text = '0' THEN 0 ELSE 1 END
-			FROM %TABLE_NAME% WHERE idempotency_key = ? AND NOT EXISTS (SELECT 1 FROM inserted)""";
 
 	static final String LIQUIBASE_CHANGELOG = "io/github/idempotent/store/jdbc/liquibase/changelog.xml";
 
 	private static final Pattern SHIPPED_NAMES = Pattern
 		.compile("\\b" + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "(?:_(\\w+))?\\b");
-
-	/** The first condition keeps the range scan on the {@code expires_at} index. */
-	private static final String PURGEABLE = "expires_at < %NOW% AND (state = 'C' OR expires_at < %NOW_PLUS_MILLIS%)";
 
 	/** What {@link #sql} replaces by the fragments of a dialect, in their order. */
 	private static final String[] PLACEHOLDERS = { "%NOW%", "%NOW_PLUS_MILLIS%", "%MILLIS_LEFT%", "%CLAIM_INSERT%",
@@ -79,22 +49,9 @@ public enum JdbcDialect {
 
 	private final String[] fragments;
 
-	/** One statement, or (MySQL) the DELETE by key after {@link #purgeLock}. */
-	final String purge;
-
-	/** {@code null} for a one-statement purge. */
-	final @Nullable String purgeLock;
-
-	/** The claim as one query, or {@code null} where it is an INSERT and a SELECT. */
-	final @Nullable String claim;
-
-	JdbcDialect(String platform, String purge, @Nullable String purgeLock, @Nullable String claim,
-			String... fragments) {
+	JdbcDialect(String platform, String... fragments) {
 		this.platform = platform;
 		this.fragments = fragments;
-		this.purge = purge;
-		this.purgeLock = purgeLock;
-		this.claim = claim;
 	}
 
 	/** Platform name of the schema script, as in {@code schema-{platform}.sql}. */
@@ -154,10 +111,10 @@ public enum JdbcDialect {
 				+ "': the JDBC store supports H2, PostgreSQL, MySQL and MariaDB");
 	}
 
-	/** {@code template} for this database and table; {@code null} for {@code null}. */
-	@Nullable String sql(@Nullable String template, String tableName) {
-		String sql = (template != null) ? template.replace("%TABLE_NAME%", tableName) : null;
-		for (int i = 0; sql != null && i < PLACEHOLDERS.length; i++) {
+	/** {@code template} for this database and table. */
+	String sql(String template, String tableName) {
+		String sql = template.replace("%TABLE_NAME%", tableName);
+		for (int i = 0; i < PLACEHOLDERS.length; i++) {
 			sql = sql.replace(PLACEHOLDERS[i], this.fragments[i]);
 		}
 		return sql;

@@ -334,7 +334,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private record ClaimRow(boolean inserted, @Nullable Row row) {
 	}
 
-	/** A row of the table as the {@code select} statement reads it. */
 	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
 			long millisLeft, boolean expired) {
 
@@ -367,31 +366,23 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		}
 	}
 
-	private boolean any(String count, Object... args) {
-		Integer rows = this.jdbc.queryForObject(count, Integer.class, args);
-		return rows != null && rows > 0;
-	}
-
 	@Override
 	public Optional<IdempotencyRecord> inspect(RecordKey key) {
 		Row row = select(key.value());
-		return (row == null || row.expired() || row.tombstone()) ? Optional.empty()
-				: Optional.of(record(key, row.token(), row.fingerprint(), row.millisLeft(),
-						row.completed() ? new StoredResult(row.result()) : null));
+		return (row == null || row.expired() || row.tombstone()) ? Optional.empty() : Optional.of(record(key, row));
 	}
 
-	/** In progress when {@code result} is {@code null}. */
-	private static IdempotencyRecord record(RecordKey key, String token, @Nullable String fingerprint, long millisLeft,
-			@Nullable StoredResult result) {
-		Duration expiresIn = Duration.ofMillis(Math.max(0, millisLeft));
-		Fingerprint stored = fingerprintOf(fingerprint);
+	private static IdempotencyRecord record(RecordKey key, Row row) {
+		Duration expiresIn = Duration.ofMillis(Math.max(0, row.millisLeft()));
+		Fingerprint stored = fingerprintOf(row.fingerprint());
 		if (stored == null) {
 			return IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT, expiresIn);
 		}
-		return (result != null)
-				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn, result)
-				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored, OwnerToken.claimedAt(token),
-						expiresIn, null);
+		return row.completed()
+				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn,
+						new StoredResult(row.result()))
+				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored,
+						OwnerToken.claimedAt(row.token()), expiresIn, null);
 	}
 
 	/** Keyset pages on the in-progress index; the age, in the token, filtered here. */
@@ -406,8 +397,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			String key = rs.getString(1);
 			examined.add(key);
 			if (key.startsWith(prefix)) {
-				IdempotencyRecord record = record(new RecordKey(key), rs.getString(2), rs.getString(3), rs.getLong(4),
-						null);
+				IdempotencyRecord record = record(new RecordKey(key), Row.read(rs, 2));
 				Duration age = record.age(now);
 				if (age == null || age.compareTo(olderThan) >= 0) {
 					records.add(record);
@@ -433,8 +423,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	}
 
 	private Deletion deleteWhere(String deleteSql, RecordKey key, Deletion kept) {
-		return this.ownTransaction.run(() -> (this.jdbc.update(deleteSql, key.value()) > 0) ? Deletion.DELETED
-				: any(this.sql.recordExists, key.value()) ? kept : Deletion.NONE);
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(deleteSql, key.value()) > 0) {
+				return Deletion.DELETED;
+			}
+			Row row = select(key.value());
+			return (row == null || row.tombstone()) ? Deletion.NONE : kept;
+		});
 	}
 
 	@Override
@@ -468,15 +463,21 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	public boolean release(RecordKey key, String token) {
 		String statement = (ClaimToken.attempt(token) > 1) ? this.sql.releaseTakeover : this.sql.release;
 		return this.ownTransaction
-			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || !any(this.sql.exists, key.value()));
+			.run(() -> this.jdbc.update(statement, key.value(), token) == 1 || select(key.value()) == null);
 	}
 
 	@Override
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		long leaseMillis = millis(lease);
-		return this.ownTransaction.run(() -> this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1
-				|| any(this.sql.completedBy, key.value(), token) || (!any(this.sql.exists, key.value())
-						&& inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis)));
+		return this.ownTransaction.run(() -> {
+			if (this.jdbc.update(this.sql.renew, leaseMillis, key.value(), token) == 1) {
+				return true;
+			}
+			// A completion whose reply was lost landed: the row is still its owner's.
+			Row row = select(key.value());
+			return (row != null) ? row.completed() && token.equals(row.token())
+					: inserted(this.sql.insert, key.value(), token, fingerprint.value(), leaseMillis);
+		});
 	}
 
 	/**
@@ -534,16 +535,39 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	/** Every SQL statement of the store, for its table and {@link JdbcDialect}. */
 	final class Statements {
 
+		// Only a take-over writes another token: one that still holds, even past the
+		// lease, proves nobody else ran.
+		private static final String OWNED = " WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'";
+
+		// Expired by the take-over's own comparison, not the milliseconds left: a row
+		// with under 1 ms left reads as 0 yet is not taken over; the claim would loop.
+		private static final String ROW = "state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left, "
+				+ "CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired";
+
+		// The first condition keeps the range scan on the expires_at index.
+		private static final String PURGEABLE = " WHERE expires_at < %NOW% AND (state = 'C' OR expires_at < "
+				+ "%NOW_PLUS_MILLIS%)";
+
+		private static final String PURGE_BATCH = "SELECT idempotency_key FROM %TABLE_NAME%" + PURGEABLE
+				+ " LIMIT ? FOR UPDATE SKIP LOCKED";
+
 		final String insert = sql("""
 				%CLAIM_INSERT% INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, expires_at)
 				VALUES (?, 'P', ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""");
 
-		// Expired by the take-over's own comparison, not the milliseconds left: a row
-		// with under 1 ms left reads as 0 yet is not taken over; the claim would loop.
-		final String select = sql("""
-				SELECT state, owner_token, fingerprint, result, %MILLIS_LEFT% AS millis_left,
-				CASE WHEN expires_at <= %NOW% THEN 1 ELSE 0 END AS expired
-				FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+		final String select = sql("SELECT " + ROW + " FROM %TABLE_NAME% WHERE idempotency_key = ?");
+
+		// PostgreSQL's claim in one round trip: the placeholder inserted, or the row
+		// there
+		// and whether another transaction wrote or locked it (xmax): the statement's
+		// snapshot may miss what a transaction it waited for committed, so it is read
+		// again.
+		final @Nullable String claim = (JdbcIdempotencyStore.this.dialect != JdbcDialect.POSTGRESQL) ? null
+				: "WITH inserted AS (" + this.insert + " RETURNING 1) "
+						+ "SELECT 1 AS inserted, NULL AS state, NULL AS owner_token, NULL AS fingerprint, NULL AS result, "
+						+ "0 AS millis_left, 0 AS expired, 0 AS touched FROM inserted UNION ALL SELECT 0, "
+						+ sql(ROW + ", CASE WHEN xmax::text = '0' THEN 0 ELSE 1 END FROM %TABLE_NAME% "
+								+ "WHERE idempotency_key = ? AND NOT EXISTS (SELECT 1 FROM inserted)");
 
 		// A tombstone (state D) is taken over like an expired row, whatever its expiry.
 		final String takeOver = sql("""
@@ -551,41 +575,28 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				expires_at = %NOW_PLUS_MILLIS%
 				WHERE idempotency_key = ? AND owner_token = ? AND (expires_at <= %NOW% OR state = 'D')""");
 
-		// Only a take-over writes another token: one that still holds, even past the
-		// lease, proves nobody else ran.
-		final String complete = sql("""
-				UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%
-				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+		final String complete = sql(
+				"UPDATE %TABLE_NAME% SET state = 'C', result = ?, expires_at = %NOW_PLUS_MILLIS%" + OWNED);
 
 		// A concurrent claim makes this INSERT lose like any other.
 		final String insertCompleted = sql("""
 				INSERT INTO %TABLE_NAME% (idempotency_key, state, owner_token, fingerprint, result, expires_at)
 				VALUES (?, 'C', ?, ?, ?, %NOW_PLUS_MILLIS%)%INSERT_SUFFIX%""");
 
-		final String release = sql("""
-				DELETE FROM %TABLE_NAME%
-				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+		final String release = sql("DELETE FROM %TABLE_NAME%" + OWNED);
 
 		// A tombstone, so that the next claim knows it takes over an unfinished call.
-		final String releaseTakeover = sql("""
-				UPDATE %TABLE_NAME% SET state = 'D'
-				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+		final String releaseTakeover = sql("UPDATE %TABLE_NAME% SET state = 'D'" + OWNED);
 
-		final String renew = sql("""
-				UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%
-				WHERE idempotency_key = ? AND owner_token = ? AND state = 'P'""");
+		final String renew = sql("UPDATE %TABLE_NAME% SET expires_at = %NOW_PLUS_MILLIS%" + OWNED);
 
-		final String version = sql("""
-				SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+		final String version = sql("SELECT state, owner_token, expires_at FROM %TABLE_NAME% WHERE idempotency_key = ?");
 
 		// The state is a literal, for PostgreSQL to match the partial index's predicate.
-		final String inProgress = sql("""
-				SELECT idempotency_key, owner_token, fingerprint, %MILLIS_LEFT% AS millis_left
-				FROM %TABLE_NAME% WHERE state = 'P' AND idempotency_key > ? AND expires_at > %NOW%
-				ORDER BY idempotency_key LIMIT ?""");
+		final String inProgress = sql("SELECT idempotency_key, " + ROW + " FROM %TABLE_NAME% WHERE state = 'P' "
+				+ "AND idempotency_key > ? AND expires_at > %NOW% ORDER BY idempotency_key LIMIT ?");
 
-		final String delete = sql("""
-				DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+		final String delete = sql("DELETE FROM %TABLE_NAME% WHERE idempotency_key = ?");
 
 		// A tombstone is left to the purge, lest its owner write its record anew.
 		final String deleteUnlessHeld = sql("""
@@ -594,27 +605,22 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 		// The row becomes a tombstone with the owner's token: the owner's renewal cannot
 		// write it anew, and complete, release and renew match state P only.
-		final String deleteInProgress = sql("""
-				UPDATE %TABLE_NAME% SET state = 'D'
-				WHERE idempotency_key = ? AND state = 'P'""");
+		final String deleteInProgress = sql(
+				"UPDATE %TABLE_NAME% SET state = 'D' WHERE idempotency_key = ? AND state = 'P'");
 
-		final String exists = sql("""
-				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ?""");
+		// MySQL locks a batch, then deletes it by key only (a condition on expires_at
+		// could
+		// wait on another purge's rows): a plain DELETE ... LIMIT deadlocks with claims.
+		final @Nullable String purgeLock = (JdbcIdempotencyStore.this.dialect != JdbcDialect.MYSQL) ? null
+				: sql(PURGE_BATCH);
 
-		// A completion whose reply was lost landed: the row is still its owner's.
-		final String completedBy = sql("""
-				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND owner_token = ? AND state = 'C'""");
+		final String purge = sql(switch (JdbcIdempotencyStore.this.dialect) {
+			case H2 -> "DELETE FROM %TABLE_NAME%" + PURGEABLE + " FETCH FIRST ? ROWS ONLY";
+			case POSTGRESQL -> "DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (" + PURGE_BATCH + ")";
+			case MYSQL -> "DELETE FROM %TABLE_NAME% WHERE idempotency_key IN (%KEYS%)";
+		});
 
-		final String recordExists = sql("""
-				SELECT COUNT(*) FROM %TABLE_NAME% WHERE idempotency_key = ? AND state <> 'D'""");
-
-		final @Nullable String claim = sql(JdbcIdempotencyStore.this.dialect.claim);
-
-		final String purge = sql(JdbcIdempotencyStore.this.dialect.purge);
-
-		final @Nullable String purgeLock = sql(JdbcIdempotencyStore.this.dialect.purgeLock);
-
-		private @Nullable String sql(@Nullable String template) {
+		private String sql(String template) {
 			return JdbcIdempotencyStore.this.dialect.sql(template, JdbcIdempotencyStore.this.table.tableName);
 		}
 

@@ -41,11 +41,6 @@ final class OwnTransaction {
 
 	private static final int MAX_ATTEMPTS = 5;
 
-	// Insufficient resources, but for too many connections (53300): a refused connection.
-	private static final String POSTGRESQL_INSUFFICIENT_RESOURCES = "53";
-
-	private static final String POSTGRESQL_TOO_MANY_CONNECTIONS = "53300";
-
 	/** Disk full, out of memory, out of resources, table full. */
 	private static final Set<Integer> MYSQL_FULL = Set.of(1021, 1037, 1041, 1114);
 
@@ -160,23 +155,23 @@ final class OwnTransaction {
 		}
 	}
 
+	// CONFLICT (serialization failure or deadlock: send again at once), TIMEOUT (another
+	// transaction holds the row), FULL (no room), or null for any other failure.
 	private enum Refusal {
 
 		CONFLICT, TIMEOUT, FULL
 
 	}
 
-	// CONFLICT (serialization failure or deadlock: send again at once), TIMEOUT (another
-	// transaction holds the row), FULL (no room), or null for any other failure.
 	private @Nullable Refusal refusalOf(Throwable failure) {
 		SQLException sql = sqlException(failure, (any) -> true);
 		if (sql == null) {
 			return null;
 		}
-		String state = sql.getSQLState();
+		String state = String.valueOf(sql.getSQLState());
 		boolean full = switch (this.dialect) {
-			case POSTGRESQL -> state != null && state.startsWith(POSTGRESQL_INSUFFICIENT_RESOURCES)
-					&& !state.equals(POSTGRESQL_TOO_MANY_CONNECTIONS);
+			// Insufficient resources, but for too many connections: a refused connection.
+			case POSTGRESQL -> state.startsWith("53") && !state.equals("53300");
 			case MYSQL -> MYSQL_FULL.contains(sql.getErrorCode());
 			case H2 -> false;
 		};
