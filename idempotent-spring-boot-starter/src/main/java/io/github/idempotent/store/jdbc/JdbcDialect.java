@@ -111,7 +111,6 @@ public enum JdbcDialect {
 				+ "': the JDBC store supports H2, PostgreSQL, MySQL and MariaDB");
 	}
 
-	/** {@code template} for this database and table. */
 	String sql(String template, String tableName) {
 		String sql = template.replace("%TABLE_NAME%", tableName);
 		for (int i = 0; i < PLACEHOLDERS.length; i++) {

@@ -532,7 +532,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		return Math.max(1, duration.toMillis());
 	}
 
-	/** Every SQL statement of the store, for its table and {@link JdbcDialect}. */
 	final class Statements {
 
 		// Only a take-over writes another token: one that still holds, even past the
@@ -558,10 +557,8 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		final String select = sql("SELECT " + ROW + " FROM %TABLE_NAME% WHERE idempotency_key = ?");
 
 		// PostgreSQL's claim in one round trip: the placeholder inserted, or the row
-		// there
-		// and whether another transaction wrote or locked it (xmax): the statement's
-		// snapshot may miss what a transaction it waited for committed, so it is read
-		// again.
+		// there and whether another transaction wrote or locked it (xmax): the
+		// statement's snapshot may miss what a transaction it waited for committed.
 		final @Nullable String claim = (JdbcIdempotencyStore.this.dialect != JdbcDialect.POSTGRESQL) ? null
 				: "WITH inserted AS (" + this.insert + " RETURNING 1) "
 						+ "SELECT 1 AS inserted, NULL AS state, NULL AS owner_token, NULL AS fingerprint, NULL AS result, "
@@ -609,8 +606,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 				"UPDATE %TABLE_NAME% SET state = 'D' WHERE idempotency_key = ? AND state = 'P'");
 
 		// MySQL locks a batch, then deletes it by key only (a condition on expires_at
-		// could
-		// wait on another purge's rows): a plain DELETE ... LIMIT deadlocks with claims.
+		// could wait on another purge's rows): DELETE ... LIMIT deadlocks with claims.
 		final @Nullable String purgeLock = (JdbcIdempotencyStore.this.dialect != JdbcDialect.MYSQL) ? null
 				: sql(PURGE_BATCH);
 

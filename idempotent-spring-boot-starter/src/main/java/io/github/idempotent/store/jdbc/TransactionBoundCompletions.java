@@ -55,7 +55,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
 
-	// When the claim was not made in the transaction, its lease is unknown.
+	// The lease of a claim not made in the transaction is unknown.
 	private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 
 	private final JdbcIdempotencyStore store;
@@ -72,7 +72,7 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 	/** The store's own transactions, which never hold a completion. */
 	static final String OWN_TRANSACTION_NAME = JdbcIdempotencyStore.class.getName();
 
-	// Renews the leases of completions that wait for the commit; no thread until then.
+	// No thread until a completion waits for the commit.
 	private final ScheduledThreadPoolExecutor renewals = OwnTransaction.daemon("idempotent-jdbc-commit-wait");
 
 	private volatile Boolean innodbSnapshotIsolation;
@@ -359,14 +359,12 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 			});
 			end();
 			if (failure != null) {
-				logger.error(committed
-						? "Could not store the result of key '" + this.key + "' after its transaction committed (the "
-								+ "database stayed unreachable for " + this.lease
-								+ "); the key stays in progress until "
-								+ "its lease expires, then a retry runs the method again"
-						: "Could not release key '" + this.key + "' after its transaction rolled back (the database "
-								+ "stayed unreachable for " + this.lease
-								+ "); retries are refused until its lease expires",
+				logger.error("Could not " + (committed ? "store the result of" : "release") + " key '" + this.key
+						+ "' after its transaction " + (committed ? "committed" : "rolled back")
+						+ " (the database stayed unreachable for " + this.lease + "); "
+						+ (committed
+								? "the key stays in progress until its lease expires, then a retry runs the method again"
+								: "retries are refused until its lease expires"),
 						failure);
 			}
 		}
@@ -445,11 +443,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 		public void savepointRollback(Object savepoint) {
 			// Unknown: this state was created after the savepoint.
 			Set<String> before = this.savepoints.getOrDefault(savepoint, Set.of());
-			this.completions.values()
-				.stream()
-				.filter((pending) -> !before.contains(pending.key.value()))
-				.forEach(this.undone::add);
-			this.completions.values().removeAll(this.undone);
+			this.completions.entrySet()
+				.removeIf((entry) -> !before.contains(entry.getKey()) && this.undone.add(entry.getValue()));
 		}
 
 		@Override
@@ -459,12 +454,8 @@ final class TransactionBoundCompletions implements TransactionExecutionListener 
 				TransactionSynchronizationManager
 					.unbindResourceIfPossible(TransactionBoundCompletions.this.transactionStatesKey);
 			}
-			for (PendingCompletion pending : this.completions.values()) {
-				pending.transactionEnded(status == STATUS_COMMITTED);
-			}
-			for (PendingCompletion pending : this.undone) {
-				pending.transactionEnded(false);
-			}
+			this.completions.values().forEach((pending) -> pending.transactionEnded(status == STATUS_COMMITTED));
+			this.undone.forEach((pending) -> pending.transactionEnded(false));
 		}
 
 	}
