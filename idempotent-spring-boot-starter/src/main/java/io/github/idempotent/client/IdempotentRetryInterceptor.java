@@ -67,7 +67,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 
 	private static final Set<Integer> RETRIED = Set.of(500, 502, 503, 504);
 
-	/** Only with {@code Retry-After}. */
 	private static final Set<Integer> RETRIED_WHEN_ASKED = Set.of(409, 429);
 
 	private final String headerName;

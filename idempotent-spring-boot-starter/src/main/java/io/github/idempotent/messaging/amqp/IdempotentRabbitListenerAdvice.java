@@ -66,37 +66,35 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 	 * asynchronous failure back without one).
 	 */
 	private Throwable translate(Throwable failure, @Nullable Message message, boolean backOff) {
+		Message[] messages = (message != null) ? new Message[] { message } : new Message[0];
 		RuntimeException fatal = IdempotencyException.findNotRetryable(failure);
 		if (fatal != null) {
 			return new ListenerExecutionFailedException(
 					"Not retryable, rejected to the dead-letter exchange: " + fatal.getMessage(),
-					new Rejected(fatal.getMessage(), fatal), messages(message));
+					new Rejected(fatal.getMessage(), fatal), messages);
 		}
 		IdempotencyException requeued = IdempotencyException.findRetryable(failure);
-		if (requeued != null) {
-			boolean outage = requeued instanceof IdempotencyStoreUnavailableException;
-			// At debug: the executor reports an outage once per interval with a count.
-			String reason = outage ? "Idempotency store unavailable, requeued: "
-					: "Duplicate still in progress, requeued: ";
-			if (logger.isDebugEnabled()) {
-				logger.debug(reason + (backOff ? "in " + this.inProgressBackOff.toMillis() + " ms: " : "")
-						+ requeued.getMessage());
-			}
-			// The broker would otherwise hand the duplicate straight back, in a loop.
-			if (backOff && !this.inProgressBackOff.isZero()) {
-				try {
-					Thread.sleep(this.inProgressBackOff.toMillis());
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}
-			// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't
-			// requeue" and a container's defaultRequeueRejected=false.
-			return new ListenerExecutionFailedException(reason + requeued.getMessage(),
-					new Requeued(requeued.getMessage(), requeued), messages(message));
+		if (requeued == null) {
+			return failure;
 		}
-		return failure;
+		// At debug: the executor reports an outage once per interval with a count.
+		String reason = (requeued instanceof IdempotencyStoreUnavailableException)
+				? "Idempotency store unavailable, requeued: " : "Duplicate still in progress, requeued: ";
+		logger.debug(
+				reason + (backOff ? "in " + this.inProgressBackOff.toMillis() + " ms: " : "") + requeued.getMessage());
+		// The broker would otherwise hand the duplicate straight back, in a loop.
+		if (backOff && !this.inProgressBackOff.isZero()) {
+			try {
+				Thread.sleep(this.inProgressBackOff.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		// ImmediateRequeueAmqpException outranks a recoverer's "reject and don't requeue"
+		// and a container's defaultRequeueRejected=false.
+		return new ListenerExecutionFailedException(reason + requeued.getMessage(),
+				new Requeued(requeued.getMessage(), requeued), messages);
 	}
 
 	/** The advice's requeue, which {@link QuietRequeueErrorHandler} does not log. */
@@ -117,10 +115,6 @@ public class IdempotentRabbitListenerAdvice implements MethodInterceptor {
 			super(message, cause);
 		}
 
-	}
-
-	private static Message[] messages(@Nullable Message message) {
-		return (message != null) ? new Message[] { message } : new Message[0];
 	}
 
 }

@@ -34,11 +34,9 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 
 	@Override
 	public void handleError(Throwable failure) {
-		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
+		for (Throwable ex = failure; ex != null; ex = ex.getCause()) {
 			if (ex instanceof IdempotentRabbitListenerAdvice.Requeued) {
-				if (logger.isDebugEnabled()) {
-					logger.debug("Requeued by @Idempotent: " + failure.getMessage());
-				}
+				logger.debug("Requeued by @Idempotent: " + failure.getMessage());
 				return;
 			}
 			if (ex instanceof IdempotentRabbitListenerAdvice.Rejected rejected) {

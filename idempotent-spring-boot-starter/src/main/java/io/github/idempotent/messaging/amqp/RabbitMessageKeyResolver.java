@@ -67,21 +67,15 @@ public class RabbitMessageKeyResolver implements IdempotencyKeyResolver {
 	@Override
 	public @Nullable Object resolveVariable(String name) {
 		Message message = CURRENT.get();
-		if (message == null) {
-			return null;
+		if (message == null || !"headers".equals(name)) {
+			return "amqpMessage".equals(name) ? message : null;
 		}
-		if ("amqpMessage".equals(name)) {
-			return message;
-		}
-		if ("headers".equals(name)) {
-			MessageProperties properties = message.getMessageProperties();
-			Map<String, @Nullable Object> headers = new HashMap<>(properties.getHeaders());
-			headers.put("messageId", properties.getMessageId());
-			headers.put("correlationId", properties.getCorrelationId());
-			headers.put("type", properties.getType());
-			return Collections.unmodifiableMap(headers);
-		}
-		return null;
+		MessageProperties properties = message.getMessageProperties();
+		Map<String, @Nullable Object> headers = new HashMap<>(properties.getHeaders());
+		headers.put("messageId", properties.getMessageId());
+		headers.put("correlationId", properties.getCorrelationId());
+		headers.put("type", properties.getType());
+		return Collections.unmodifiableMap(headers);
 	}
 
 }

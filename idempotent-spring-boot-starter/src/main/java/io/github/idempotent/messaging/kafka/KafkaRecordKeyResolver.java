@@ -106,21 +106,15 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 	@Override
 	public @Nullable Object resolveVariable(String name) {
 		ConsumerRecord<?, ?> record = CURRENT.get();
-		if (record == null) {
-			return null;
+		if (record == null || !"headers".equals(name)) {
+			return "record".equals(name) ? record : null;
 		}
-		if ("record".equals(name)) {
-			return record;
+		Map<String, String> headers = new HashMap<>();
+		for (Header header : record.headers()) {
+			headers.put(header.key(),
+					(header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : null);
 		}
-		if ("headers".equals(name)) {
-			Map<String, String> headers = new HashMap<>();
-			for (Header header : record.headers()) {
-				headers.put(header.key(),
-						(header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : null);
-			}
-			return Collections.unmodifiableMap(headers);
-		}
-		return null;
+		return Collections.unmodifiableMap(headers);
 	}
 
 	public String getHeaderName() {
