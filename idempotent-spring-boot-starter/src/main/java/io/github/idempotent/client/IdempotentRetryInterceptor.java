@@ -207,10 +207,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		}
 	}
 
-	/**
-	 * A response whose head was read for its problem type, given back in front of the
-	 * rest.
-	 */
+	/** A response whose head was read for its problem type, then given back. */
 	private record PeekedResponse(ClientHttpResponse response, @Nullable String problemType,
 			InputStream body) implements ClientHttpResponse {
 
