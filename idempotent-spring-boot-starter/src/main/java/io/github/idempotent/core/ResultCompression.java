@@ -112,14 +112,14 @@ final class ResultCompression {
 	 */
 	static byte[] inflate(byte[] stored, long limit) {
 		if (stored.length < HEADER) {
-			throw new CorruptResultException("it is truncated");
+			throw new IllegalArgumentException("it is truncated");
 		}
 		return inflate(stored, HEADER, stored.length - HEADER, ByteBuffer.wrap(stored, 1, 4).getInt(), limit);
 	}
 
 	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
 		if (declared < 0 || declared > limit) {
-			throw new CorruptResultException("it declares " + Integer.toUnsignedString(declared)
+			throw new IllegalArgumentException("it declares " + Integer.toUnsignedString(declared)
 					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
 		}
 		byte[] out = new byte[declared];
@@ -135,18 +135,18 @@ final class ResultCompression {
 				position += inflated;
 			}
 			if (position != declared) {
-				throw new CorruptResultException("it inflates to fewer bytes than it declares");
+				throw new IllegalArgumentException("it inflates to fewer bytes than it declares");
 			}
 			if (!inflater.finished()) {
 				// A last empty block may remain; anything more is not what was written.
 				if (inflater.inflate(new byte[1]) != 0 || !inflater.finished()) {
-					throw new CorruptResultException("it inflates to more bytes than it declares");
+					throw new IllegalArgumentException("it inflates to more bytes than it declares");
 				}
 			}
 			return out;
 		}
 		catch (DataFormatException ex) {
-			throw new CorruptResultException("it is not valid deflate data (" + ex.getMessage() + ")");
+			throw new IllegalArgumentException("it is not valid deflate data (" + ex.getMessage() + ")");
 		}
 		finally {
 			inflater.reset();
@@ -154,24 +154,6 @@ final class ResultCompression {
 				inflater.end();
 			}
 		}
-	}
-
-	boolean isEnabled() {
-		return this.threshold != Long.MAX_VALUE;
-	}
-
-	@Override
-	public String toString() {
-		return isEnabled() ? "deflate above " + this.threshold + " bytes" : "none";
-	}
-
-	/** A compressed record that cannot be read back. */
-	static final class CorruptResultException extends IllegalArgumentException {
-
-		CorruptResultException(String reason) {
-			super(reason);
-		}
-
 	}
 
 }

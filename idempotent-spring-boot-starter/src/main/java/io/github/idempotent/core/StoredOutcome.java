@@ -147,7 +147,7 @@ final class StoredOutcome {
 			try {
 				encoded = ResultCompression.inflate(bytes, maxResultSize);
 			}
-			catch (ResultCompression.CorruptResultException ex) {
+			catch (IllegalArgumentException ex) {
 				throw new DamagedOutcomeException("its compressed result cannot be inflated: " + ex.getMessage());
 			}
 			return decode(policy, clientKey, encoded, 0, encoded.length);
