@@ -1,6 +1,8 @@
 package io.github.idempotent.core;
 
-import org.jspecify.annotations.Nullable;
+import java.util.Objects;
+import java.util.function.Function;
+
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
@@ -14,46 +16,32 @@ import reactor.util.context.ContextView;
  */
 final class CallingThreadScope {
 
-	private final @Nullable String scope;
-
-	private final @Nullable RuntimeException failure;
-
-	private CallingThreadScope(@Nullable String scope, @Nullable RuntimeException failure) {
-		this.scope = scope;
-		this.failure = failure;
+	private CallingThreadScope() {
 	}
 
 	/**
-	 * Asks, on the calling thread, the blocking resolver behind {@code reactive} if it is
-	 * one of {@link ReactiveIdempotencyScopeResolver#of}, else {@code resolver}.
+	 * Asks now, on the calling thread, the blocking resolver behind {@code reactive} if
+	 * it is one of {@link ReactiveIdempotencyScopeResolver#of}, else {@code resolver}.
+	 * The scope of a call that subscribes with a context is then its caller as
+	 * {@code reactive} tells it, else (an empty answer) the one asked now. A blank scope
+	 * is refused with the record key.
 	 */
-	static CallingThreadScope take(IdempotencyScopeResolver resolver, ReactiveIdempotencyScopeResolver reactive) {
-		IdempotencyScopeResolver asked = (reactive instanceof Asking asking) ? asking.resolver : resolver;
+	static Function<ContextView, Mono<String>> take(IdempotencyScopeResolver resolver,
+			ReactiveIdempotencyScopeResolver reactive) {
+		Mono<String> callingThread = ask((reactive instanceof Asking asking) ? asking.resolver : resolver);
+		// A blocking resolver knows nothing of the Reactor context: not asked again.
+		return (reactive instanceof Asking) ? (context) -> callingThread
+				: (context) -> reactive.resolveScope(context).switchIfEmpty(callingThread);
+	}
+
+	private static Mono<String> ask(IdempotencyScopeResolver resolver) {
 		try {
-			return new CallingThreadScope(asked.resolveScope(), null);
+			return Mono.just(Objects.requireNonNullElse(resolver.resolveScope(), ""));
 		}
 		catch (RuntimeException ex) {
 			// Not thrown at the call: the Reactor context may yet name the caller.
-			return new CallingThreadScope(null, ex);
+			return Mono.error(ex);
 		}
-	}
-
-	/**
-	 * The scope of a call that subscribes with {@code context}: the caller of the context
-	 * as {@code reactive} tells it, else (an empty answer) this one. A blank scope is
-	 * refused with the record key.
-	 */
-	Mono<String> or(ReactiveIdempotencyScopeResolver reactive, ContextView context) {
-		// A blocking resolver knows nothing of the Reactor context: not asked again.
-		Mono<String> callers = (reactive instanceof Asking) ? Mono.empty() : reactive.resolveScope(context);
-		return callers.switchIfEmpty(Mono.fromSupplier(this::get));
-	}
-
-	private String get() {
-		if (this.failure != null) {
-			throw this.failure;
-		}
-		return (this.scope != null) ? this.scope : "";
 	}
 
 	/** {@link ReactiveIdempotencyScopeResolver#of}. */

@@ -161,17 +161,14 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * How long the key is held without renewal; {@code idempotent.lease} by default.
-		 */
+		/** How long the key is held unrenewed; {@code idempotent.lease} by default. */
 		public OperationSpec lease(Duration lease) {
 			this.lease = lease;
 			return this;
 		}
 
 		/**
-		 * How long a duplicate waits before refusal; {@code idempotent.wait-for} by
-		 * default.
+		 * How long a duplicate waits before refusal; default {@code idempotent.wait-for}.
 		 */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
@@ -307,7 +304,8 @@ public class IdempotencyTemplate {
 				reactive = ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
 			}
 			return MonoCalls.execute(IdempotencyTemplate.this.executor,
-					(this.scope != null) ? null : MonoCalls.scopes(IdempotencyTemplate.this.scopeResolver, reactive),
+					(this.scope != null) ? null
+							: CallingThreadScope.take(IdempotencyTemplate.this.scopeResolver, reactive),
 					(scope) -> prepare(resultType.getType(), scope), callback);
 		}
 
@@ -360,13 +358,7 @@ public class IdempotencyTemplate {
 	/** Apart, so that the template loads no Reactor class before a Mono call. */
 	private static final class MonoCalls {
 
-		/** The scopes of a call, with what its calling thread answers, asked now. */
-		static Function<ContextView, Mono<String>> scopes(IdempotencyScopeResolver resolver,
-				ReactiveIdempotencyScopeResolver reactive) {
-			CallingThreadScope callingThread = CallingThreadScope.take(resolver, reactive);
-			return (contextView) -> callingThread.or(reactive, contextView);
-		}
-
+		/** {@code scopes}: {@code null} for a call that names its scope. */
 		@SuppressWarnings("unchecked")
 		static <T> Mono<T> execute(IdempotencyExecutor executor, @Nullable Function<ContextView, Mono<String>> scopes,
 				Function<@Nullable String, Prepared> prepare, Supplier<? extends Mono<? extends T>> callback) {

@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInvocation;
@@ -41,14 +42,16 @@ final class MonoInvocations {
 	Mono<?> invoke(IdempotentOperation operation, InvocationArguments call, MethodInvocation invocation,
 			AsyncListenerFailures.@Nullable Translation listenerFailures) {
 		Supplier<MethodInvocation> invocations = perSubscription(invocation);
-		ReactiveIdempotencyScopeResolver resolver = this.scopeResolver;
 		// Here, on the thread that calls the method: never on the one that subscribes.
-		CallingThreadScope callingThread = (operation.scope() != null) ? null
-				: CallingThreadScope.take(this.callingThreadResolver, resolver);
-		Mono<?> mono = Mono.deferContextual((contextView) -> execute(operation, invocations.get(), call,
-				(callingThread != null) ? callersScope(resolver, callingThread, contextView, call.handlesMessage())
-						: Mono.fromSupplier(call::scope),
-				contextView));
+		Function<ContextView, Mono<String>> callers = (operation.scope() != null) ? null
+				: CallingThreadScope.take(this.callingThreadResolver, this.scopeResolver);
+		Mono<?> mono = Mono.deferContextual(
+				(contextView) -> execute(operation, invocations.get(), call,
+						(callers == null) ? Mono.fromSupplier(call::scope)
+								: callers.apply(contextView)
+									.onErrorResume(IdempotencyScopeException.class, (ex) -> call.handlesMessage()
+											? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex)),
+						contextView));
 		return (listenerFailures != null) ? mono.cast(Object.class).onErrorResume((failure) -> {
 			Mono<Object> answer = Mono.error(listenerFailures.failures().apply(failure));
 			Duration delay = listenerFailures.delayOf(failure);
@@ -99,13 +102,6 @@ final class MonoInvocations {
 			return IdempotencyExecutor.ReactiveCalls.execute(this.executor, operation.policy(), key, recordKey,
 					call.fingerprint(this.executor), () -> toMono(proceed(invocation)), contextView, call.capture());
 		});
-	}
-
-	private static Mono<String> callersScope(ReactiveIdempotencyScopeResolver resolver,
-			CallingThreadScope callingThread, ContextView contextView, boolean handlesMessage) {
-		return callingThread.or(resolver, contextView)
-			.onErrorResume(IdempotencyScopeException.class,
-					(ex) -> handlesMessage ? Mono.just(IdempotencyScopeResolver.GLOBAL) : Mono.error(ex));
 	}
 
 	private @Nullable Object proceed(MethodInvocation invocation) {
