@@ -1,7 +1,6 @@
 package io.github.idempotent.core;
 
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -31,18 +30,24 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	final ThreadPoolExecutor renewals = newRenewals();
 
-	private volatile @Nullable Executor blockingStoreExecutor;
+	/**
+	 * Used until an executor is set (without Reactor): bounded, idle threads let go, none
+	 * started before a call needs one.
+	 */
+	private final ThreadPoolExecutor ownedBlockingStoreExecutor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS,
+			new LinkedBlockingQueue<>(), daemons(() -> "idempotent-store"));
+
+	private volatile Executor blockingStoreExecutor = this.ownedBlockingStoreExecutor;
 
 	/** Set at shutdown: a call that would wait for the store again ends instead. */
 	volatile boolean stopping;
-
-	private @Nullable ExecutorService ownedBlockingStoreExecutor;
 
 	/** Threads timed by {@code timer}, which {@link #close()} leaves, or by their own. */
 	IdempotencyThreads(@Nullable ScheduledExecutorService timer) {
 		this.ownsTimer = (timer == null);
 		this.timer = (timer != null) ? timer
 				: new ScheduledThreadPoolExecutor(1, daemons(() -> "idempotent-lease-watchdog"));
+		this.ownedBlockingStoreExecutor.allowCoreThreadTimeOut(true);
 	}
 
 	/** A renewal that finds every thread busy is rejected and retried by the watchdog. */
@@ -59,22 +64,7 @@ final class IdempotencyThreads implements AutoCloseable {
 
 	/** Never the thread that completes a caller's future, which may be an event loop. */
 	Executor blockingStoreExecutor() {
-		Executor executor = this.blockingStoreExecutor;
-		return (executor != null) ? executor : ownBlockingStoreExecutor();
-	}
-
-	private synchronized Executor ownBlockingStoreExecutor() {
-		Executor executor = this.blockingStoreExecutor;
-		if (executor == null) {
-			// Only when no executor was set (no Reactor): bounded, idle threads let go.
-			ThreadPoolExecutor owned = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-					daemons(() -> "idempotent-store"));
-			owned.allowCoreThreadTimeOut(true);
-			this.ownedBlockingStoreExecutor = owned;
-			this.blockingStoreExecutor = owned;
-			executor = owned;
-		}
-		return executor;
+		return this.blockingStoreExecutor;
 	}
 
 	static ThreadFactory daemons(Supplier<String> names) {
@@ -106,11 +96,7 @@ final class IdempotencyThreads implements AutoCloseable {
 			// and ends its call; a dropped one would leave its caller waiting for ever.
 			this.timer.shutdown();
 		}
-		synchronized (this) {
-			if (this.ownedBlockingStoreExecutor != null) {
-				this.ownedBlockingStoreExecutor.shutdown();
-			}
-		}
+		this.ownedBlockingStoreExecutor.shutdown();
 	}
 
 }
