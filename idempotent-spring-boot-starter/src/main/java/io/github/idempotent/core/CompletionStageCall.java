@@ -72,14 +72,7 @@ final class CompletionStageCall {
 			this.result.completeExceptionally(refusal);
 			return;
 		}
-		try {
-			try (IdempotencyContext.Scope scope = IdempotencyContext.unbind()) {
-				pipe(this.invocation.proceed());
-			}
-		}
-		catch (Throwable methodFailure) {
-			this.result.completeExceptionally(methodFailure);
-		}
+		proceed(IdempotencyContext.unbind());
 	}
 
 	private void handle(ClaimResult claim) {
@@ -92,11 +85,7 @@ final class CompletionStageCall {
 				this.result.complete(answer.value());
 			}
 			else if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
-				CompletionStage<?> stage;
-				try (IdempotencyContext.Scope scope = IdempotencyContext.bind(duplicate.context())) {
-					stage = this.invocation.proceed();
-				}
-				pipe(stage);
+				proceed(IdempotencyContext.bind(duplicate.context()));
 			}
 			else {
 				waitAndReclaim(((ClaimDecision.Wait) decision).millis());
@@ -192,7 +181,16 @@ final class CompletionStageCall {
 		}
 	}
 
-	private void pipe(@Nullable CompletionStage<?> stage) {
+	/** Runs the method unguarded, or as a duplicate, in {@code scope}. */
+	private void proceed(IdempotencyContext.Scope scope) {
+		CompletionStage<?> stage;
+		try (scope) {
+			stage = this.invocation.proceed();
+		}
+		catch (Throwable ex) {
+			this.result.completeExceptionally(ex);
+			return;
+		}
 		if (stage == null) {
 			this.result.completeExceptionally(nullStage());
 			return;
