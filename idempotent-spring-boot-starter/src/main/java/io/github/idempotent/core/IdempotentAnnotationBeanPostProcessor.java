@@ -68,9 +68,6 @@ class IdempotentAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvi
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		if (this.beanFactory == null) {
-			return;
-		}
 		IdempotentOperationSource operations = this.beanFactory.getBean(IdempotencyExecutor.class).operations();
 		synchronized (this.proxiedClasses) {
 			this.proxiedClasses.forEach(operations::parseAll);

@@ -1,7 +1,6 @@
 package io.github.idempotent.core;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -68,23 +67,16 @@ class IdempotentInterceptor implements MethodInterceptor {
 		}
 		InvocationArguments call = new InvocationArguments(operation, invocation, this.keyResolver, this.scopeResolver,
 				this.beanResolver, null);
-		AsyncListenerFailures.Translation listenerFailures = listenerFailures(operation);
+		// The container's translation of failures, for a listener method that returns a
+		// future or a Mono: its container acknowledges it once that completes.
+		AsyncListenerFailures.Translation listenerFailures = (operation.kind() != IdempotentOperation.Kind.VALUE
+				&& operation.messageListener()) ? AsyncListenerFailures.current() : null;
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invoke(operation, call, invocation, listenerFailures);
 		}
 		Object result = execute(operation, invocation, call);
 		return (listenerFailures != null && result instanceof CompletionStage<?> stage)
 				? translated(stage, listenerFailures) : result;
-	}
-
-	/**
-	 * The container's translation of failures, for a listener method that returns a
-	 * future or a Mono: its container acknowledges it once that completes.
-	 */
-	private AsyncListenerFailures.@Nullable Translation listenerFailures(IdempotentOperation operation) {
-		AsyncListenerFailures.Translation failures = AsyncListenerFailures.current();
-		return (failures != null && operation.kind() != IdempotentOperation.Kind.VALUE && operation.messageListener())
-				? failures : null;
 	}
 
 	private static CompletableFuture<@Nullable Object> translated(CompletionStage<?> stage,
@@ -95,8 +87,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 				translated.complete(value);
 			}
 			else {
-				Throwable cause = (failure instanceof CompletionException wrapped && wrapped.getCause() != null)
-						? wrapped.getCause() : failure;
+				Throwable cause = Futures.unwrap(failure);
 				Throwable answer = failures.failures().apply(cause);
 				long delay = failures.delayOf(cause).toMillis();
 				// Held back without a thread, for a requeue the container sends again at

@@ -247,18 +247,10 @@ final class IdempotentOperationSource {
 	 * library need not be present.
 	 */
 	static boolean isA(@Nullable Class<?> type, String name) {
-		if (type == null || type == Object.class) {
-			return false;
-		}
-		if (type.getName().equals(name)) {
-			return true;
-		}
-		for (Class<?> implemented : type.getInterfaces()) {
-			if (isA(implemented, name)) {
-				return true;
-			}
-		}
-		return isA(type.getSuperclass(), name);
+		return type != null && type != Object.class
+				&& (type.getName().equals(name)
+						|| Stream.of(type.getInterfaces()).anyMatch((implemented) -> isA(implemented, name))
+						|| isA(type.getSuperclass(), name));
 	}
 
 	private Duration duration(String where, String attribute, String text, Duration fallback) {

@@ -159,7 +159,10 @@ final class InvocationArguments {
 
 	private @Nullable Object evaluate(Expression expression, String attribute) {
 		try {
-			return expression.getValue(context());
+			if (this.context == null) {
+				this.context = new ArgumentsEvaluationContext();
+			}
+			return expression.getValue(this.context);
 		}
 		catch (EvaluationException ex) {
 			// The application's bug, not the request's: a 500, not a 400.
@@ -167,13 +170,6 @@ final class InvocationArguments {
 					+ expression.getExpressionString() + "' of " + this.operation.describe() + ": " + ex.getMessage(),
 					ex);
 		}
-	}
-
-	private EvaluationContext context() {
-		if (this.context == null) {
-			this.context = new ArgumentsEvaluationContext();
-		}
-		return this.context;
 	}
 
 	// As Spring's MethodBasedEvaluationContext (#request, #p0, #a0), but with parameter

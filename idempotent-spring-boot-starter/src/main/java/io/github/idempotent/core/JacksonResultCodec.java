@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.io.OutputStream;
+import java.util.Arrays;
 import java.util.List;
 
 import tools.jackson.core.StreamWriteFeature;
@@ -72,11 +73,7 @@ public class JacksonResultCodec implements ResultCodec {
 		if (generics.length == 0 || generics.length != raw.getTypeParameters().length) {
 			return types.constructType(raw);
 		}
-		JavaType[] parameters = new JavaType[generics.length];
-		for (int i = 0; i < generics.length; i++) {
-			parameters[i] = javaType(generics[i]);
-		}
-		return types.constructParametricType(raw, parameters);
+		return types.constructParametricType(raw, Arrays.stream(generics).map(this::javaType).toArray(JavaType[]::new));
 	}
 
 	private record JsonBinding(ObjectWriter writer, ObjectReader reader) implements Binding {

@@ -42,6 +42,9 @@ final class OperationValidation {
 			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
 			"org.springframework.core.io.Resource", "java.io.InputStream", "kotlinx.coroutines.flow.Flow");
 
+	private static final List<String> HTTP_ENTITIES = List.of("org.springframework.http.ResponseEntity",
+			"org.springframework.http.HttpEntity");
+
 	private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d+");
 
 	private OperationValidation() {
@@ -112,10 +115,7 @@ final class OperationValidation {
 
 	static void checkDuplicateHandling(String where, Method method, IdempotentOperation.Kind kind,
 			DuplicateHandling onDuplicate) {
-		if (onDuplicate == DuplicateHandling.REPLAY) {
-			return;
-		}
-		if (isHandler(method)) {
+		if (onDuplicate != DuplicateHandling.REPLAY && isHandler(method)) {
 			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = " + onDuplicate
 					+ " is not allowed on an HTTP handler method: its client retries because it lost the response, "
 					+ "and must get that response again (REPLAY, the default). To answer duplicates yourself, put "
@@ -139,11 +139,8 @@ final class OperationValidation {
 	}
 
 	static void checkValueType(String where, ResolvableType returnType) {
-		ResolvableType valueType = returnType;
-		if ("org.springframework.http.ResponseEntity".equals(returnType.toClass().getName())
-				|| "org.springframework.http.HttpEntity".equals(returnType.toClass().getName())) {
-			valueType = returnType.getGeneric(0);
-		}
+		ResolvableType valueType = HTTP_ENTITIES.contains(returnType.toClass().getName()) ? returnType.getGeneric(0)
+				: returnType;
 		for (ResolvableType type : List.of(returnType, valueType)) {
 			for (String name : UNSUPPORTED_RETURN_TYPES) {
 				if (IdempotentOperationSource.isA(type.toClass(), name)) {

@@ -56,18 +56,12 @@ final class PayloadArguments {
 		Class<?>[] types = method.getParameterTypes();
 		Annotation[][] annotations = method.getParameterAnnotations();
 		return IntStream.range(0, types.length)
-			.filter((i) -> !isFrameworkType(types[i]) && !isEnvelope(types[i], annotations[i]))
+			.filter((i) -> FRAMEWORK_TYPE_PREFIXES.stream().noneMatch(types[i].getName()::startsWith)
+					&& ENVELOPE_TYPES.stream().noneMatch((name) -> IdempotentOperationSource.isA(types[i], name))
+					&& Arrays.stream(annotations[i])
+						.noneMatch(
+								(annotation) -> ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName())))
 			.toArray();
-	}
-
-	private static boolean isEnvelope(Class<?> type, Annotation[] annotations) {
-		return Arrays.stream(annotations)
-			.anyMatch((annotation) -> ENVELOPE_ANNOTATIONS.contains(annotation.annotationType().getName()))
-				|| ENVELOPE_TYPES.stream().anyMatch((name) -> IdempotentOperationSource.isA(type, name));
-	}
-
-	private static boolean isFrameworkType(Class<?> type) {
-		return FRAMEWORK_TYPE_PREFIXES.stream().anyMatch(type.getName()::startsWith);
 	}
 
 	static @Nullable Object payloadOf(@Nullable Object argument) {
@@ -79,12 +73,8 @@ final class PayloadArguments {
 	}
 
 	static boolean anyMessage(Object[] arguments) {
-		for (Object argument : arguments) {
-			if (argument != null && UNWRAPPERS.get(argument.getClass()) != null) {
-				return true;
-			}
-		}
-		return false;
+		return Arrays.stream(arguments)
+			.anyMatch((argument) -> argument != null && UNWRAPPERS.get(argument.getClass()) != null);
 	}
 
 	// One class per library, loaded only when an argument of its type shows up.
