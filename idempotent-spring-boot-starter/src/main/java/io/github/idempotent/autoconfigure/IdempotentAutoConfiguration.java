@@ -88,13 +88,10 @@ public final class IdempotentAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		ReactiveIdempotencyScopeResolver reactiveIdempotencyScopeResolver(IdempotencyScopeResolver scopeResolver,
-				ConfigurableBeanFactory beanFactory) {
-			if (ClassUtils.isPresent(SECURITY_CONTEXT_HOLDER, beanFactory.getBeanClassLoader())
-					&& scopeResolver instanceof PrincipalScopeResolver) {
-				return new ReactivePrincipalScopeResolver(scopeResolver);
-			}
-			return ReactiveIdempotencyScopeResolver.of(scopeResolver);
+		ReactiveIdempotencyScopeResolver reactiveIdempotencyScopeResolver(IdempotencyScopeResolver scopeResolver) {
+			// A PrincipalScopeResolver means Spring Security: its methods name its types.
+			return (scopeResolver instanceof PrincipalScopeResolver) ? new ReactivePrincipalScopeResolver(scopeResolver)
+					: ReactiveIdempotencyScopeResolver.of(scopeResolver);
 		}
 
 	}
@@ -198,27 +195,19 @@ public final class IdempotentAutoConfiguration {
 		};
 	}
 
-	@Bean
-	static StopWaitingOnClose idempotencyStopWaitingOnClose(ApplicationContext context,
-			ObjectProvider<IdempotencyExecutor> executor) {
-		return new StopWaitingOnClose(context, executor);
-	}
-
 	/**
 	 * On shutdown, ends duplicates waiting for a call in progress with 503, before the
-	 * web server's graceful shutdown would wait for them and the store stops.
+	 * web server's graceful shutdown would wait for them and the store stops; not when a
+	 * child context (the management server's) closes.
 	 */
-	record StopWaitingOnClose(ApplicationContext context,
-			ObjectProvider<IdempotencyExecutor> executor) implements ApplicationListener<ContextClosedEvent> {
-
-		@Override
-		public void onApplicationEvent(ContextClosedEvent event) {
-			// Not when a child context (the management server's) closes.
-			if (event.getApplicationContext() == this.context) {
-				this.executor.ifAvailable(IdempotencyExecutor::stopWaiting);
+	@Bean
+	static ApplicationListener<ContextClosedEvent> idempotencyStopWaitingOnClose(ApplicationContext context,
+			ObjectProvider<IdempotencyExecutor> executor) {
+		return (event) -> {
+			if (event.getApplicationContext() == context) {
+				executor.ifAvailable(IdempotencyExecutor::stopWaiting);
 			}
-		}
-
+		};
 	}
 
 	/** Blocking store calls of asynchronous callers, on Reactor's bounded elastic. */

@@ -1,7 +1,9 @@
 package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -13,6 +15,7 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -67,6 +70,30 @@ class IdempotentAutoConfigurationTests {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
 		});
+	}
+
+	@Test
+	void closingTheContextEndsWaitingDuplicatesButClosingAChildContextDoesNot() {
+		AtomicInteger stops = new AtomicInteger();
+		this.runner.withPropertyValues("idempotent.store.type=memory")
+			.withBean(IdempotencyExecutor.class, () -> new IdempotencyExecutor(new InMemoryIdempotencyStore(),
+					FailureMode.CLOSED, 1024, IdempotencyObserver.composite(List.of())) {
+
+				@Override
+				public void stopWaiting() {
+					stops.incrementAndGet();
+					super.stopWaiting();
+				}
+
+			})
+			.run((context) -> {
+				try (AnnotationConfigApplicationContext child = new AnnotationConfigApplicationContext()) {
+					child.setParent(context.getSourceApplicationContext());
+					child.refresh();
+				}
+				assertThat(stops).hasValue(0);
+			});
+		assertThat(stops).hasValue(1);
 	}
 
 	@Test
