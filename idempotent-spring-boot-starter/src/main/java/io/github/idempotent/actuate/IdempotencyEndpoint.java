@@ -8,10 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import org.apache.commons.logging.Log;
@@ -65,6 +65,10 @@ public class IdempotencyEndpoint {
 	/** Largest stored result the endpoint decompresses to show. */
 	private static final long MAX_SHOWN_SIZE = 16 * 1024 * 1024;
 
+	// SimpleClass and method of a default name pkg.SimpleClass#method(types), which
+	// SimpleClass.method and SimpleClass#method abbreviate.
+	private static final Pattern DEFAULT_NAME = Pattern.compile("(?:[^#]*\\.)?([^.#]*)#([^(]*)\\(.*", Pattern.DOTALL);
+
 	private static final Log logger = LogFactory.getLog(IdempotencyEndpoint.class);
 
 	private final InspectableIdempotencyStore store;
@@ -100,18 +104,17 @@ public class IdempotencyEndpoint {
 	@ReadOperation
 	public InProgressDescriptor inProgress(@Nullable String olderThan, @Nullable String cursor,
 			@Nullable Integer limit) {
-		Duration minimumAge = Duration.ZERO;
-		if (StringUtils.hasText(olderThan)) {
-			try {
-				minimumAge = DurationStyle.detectAndParse(olderThan.trim());
-			}
-			catch (IllegalArgumentException ex) {
-				minimumAge = null;
-			}
-			if (minimumAge == null || minimumAge.isNegative()) {
-				throw new InvalidEndpointRequestException("Invalid olderThan '" + olderThan + "'",
-						"olderThan must be a duration such as 30s, 5m or PT30S");
-			}
+		Duration minimumAge;
+		try {
+			minimumAge = StringUtils.hasText(olderThan) ? DurationStyle.detectAndParse(olderThan.trim())
+					: Duration.ZERO;
+		}
+		catch (IllegalArgumentException ex) {
+			minimumAge = null;
+		}
+		if (minimumAge == null || minimumAge.isNegative()) {
+			throw new InvalidEndpointRequestException("Invalid olderThan '" + olderThan + "'",
+					"olderThan must be a duration such as 30s, 5m or PT30S");
 		}
 		int pageSize = (limit != null) ? limit : DEFAULT_LIMIT;
 		if (pageSize < 1 || pageSize > MAX_LIMIT) {
@@ -121,8 +124,8 @@ public class IdempotencyEndpoint {
 		InProgressPage page = this.store.findInProgress(this.keyPrefix, minimumAge,
 				StringUtils.hasText(cursor) ? cursor : null, pageSize);
 		Instant now = Instant.now();
-		List<RecordDescriptor> records = page.records().stream().map((record) -> describe(record, now, false)).toList();
-		return new InProgressDescriptor(minimumAge.toString(), records, page.cursor());
+		return new InProgressDescriptor(minimumAge.toString(),
+				page.records().stream().map((record) -> describe(record, now, false)).toList(), page.cursor());
 	}
 
 	/**
@@ -132,10 +135,10 @@ public class IdempotencyEndpoint {
 	@ReadOperation
 	public @Nullable RecordDescriptor record(@Selector(match = Match.ALL_REMAINING) String[] path,
 			@Nullable String scope, SecurityContext securityContext) {
-		RecordKey recordKey = recordKey(path, scope);
-		Optional<IdempotencyRecord> record = this.store.inspect(recordKey);
 		boolean showResult = this.showValues.isShown(securityContext, this.roles);
-		return record.map((found) -> describe(found, Instant.now(), showResult)).orElse(null);
+		return this.store.inspect(recordKey(path, scope))
+			.map((found) -> describe(found, Instant.now(), showResult))
+			.orElse(null);
 	}
 
 	/**
@@ -201,16 +204,13 @@ public class IdempotencyEndpoint {
 	// A known name as it is; else the known name whose record-key form it is; else the
 	// one known default name it abbreviates; else the name as given.
 	private String resolveOperation(String operation) {
-		Collection<String> known = this.operationNames.get();
+		Set<String> known = this.operationNames.get();
 		if (known.contains(operation)) {
 			return operation;
 		}
-		List<String> matches = new ArrayList<>();
-		for (String name : known) {
-			if (RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name)) {
-				matches.add(name);
-			}
-		}
+		List<String> matches = known.stream()
+			.filter((name) -> RecordKey.nameInKey(name).equals(operation) || abbreviates(operation, name))
+			.toList();
 		if (matches.size() > 1) {
 			throw new InvalidEndpointRequestException("Operation '" + operation + "' is ambiguous: " + matches,
 					"Operation '" + operation + "' names more than one operation: " + matches + "; give the full name");
@@ -218,17 +218,10 @@ public class IdempotencyEndpoint {
 		return matches.isEmpty() ? operation : matches.get(0);
 	}
 
-	// SimpleClass.method or SimpleClass#method of pkg.SimpleClass#method(types).
 	private static boolean abbreviates(String operation, String name) {
-		int hash = name.indexOf('#');
-		int parameters = name.indexOf('(', hash + 1);
-		if (hash < 0 || parameters < 0) {
-			return false;
-		}
-		String type = name.substring(0, hash);
-		String simple = type.substring(type.lastIndexOf('.') + 1);
-		String method = name.substring(hash + 1, parameters);
-		return operation.equals(simple + "." + method) || operation.equals(simple + "#" + method);
+		Matcher parts = DEFAULT_NAME.matcher(name);
+		return parts.matches() && (operation.equals(parts.group(1) + "." + parts.group(2))
+				|| operation.equals(parts.group(1) + "#" + parts.group(2)));
 	}
 
 	RecordDescriptor describe(IdempotencyRecord record, Instant now, boolean showResult) {
@@ -295,11 +288,8 @@ public class IdempotencyEndpoint {
 	private static @Nullable String text(byte[] body, @Nullable String contentType) {
 		try {
 			MimeType type = MimeTypeUtils.parseMimeType(contentType);
-			String subtype = type.getSubtype();
-			boolean text = type.getType().equals("text") || subtype.equals("json") || subtype.endsWith("+json")
-					|| subtype.equals("xml") || subtype.endsWith("+xml");
-			Charset charset = type.getCharset();
-			return text ? decode(body, (charset != null) ? charset : StandardCharsets.UTF_8) : null;
+			boolean text = type.getType().equals("text") || type.getSubtype().matches("(.*\\+)?(json|xml)");
+			return text ? decode(body, (type.getCharset() != null) ? type.getCharset() : StandardCharsets.UTF_8) : null;
 		}
 		catch (IllegalArgumentException ex) {
 			return null;

@@ -17,7 +17,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.core.IdempotencyExecutor;
-import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.InspectableIdempotencyStore;
 
 /**
@@ -40,9 +39,8 @@ public final class IdempotentActuatorAutoConfiguration {
 	IdempotencyEndpoint idempotencyEndpoint(IdempotencyExecutor executor, IdempotencyEndpointProperties endpoint,
 			ObjectProvider<InspectableIdempotencyStore> inspectableStores, BeanFactory beanFactory) {
 		// The store the interceptor uses, so that a deletion also leaves the local cache.
-		IdempotencyStore store = executor.getStore();
-		InspectableIdempotencyStore inspectable = (store instanceof InspectableIdempotencyStore candidate) ? candidate
-				: inspectableStores.getObject();
+		InspectableIdempotencyStore inspectable = (executor.getStore() instanceof InspectableIdempotencyStore candidate)
+				? candidate : inspectableStores.getObject();
 		Runnable deletions = MICROMETER_PRESENT ? DeletionCounter.of(beanFactory) : () -> {
 		};
 		return new IdempotencyEndpoint(inspectable, executor::operationNames, executor.getKeyPrefix(),
