@@ -14,9 +14,6 @@ import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
 @ConfigurationProperties("idempotent.store.jdbc")
 public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
 
-	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:io/github/idempotent/store/jdbc/"
-			+ "schema-@@platform@@.sql";
-
 	/** Name of the table of idempotency records, optionally schema-qualified. */
 	private String tableName = "idempotency_record";
 
@@ -45,7 +42,7 @@ public class IdempotentJdbcProperties extends DatabaseInitializationProperties {
 
 	@Override
 	public String getDefaultSchemaLocation() {
-		return DEFAULT_SCHEMA_LOCATION;
+		return "classpath:io/github/idempotent/store/jdbc/schema-@@platform@@.sql";
 	}
 
 	public String getTableName() {

@@ -67,8 +67,14 @@ public final class IdempotentRabbitAutoConfiguration {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (bean instanceof BaseRabbitListenerContainerFactory<?> factory) {
-					addAdvice(factory, new IdempotentRabbitListenerAdvice(
-							properties.getObject().getMessaging().getInProgressBackOff()));
+					// First, so that it sees what a retry recoverer makes of a failure.
+					Stream<Advice> others = Stream.ofNullable(factory.getAdviceChain())
+						.flatMap(Arrays::stream)
+						.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice));
+					factory.setAdviceChain(Stream
+						.concat(Stream.of(new IdempotentRabbitListenerAdvice(
+								properties.getObject().getMessaging().getInProgressBackOff())), others)
+						.toArray(Advice[]::new));
 					return quietRequeues(factory);
 				}
 				if (bean instanceof MessageRecoverer recoverer && !(bean instanceof Advised)) {
@@ -78,15 +84,6 @@ public final class IdempotentRabbitAutoConfiguration {
 			}
 
 		};
-	}
-
-	/** First, so that it sees what a retry recoverer makes of a failure. */
-	static void addAdvice(BaseRabbitListenerContainerFactory<?> factory, IdempotentRabbitListenerAdvice advice) {
-		Advice[] existing = factory.getAdviceChain();
-		Stream<Advice> others = (existing != null) ? Arrays.stream(existing) : Stream.empty();
-		factory.setAdviceChain(Stream
-			.concat(Stream.of(advice), others.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice)))
-			.toArray(Advice[]::new));
 	}
 
 	// Wraps the error handler of each container the factory creates, so that the

@@ -14,7 +14,6 @@ import org.springframework.boot.jdbc.DatabaseDriver;
 import org.springframework.boot.jdbc.init.PropertiesBasedDataSourceScriptDatabaseInitializer;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.Resource;
-import org.springframework.util.StreamUtils;
 
 import io.github.idempotent.store.jdbc.JdbcDialect;
 
@@ -40,9 +39,8 @@ public class JdbcIdempotencySchemaInitializer
 		List<Resource> renamed = new ArrayList<>();
 		for (Resource script : scripts) {
 			try {
-				String text = StreamUtils.copyToString(script.getInputStream(), encoding);
-				renamed.add(new ByteArrayResource(JdbcDialect.withTableName(text, this.tableName).getBytes(encoding),
-						script.getDescription()));
+				String text = JdbcDialect.withTableName(script.getContentAsString(encoding), this.tableName);
+				renamed.add(new ByteArrayResource(text.getBytes(encoding), script.getDescription()));
 			}
 			catch (IOException ex) {
 				throw new UncheckedIOException("Cannot read " + script, ex);

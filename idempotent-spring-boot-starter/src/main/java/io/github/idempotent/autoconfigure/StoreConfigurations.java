@@ -95,9 +95,8 @@ final class StoreConfigurations {
 				StoreType type = Binder.get(context.getEnvironment())
 					.bind("idempotent.store.type", StoreType.class)
 					.orElse(StoreType.AUTO);
-				String outcome = "idempotent.store.type is " + type;
-				return (type == StoreType.AUTO || type == StoreType.REDIS) ? ConditionOutcome.match(outcome)
-						: ConditionOutcome.noMatch(outcome);
+				return new ConditionOutcome(type == StoreType.AUTO || type == StoreType.REDIS,
+						"idempotent.store.type is " + type);
 			}
 
 		}
@@ -112,7 +111,6 @@ final class StoreConfigurations {
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedisConnectionFactory.class)
-	@ConditionalOnBean(RedisIdempotencyStore.class)
 	@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
 	static class RedisMemoryPolicyCheck {
 
@@ -164,8 +162,7 @@ final class StoreConfigurations {
 			if (!(operations instanceof JdbcTemplate template && template.getDataSource() == dataSource)) {
 				operations = new JdbcTemplate(dataSource);
 			}
-			// Not a JPA one, whose new transactions would open an entity manager per
-			// claim.
+			// Not a JPA one: its new transactions would open an entity manager per claim.
 			PlatformTransactionManager transactions = transactionManager.getIfUnique();
 			if (!(transactions instanceof ResourceTransactionManager resources
 					&& resources.getResourceFactory() == dataSource)) {
@@ -214,9 +211,15 @@ final class StoreConfigurations {
 		InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotentProperties properties,
 				ListableBeanFactory beanFactory) {
 			switch (properties.getStore().getType()) {
+				// An application with a database is told to keep its records there.
 				case AUTO -> logger.warn("No RedisConnectionFactory found: @Idempotent keeps its records in memory, "
 						+ "so duplicates that reach another instance or arrive after a restart run again. "
-						+ whereToKeepRecords(beanFactory));
+						+ ((beanFactory.getBeanNamesForType(DataSource.class, false, false).length > 0)
+								? "This application has a DataSource: set idempotent.store.type=jdbc to keep them in "
+										+ "its database (docs/stores.md, 'JDBC without Redis'), or "
+										+ "idempotent.store.type=memory to silence this"
+								: "Add spring-boot-starter-data-redis (or set idempotent.store.type=memory to silence "
+										+ "this)"));
 				case MEMORY -> {
 				}
 				case REDIS -> throw new IllegalStateException("idempotent.store.type=redis but there is no "
@@ -230,16 +233,6 @@ final class StoreConfigurations {
 			return new InMemoryIdempotencyStore(memory.getMaximumRecords(), maximumSize,
 					(perScope != null) ? perScope.toBytes() : maximumSize,
 					InMemoryIdempotencyStore.DEFAULT_TAKEOVER_MEMORY);
-		}
-
-		/** An application with a database is told to keep its records there. */
-		private static String whereToKeepRecords(ListableBeanFactory beanFactory) {
-			if (beanFactory.getBeanNamesForType(DataSource.class, false, false).length > 0) {
-				return "This application has a DataSource: set idempotent.store.type=jdbc to keep them in its "
-						+ "database (docs/stores.md, 'JDBC without Redis'), or idempotent.store.type=memory to silence "
-						+ "this";
-			}
-			return "Add spring-boot-starter-data-redis (or set idempotent.store.type=memory to silence this)";
 		}
 
 	}
@@ -287,13 +280,12 @@ final class StoreConfigurations {
 		@Configuration(proxyBeanMethods = false)
 		@ConditionalOnClass(
 				name = { "org.springframework.data.redis.connection.RedisConnectionFactory", Wanted.LETTUCE })
-		@ConditionalOnBean(RedisIdempotencyStore.class)
+		@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
 		static class RedisTrackingConfiguration {
 
 			// The store's own factory: the application's primary may be another Redis.
 			@Bean
 			@ConditionalOnMissingBean(RecordTracking.class)
-			@ConditionalOnSingleCandidate(RedisIdempotencyStore.class)
 			RecordTracking redisRecordTracking(RedisIdempotencyStore store, IdempotentProperties properties) {
 				return store.recordTracking(properties.getLocalCache().getMaxStaleness());
 			}
