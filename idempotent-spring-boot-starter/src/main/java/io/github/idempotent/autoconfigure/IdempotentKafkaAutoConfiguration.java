@@ -92,16 +92,9 @@ public final class IdempotentKafkaAutoConfiguration {
 		return (producerFactory) -> {
 			Object configured = producerFactory.getConfigurationProperties()
 				.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
-			List<Object> interceptors = new ArrayList<>();
-			if (configured instanceof Collection<?> collection) {
-				interceptors.addAll(collection);
-			}
-			else if (configured instanceof String text) {
-				interceptors.addAll(List.of(StringUtils.tokenizeToStringArray(text, ",")));
-			}
-			else if (configured instanceof Class<?> type) {
-				interceptors.add(type);
-			}
+			List<Object> interceptors = new ArrayList<>((configured instanceof Collection<?> collection) ? collection
+					: (configured instanceof String text) ? List.of(StringUtils.tokenizeToStringArray(text, ","))
+							: (configured instanceof Class<?>) ? List.of(configured) : List.of());
 			if (!interceptors.contains(IdempotencyKeyProducerInterceptor.class)
 					&& !interceptors.contains(IdempotencyKeyProducerInterceptor.class.getName())) {
 				interceptors.add(IdempotencyKeyProducerInterceptor.class);

@@ -134,6 +134,21 @@ class IdempotentMessagingAutoConfigurationTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
+	void producersKeepTheirOwnInterceptorsAndGetTheKeyInterceptorOnce() {
+		String key = IdempotencyKeyProducerInterceptor.class.getName();
+		this.runner.withPropertyValues("spring.kafka.producer.properties[interceptor.classes]=com.example.Audit")
+			.run((context) -> assertThat((List<Object>) context.getBean(DefaultKafkaProducerFactory.class)
+				.getConfigurationProperties()
+				.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG))
+				.containsExactly("com.example.Audit", IdempotencyKeyProducerInterceptor.class));
+		this.runner.withPropertyValues("spring.kafka.producer.properties[interceptor.classes]=" + key + ", a.B")
+			.run((context) -> assertThat((List<Object>) context.getBean(DefaultKafkaProducerFactory.class)
+				.getConfigurationProperties()
+				.get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)).containsExactly(key, "a.B"));
+	}
+
+	@Test
 	void applicationsOwnErrorHandlerIsKept() {
 		this.runner.withUserConfiguration(OwnErrorHandler.class).run((context) -> {
 			assertThat(context).hasSingleBean(CommonErrorHandler.class);
