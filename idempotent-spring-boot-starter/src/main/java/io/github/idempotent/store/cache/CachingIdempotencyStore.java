@@ -171,28 +171,25 @@ public class CachingIdempotencyStore implements AsyncIdempotencyStore, Inspectab
 		if (!tracking.isCurrent() || !this.filling.add(cacheKey)) {
 			return;
 		}
-		CompletionStage<RecordTracking.@Nullable TrackedRecord> read;
 		try {
-			read = tracking.read(key);
+			// Only whenComplete: a tracking's own stage need not be a CompletableFuture.
+			tracking.read(key).whenComplete((record, ex) -> {
+				try {
+					if (record != null && this.invalidations.get() == before) {
+						Entry entry = put(cacheKey, record.fingerprint(), record.result(), record.timeToLive());
+						if (this.invalidations.get() != before) {
+							this.completed.asMap().remove(cacheKey, entry);
+						}
+					}
+				}
+				finally {
+					this.filling.remove(cacheKey);
+				}
+			});
 		}
 		catch (RuntimeException ex) {
 			this.filling.remove(cacheKey);
-			return;
 		}
-		// Only whenComplete: a tracking's own stage need not be a CompletableFuture.
-		read.whenComplete((record, ex) -> {
-			try {
-				if (record != null && this.invalidations.get() == before) {
-					Entry entry = put(cacheKey, record.fingerprint(), record.result(), record.timeToLive());
-					if (this.invalidations.get() != before) {
-						this.completed.asMap().remove(cacheKey, entry);
-					}
-				}
-			}
-			finally {
-				this.filling.remove(cacheKey);
-			}
-		});
 	}
 
 	@Override

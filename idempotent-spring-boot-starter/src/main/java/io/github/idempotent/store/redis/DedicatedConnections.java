@@ -33,25 +33,29 @@ final class DedicatedConnections implements AutoCloseable {
 	// The store's category: the WAIT warnings are the store's to an operator.
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	static final int MAX_IDLE = 8;
-
 	private final RedisClient client;
 
 	private final int database;
 
-	private final BlockingDeque<StatefulRedisConnection<byte[], byte[]>> idle = new LinkedBlockingDeque<>(MAX_IDLE);
+	private final int replicas;
+
+	private final Duration timeout;
+
+	private final BlockingDeque<StatefulRedisConnection<byte[], byte[]>> idle = new LinkedBlockingDeque<>(8);
 
 	private volatile boolean closed;
 
-	DedicatedConnections(RedisConnectionFactory connectionFactory) {
+	DedicatedConnections(RedisConnectionFactory connectionFactory, int replicas, Duration timeout) {
 		LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
 		Assert.state(lettuce.getRequiredNativeClient() instanceof RedisClient,
 				"idempotent.store.redis.wait-replicas is not supported on Redis Cluster; set it to 0");
 		this.client = (RedisClient) lettuce.getRequiredNativeClient();
 		this.database = lettuce.getDatabase();
+		this.replicas = replicas;
+		this.timeout = timeout;
 	}
 
-	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote, int replicas, Duration timeout) {
+	<T> T run(Function<RedisConnection, T> action, Predicate<T> wrote) {
 		StatefulRedisConnection<byte[], byte[]> nativeConnection;
 		while ((nativeConnection = this.idle.pollFirst()) != null && !nativeConnection.isOpen()) {
 			nativeConnection.close();
@@ -67,7 +71,7 @@ final class DedicatedConnections implements AutoCloseable {
 					nativeConnection.getTimeout().toMillis(), this.client, this.database)) {
 				reply = action.apply(connection);
 			}
-			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection, replicas, timeout);
+			reusable = !wrote.test(reply) || awaitReplicas(nativeConnection);
 			return reply;
 		}
 		finally {
@@ -79,26 +83,25 @@ final class DedicatedConnections implements AutoCloseable {
 	 * Too few acknowledgements are logged, not thrown: the write has happened.
 	 * @return whether the connection has no command pending and can be reused
 	 */
-	private static boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection, int replicas,
-			Duration timeout) {
-		RedisFuture<Long> reply = connection.async().waitForReplication(replicas, timeout.toMillis());
+	private boolean awaitReplicas(StatefulRedisConnection<byte[], byte[]> connection) {
+		RedisFuture<Long> reply = connection.async().waitForReplication(this.replicas, this.timeout.toMillis());
 		Long acknowledged;
 		try {
 			// Past its timeout plus a command's timeout, WAIT does not answer at all.
-			acknowledged = reply.get(timeout.plus(connection.getTimeout()).toMillis(), TimeUnit.MILLISECONDS);
+			acknowledged = reply.get(this.timeout.plus(connection.getTimeout()).toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			return false;
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			logger.warn("Could not confirm that " + replicas + " Redis replicas have an idempotency record; "
+			logger.warn("Could not confirm that " + this.replicas + " Redis replicas have an idempotency record; "
 					+ "a failover now could lose it: " + ex);
 			return false;
 		}
-		if (acknowledged != null && acknowledged < replicas) {
-			logger.warn("Only " + acknowledged + " of " + replicas + " Redis replicas acknowledged an "
-					+ "idempotency record within " + timeout + "; a failover now could lose it");
+		if (acknowledged != null && acknowledged < this.replicas) {
+			logger.warn("Only " + acknowledged + " of " + this.replicas + " Redis replicas acknowledged an "
+					+ "idempotency record within " + this.timeout + "; a failover now could lose it");
 		}
 		return true;
 	}

@@ -84,7 +84,6 @@ final class LettuceCommands implements AsyncRedisCommands {
 			.map(RedisClusterNode::getNodeId)
 			.sorted()
 			.toList();
-		Assert.state(!primaries.isEmpty(), "The Redis Cluster has no primary");
 		String position = (cursor != null) ? cursor : primaries.get(0) + ":0";
 		int colon = position.lastIndexOf(':');
 		Assert.isTrue(colon > 0, "Not a cursor of this store: " + position);

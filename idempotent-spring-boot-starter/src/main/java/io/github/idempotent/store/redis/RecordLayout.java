@@ -26,8 +26,6 @@ final class RecordLayout {
 
 	static final byte COMPLETED = 'C';
 
-	static final byte TOMBSTONE = 'D';
-
 	/** Added to an upper-case state byte: the fingerprint is text. */
 	private static final int TEXT = 'p' - 'P';
 
@@ -52,7 +50,7 @@ final class RecordLayout {
 	 */
 	static final Duration REMEMBERED = Duration.ofHours(1);
 
-	private static final byte[] TOMBSTONE_MARK = { 't', 'o', 'm', 'b' };
+	private static final byte[] TOMBSTONE_MARK = { 'D', 't', 'o', 'm', 'b' };
 
 	static final int MAX_ATTEMPT = 255;
 
@@ -74,9 +72,9 @@ final class RecordLayout {
 		return Arrays.copyOf(RecordKey.sha256().digest(token.getBytes(StandardCharsets.UTF_8)), TOKEN_LENGTH);
 	}
 
+	/** Of two records that {@link #damage} passes. */
 	static boolean sameOwner(byte[] record, byte[] other) {
-		return record.length > TOKEN_LENGTH && other.length > TOKEN_LENGTH
-				&& Arrays.equals(record, 1, 1 + TOKEN_LENGTH, other, 1, 1 + TOKEN_LENGTH);
+		return Arrays.equals(record, 1, 1 + TOKEN_LENGTH, other, 1, 1 + TOKEN_LENGTH);
 	}
 
 	static byte[] record(byte state, byte[] token, Fingerprint fingerprint, byte @Nullable [] result) {
@@ -101,15 +99,9 @@ final class RecordLayout {
 	 * is the text given), {@code null} for any other text.
 	 */
 	private static byte @Nullable [] digest(String fingerprint) {
-		if (fingerprint.length() != DIGEST_TEXT_LENGTH) {
-			return null;
-		}
-		char last = fingerprint.charAt(DIGEST_TEXT_LENGTH - 1);
-		if ("AEIMQUYcgkosw048".indexOf(last) < 0) {
-			return null;
-		}
 		try {
-			return DECODER.decode(fingerprint);
+			byte[] digest = (fingerprint.length() == DIGEST_TEXT_LENGTH) ? DECODER.decode(fingerprint) : null;
+			return (digest != null && ENCODER.encodeToString(digest).equals(fingerprint)) ? digest : null;
 		}
 		catch (IllegalArgumentException ex) {
 			return null;
@@ -131,15 +123,6 @@ final class RecordLayout {
 			writeTime(end, CLAIM_TIME_LENGTH + 1, previousEpochSecond);
 		}
 		return record(IN_PROGRESS, token, fingerprint, end);
-	}
-
-	static byte[] tombstone(long epochSecond, int attempt) {
-		byte[] tombstone = new byte[1 + TOKEN_LENGTH];
-		tombstone[0] = TOMBSTONE;
-		System.arraycopy(TOMBSTONE_MARK, 0, tombstone, 1, TOMBSTONE_MARK.length);
-		writeTime(tombstone, 1 + TOMBSTONE_MARK.length, epochSecond);
-		tombstone[TOKEN_LENGTH] = (byte) attempt;
-		return tombstone;
 	}
 
 	private static void writeTime(byte[] bytes, int offset, long epochSecond) {
@@ -171,8 +154,8 @@ final class RecordLayout {
 	 * {@code D} is damage, never a free key.
 	 */
 	static boolean isTombstone(byte[] record) {
-		return record.length == 1 + TOKEN_LENGTH && record[0] == TOMBSTONE
-				&& Arrays.equals(record, 1, 1 + TOMBSTONE_MARK.length, TOMBSTONE_MARK, 0, TOMBSTONE_MARK.length);
+		return record.length == 1 + TOKEN_LENGTH
+				&& Arrays.equals(record, 0, TOMBSTONE_MARK.length, TOMBSTONE_MARK, 0, TOMBSTONE_MARK.length);
 	}
 
 	/** A first byte from 0x01 to 0x1F: a newer version wrote it. */

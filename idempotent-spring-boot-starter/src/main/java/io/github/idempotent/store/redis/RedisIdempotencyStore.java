@@ -123,7 +123,7 @@ public class RedisIdempotencyStore
 	 * @return a new tracking, not started
 	 */
 	public RecordTracking recordTracking(Duration maxStaleness) {
-		return new RedisRecordTracking(this.connectionFactory, maxStaleness);
+		return new RedisRecordTracking(this.connectionFactory, maxStaleness, null);
 	}
 
 	/** Closes the store's own connections and threads, not the connection factory. */
@@ -195,20 +195,19 @@ public class RedisIdempotencyStore
 				.<List<Object>>run((redis) -> redis.eval(RedisScripts.INSPECT, ReturnType.MULTI, keys(key)), null)
 				.handle((reply, readFailure) -> {
 					ClaimResult found = (readFailure != null) ? null : inspected(reply);
-					if (found == null) {
-						if (readFailure != null) {
-							ex.addSuppressed(readFailure);
-						}
-						throw (ex instanceof RuntimeException runtime) ? runtime : new CompletionException(ex);
+					if (found != null) {
+						return found;
 					}
-					return found;
+					if (readFailure != null) {
+						ex.addSuppressed(readFailure);
+					}
+					throw (ex instanceof RuntimeException runtime) ? runtime : new CompletionException(ex);
 				});
 		});
 	}
 
 	/** The inspect script's reply as a claim finds it; {@code null} for a free key. */
-	private static @Nullable ClaimResult inspected(@Nullable List<?> reply) {
-		Assert.state(reply != null && !reply.isEmpty(), "Empty reply from the inspect script");
+	private static @Nullable ClaimResult inspected(List<?> reply) {
 		long kind = (Long) reply.get(0);
 		if (kind != 1) {
 			return (kind == 0) ? null : new ClaimResult.Damaged(RedisScripts.notARecord(reply.get(2)));
@@ -240,7 +239,7 @@ public class RedisIdempotencyStore
 			Fingerprint fingerprint, Duration lease, String token) {
 		byte[] record = RecordLayout.inProgress(RecordLayout.token(token), fingerprint, Instant.now().getEpochSecond());
 		Supplier<CompletableFuture<ClaimResult>> byScript = () -> commands
-			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys(key), record, expiry(lease),
+			.<List<Object>>eval(RedisScripts.CLAIM, ReturnType.MULTI, keys(key), record, utf8(expiryMillis(lease)),
 					REMEMBERED_MILLIS)
 			.thenApply((reply) -> claimResult(reply, token));
 		long refusedAt = this.setClaimsRefusedAt;
@@ -257,8 +256,7 @@ public class RedisIdempotencyStore
 			}
 			if (previous != null && (RecordLayout.isTombstone(previous) || (RecordLayout.damage(previous) == null
 					&& RecordLayout.isInProgress(previous) && !RecordLayout.sameOwner(previous, record)))) {
-				// Held by another or a tombstone: the script decides atomically whether
-				// the lease ran out.
+				// Whether the lease ran out is the script's to decide, atomically.
 				return byScript.get();
 			}
 			return CompletableFuture.completedFuture((previous != null)
@@ -291,7 +289,6 @@ public class RedisIdempotencyStore
 	private static ClaimResult claimResult(List<?> reply, String token) {
 		long state = (Long) reply.get(0);
 		if (state == RedisScripts.ACQUIRED) {
-			// {1}, or {1, attempt, claim time of the attempt taken over}
 			int attempt = (reply.size() < 3) ? 1 : (int) Math.max(1, (Long) reply.get(1));
 			return new ClaimResult.Acquired(token, attempt, (attempt == 1) ? null
 					: RecordLayout.previousClaimedAt(attempt, (byte[]) reply.get(2), 0, Instant.now()));
@@ -304,7 +301,6 @@ public class RedisIdempotencyStore
 				Duration.ofMillis(Math.max(0, (Long) reply.get(2)))));
 	}
 
-	/** What a claim found: damaged, completed, or a placeholder ({@code inProgress}). */
 	private static ClaimResult found(byte[] stored, Supplier<ClaimResult> inProgress) {
 		String damage = RecordLayout.damage(stored);
 		if (damage != null) {
@@ -329,13 +325,14 @@ public class RedisIdempotencyStore
 			StoredResult result, Duration ttl, RedisScripts.Commands commands) {
 		byte[] owner = RecordLayout.token(token);
 		byte[] record = RecordLayout.record(RecordLayout.COMPLETED, owner, fingerprint, result.bytes());
-		return fenced(commands, RedisScripts.COMPLETE, true, key, owner, record, millis(ttl))
+		byte[] millis = utf8(Math.max(1, ttl.toMillis()));
+		return fenced(commands, RedisScripts.COMPLETE, true, key, owner, record, millis)
 			.exceptionallyCompose((failure) -> {
 				Throwable ex = unwrap(failure);
 				if (record.length > SMALL_RECORD || !RedisClients.isErrorReply(ex, "OOM ")) {
 					return CompletableFuture.failedFuture(ex);
 				}
-				return fenced(commands, RedisScripts.COMPLETE_IN_FULL_MEMORY, true, key, owner, record, millis(ttl))
+				return fenced(commands, RedisScripts.COMPLETE_IN_FULL_MEMORY, true, key, owner, record, millis)
 					.exceptionallyCompose((flaggedFailure) -> {
 						ex.addSuppressed(flaggedFailure);
 						return CompletableFuture.failedFuture(ex);
@@ -365,8 +362,9 @@ public class RedisIdempotencyStore
 	public boolean renew(RecordKey key, String token, Fingerprint fingerprint, Duration lease) {
 		byte[] owner = RecordLayout.token(token);
 		// Written anew (attempt 1) only if the record has vanished.
-		return RedisScripts.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner, expiry(lease),
-				RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
+		return RedisScripts
+			.join(fenced(this.scripts::blocking, RedisScripts.RENEW, false, key, owner, utf8(expiryMillis(lease)),
+					RecordLayout.inProgress(owner, fingerprint, Instant.now().getEpochSecond())));
 	}
 
 	@Override
@@ -418,11 +416,10 @@ public class RedisIdempotencyStore
 			for (byte[] key : scanned.keys()) {
 				IdempotencyRecord record = inspect(connection, new RecordKey(new String(key, StandardCharsets.UTF_8)),
 						now);
-				Duration age = (record != null) ? record.age(now) : null;
 				// An unreadable record may be a call in progress: listed at any age.
 				if (record != null && (record.state() == IdempotencyRecord.State.UNREADABLE
 						|| (record.state() == IdempotencyRecord.State.IN_PROGRESS
-								&& (age == null || age.compareTo(olderThan) >= 0)))) {
+								&& (record.age(now) == null || record.age(now).compareTo(olderThan) >= 0)))) {
 					records.add(record);
 				}
 			}
@@ -439,7 +436,6 @@ public class RedisIdempotencyStore
 		}
 		List<Object> reply = RedisScripts.eval(connection, RedisScripts.SCAN, ReturnType.MULTI, new byte[0][],
 				utf8((cursor != null) ? cursor : "0"), pattern, utf8(limit));
-		Assert.state(reply != null && reply.size() == 2, "Unexpected reply from the scan script");
 		String next = new String((byte[]) reply.get(0), StandardCharsets.US_ASCII);
 		return new ScanStep((List<byte[]>) reply.get(1), next.equals("0") ? null : next);
 	}
@@ -503,17 +499,9 @@ public class RedisIdempotencyStore
 		return value.toString().getBytes(StandardCharsets.UTF_8);
 	}
 
-	private static byte[] millis(Duration duration) {
-		return utf8(Math.max(1, duration.toMillis()));
-	}
-
 	/** A placeholder's key expires its lease plus {@link RecordLayout#REMEMBERED}. */
 	private static long expiryMillis(Duration lease) {
 		return Math.max(1, lease.toMillis()) + RecordLayout.REMEMBERED.toMillis();
-	}
-
-	private static byte[] expiry(Duration lease) {
-		return utf8(expiryMillis(lease));
 	}
 
 }

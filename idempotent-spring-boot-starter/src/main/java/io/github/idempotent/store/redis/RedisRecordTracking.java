@@ -2,7 +2,6 @@ package io.github.idempotent.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -75,19 +74,16 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	private volatile boolean stopped;
 
-	// A null maxStaleness is refused, with its message, by the constructor it goes on to.
-	RedisRecordTracking(RedisConnectionFactory connectionFactory, @Nullable Duration maxStaleness) {
-		this(connectionFactory, maxStaleness, (maxStaleness != null)
-				? Collections.max(List.of(maxStaleness.multipliedBy(10), MIN_RECONNECT_AFTER)) : MIN_RECONNECT_AFTER);
-	}
-
+	/**
+	 * {@code reconnectAfter} {@code null}: ten times {@code maxStaleness}, at least 2 s.
+	 */
 	RedisRecordTracking(RedisConnectionFactory connectionFactory, @Nullable Duration maxStaleness,
-			Duration reconnectAfter) {
-		Assert.notNull(connectionFactory, "connectionFactory must not be null");
+			@Nullable Duration reconnectAfter) {
 		Assert.isTrue(maxStaleness != null && maxStaleness.toMillis() >= 10, "maxStaleness must be at least 10ms");
 		this.maxStalenessNanos = maxStaleness.toNanos();
 		this.heartbeatMillis = Math.max(2, maxStaleness.toMillis() / 5);
-		this.reconnectAfterNanos = reconnectAfter.toNanos();
+		this.reconnectAfterNanos = (reconnectAfter != null) ? reconnectAfter.toNanos()
+				: Math.max(maxStaleness.multipliedBy(10).toNanos(), MIN_RECONNECT_AFTER.toNanos());
 		this.connectionFactory = connectionFactory;
 		if (redisClient(connectionFactory) == null) {
 			this.unavailableReason = (connectionFactory instanceof LettuceConnectionFactory)
@@ -154,8 +150,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 
 	@Override
 	public String trackingKey(RecordKey key) {
-		// Latin-1 maps each byte to one char and back, so pushed and read keys compare
-		// equal whatever the key's encoding.
+		// Latin-1 maps each byte to a char: pushed and read keys compare equal.
 		return new String(RedisIdempotencyStore.keyOf(key), StandardCharsets.ISO_8859_1);
 	}
 
@@ -203,10 +198,10 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		}
 	}
 
+	/** Runs once {@link #start(Listener)} has set the listener. */
 	private void connect() {
-		Listener target = this.listener;
 		RedisClient redis = redisClient(this.connectionFactory);
-		if (redis == null || target == null) {
+		if (redis == null) {
 			return;
 		}
 		StatefulRedisConnection<byte[], byte[]> connection = null;
@@ -234,7 +229,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 					return;
 				}
 				// Whatever was cached before this session may have changed unseen.
-				target.invalidatedAll();
+				this.listener.invalidatedAll();
 				this.session = next;
 			}
 			if (this.unavailableReason != null) {
@@ -269,21 +264,19 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		if (!ended.end()) {
 			return;
 		}
-		Listener target = this.listener;
 		synchronized (this) {
 			if (this.session != ended) {
 				return;
 			}
 			this.session = null;
 		}
-		// A session exists only once start(Listener) has set the listener.
-		target.invalidatedAll();
+		this.listener.invalidatedAll();
 		unavailable(reason);
 	}
 
 	private void onPush(PushMessage message) {
 		Listener target = this.listener;
-		if (target == null || !"invalidate".equals(message.getType())) {
+		if (!"invalidate".equals(message.getType())) {
 			return;
 		}
 		List<Object> content = message

@@ -1,7 +1,6 @@
 package io.github.idempotent.store.redis;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -59,10 +58,6 @@ final class RedisScripts {
 
 	private final boolean lettuce;
 
-	private int waitReplicas;
-
-	private Duration waitTimeout = Duration.ofMillis(500);
-
 	private @Nullable DedicatedConnections dedicatedConnections;
 
 	RedisScripts(RedisConnectionFactory connectionFactory) {
@@ -86,16 +81,15 @@ final class RedisScripts {
 						+ "spring-boot-starter-data-redis), not " + this.connectionFactory.getClass().getName()
 						+ "; use Lettuce or set wait-replicas to 0");
 		DedicatedConnections previous = this.dedicatedConnections;
-		this.dedicatedConnections = (replicas > 0) ? new DedicatedConnections(this.connectionFactory) : null;
-		this.waitReplicas = replicas;
-		this.waitTimeout = timeout;
+		this.dedicatedConnections = (replicas > 0) ? new DedicatedConnections(this.connectionFactory, replicas, timeout)
+				: null;
 		if (previous != null) {
 			previous.close();
 		}
 	}
 
 	boolean awaitsReplicas() {
-		return this.waitReplicas > 0;
+		return this.dedicatedConnections != null;
 	}
 
 	void close() {
@@ -130,14 +124,14 @@ final class RedisScripts {
 	<T> CompletableFuture<T> blocking(Function<AsyncRedisCommands, CompletableFuture<T>> step,
 			@Nullable Predicate<T> wrote) {
 		Function<RedisConnection, T> action = (connection) -> join(step.apply(new ConnectionCommands(connection)));
+		DedicatedConnections dedicated = this.dedicatedConnections;
 		return answer(() -> {
-			DedicatedConnections dedicated = this.dedicatedConnections;
 			if (dedicated == null || wrote == null) {
 				try (RedisConnection connection = this.connectionFactory.getConnection()) {
 					return action.apply(connection);
 				}
 			}
-			return dedicated.run(action, wrote, this.waitReplicas, this.waitTimeout);
+			return dedicated.run(action, wrote);
 		});
 	}
 
@@ -182,15 +176,13 @@ final class RedisScripts {
 		 */
 		static Script load(String name) {
 			ClassPathResource resource = new ClassPathResource(name, RedisScripts.class);
-			byte[] text;
-			try (InputStream in = resource.getInputStream()) {
-				text = in.readAllBytes();
+			try {
+				return of(name, resource.getContentAsByteArray());
 			}
 			catch (IOException ex) {
 				throw new IllegalStateException("The Redis script " + resource.getPath()
 						+ " is missing from the class path: the idempotent starter's jar is incomplete", ex);
 			}
-			return of(name, text);
 		}
 
 		private static Script of(String name, byte[] text) {

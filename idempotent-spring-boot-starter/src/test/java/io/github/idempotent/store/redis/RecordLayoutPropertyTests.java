@@ -75,7 +75,7 @@ class RecordLayoutPropertyTests {
 					long second = draw.between(0, NOW.getEpochSecond());
 					return RecordLayout.inProgress(token, fingerprint, second,
 							draw.between(1, RecordLayout.MAX_ATTEMPT), second);
-				}, () -> RecordLayout.tombstone(draw.between(0, NOW.getEpochSecond()),
+				}, () -> RecordLayoutTests.tombstone(draw.between(0, NOW.getEpochSecond()),
 						draw.between(1, RecordLayout.MAX_ATTEMPT)));
 		return draw.oneOf(() -> written, () -> draw.damaged(written), () -> draw.bytes(0, 80));
 	}

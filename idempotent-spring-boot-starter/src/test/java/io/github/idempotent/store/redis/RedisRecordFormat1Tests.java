@@ -113,7 +113,7 @@ class RedisRecordFormat1Tests {
 	@Test
 	void aTombstoneIsTakenOverAsTheAttemptAfterTheDeletedOne() {
 		byte[] golden = GoldenRecords.read("redis-tombstone");
-		assertThat(RecordLayout.tombstone(CLAIMED.getEpochSecond(), 2)).isEqualTo(golden);
+		assertThat(RecordLayoutTests.tombstone(CLAIMED.getEpochSecond(), 2)).isEqualTo(golden);
 		RecordKey key = put(golden, Duration.ofMinutes(5));
 		assertThat(store.claim(key, DIGEST, LEASE)).isInstanceOfSatisfying(ClaimResult.Acquired.class,
 				(acquired) -> assertThat(acquired.attempt()).isEqualTo(3));
