@@ -3,6 +3,10 @@ package io.github.idempotent.store.redis;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import org.springframework.context.SmartLifecycle;
@@ -72,6 +76,26 @@ final class RedisClients {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * One daemon thread, ended after 30 s idle, for Redis calls off the caller's path
+	 * (the JVM's common pool may not block); a task past {@code capacity} waiting is
+	 * dropped.
+	 */
+	static ThreadPoolExecutor ownThread(String name, int capacity) {
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
+				new LinkedBlockingQueue<>(capacity), daemon(name), new ThreadPoolExecutor.DiscardPolicy());
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
+	}
+
+	static ThreadFactory daemon(String name) {
+		return (task) -> {
+			Thread thread = new Thread(task, name);
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	/** Stopped before {@code connectionFactory}, started after it. */

@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -67,6 +68,9 @@ public class RedisIdempotencyStore
 	private final RedisScripts scripts;
 
 	private final RedisMemoryMargin memoryMargin;
+
+	/** Past 1000 releases waiting (Redis unreachable), the leases free the keys. */
+	private final Executor releases = RedisClients.ownThread("idempotent-redis-release", 1000);
 
 	private volatile long setClaimsRefusedAt;
 
@@ -222,11 +226,11 @@ public class RedisIdempotencyStore
 	 * Releases a claim whose answer never came, which could still reach Redis after the
 	 * owner's lease ran out and fence out the owner's completion. Fenced by the claim's
 	 * token and sent after it on the same connection, it deletes the claim only if it
-	 * won. Nothing waits for it.
+	 * won. Nothing waits for it; where the client blocks, it runs on a thread of its own.
 	 */
 	private void releaseUnanswered(RecordKey key, String token) {
 		(this.scripts.supportsAsync() ? releaseAsync(key, token)
-				: CompletableFuture.supplyAsync(() -> release(key, token)))
+				: CompletableFuture.supplyAsync(() -> release(key, token), this.releases))
 			.whenComplete((released, ex) -> {
 				if (ex != null) {
 					logger.debug("Could not release an unanswered claim of " + key.value(), ex);

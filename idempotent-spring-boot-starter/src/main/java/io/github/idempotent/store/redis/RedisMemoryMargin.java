@@ -2,7 +2,6 @@ package io.github.idempotent.store.redis;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -56,12 +55,7 @@ final class RedisMemoryMargin {
 	/** Under the lock of {@link #close}: never on a reader that is shut down. */
 	private synchronized void read() {
 		if (this.reader == null) {
-			this.reader = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
-				Thread thread = new Thread(task, "idempotent-redis-memory");
-				thread.setDaemon(true);
-				return thread;
-			});
-			this.reader.allowCoreThreadTimeOut(true);
+			this.reader = RedisClients.ownThread("idempotent-redis-memory", Integer.MAX_VALUE);
 		}
 		CompletableFuture.supplyAsync(() -> RedisMemoryPolicy.read(this.connectionFactory), this.reader)
 			.whenComplete((policies, ex) -> {

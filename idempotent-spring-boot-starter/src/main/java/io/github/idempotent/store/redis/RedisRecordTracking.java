@@ -92,11 +92,8 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 			this.scheduler = null;
 		}
 		else {
-			this.scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
-				Thread thread = new Thread(task, "idempotent-record-tracking");
-				thread.setDaemon(true);
-				return thread;
-			});
+			this.scheduler = Executors
+				.newSingleThreadScheduledExecutor(RedisClients.daemon("idempotent-record-tracking"));
 		}
 	}
 
