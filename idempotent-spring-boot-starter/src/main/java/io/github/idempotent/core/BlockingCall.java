@@ -71,8 +71,15 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 		while (true) {
 			ClaimDecision decision = protocol.decide(call, claim);
 			if (decision instanceof ClaimDecision.Run run) {
-				return new BlockingCall(observed, observing, null, protocol.bindOwner(call, run.acquired()),
-						run.owner());
+				IdempotencyContext.Scope context;
+				try {
+					context = protocol.bindOwner(call, run.acquired());
+				}
+				catch (Throwable ex) {
+					run.owner().release(ex);
+					throw ex;
+				}
+				return new BlockingCall(observed, observing, null, context, run.owner());
 			}
 			if (decision instanceof ClaimDecision.Answer answer) {
 				return new BlockingCall(observed, observing, answer.value(), null, null);
@@ -128,7 +135,14 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 	public void returned(@Nullable Object result) {
 		OwnerHandle owner = unbind();
 		if (owner != null) {
-			owner.complete(result);
+			try {
+				owner.complete(result);
+			}
+			catch (Throwable ex) {
+				// The call fails with it (an observer's Error): so does its observation.
+				this.failure = ex;
+				throw ex;
+			}
 		}
 	}
 
@@ -158,14 +172,19 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 
 	@Override
 	public void close() {
-		if (this.context != null) {
-			// The caller left without an outcome: the key must not wait for its lease.
-			failed(new IllegalStateException("The call was closed before its method's outcome was reported"));
+		try {
+			if (this.context != null) {
+				// The caller left without an outcome: the key must not wait for its
+				// lease.
+				failed(new IllegalStateException("The call was closed before its method's outcome was reported"));
+			}
 		}
-		if (this.observing != null) {
-			this.observing.close();
+		finally {
+			if (this.observing != null) {
+				this.observing.close();
+			}
+			CallObservations.stop(this.observed, this.failure);
 		}
-		CallObservations.stop(this.observed, this.failure);
 	}
 
 }

@@ -5,10 +5,13 @@ import io.github.idempotent.store.RecordKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -264,6 +267,40 @@ class IdempotencyExecutorTests {
 		Fingerprint fingerprint = new Fingerprint("fp");
 		this.executor.admit(policy, "k", key, fingerprint, null).close();
 		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "retry ran")).isEqualTo("retry ran");
+	}
+
+	@Test
+	void aCallThatFailsAsItsOutcomeIsStoredEndsItsObservationWithThatFailure() throws Throwable {
+		AssertionError observerFailure = new AssertionError("observer broke");
+		this.executor = new IdempotencyExecutor(this.memory, FailureMode.CLOSED, 1024, new IdempotencyObserver() {
+
+			@Override
+			public void executed(IdempotencyPolicy policy, String key) {
+				throw observerFailure;
+			}
+
+		});
+		List<Throwable> observedErrors = new CopyOnWriteArrayList<>();
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+			@Override
+			public void onStop(Observation.Context context) {
+				observedErrors.add((context.getError() != null) ? context.getError() : new NullPointerException());
+			}
+
+		});
+		this.executor.observeWith(registry, null, false);
+		assertThatExceptionOfType(AssertionError.class)
+			.isThrownBy(() -> this.executor.execute(policy(Duration.ofSeconds(5)), "k",
+					new RecordKey("test:observer-broke"), new Fingerprint("fp"), () -> "done"))
+			.isSameAs(observerFailure);
+		assertThat(observedErrors).containsExactly(observerFailure);
 	}
 
 	private static IdempotencyPolicy policy(Duration lease) {
