@@ -104,23 +104,6 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 		}
 	}
 
-	/** Runs {@code invocation} unless the call is answered, and reports how it ended. */
-	@Nullable Object run(IdempotencyExecutor.Invocation invocation) throws Throwable {
-		if (this.answered) {
-			return this.answer;
-		}
-		Object result;
-		try {
-			result = invocation.proceed();
-		}
-		catch (Throwable ex) {
-			failed(ex);
-			throw ex;
-		}
-		returned(result);
-		return result;
-	}
-
 	@Override
 	public boolean isAnswered() {
 		return this.answered;
@@ -158,10 +141,7 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 	// The method's context ends before its outcome is stored.
 	private @Nullable OwnerHandle unbind() {
 		if (this.context == null) {
-			if (this.answered) {
-				throw new IllegalStateException("The call was answered: there is no outcome to report");
-			}
-			throw new IllegalStateException("The call's outcome was reported already");
+			throw new IllegalStateException("No outcome to report: the call was answered or has reported one");
 		}
 		this.context.close();
 		this.context = null;

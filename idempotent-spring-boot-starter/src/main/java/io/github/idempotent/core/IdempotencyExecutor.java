@@ -185,7 +185,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
-		try (BlockingCall call = admitCall(policy, clientKey, key, fingerprint, capture)) {
+		try (Admission call = admit(policy, clientKey, key, fingerprint, capture)) {
 			return call.run(invocation);
 		}
 	}
@@ -197,11 +197,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * how it ended and closes the call, on this thread.
 	 */
 	public Admission admit(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			@Nullable ResponseCapture capture) throws Throwable {
-		return admitCall(policy, clientKey, key, fingerprint, capture);
-	}
-
-	private BlockingCall admitCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			@Nullable ResponseCapture capture) throws Throwable {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
 		return BlockingCall.admit(this.protocol, call(policy, clientKey, key, fingerprint, observed, capture, true),
@@ -473,6 +468,25 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		/** Releases the key, or stores {@code failure} when {@code cacheFor} lists it. */
 		void failed(Throwable failure);
+
+		/**
+		 * Runs {@code invocation} unless the call is answered, and reports how it ended.
+		 */
+		default @Nullable Object run(Invocation invocation) throws Throwable {
+			if (isAnswered()) {
+				return answer();
+			}
+			Object result;
+			try {
+				result = invocation.proceed();
+			}
+			catch (Throwable ex) {
+				failed(ex);
+				throw ex;
+			}
+			returned(result);
+			return result;
+		}
 
 		/** Ends the call; one whose outcome was not reported releases its key. */
 		@Override
