@@ -3,7 +3,6 @@ package io.github.idempotent.actuate;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.Charset;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
@@ -298,11 +297,8 @@ public class IdempotencyEndpoint {
 
 	private static @Nullable String decode(byte[] bytes, Charset charset) {
 		try {
-			return charset.newDecoder()
-				.onMalformedInput(CodingErrorAction.REPORT)
-				.onUnmappableCharacter(CodingErrorAction.REPORT)
-				.decode(ByteBuffer.wrap(bytes))
-				.toString();
+			// A new decoder reports undecodable bytes: it replaces none.
+			return charset.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
 		}
 		catch (CharacterCodingException ex) {
 			return null;

@@ -3,7 +3,7 @@ package io.github.idempotent.annotation;
 import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
-import java.lang.reflect.Type;
+import java.lang.reflect.Parameter;
 import java.util.List;
 
 import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
@@ -51,11 +51,9 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 			registerRecreatable(hints, type);
 		}
 		this.bindings.registerReflectionHints(hints, storedType(method).getType());
-		Type[] parameters = method.getGenericParameterTypes();
-		Class<?>[] rawParameters = method.getParameterTypes();
-		for (int i = 0; i < parameters.length; i++) {
-			if (FRAMEWORK_PACKAGES.stream().noneMatch(rawParameters[i].getName()::startsWith)) {
-				this.bindings.registerReflectionHints(hints, parameters[i]);
+		for (Parameter parameter : method.getParameters()) {
+			if (FRAMEWORK_PACKAGES.stream().noneMatch(parameter.getType().getName()::startsWith)) {
+				this.bindings.registerReflectionHints(hints, parameter.getParameterizedType());
 			}
 		}
 	}

@@ -16,14 +16,11 @@ public interface AsyncIdempotencyStore extends IdempotencyStore {
 		return true;
 	}
 
-	/** {@link #claim} without blocking. */
 	CompletionStage<ClaimResult> claimAsync(RecordKey key, Fingerprint fingerprint, Duration lease);
 
-	/** {@link #complete} without blocking. */
 	CompletionStage<Boolean> completeAsync(RecordKey key, String token, Fingerprint fingerprint, StoredResult result,
 			Duration ttl);
 
-	/** {@link #release} without blocking. */
 	CompletionStage<Boolean> releaseAsync(RecordKey key, String token);
 
 }

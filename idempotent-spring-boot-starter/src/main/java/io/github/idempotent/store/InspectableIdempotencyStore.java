@@ -66,10 +66,8 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	/** What {@link #deleteUnlessHeld} or {@link #deleteInProgress} did. */
 	enum Deletion {
 
-		/** The record was deleted. */
 		DELETED,
 
-		/** There was no record. */
 		NONE,
 
 		/** A call holds the key under its lease: nothing was deleted. */
@@ -83,7 +81,6 @@ public interface InspectableIdempotencyStore extends IdempotencyStore {
 	/**
 	 * A page of {@link #findInProgress}.
 	 *
-	 * @param records the records of this page
 	 * @param cursor where the next page starts, {@code null} after the last
 	 */
 	record InProgressPage(List<IdempotencyRecord> records, @Nullable String cursor) {
