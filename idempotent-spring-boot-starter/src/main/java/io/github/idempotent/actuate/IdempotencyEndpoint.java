@@ -58,7 +58,6 @@ public class IdempotencyEndpoint {
 	/** Records examined by one page of the in-progress listing when none is asked for. */
 	static final int DEFAULT_LIMIT = 100;
 
-	/** Most records one page may examine. */
 	static final int MAX_LIMIT = 1000;
 
 	/** Largest stored result the endpoint decompresses to show. */

@@ -114,7 +114,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		if (!StringUtils.hasText(headers.getFirst(this.headerName))) {
 			headers.set(this.headerName, this.keyGenerator.get());
 		}
-		// The key is fixed once, for every attempt.
 		HttpRequest keyed = new HttpRequestWrapper(request) {
 
 			@Override
