@@ -282,6 +282,19 @@ abstract class AbstractIdempotencyTemplateTests {
 	}
 
 	@Test
+	void aBlankScopeTheApplicationPassesIsRefusedAsItsOwnNotAsTheScopeResolvers() {
+		run((context, template) -> {
+			// Not the executor's IdempotencyScopeException, which blames the resolver.
+			assertThatExceptionOfType(IdempotencyKeyException.class)
+				.isThrownBy(() -> template.operation("refunds").key("k-1").scope(" ").run(() -> {
+					throw new AssertionError("must not run");
+				}))
+				.withMessageContaining("Scope of operation 'refunds' is blank")
+				.withMessageContaining("scope(...)");
+		});
+	}
+
+	@Test
 	void aFutureRunsOnceAndItsReplayHasTheTypeAskedFor() {
 		run((context, template) -> {
 			String key = UUID.randomUUID().toString();
