@@ -46,13 +46,12 @@ final class CallObservations {
 
 	/** A local cache is named after the store behind it. */
 	private static String storeName(IdempotencyStore store) {
-		IdempotencyStore named = store;
+		Class<?> type = ClassUtils.getUserClass(store);
 		// By name: CachingIdempotencyStore needs Caffeine, which may be absent.
-		if ("io.github.idempotent.store.cache.CachingIdempotencyStore"
-			.equals(ClassUtils.getUserClass(named).getName())) {
-			named = ((io.github.idempotent.store.cache.CachingIdempotencyStore) named).getDelegate();
+		if (type.getName().equals("io.github.idempotent.store.cache.CachingIdempotencyStore")) {
+			type = ClassUtils
+				.getUserClass(((io.github.idempotent.store.cache.CachingIdempotencyStore) store).getDelegate());
 		}
-		Class<?> type = ClassUtils.getUserClass(named);
 		return switch (type.getName()) {
 			case "io.github.idempotent.store.redis.RedisIdempotencyStore" -> "redis";
 			case "io.github.idempotent.store.jdbc.JdbcIdempotencyStore" -> "jdbc";

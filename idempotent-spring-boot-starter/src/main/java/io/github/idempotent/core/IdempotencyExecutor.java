@@ -412,11 +412,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return this.fingerprinter.stream();
 	}
 
-	/** Whether a {@code cacheFor} type can be recreated from a stored outcome. */
-	public static boolean isRecreatable(Class<? extends Throwable> type) {
-		return StoredOutcome.isRecreatable(type);
-	}
-
 	/**
 	 * The bytes of one input, then its {@link #fingerprint()}. Never closed, so that a
 	 * writer may close what it writes to (Jackson does) and write again.
@@ -573,11 +568,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 		private @Nullable Hold hold;
 
-		// Read on every write of a held response: no lock.
-		private volatile @Nullable Replay replay;
+		// Set by the protocol; read on every write of a held response: no lock.
+		volatile @Nullable Replay replay;
 
 		// A stored exception rethrown: read as its error response is written.
-		private volatile boolean replayedFailure;
+		volatile boolean replayedFailure;
 
 		private boolean taken;
 
@@ -593,14 +588,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 							Futures.call(() -> first.end(status, response, unrecordable, failed)),
 							Futures.call(() -> hold.end(status, response, unrecordable, failed)));
 			return true;
-		}
-
-		void replay(Replay replay) {
-			this.replay = replay;
-		}
-
-		void replayedFailure() {
-			this.replayedFailure = true;
 		}
 
 		/** Whether the call replays a stored response or rethrows a stored exception. */

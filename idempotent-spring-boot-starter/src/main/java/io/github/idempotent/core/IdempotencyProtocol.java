@@ -191,7 +191,7 @@ final class IdempotencyProtocol {
 				catch (Throwable stored) {
 					// A cacheFor exception: its error response is marked as a replay.
 					if (call.capture != null) {
-						call.capture.replayedFailure();
+						call.capture.replayedFailure = true;
 					}
 					throw stored;
 				}
@@ -207,8 +207,8 @@ final class IdempotencyProtocol {
 						+ "' was stored as the HTTP response its first caller was sent; it is replayed only to an "
 						+ "HTTP request handled by the same method, not to this call");
 			}
-			call.capture
-				.replay(new IdempotencyExecutor.ResponseCapture.Replay(policy.name(), call.clientKey, recorded));
+			call.capture.replay = new IdempotencyExecutor.ResponseCapture.Replay(policy.name(), call.clientKey,
+					recorded);
 			return null;
 		}
 		catch (StoredOutcome.LaterFormatException ex) {

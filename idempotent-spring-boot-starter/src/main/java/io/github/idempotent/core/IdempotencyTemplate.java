@@ -195,9 +195,8 @@ public class IdempotencyTemplate {
 		/** An exception type stored and replayed; any other releases the key. */
 		public OperationSpec cacheFor(Class<? extends Throwable> exceptionType) {
 			Assert.notNull(exceptionType, "exceptionType must not be null");
-			Assert.isTrue(IdempotencyExecutor.isRecreatable(exceptionType),
-					() -> "cacheFor type " + exceptionType.getName() + " of " + this.name
-							+ " needs a constructor taking a String message, or none, to be replayed");
+			Assert.isTrue(StoredOutcome.isRecreatable(exceptionType), () -> "cacheFor type " + exceptionType.getName()
+					+ " of " + this.name + " needs a constructor taking a String message, or none, to be replayed");
 			this.cacheFor.add(exceptionType);
 			return this;
 		}
@@ -299,13 +298,12 @@ public class IdempotencyTemplate {
 			Assert.notNull(callback, "callback must not be null");
 			// Reactor is touched only from here on. A Mono's caller lives in its
 			// context, else on this thread: never on the subscribing thread.
+			IdempotencyScopeResolver resolver = IdempotencyTemplate.this.scopeResolver;
 			ReactiveIdempotencyScopeResolver reactive = IdempotencyTemplate.this.reactiveScopeResolver;
-			if (reactive == null) {
-				reactive = ReactiveIdempotencyScopeResolver.of(IdempotencyTemplate.this.scopeResolver);
-			}
 			return MonoCalls.execute(IdempotencyTemplate.this.executor,
 					(this.scope != null) ? null
-							: CallingThreadScope.take(IdempotencyTemplate.this.scopeResolver, reactive),
+							: CallingThreadScope.take(resolver,
+									(reactive != null) ? reactive : ReactiveIdempotencyScopeResolver.of(resolver)),
 					(scope) -> prepare(resultType.getType(), scope), callback);
 		}
 

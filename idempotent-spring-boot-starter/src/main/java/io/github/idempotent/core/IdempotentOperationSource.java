@@ -56,10 +56,6 @@ final class IdempotentOperationSource {
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
 
-	/**
-	 * A source whose operations take the settings they name none of ({@code ttl},
-	 * {@code lease}, ...) from {@code executor}.
-	 */
 	IdempotentOperationSource(IdempotencyExecutor executor, Supplier<ResultCodec> codec,
 			@Nullable ConfigurableBeanFactory beanFactory) {
 		this(executor, codec, beanFactory, new DefaultParameterNameDiscoverer());
@@ -99,11 +95,7 @@ final class IdempotentOperationSource {
 		return operation;
 	}
 
-	/**
-	 * The operation of a handler method that a configured route guards, parsed as if the
-	 * method carried {@code settings}, so that adding the annotation later keeps its
-	 * name.
-	 */
+	/** {@link IdempotencyExecutor#routedOperation}. */
 	IdempotentOperation routed(Method method, Class<?> targetClass, Idempotent settings) {
 		return this.routed.computeIfAbsent(new RouteKey(new MethodClassKey(method, targetClass), settings),
 				(k) -> parse(method, targetClass, settings));
@@ -112,7 +104,6 @@ final class IdempotentOperationSource {
 	private record RouteKey(MethodClassKey method, Idempotent settings) {
 	}
 
-	/** Names of the operations parsed so far, annotated and routed. */
 	Set<String> operationNames() {
 		return Stream.concat(this.cache.values().stream(), this.routed.values().stream())
 			.map((operation) -> operation.policy().name())

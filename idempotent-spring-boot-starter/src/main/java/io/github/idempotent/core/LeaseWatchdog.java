@@ -143,16 +143,14 @@ final class LeaseWatchdog {
 	private synchronized void tick(long deadline) {
 		// Only the tick that nextTick names clears it.
 		this.nextTick.compareAndSet(deadline, IDLE);
-		long earliest = 0;
-		boolean any = false;
+		long earliest = IDLE;
 		for (Lease lease : this.running) {
 			long due = check(lease, System.nanoTime());
-			if (due != IDLE && (!any || due - earliest < 0)) {
+			if (due != IDLE && (earliest == IDLE || due - earliest < 0)) {
 				earliest = due;
-				any = true;
 			}
 		}
-		if (any) {
+		if (earliest != IDLE) {
 			tickBy(earliest);
 		}
 	}

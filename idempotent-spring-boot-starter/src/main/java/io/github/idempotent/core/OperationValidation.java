@@ -106,7 +106,7 @@ final class OperationValidation {
 
 	static void checkCacheFor(String where, Class<? extends Throwable>[] cacheFor) {
 		for (Class<? extends Throwable> type : cacheFor) {
-			if (!IdempotencyExecutor.isRecreatable(type)) {
+			if (!StoredOutcome.isRecreatable(type)) {
 				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()
 						+ " needs a constructor taking a String message, or none, to be replayed");
 			}

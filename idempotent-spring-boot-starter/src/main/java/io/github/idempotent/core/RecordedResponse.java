@@ -141,7 +141,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		if (bytes.length == 0 || (bytes[0] != MARKER && !isJson(bytes[0]))) {
 			return null;
 		}
-		return (bytes[0] == MARKER) ? decode(bytes, 1, maxBodySize) : decodeJson(bytes, maxBodySize);
+		return (bytes[0] == MARKER) ? decode(bytes, maxBodySize) : decodeJson(bytes, maxBodySize);
 	}
 
 	/**
@@ -160,23 +160,17 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	}
 
 	/** Reads a {@link #toStoredResult} from past the marker; the store is not trusted. */
-	static RecordedResponse decode(byte[] bytes, int offset, long maxBodySize) {
-		if (offset >= bytes.length) {
-			throw new IllegalArgumentException("it is truncated");
-		}
-		int flags = bytes[offset] & 0xFF;
+	private static RecordedResponse decode(byte[] bytes, long maxBodySize) {
+		Reader in = new Reader(bytes, 1);
+		int flags = in.readByte();
 		if ((flags & ~DEFLATED) != 0) {
 			throw new IllegalArgumentException(
 					String.format("its flags 0x%02x are not ones this version writes", flags));
 		}
-		byte[] rest = bytes;
-		int position = offset + 1;
 		if ((flags & DEFLATED) != 0) {
 			// A header block beyond 64 KB is not one this application wrote.
-			rest = inflate(bytes, position, maxBodySize + MAX_HEAD_SIZE);
-			position = 0;
+			in = new Reader(inflate(in, maxBodySize + MAX_HEAD_SIZE), 0);
 		}
-		Reader in = new Reader(rest, position);
 		int status = (in.readByte() << 8) | in.readByte();
 		if (status < 100 || status > 999) {
 			throw new IllegalArgumentException("its status " + status + " is not an HTTP status");
@@ -195,23 +189,22 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 			}
 			headers.put(name, values);
 		}
-		return new RecordedResponse(status, headers, Arrays.copyOfRange(rest, in.position, rest.length));
+		return new RecordedResponse(status, headers, Arrays.copyOfRange(in.bytes, in.position, in.bytes.length));
 	}
 
 	private static RecordedResponse decodeJson(byte[] bytes, long maxBodySize) {
 		int layout = bytes[0] - JSON;
 		int status = ((layout & JSON_CREATED) != 0) ? 201 : 200;
 		String type = ((layout & JSON_CHARSET) != 0) ? JSON_TYPE_UTF8 : JSON_TYPE;
-		byte[] body = ((layout & JSON_DEFLATED) != 0) ? inflate(bytes, 1, maxBodySize)
+		byte[] body = ((layout & JSON_DEFLATED) != 0) ? inflate(new Reader(bytes, 1), maxBodySize)
 				: Arrays.copyOfRange(bytes, 1, bytes.length);
 		return new RecordedResponse(status, Map.of(CONTENT_TYPE, List.of(type)), body);
 	}
 
-	/** The deflated bytes at {@code offset}, behind their length. */
-	private static byte[] inflate(byte[] bytes, int offset, long limit) {
-		Reader length = new Reader(bytes, offset);
-		int declared = length.readVarint();
-		return ResultCompression.inflate(bytes, length.position, bytes.length - length.position, declared, limit);
+	/** The deflated bytes {@code in} has next, behind their length. */
+	private static byte[] inflate(Reader in, long limit) {
+		int declared = in.readVarint();
+		return ResultCompression.inflate(in.bytes, in.position, in.bytes.length - in.position, declared, limit);
 	}
 
 	private static void writeText(ByteArrayOutputStream out, String text) {
