@@ -471,6 +471,33 @@ class OwnerHandleTests {
 			.until(() -> uncheckedCall(path, policy, "order-17", () -> "ran again"), "ran again"::equals);
 	}
 
+	@ParameterizedTest
+	@EnumSource
+	void anOwnerThatFailsAfterARenewalFoundItsKeyTakenSendsNoRelease(Path path) throws Throwable {
+		AtomicInteger releases = new AtomicInteger();
+		this.executor.close();
+		this.executor = new IdempotencyExecutor(new ForwardingIdempotencyStore(this.memory) {
+
+			@Override
+			public boolean release(RecordKey key, String token) {
+				releases.incrementAndGet();
+				return super.release(key, token);
+			}
+
+		}, FailureMode.CLOSED, 1 << 16, this.observer);
+		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), Duration.ofMillis(300),
+				Duration.ZERO, Duration.ofSeconds(1), List.of(), codec());
+		assertThatIllegalStateException().isThrownBy(() -> path.call(this.executor, policy, "order-19", () -> {
+			assertThat(this.memory.deleteInProgress(new RecordKey("order-19"))).isEqualTo(Deletion.DELETED);
+			Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.leaseLost.get() == 1);
+			throw new IllegalStateException("card declined");
+		})).withMessage("card declined");
+		// Its token would fence a release out: none is sent, nor warned of as a call
+		// past its maxDuration.
+		assertThat(releases).hasValue(0);
+		assertThat(this.leaseLost).hasValue(1);
+	}
+
 	private Object uncheckedCall(Path path, IdempotencyPolicy policy, String key, Callable<Object> method) {
 		try {
 			return path.call(this.executor, policy, key, method);

@@ -2,6 +2,7 @@ package io.github.idempotent.observation;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -152,6 +153,22 @@ class IdempotencyObservationTests {
 				.hasLowCardinalityKeyValue("outcome", "error")
 				.hasError(thrown)
 				.hasEvent("claimed")
+				.hasEvent("releasing")
+				.hasBeenStopped();
+		});
+	}
+
+	@Test
+	void aStoreUnavailableFailureOfTheMethodItselfIsAnError() {
+		this.runner.run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			// A guarded call the method makes fails closed: the method failed, not this
+			// call's store.
+			Throwable thrown = catchThrowable(() -> orders.reserveStock("k4b"));
+			assertThat(thrown).isInstanceOf(IdempotencyStoreUnavailableException.class);
+			assertThat(this.registry).hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("outcome", "error")
+				.hasError(thrown)
 				.hasEvent("releasing")
 				.hasBeenStopped();
 		});
@@ -428,6 +445,12 @@ class IdempotencyObservationTests {
 				Thread.currentThread().interrupt();
 			}
 			return "slow #" + this.runs.incrementAndGet();
+		}
+
+		@Idempotent(key = "#key", name = "orders.reserve")
+		public String reserveStock(String key) {
+			throw new IdempotencyStoreUnavailableException("inventory", Duration.ofSeconds(1),
+					new IllegalStateException("inventory store down"));
 		}
 
 		@Idempotent(key = "#key", name = "orders.decline")
