@@ -199,11 +199,9 @@ final class IdempotentOperationSource {
 			"org.springframework.scheduling.annotation.Schedules");
 
 	static boolean isUnretried(Method method, Class<?> targetClass) {
-		if (UNRETRIED_METHOD_ANNOTATIONS.stream().anyMatch((name) -> AnnotatedElementUtils.isAnnotated(method, name))) {
-			return true;
-		}
 		String async = UNRETRIED_METHOD_ANNOTATIONS.get(0);
-		return AnnotatedElementUtils.isAnnotated(targetClass, async)
+		return UNRETRIED_METHOD_ANNOTATIONS.stream().anyMatch((name) -> AnnotatedElementUtils.isAnnotated(method, name))
+				|| AnnotatedElementUtils.isAnnotated(targetClass, async)
 				|| AnnotatedElementUtils.isAnnotated(method.getDeclaringClass(), async);
 	}
 
@@ -293,10 +291,7 @@ final class IdempotentOperationSource {
 	}
 
 	private String resolve(String text) {
-		if (this.beanFactory == null) {
-			return text;
-		}
-		String resolved = this.beanFactory.resolveEmbeddedValue(text);
+		String resolved = (this.beanFactory != null) ? this.beanFactory.resolveEmbeddedValue(text) : null;
 		return (resolved != null) ? resolved : text;
 	}
 

@@ -51,17 +51,12 @@ final class OperationValidation {
 	}
 
 	static IdempotentOperation.Kind kind(Method method, ResolvableType returnType) {
-		if (isSuspending(method)) {
-			return IdempotentOperation.Kind.MONO;
-		}
 		Class<?> raw = returnType.toClass();
-		if (raw == CompletableFuture.class || raw == CompletionStage.class) {
-			return IdempotentOperation.Kind.FUTURE;
-		}
-		if (raw.getName().equals(MONO)) {
+		if (isSuspending(method) || raw.getName().equals(MONO)) {
 			return IdempotentOperation.Kind.MONO;
 		}
-		return IdempotentOperation.Kind.VALUE;
+		return (raw == CompletableFuture.class || raw == CompletionStage.class) ? IdempotentOperation.Kind.FUTURE
+				: IdempotentOperation.Kind.VALUE;
 	}
 
 	private static boolean isSuspending(Method method) {
