@@ -375,8 +375,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		validate(operation, "key", key, this.maxKeyLength, null);
 	}
 
-	/** {@link #checkKey} of a key the application's {@code builder} built. */
-	public void checkApplicationKey(String operation, String key, String builder) {
+	/**
+	 * {@link #checkKey} of a key the application's {@code builder} built, if not null.
+	 */
+	void checkKey(String operation, String key, @Nullable String builder) {
 		validate(operation, "key", key, this.maxKeyLength, builder);
 	}
 

@@ -317,7 +317,7 @@ public class IdempotencyTemplate {
 								+ "; pass the request's key (a header, a message id, a job's run) to key(...)");
 			}
 			IdempotencyExecutor executor = IdempotencyTemplate.this.executor;
-			executor.checkApplicationKey(this.name, key, "the application (IdempotencyTemplate key(...))");
+			executor.checkKey(this.name, key, "the application (IdempotencyTemplate key(...))");
 			String scope = (this.scope != null) ? this.scope
 					: (resolvedScope != null) ? resolvedScope : IdempotencyTemplate.this.scopeResolver.resolveScope();
 			if (!StringUtils.hasText(scope)) {

@@ -62,12 +62,7 @@ public record IdempotentOperation(Method method, IdempotencyPolicy policy, @Null
 
 	// A key expression's key is the application's to fix; the header's, the caller's.
 	void checkKey(IdempotencyExecutor executor, String key) {
-		if (this.key != null) {
-			executor.checkApplicationKey(this.policy.name(), key, "its key expression");
-		}
-		else {
-			executor.checkKey(this.policy.name(), key);
-		}
+		executor.checkKey(this.policy.name(), key, (this.key != null) ? "its key expression" : null);
 	}
 
 	/**
