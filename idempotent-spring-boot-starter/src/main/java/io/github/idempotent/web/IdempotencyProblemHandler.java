@@ -116,15 +116,11 @@ public class IdempotencyProblemHandler {
 		}
 		ResponseEntity.HeadersBuilder<?> response = ResponseEntity.of(problem);
 		if (retryAfter != null) {
-			response.header(HttpHeaders.RETRY_AFTER, Long.toString(seconds(retryAfter)));
+			// Rounded up, at least one: Retry-After: 0 would invite a retry storm.
+			long seconds = retryAfter.getSeconds() + ((retryAfter.getNano() > 0) ? 1 : 0);
+			response.header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, seconds)));
 		}
 		return response.build();
-	}
-
-	// At least one: Retry-After: 0 would invite a retry storm.
-	static long seconds(Duration duration) {
-		long seconds = duration.getSeconds() + ((duration.getNano() > 0) ? 1 : 0);
-		return Math.max(1, seconds);
 	}
 
 }

@@ -127,19 +127,19 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		String unrecordable;
 		synchronized (this) {
 			replay = (this.capture != null) ? this.capture.replay() : null;
-			if (this.mode == Mode.RECORDING && replay == null && this.writer != null) {
-				// While still recording: what the writer buffers is the body's end.
-				this.writer.flush();
-			}
 			mode = this.mode;
+			if (mode == Mode.RECORDING && replay == null) {
+				if (this.writer != null) {
+					// While still recording: what the writer buffers is the body's end.
+					this.writer.flush();
+				}
+				body = this.held.toByteArray();
+			}
 			this.mode = Mode.DONE;
 			// Taken here once: the end of an async request calls abandon() after this.
 			hold = (this.capture != null) ? this.capture.take() : null;
 			failure = this.failure;
 			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
-			if (mode == Mode.RECORDING && replay == null) {
-				body = this.held.toByteArray();
-			}
 		}
 		if (hold != null) {
 			// A replay here is a forwarded-to handler's: the request answered with it.
@@ -510,10 +510,8 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 
 		// Forwarded, what the container's writer sends when one is in use.
 		private boolean sendsAsItComes() {
-			if (RecordingServletResponse.this.forwarded && isHolding()) {
-				return RecordingServletResponse.this.writer == null;
-			}
-			return !isHolding() || RecordingServletResponse.this.held.isOverflowed();
+			return !isHolding() || (RecordingServletResponse.this.forwarded
+					? RecordingServletResponse.this.writer == null : RecordingServletResponse.this.held.isOverflowed());
 		}
 
 		@Override

@@ -1,6 +1,5 @@
 package io.github.idempotent.web;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Set;
@@ -39,7 +38,7 @@ public final class ReplayedResponse {
 		this.status = status;
 		this.body = body;
 		this.replayedHeaders = replayedHeaders;
-		this.headers = copy(stored);
+		this.headers = HttpHeaders.copyOf(stored);
 	}
 
 	/** Name of the operation replayed, as in the {@code operation} tag of the metrics. */
@@ -108,7 +107,7 @@ public final class ReplayedResponse {
 
 	// A customizer that throws is logged and leaves the headers as they were.
 	void customize(IdempotentReplayCustomizer customizer) {
-		HttpHeaders before = copy(this.headers);
+		HttpHeaders before = HttpHeaders.copyOf(this.headers);
 		try {
 			customizer.customize(this);
 		}
@@ -118,12 +117,6 @@ public final class ReplayedResponse {
 					+ this.operation + " for key '" + this.key + "'; the replay is sent without the headers it set",
 					ex);
 		}
-	}
-
-	private static HttpHeaders copy(HttpHeaders headers) {
-		HttpHeaders copy = new HttpHeaders();
-		headers.forEach((name, values) -> copy.put(name, new ArrayList<>(values)));
-		return copy;
 	}
 
 }
