@@ -25,13 +25,10 @@ abstract class GuardingHandlerAdapter<D> implements Ordered {
 
 	final WebContract contract;
 
-	final RequestFingerprint fingerprints;
-
 	GuardingHandlerAdapter(ObjectProvider<D> delegate, IdempotencyExecutor executor, WebContract contract) {
 		this.delegate = delegate;
 		this.executor = executor;
 		this.contract = contract;
-		this.fingerprints = new RequestFingerprint(executor);
 	}
 
 	public boolean supports(Object handler) {

@@ -38,8 +38,7 @@ final class IdempotencyKeyHeader {
 		return parse(headerName, values.get(0));
 	}
 
-	// A value Spring Security's StrictHttpFirewall refuses on reading is the caller's
-	// 400.
+	// A value Spring Security's firewall refuses on reading is the caller's 400.
 	private static List<String> lines(String headerName, Function<String, List<String>> reader) {
 		try {
 			return reader.apply(headerName);

@@ -95,17 +95,24 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		Fingerprint fingerprint = fingerprint(request);
 		ResponseCapture capture = recording.hold(key);
 		try {
-			if (operation.needsArguments()) {
-				return returned(operation.dispatch(method.getMethod(), key, scope, fingerprint, capture,
-						() -> delegate().handle(request, response, handler)), async, recording);
-			}
-			RecordKey recordKey = operation.recordKey(this.executor, scope, key);
 			ModelAndView view;
-			try (Admission call = this.executor.admit(operation.policy(), key, recordKey, fingerprint, capture)) {
-				view = call.isAnswered() ? (ModelAndView) call.answer()
-						: handle(call, request, response, method, recording);
+			if (operation.needsArguments()) {
+				view = operation.dispatch(method.getMethod(), key, scope, fingerprint, capture,
+						() -> delegate().handle(request, response, handler));
 			}
-			return returned(view, async, recording);
+			else {
+				RecordKey recordKey = operation.recordKey(this.executor, scope, key);
+				try (Admission call = this.executor.admit(operation.policy(), key, recordKey, fingerprint, capture)) {
+					view = call.isAnswered() ? (ModelAndView) call.answer()
+							: handle(call, request, response, method, recording);
+				}
+			}
+			// Marked as the call returns, so that a postHandle sees it; not a future or a
+			// Mono, whose outcome is marked when it is known.
+			if (!async.isConcurrentHandlingStarted()) {
+				recording.returned();
+			}
+			return view;
 		}
 		catch (Throwable ex) {
 			recording.passThrough();
@@ -136,16 +143,6 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 		return view;
 	}
 
-	// Marked as the call returns, so that a postHandle sees it; not a future or a Mono,
-	// whose outcome is marked when it is known.
-	private static @Nullable ModelAndView returned(@Nullable ModelAndView view, WebAsyncManager async,
-			RecordingServletResponse recording) throws IOException {
-		if (!async.isConcurrentHandlingStarted()) {
-			recording.returned();
-		}
-		return view;
-	}
-
 	private Fingerprint fingerprint(HttpServletRequest request) throws IOException, ServletException {
 		MediaType type = (request.getContentType() != null) ? MediaType.parseMediaType(request.getContentType()) : null;
 		MultiValueMap<String, String> parameters;
@@ -162,7 +159,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			body = (type != null && MediaType.MULTIPART_FORM_DATA.includes(type)) ? parts(request)
 					: WebUtils.getNativeRequest(request, KeptBodyRequest.class).body(this.contract.maxRequestSize);
 		}
-		return this.fingerprints.of(request.getMethod(), request.getRequestURI(),
+		return RequestFingerprint.of(this.executor, request.getMethod(), request.getRequestURI(),
 				request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
 	}
 

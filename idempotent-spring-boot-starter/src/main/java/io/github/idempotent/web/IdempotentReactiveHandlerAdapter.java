@@ -62,8 +62,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		this.scopeResolver = scopeResolver;
 	}
 
-	// Without a Mono, nothing of ours runs between its arguments' resolution and its
-	// call.
+	// Without a Mono, nothing of ours runs between argument resolution and the call.
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.mappings.orderedStream().forEach((mapping) -> mapping.getHandlerMethods().values().forEach((method) -> {
@@ -159,7 +158,8 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,
 			@Nullable MediaType type, byte[] body) {
 		ServerHttpRequest request = exchange.getRequest();
-		return this.fingerprints.of(request.getMethod().name(), request.getPath().pathWithinApplication().value(),
+		return RequestFingerprint.of(this.executor, request.getMethod().name(),
+				request.getPath().pathWithinApplication().value(),
 				exchange.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE), parameters, type, body);
 	}
 

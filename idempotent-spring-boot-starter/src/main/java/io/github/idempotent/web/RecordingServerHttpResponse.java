@@ -54,8 +54,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 
 	private final AtomicBoolean answered = new AtomicBoolean();
 
-	// The hold the first write took: ended once, by that write, its cancellation or its
-	// failure.
+	// The hold the first write took: ended once, by that write, its cancel or failure.
 	private final AtomicReference<@Nullable Hold> taken = new AtomicReference<>();
 
 	private volatile @Nullable Throwable failure;
@@ -181,8 +180,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return (this.holding && !this.answered.get()) ? setComplete() : Mono.empty();
 	}
 
-	// A call whose method still runs ends when it returns: the executor finds the capture
-	// taken.
+	// A call still running ends as it returns: the executor finds the capture taken.
 	void abandon() {
 		Hold hold = this.capture.take();
 		if (hold != null) {

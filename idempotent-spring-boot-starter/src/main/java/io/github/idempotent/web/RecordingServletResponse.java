@@ -218,8 +218,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		return null;
 	}
 
-	// A request that failed after its handler's call returned: the call ran, so its key
-	// is not freed.
+	// Failed after its handler's call returned: the call ran, so its key is not freed.
 	void abandon() {
 		Hold hold;
 		Throwable failure;
@@ -229,8 +228,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			this.mode = Mode.DONE;
 		}
 		if (hold != null) {
-			// Ended before the request is, so that a retry sent at once finds the key
-			// free.
+			// Ended before the request is: a retry sent at once finds the key free.
 			hold.end(getStatus(), null, "the request failed while its response was written", failure).join();
 		}
 	}

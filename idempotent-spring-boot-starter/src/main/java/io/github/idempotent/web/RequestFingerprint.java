@@ -33,10 +33,7 @@ final class RequestFingerprint {
 
 	private static final JsonFactory JSON = new JsonFactory();
 
-	private final IdempotencyExecutor executor;
-
-	RequestFingerprint(IdempotencyExecutor executor) {
-		this.executor = executor;
+	private RequestFingerprint() {
 	}
 
 	/**
@@ -46,9 +43,9 @@ final class RequestFingerprint {
 	 * @param body the body as received; empty for a form post. A form's fields and parts
 	 * are taken as parsed: their encoding differs from one send to the next
 	 */
-	Fingerprint of(String method, String path, @Nullable Object route, MultiValueMap<String, String> parameters,
-			@Nullable MediaType contentType, byte[] body) {
-		IdempotencyExecutor.FingerprintStream out = this.executor.fingerprintStream();
+	static Fingerprint of(IdempotencyExecutor executor, String method, String path, @Nullable Object route,
+			MultiValueMap<String, String> parameters, @Nullable MediaType contentType, byte[] body) {
+		IdempotencyExecutor.FingerprintStream out = executor.fingerprintStream();
 		try {
 			field(out, "http-1");
 			field(out, method);
