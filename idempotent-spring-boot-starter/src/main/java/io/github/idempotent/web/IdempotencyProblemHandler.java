@@ -42,8 +42,6 @@ public class IdempotencyProblemHandler {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyProblemHandler.class);
 
-	private static final String TYPE_BASE = "urn:idempotent:";
-
 	@ExceptionHandler
 	public ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
 		return respond(HttpStatus.CONFLICT, "in-progress", "Request in progress", ex.getDetail(), ex.getKey(),
@@ -103,7 +101,7 @@ public class IdempotencyProblemHandler {
 
 	static ProblemDetail problem(HttpStatus status, String type, String title, String detail) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
-		problem.setType(URI.create(TYPE_BASE + type));
+		problem.setType(URI.create("urn:idempotent:" + type));
 		problem.setTitle(title);
 		return problem;
 	}

@@ -29,8 +29,6 @@ import io.github.idempotent.annotation.Idempotent;
  */
 public class IdempotencyOperationCustomizer implements OperationCustomizer {
 
-	private static final String PROBLEM_JSON = "application/problem+json";
-
 	private final String keyHeader;
 
 	private final String replayedHeader;
@@ -94,7 +92,7 @@ public class IdempotencyOperationCustomizer implements OperationCustomizer {
 			return;
 		}
 		ApiResponse response = new ApiResponse().description(description)
-			.content(new Content().addMediaType(PROBLEM_JSON,
+			.content(new Content().addMediaType("application/problem+json",
 					new MediaType().schema(new ObjectSchema().addProperty("type", new StringSchema())
 						.addProperty("title", new StringSchema())
 						.addProperty("status", new IntegerSchema())
