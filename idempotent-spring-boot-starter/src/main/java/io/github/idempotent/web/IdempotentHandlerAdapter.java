@@ -181,11 +181,9 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 			if (size > this.contract.maxRequestSize) {
 				throw new IdempotencyRequestTooLargeException(this.contract.maxRequestSize);
 			}
-			for (String field : new String[] { part.getName(), part.getSubmittedFileName(), part.getContentType() }) {
-				RequestFingerprint.field(out, String.valueOf(field));
-			}
+			RequestFingerprint.part(out, part.getName(), part.getSubmittedFileName(), part.getContentType(),
+					part.getSize());
 			try (InputStream content = part.getInputStream()) {
-				out.write((part.getSize() + ":").getBytes(StandardCharsets.US_ASCII));
 				content.transferTo(out);
 			}
 		}

@@ -1,8 +1,12 @@
 package io.github.idempotent.web;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -11,16 +15,22 @@ import reactor.util.context.Context;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+import org.springframework.http.codec.multipart.FilePart;
+import org.springframework.http.codec.multipart.Part;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.util.Assert;
 import org.springframework.util.LinkedMultiValueMap;
 import org.springframework.util.MultiValueMap;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.DispatchExceptionHandler;
 import org.springframework.web.reactive.HandlerAdapter;
@@ -93,7 +103,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 			if (key == null && !operation.needsArguments()) {
 				return delegate().handle(exchange, handler);
 			}
-			return Mono.zip(scope(operation, exchange), received(exchange)).flatMap((scopeAndRequest) -> {
+			return Mono.zip(scope(operation, exchange), received(exchange, method)).flatMap((scopeAndRequest) -> {
 				String scope = scopeAndRequest.getT1().orElse(null);
 				Received received = scopeAndRequest.getT2();
 				ResponseCapture capture = recording.hold(key);
@@ -128,7 +138,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 			.map(Optional::of);
 	}
 
-	private Mono<Received> received(ServerWebExchange exchange) {
+	private Mono<Received> received(ServerWebExchange exchange, HandlerMethod method) {
 		ServerHttpRequest request = exchange.getRequest();
 		MediaType type = request.getHeaders().getContentType();
 		if (type != null && MediaType.APPLICATION_FORM_URLENCODED.includes(type)) {
@@ -137,6 +147,12 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 				form.forEach(parameters::addAll);
 				return new Received(fingerprint(exchange, parameters, type, new byte[0]), exchange);
 			});
+		}
+		if (type != null && "multipart".equalsIgnoreCase(type.getType()) && !readsBody(method)) {
+			// Parsed by the exchange, once, for the handler too.
+			return exchange.getMultipartData()
+				.flatMap(this::parts)
+				.map((parts) -> new Received(fingerprint(exchange, request.getQueryParams(), type, parts), exchange));
 		}
 		return DataBufferUtils.join(request.getBody(), (int) this.contract.maxRequestSize)
 			.map(RecordingServerHttpResponse::drain)
@@ -153,6 +169,50 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 						}
 
 					}).build()));
+	}
+
+	// Such a handler is given the body as sent, and its fingerprint holds the boundary.
+	private static boolean readsBody(HandlerMethod method) {
+		for (MethodParameter parameter : method.getMethodParameters()) {
+			if (parameter.hasParameterAnnotation(RequestBody.class)
+					|| HttpEntity.class.isAssignableFrom(parameter.getParameterType())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private Mono<byte[]> parts(MultiValueMap<String, Part> parts) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		long[] size = { 0 };
+		return Flux.fromIterable(new TreeMap<>(parts).values())
+			.concatMapIterable(Function.identity())
+			.concatMap((part) -> {
+				ByteArrayOutputStream content = new ByteArrayOutputStream();
+				return part.content().doOnNext((buffer) -> {
+					try {
+						int length = buffer.readableByteCount();
+						size[0] += length;
+						if (size[0] > this.contract.maxRequestSize) {
+							throw new IdempotencyRequestTooLargeException(this.contract.maxRequestSize);
+						}
+						// Copied, not read: a part held in memory hands the handler this
+						// buffer.
+						byte[] bytes = new byte[length];
+						buffer.toByteBuffer(buffer.readPosition(), ByteBuffer.wrap(bytes), 0, length);
+						content.writeBytes(bytes);
+					}
+					finally {
+						DataBufferUtils.release(buffer);
+					}
+				}).then(Mono.fromCallable(() -> {
+					RequestFingerprint.part(out, part.name(), (part instanceof FilePart file) ? file.filename() : null,
+							part.headers().getFirst(HttpHeaders.CONTENT_TYPE), content.size());
+					content.writeTo(out);
+					return out;
+				}));
+			})
+			.then(Mono.fromSupplier(out::toByteArray));
 	}
 
 	private Fingerprint fingerprint(ServerWebExchange exchange, MultiValueMap<String, String> parameters,

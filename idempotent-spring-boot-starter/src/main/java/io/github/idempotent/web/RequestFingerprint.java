@@ -72,6 +72,18 @@ final class RequestFingerprint {
 		return out.fingerprint();
 	}
 
+	/**
+	 * Writes a multipart request's part up to its content, which the caller writes next:
+	 * the part as parsed, whatever boundary this send of the request had.
+	 */
+	static void part(OutputStream out, String name, @Nullable String filename, @Nullable String contentType, long size)
+			throws IOException {
+		for (String field : new String[] { name, String.valueOf(filename), String.valueOf(contentType) }) {
+			field(out, field);
+		}
+		out.write((size + ":").getBytes(StandardCharsets.US_ASCII));
+	}
+
 	static void field(OutputStream out, String value) throws IOException {
 		field(out, value.getBytes(StandardCharsets.UTF_8));
 	}
