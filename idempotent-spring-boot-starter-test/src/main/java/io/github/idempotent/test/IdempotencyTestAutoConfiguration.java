@@ -28,7 +28,7 @@ public final class IdempotencyTestAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTester idempotencyTester(RecordingIdempotencyObserver calls, IdempotentWebProperties web) {
-		return new IdempotencyTester(calls, web.getHeaderName(), web.getReplayedHeader());
+		return new IdempotencyTester(calls, web.headerName(), web.replayedHeader());
 	}
 
 }

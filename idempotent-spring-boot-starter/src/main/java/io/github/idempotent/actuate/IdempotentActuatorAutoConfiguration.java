@@ -44,7 +44,7 @@ public final class IdempotentActuatorAutoConfiguration {
 		Runnable deletions = MICROMETER_PRESENT ? DeletionCounter.of(beanFactory) : () -> {
 		};
 		return new IdempotencyEndpoint(inspectable, executor::operationNames, executor.getKeyPrefix(),
-				endpoint.getShowValues(), endpoint.getRoles(), deletions);
+				endpoint.showValues(), endpoint.roles(), deletions);
 	}
 
 	/** Loaded only when Micrometer is present. */

@@ -71,7 +71,7 @@ public final class IdempotentAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyScopeResolver idempotencyScopeResolver(IdempotentProperties properties,
 			ConfigurableBeanFactory beanFactory) {
-		if (properties.getDefaultScope() == IdempotentProperties.DefaultScope.PRINCIPAL
+		if (properties.defaultScope() == IdempotentProperties.DefaultScope.PRINCIPAL
 				&& ClassUtils.isPresent(SECURITY_CONTEXT_HOLDER, beanFactory.getBeanClassLoader())) {
 			return new PrincipalScopeResolver();
 		}
@@ -120,8 +120,8 @@ public final class IdempotentAutoConfiguration {
 	IdempotencyExecutor idempotencyExecutor(IdempotencyStore store, IdempotentProperties properties,
 			ObjectProvider<IdempotencyObserver> observers, ObjectProvider<ResultCodec> codec,
 			ConfigurableBeanFactory beanFactory) {
-		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.getFailureMode(),
-				properties.getMaxResultSize().toBytes(),
+		IdempotencyExecutor executor = new IdempotencyExecutor(store, properties.failureMode(),
+				properties.maxResultSize().toBytes(),
 				IdempotencyObserver.composite(observers.orderedStream().toList()));
 		// Here too, not only in idempotencyExecutorSettings: an executor created before
 		// the post-processors (a bean one of them needs) must still read placeholders.
@@ -129,13 +129,12 @@ public final class IdempotentAutoConfiguration {
 		if (ClassUtils.isPresent(REACTOR_SCHEDULERS, IdempotentAutoConfiguration.class.getClassLoader())) {
 			executor.setBlockingStoreExecutor(BoundedElastic.executor());
 		}
-		IdempotentResultCompressionProperties compression = properties.getResultCompression();
-		if (compression.isEnabled()) {
+		IdempotentResultCompressionProperties compression = properties.resultCompression();
+		if (compression.enabled()) {
 			// Negative turns compression off on the executor: a mistake here, as before.
-			long threshold = compression.getThreshold().toBytes();
+			long threshold = compression.threshold().toBytes();
 			Assert.isTrue(threshold >= 0,
-					() -> "idempotent.result-compression.threshold must not be negative, not "
-							+ compression.getThreshold()
+					() -> "idempotent.result-compression.threshold must not be negative, not " + compression.threshold()
 							+ ": set idempotent.result-compression.enabled=false to store results as they are");
 			executor.setResultCompressionThreshold(threshold);
 		}
@@ -160,7 +159,7 @@ public final class IdempotentAutoConfiguration {
 			public Object postProcessBeforeInitialization(Object bean, String beanName) {
 				if (bean instanceof IdempotencyExecutor executor) {
 					IdempotentProperties settings = properties.getObject();
-					String secret = settings.getFingerprintSecret();
+					String secret = settings.fingerprintSecret();
 					if (!StringUtils.hasText(secret)) {
 						secret = null;
 						logger.info("Payload fingerprints are unkeyed SHA-256: whoever reads a record can test guesses "
@@ -171,23 +170,23 @@ public final class IdempotentAutoConfiguration {
 					// For the interception of beans and the web layer's handler adapters
 					// alike, so that either can go without the other.
 					executor.setOperationParsing(codec::getObject, beanFactory);
-					executor.setKeyPrefix(settings.getKeyPrefix());
-					executor.setMaxKeyLength(settings.getMaxKeyLength());
-					executor.setDefaultTtl(settings.getTtl());
-					executor.setDefaultLease(settings.getLease());
-					executor.setDefaultWaitFor(settings.getWaitFor());
-					executor.setDefaultInProcessWaitFor(settings.getInProcessWaitFor());
-					executor.setDefaultRetryAfter(settings.getRetryAfter());
-					executor.setDefaultMaxDuration(settings.getMaxDuration());
+					executor.setKeyPrefix(settings.keyPrefix());
+					executor.setMaxKeyLength(settings.maxKeyLength());
+					executor.setDefaultTtl(settings.ttl());
+					executor.setDefaultLease(settings.lease());
+					executor.setDefaultWaitFor(settings.waitFor());
+					executor.setDefaultInProcessWaitFor(settings.inProcessWaitFor());
+					executor.setDefaultRetryAfter(settings.retryAfter());
+					executor.setDefaultMaxDuration(settings.maxDuration());
 					try {
 						executor.setDefaultReleaseOnStatus(
-								ReleasedStatuses.of(webProperties.getObject().getReleaseOnStatus()));
+								ReleasedStatuses.of(webProperties.getObject().releaseOnStatus()));
 					}
 					catch (IllegalArgumentException ex) {
 						throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
 					}
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
-							observationConvention.getIfUnique(), observationProperties.getObject().isIncludeKey()));
+							observationConvention.getIfUnique(), observationProperties.getObject().includeKey()));
 				}
 				return bean;
 			}

@@ -27,12 +27,12 @@ public final class IdempotentClientAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentRetryInterceptor idempotentRetryInterceptor(IdempotentClientProperties properties) {
 		return IdempotentRetryInterceptor.builder()
-			.headerName(properties.getHeaderName())
-			.maxRetries(properties.getMaxRetries())
-			.delay(properties.getDelay())
-			.multiplier(properties.getMultiplier())
-			.maxDelay(properties.getMaxDelay())
-			.maxRetryAfter(properties.getMaxRetryAfter())
+			.headerName(properties.headerName())
+			.maxRetries(properties.maxRetries())
+			.delay(properties.delay())
+			.multiplier(properties.multiplier())
+			.maxDelay(properties.maxDelay())
+			.maxRetryAfter(properties.maxRetryAfter())
 			.build();
 	}
 

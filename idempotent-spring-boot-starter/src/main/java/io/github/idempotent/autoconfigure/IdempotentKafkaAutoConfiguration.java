@@ -46,7 +46,7 @@ public final class IdempotentKafkaAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	KafkaRecordKeyResolver kafkaRecordKeyResolver(IdempotentProperties properties) {
-		return new KafkaRecordKeyResolver(properties.getMessaging().getKeyHeader(), properties.getMaxKeyLength());
+		return new KafkaRecordKeyResolver(properties.messaging().keyHeader(), properties.maxKeyLength());
 	}
 
 	@Bean
@@ -70,8 +70,7 @@ public final class IdempotentKafkaAutoConfiguration {
 					}
 				}
 				if (bean instanceof DefaultErrorHandler handler) {
-					IdempotencyErrorHandling.configure(handler,
-							properties.getObject().getMessaging().getInProgressBackOff());
+					IdempotencyErrorHandling.configure(handler, properties.getObject().messaging().inProgressBackOff());
 				}
 				return bean;
 			}
@@ -100,7 +99,7 @@ public final class IdempotentKafkaAutoConfiguration {
 				interceptors.add(IdempotencyKeyProducerInterceptor.class);
 			}
 			producerFactory.updateConfigs(Map.of(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, interceptors,
-					IdempotencyKeyProducerInterceptor.HEADER_NAME_CONFIG, properties.getMessaging().getKeyHeader()));
+					IdempotencyKeyProducerInterceptor.HEADER_NAME_CONFIG, properties.messaging().keyHeader()));
 		};
 	}
 

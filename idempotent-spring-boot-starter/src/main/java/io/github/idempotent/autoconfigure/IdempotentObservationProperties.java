@@ -2,22 +2,13 @@ package io.github.idempotent.autoconfigure;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** Settings of the Micrometer observation of {@code @Idempotent} calls. */
+/**
+ * Settings of the Micrometer observation of {@code @Idempotent} calls.
+ *
+ * @param includeKey Whether spans carry the client's idempotency key ('idempotency.key');
+ * a key may be a secret.
+ */
 @ConfigurationProperties("idempotent.observation")
-public class IdempotentObservationProperties {
-
-	/**
-	 * Whether spans carry the client's idempotency key ('idempotency.key'); a key may be
-	 * a secret.
-	 */
-	private boolean includeKey;
-
-	public boolean isIncludeKey() {
-		return this.includeKey;
-	}
-
-	public void setIncludeKey(boolean includeKey) {
-		this.includeKey = includeKey;
-	}
+public record IdempotentObservationProperties(boolean includeKey) {
 
 }

@@ -25,8 +25,7 @@ public final class IdempotentOpenApiAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyOperationCustomizer idempotencyOperationCustomizer(IdempotentProperties properties,
 			IdempotentWebProperties web) {
-		return new IdempotencyOperationCustomizer(web.getHeaderName(), web.getReplayedHeader(),
-				properties.getMaxKeyLength());
+		return new IdempotencyOperationCustomizer(web.headerName(), web.replayedHeader(), properties.maxKeyLength());
 	}
 
 }

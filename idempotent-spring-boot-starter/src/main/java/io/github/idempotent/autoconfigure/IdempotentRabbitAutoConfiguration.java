@@ -73,7 +73,7 @@ public final class IdempotentRabbitAutoConfiguration {
 						.filter((other) -> !(other instanceof IdempotentRabbitListenerAdvice));
 					factory.setAdviceChain(Stream
 						.concat(Stream.of(new IdempotentRabbitListenerAdvice(
-								properties.getObject().getMessaging().getInProgressBackOff())), others)
+								properties.getObject().messaging().inProgressBackOff())), others)
 						.toArray(Advice[]::new));
 					return quietRequeues(factory);
 				}

@@ -2,59 +2,21 @@ package io.github.idempotent.autoconfigure;
 
 import java.time.Duration;
 
-/** Redis store, under {@code idempotent.store.redis}. */
-public class IdempotentRedisProperties {
+import org.springframework.boot.context.properties.bind.DefaultValue;
 
-	/**
-	 * Number of replicas that must acknowledge each claim and result (Redis WAIT); 0 does
-	 * not wait.
-	 */
-	private int waitReplicas;
-
-	/**
-	 * Longest wait for replica acknowledgements; then the call goes on with a warning.
-	 */
-	private Duration waitTimeout = Duration.ofMillis(500);
-
-	/** Whether the store starts on a Redis whose maxmemory-policy may evict records. */
-	private boolean allowEvictingPolicy;
-
-	/**
-	 * Share of Redis's maxmemory in use above which new claims are refused as the store
-	 * being full.
-	 */
-	private double claimMemoryLimit = 0.9;
-
-	public double getClaimMemoryLimit() {
-		return this.claimMemoryLimit;
-	}
-
-	public void setClaimMemoryLimit(double claimMemoryLimit) {
-		this.claimMemoryLimit = claimMemoryLimit;
-	}
-
-	public boolean isAllowEvictingPolicy() {
-		return this.allowEvictingPolicy;
-	}
-
-	public void setAllowEvictingPolicy(boolean allowEvictingPolicy) {
-		this.allowEvictingPolicy = allowEvictingPolicy;
-	}
-
-	public int getWaitReplicas() {
-		return this.waitReplicas;
-	}
-
-	public void setWaitReplicas(int waitReplicas) {
-		this.waitReplicas = waitReplicas;
-	}
-
-	public Duration getWaitTimeout() {
-		return this.waitTimeout;
-	}
-
-	public void setWaitTimeout(Duration waitTimeout) {
-		this.waitTimeout = waitTimeout;
-	}
+/**
+ * Redis store, under {@code idempotent.store.redis}.
+ *
+ * @param waitReplicas Number of replicas that must acknowledge each claim and result
+ * (Redis WAIT); 0 does not wait.
+ * @param waitTimeout Longest wait for replica acknowledgements; then the call goes on
+ * with a warning.
+ * @param allowEvictingPolicy Whether the store starts on a Redis whose maxmemory-policy
+ * may evict records.
+ * @param claimMemoryLimit Share of Redis's maxmemory in use above which new claims are
+ * refused as the store being full.
+ */
+public record IdempotentRedisProperties(int waitReplicas, @DefaultValue("500ms") Duration waitTimeout,
+		boolean allowEvictingPolicy, @DefaultValue("0.9") double claimMemoryLimit) {
 
 }

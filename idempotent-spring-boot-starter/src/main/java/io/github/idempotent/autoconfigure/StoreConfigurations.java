@@ -75,10 +75,10 @@ final class StoreConfigurations {
 		RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory connectionFactory,
 				IdempotentProperties properties) {
 			RedisIdempotencyStore store = new RedisIdempotencyStore(connectionFactory);
-			IdempotentRedisProperties redis = properties.getStore().getRedis();
-			store.setClaimMemoryLimit(redis.getClaimMemoryLimit());
-			if (redis.getWaitReplicas() > 0) {
-				store.setWaitReplicas(redis.getWaitReplicas(), redis.getWaitTimeout());
+			IdempotentRedisProperties redis = properties.store().redis();
+			store.setClaimMemoryLimit(redis.claimMemoryLimit());
+			if (redis.waitReplicas() > 0) {
+				store.setWaitReplicas(redis.waitReplicas(), redis.waitTimeout());
 			}
 			return store;
 		}
@@ -119,7 +119,7 @@ final class StoreConfigurations {
 		SmartInitializingSingleton redisMemoryPolicyCheck(RedisIdempotencyStore store,
 				IdempotentProperties properties) {
 			return () -> RedisMemoryPolicy.check(store.getConnectionFactory(),
-					properties.getStore().getRedis().isAllowEvictingPolicy());
+					properties.store().redis().allowEvictingPolicy());
 		}
 
 		@Configuration(proxyBeanMethods = false)
@@ -131,9 +131,9 @@ final class StoreConfigurations {
 			@ConditionalOnMissingBean(name = "idempotentRedisMemoryHealthIndicator")
 			RedisMemoryHealthIndicator idempotentRedisMemoryHealthIndicator(RedisIdempotencyStore store,
 					IdempotentProperties properties) {
-				IdempotentRedisProperties redis = properties.getStore().getRedis();
-				return new RedisMemoryHealthIndicator(store.getConnectionFactory(), redis.isAllowEvictingPolicy(),
-						redis.getClaimMemoryLimit());
+				IdempotentRedisProperties redis = properties.store().redis();
+				return new RedisMemoryHealthIndicator(store.getConnectionFactory(), redis.allowEvictingPolicy(),
+						redis.claimMemoryLimit());
 			}
 
 		}
@@ -210,7 +210,7 @@ final class StoreConfigurations {
 		@ConditionalOnMissingBean(IdempotencyStore.class)
 		InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotentProperties properties,
 				ListableBeanFactory beanFactory) {
-			switch (properties.getStore().getType()) {
+			switch (properties.store().type()) {
 				// An application with a database is told to keep its records there.
 				case AUTO -> logger.warn("No RedisConnectionFactory found: @Idempotent keeps its records in memory, "
 						+ "so duplicates that reach another instance or arrive after a restart run again. "
@@ -227,10 +227,10 @@ final class StoreConfigurations {
 				case JDBC -> throw new IllegalStateException("idempotent.store.type=jdbc but there is no single "
 						+ "DataSource: add spring-boot-starter-jdbc and configure spring.datasource.*");
 			}
-			IdempotentMemoryProperties memory = properties.getStore().getMemory();
-			long maximumSize = memory.getMaximumSize().toBytes();
-			DataSize perScope = memory.getMaximumSizePerScope();
-			return new InMemoryIdempotencyStore(memory.getMaximumRecords(), maximumSize,
+			IdempotentMemoryProperties memory = properties.store().memory();
+			long maximumSize = memory.maximumSize().toBytes();
+			DataSize perScope = memory.maximumSizePerScope();
+			return new InMemoryIdempotencyStore(memory.maximumRecords(), maximumSize,
 					(perScope != null) ? perScope.toBytes() : maximumSize,
 					InMemoryIdempotencyStore.DEFAULT_TAKEOVER_MEMORY);
 		}
@@ -253,28 +253,28 @@ final class StoreConfigurations {
 		@ConditionalOnSingleCandidate(IdempotencyStore.class)
 		CachingIdempotencyStore cachingIdempotencyStore(IdempotencyStore store, IdempotentProperties properties,
 				ObjectProvider<RecordTracking> recordTracking, Environment environment) {
-			IdempotentLocalCacheProperties cache = properties.getLocalCache();
-			DataSize maximumSize = cache.getMaximumSize();
-			if (maximumSize.compareTo(properties.getMaxResultSize()) < 0) {
+			IdempotentLocalCacheProperties cache = properties.localCache();
+			DataSize maximumSize = cache.maximumSize();
+			if (maximumSize.compareTo(properties.maxResultSize()) < 0) {
 				logger.warn("idempotent.local-cache.maximum-size is " + maximumSize.toBytes() + " bytes, less than "
-						+ "idempotent.max-result-size (" + properties.getMaxResultSize().toBytes() + " bytes): larger "
+						+ "idempotent.max-result-size (" + properties.maxResultSize().toBytes() + " bytes): larger "
 						+ "results are never cached. It is a size, not a number of results: give it a unit, e.g. 16MB");
 			}
 			RecordTracking tracking = recordTracking.getIfUnique();
-			if (tracking != null && (tracking.isSupported() || cache.getEnabled() == null)) {
+			if (tracking != null && (tracking.isSupported() || cache.enabled() == null)) {
 				// A setup that cannot track (Redis Cluster): a cache that never serves.
-				return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), tracking);
+				return new CachingIdempotencyStore(store, maximumSize, cache.ttl(), tracking);
 			}
 			if (tracking != null) {
 				logger.warn("idempotent.local-cache.enabled=true without invalidation tracking (" + tracking
 						+ "): a result deleted from the store is still replayed from the local cache for up to "
-						+ "idempotent.local-cache.ttl (" + cache.getTtl() + ")");
+						+ "idempotent.local-cache.ttl (" + cache.ttl() + ")");
 			}
 			// A result completed in the caller's transaction may still roll back: never
 			// written through. (IdempotentJdbcProperties needs Boot's JDBC support.)
 			boolean writeThrough = !environment.getProperty("idempotent.store.jdbc.join-transaction", Boolean.class,
 					false);
-			return new CachingIdempotencyStore(store, maximumSize, cache.getTtl(), writeThrough);
+			return new CachingIdempotencyStore(store, maximumSize, cache.ttl(), writeThrough);
 		}
 
 		@Configuration(proxyBeanMethods = false)
@@ -287,7 +287,7 @@ final class StoreConfigurations {
 			@Bean
 			@ConditionalOnMissingBean(RecordTracking.class)
 			RecordTracking redisRecordTracking(RedisIdempotencyStore store, IdempotentProperties properties) {
-				return store.recordTracking(properties.getLocalCache().getMaxStaleness());
+				return store.recordTracking(properties.localCache().maxStaleness());
 			}
 
 		}

@@ -55,17 +55,17 @@ final class WebContract {
 	// maxResultSize is the executor's: the filters record no more than it stores.
 	WebContract(IdempotencyResponseHeaders headers, IdempotentWebProperties web, long maxResultSize,
 			Supplier<List<IdempotentReplayCustomizer>> customizers) {
-		Assert.isTrue(web.getMaxRequestSize().toBytes() > 0, "maxRequestSize must be positive");
+		Assert.isTrue(web.maxRequestSize().toBytes() > 0, "maxRequestSize must be positive");
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		this.headers = headers;
 		// The replay marker and the key echo are set anew on each response.
-		List<String> notStored = new ArrayList<>(web.getExcludedResponseHeaders());
-		notStored.addAll(List.of(web.getReplayedHeader(), web.getHeaderName()));
-		this.replayedHeaders = new ReplayedHeaders(notStored, web.getReplayedResponseHeaders());
-		this.maxRequestSize = web.getMaxRequestSize().toBytes();
+		List<String> notStored = new ArrayList<>(web.excludedResponseHeaders());
+		notStored.addAll(List.of(web.replayedHeader(), web.headerName()));
+		this.replayedHeaders = new ReplayedHeaders(notStored, web.replayedResponseHeaders());
+		this.maxRequestSize = web.maxRequestSize().toBytes();
 		this.maxResultSize = maxResultSize;
 		this.customizers = SingletonSupplier.of(() -> List.copyOf(customizers.get()));
-		this.routes = web.getRoutes().stream().map(Route::of).toList();
+		this.routes = web.routes().stream().map(Route::of).toList();
 	}
 
 	// The headers a replay carries: the stored ones, as the customizers left them.
@@ -144,7 +144,7 @@ final class WebContract {
 					return executor.routedOperation(handler.getMethod(), handler.getBeanType(), route.settings());
 				}
 				catch (IllegalStateException ex) {
-					throw new IllegalStateException("idempotent.web.routes " + route.route().getPaths() + " match "
+					throw new IllegalStateException("idempotent.web.routes " + route.route().paths() + " match "
 							+ handler.getShortLogMessage() + ", which cannot be guarded (" + ex.getMessage()
 							+ "). Add its path to the route's exclude-paths", ex);
 				}
@@ -163,21 +163,21 @@ final class WebContract {
 			List<PathPattern> excludePaths, Idempotent settings) {
 
 		static Route of(IdempotentWebProperties.Route route) {
-			Assert.notEmpty(route.getPaths(), "A route needs at least one path pattern");
-			Assert.notEmpty(route.getMethods(), "A route needs at least one HTTP method");
+			Assert.notEmpty(route.paths(), "A route needs at least one path pattern");
+			Assert.notEmpty(route.methods(), "A route needs at least one HTTP method");
 			Map<String, Object> settings = new HashMap<>();
-			settings.put("required", route.isRequired());
-			put(settings, "ttl", route.getTtl());
-			put(settings, "lease", route.getLease());
-			put(settings, "maxDuration", route.getMaxDuration());
-			put(settings, "waitFor", route.getWaitFor());
-			put(settings, "retryAfter", route.getRetryAfter());
+			settings.put("required", route.required());
+			put(settings, "ttl", route.ttl());
+			put(settings, "lease", route.lease());
+			put(settings, "maxDuration", route.maxDuration());
+			put(settings, "waitFor", route.waitFor());
+			put(settings, "retryAfter", route.retryAfter());
 			return new Route(route,
-					route.getMethods()
+					route.methods()
 						.stream()
 						.map((method) -> HttpMethod.valueOf(method.trim().toUpperCase(Locale.ROOT)))
 						.collect(Collectors.toSet()),
-					parse(route.getPaths()), parse(route.getExcludePaths()),
+					parse(route.paths()), parse(route.excludePaths()),
 					MergedAnnotation.of(Idempotent.class, settings).synthesize());
 		}
 

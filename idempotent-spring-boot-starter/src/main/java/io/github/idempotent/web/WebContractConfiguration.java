@@ -26,7 +26,7 @@ class WebContractConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyResponseHeaders idempotencyResponseHeaders(IdempotentWebProperties properties) {
-		return new IdempotencyResponseHeaders(properties.getHeaderName(), properties.getReplayedHeader());
+		return new IdempotencyResponseHeaders(properties.headerName(), properties.replayedHeader());
 	}
 
 	@Bean

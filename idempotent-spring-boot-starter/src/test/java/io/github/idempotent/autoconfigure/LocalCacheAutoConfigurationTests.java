@@ -75,9 +75,9 @@ class LocalCacheAutoConfigurationTests {
 				assertThat(((CachingIdempotencyStore) store).getDelegate())
 					.isInstanceOf(InMemoryIdempotencyStore.class);
 				assertThat(context.getBean(IdempotencyExecutor.class).getStore()).isSameAs(store);
-				IdempotentLocalCacheProperties cache = context.getBean(IdempotentProperties.class).getLocalCache();
-				assertThat(cache.getMaximumSize()).isEqualTo(DataSize.ofKilobytes(64));
-				assertThat(cache.getTtl()).isEqualTo(Duration.ofSeconds(5));
+				IdempotentLocalCacheProperties cache = context.getBean(IdempotentProperties.class).localCache();
+				assertThat(cache.maximumSize()).isEqualTo(DataSize.ofKilobytes(64));
+				assertThat(cache.ttl()).isEqualTo(Duration.ofSeconds(5));
 			});
 	}
 
@@ -113,7 +113,7 @@ class LocalCacheAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("idempotent.local-cache.enabled=true", "idempotent.local-cache.maximum-size=10000")
 			.run((context) -> {
-				assertThat(context.getBean(IdempotentProperties.class).getLocalCache().getMaximumSize())
+				assertThat(context.getBean(IdempotentProperties.class).localCache().maximumSize())
 					.isEqualTo(DataSize.ofBytes(10000));
 				assertThat(output).contains("idempotent.local-cache.maximum-size is 10000 bytes")
 					.contains("give it a unit");
@@ -142,7 +142,7 @@ class LocalCacheAutoConfigurationTests {
 	@Test
 	void redisTrackingFollowsTheMaximumStaleness() {
 		this.redisRunner.withPropertyValues("idempotent.local-cache.max-staleness=2s")
-			.run((context) -> assertThat(context.getBean(IdempotentProperties.class).getLocalCache().getMaxStaleness())
+			.run((context) -> assertThat(context.getBean(IdempotentProperties.class).localCache().maxStaleness())
 				.isEqualTo(Duration.ofSeconds(2)));
 	}
 

@@ -37,7 +37,7 @@ class StoreTypeValueTests {
 		this.runner.withInitializer((context) -> applicationProperties(context, "idempotent.store.type=memory \n"))
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(IdempotentProperties.class).getStore().getType())
+				assertThat(context.getBean(IdempotentProperties.class).store().type())
 					.isEqualTo(IdempotentProperties.StoreType.MEMORY);
 				assertThat(context).hasSingleBean(InMemoryIdempotencyStore.class)
 					.doesNotHaveBean(RedisIdempotencyStore.class);
@@ -53,7 +53,7 @@ class StoreTypeValueTests {
 				// Bound as JDBC: the start-up may fail, but the records must not land in
 				// Redis.
 				if (context.getStartupFailure() == null) {
-					assertThat(context.getBean(IdempotentProperties.class).getStore().getType())
+					assertThat(context.getBean(IdempotentProperties.class).store().type())
 						.isEqualTo(IdempotentProperties.StoreType.JDBC);
 					assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
 				}

@@ -28,6 +28,7 @@ import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
 import io.github.idempotent.store.RecordKey;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
+import io.github.idempotent.testsupport.BoundProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,7 +58,7 @@ class RecordingServerHttpResponseBoundTests {
 			Client client = new Client();
 			RecordingServerHttpResponse response = new RecordingServerHttpResponse(client,
 					new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
-							new IdempotentWebProperties(), LIMIT, List::of));
+							BoundProperties.defaults(IdempotentWebProperties.class), LIMIT, List::of));
 			executor
 				.executeAsync(policy, "k", key, fingerprint, () -> CompletableFuture.completedFuture("returned"),
 						response.hold(null))

@@ -10,6 +10,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 
 import io.github.idempotent.core.RecordedResponse;
+import io.github.idempotent.testsupport.BoundProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -40,8 +41,8 @@ class ReplayCustomizersTests {
 
 	@Test
 	void theRecordIsNotChangedAndAFailingCustomizerLeavesNoChanges() {
-		IdempotentWebProperties web = new IdempotentWebProperties();
-		web.setExcludedResponseHeaders(List.of("X-Session-Token"));
+		IdempotentWebProperties web = BoundProperties.bind(IdempotentWebProperties.class,
+				Map.of("idempotent.web.excluded-response-headers", "X-Session-Token"));
 		WebContract contract = new WebContract(new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
 				web, 1024, () -> List.of((replay) -> {
 					replay.body()[0] = 'X';

@@ -13,6 +13,7 @@ import org.springframework.http.ResponseEntity;
 
 import io.github.idempotent.core.JacksonResultCodec;
 import io.github.idempotent.core.ResultCodec;
+import io.github.idempotent.testsupport.BoundProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ResponseEntityResultConverterTests {
 
 	private final WebContract contract = new WebContract(
-			new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"), new IdempotentWebProperties(),
-			1024, List::of);
+			new IdempotencyResponseHeaders("Idempotency-Key", "Idempotent-Replayed"),
+			BoundProperties.defaults(IdempotentWebProperties.class), 1024, List::of);
 
 	private final ResultCodec codec = new JacksonResultCodec(new JsonMapper(),
 			List.of(new ResponseEntityResultConverter(this.contract)));

@@ -128,8 +128,8 @@ public class JdbcReferenceController implements InitializingBean {
 		this.insertSql = (postgresql ? POSTGRESQL_INSERT : MYSQL_INSERT).formatted(store.getTableName());
 		this.updateSql = (postgresql ? POSTGRESQL_UPDATE : MYSQL_UPDATE).formatted(store.getTableName());
 		this.selectSql = (postgresql ? POSTGRESQL_SELECT : MYSQL_SELECT).formatted(store.getTableName());
-		this.leaseMillis = properties.getLease().toMillis();
-		this.ttlMillis = properties.getTtl().toMillis();
+		this.leaseMillis = properties.lease().toMillis();
+		this.ttlMillis = properties.ttl().toMillis();
 	}
 
 	/**
