@@ -31,6 +31,7 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
+import io.github.idempotent.core.OperationDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -172,19 +173,16 @@ public final class IdempotentAutoConfiguration {
 					executor.setOperationParsing(codec::getObject, beanFactory);
 					executor.setKeyPrefix(settings.keyPrefix());
 					executor.setMaxKeyLength(settings.maxKeyLength());
-					executor.setDefaultTtl(settings.ttl());
-					executor.setDefaultLease(settings.lease());
-					executor.setDefaultWaitFor(settings.waitFor());
-					executor.setDefaultInProcessWaitFor(settings.inProcessWaitFor());
-					executor.setDefaultRetryAfter(settings.retryAfter());
-					executor.setDefaultMaxDuration(settings.maxDuration());
+					ReleasedStatuses releaseOnStatus;
 					try {
-						executor.setDefaultReleaseOnStatus(
-								ReleasedStatuses.of(webProperties.getObject().releaseOnStatus()));
+						releaseOnStatus = ReleasedStatuses.of(webProperties.getObject().releaseOnStatus());
 					}
 					catch (IllegalArgumentException ex) {
 						throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
 					}
+					executor.setOperationDefaults(new OperationDefaults(settings.ttl(), settings.lease(),
+							settings.waitFor(), settings.inProcessWaitFor(), settings.retryAfter(),
+							settings.maxDuration(), releaseOnStatus));
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
 							observationConvention.getIfUnique(), observationProperties.getObject().includeKey()));
 				}

@@ -3,7 +3,6 @@ package io.github.idempotent.core;
 import java.io.OutputStream;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
@@ -62,21 +61,7 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	private int maxKeyLength = 255;
 
-	// Defaults of operations, repeated as literals in the properties class for the
-	// configuration metadata (IdempotentAutoConfigurationTests keeps them equal).
-	private Duration defaultTtl = Duration.ofHours(24);
-
-	private Duration defaultLease = Duration.ofSeconds(30);
-
-	private Duration defaultWaitFor = Duration.ZERO;
-
-	private @Nullable Duration defaultInProcessWaitFor;
-
-	private Duration defaultRetryAfter = Duration.ofSeconds(1);
-
-	private Duration defaultMaxDuration = IdempotencyPolicy.DEFAULT_MAX_DURATION;
-
-	private ReleasedStatuses defaultReleaseOnStatus = ReleasedStatuses.DEFAULT;
+	private OperationDefaults operationDefaults = OperationDefaults.DEFAULT;
 
 	private volatile @Nullable CallObservations observations;
 
@@ -296,72 +281,13 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.maxKeyLength = maxKeyLength;
 	}
 
-	public void setDefaultTtl(Duration ttl) {
-		Assert.notNull(ttl, "ttl must not be null");
-		this.defaultTtl = ttl;
+	public void setOperationDefaults(OperationDefaults operationDefaults) {
+		Assert.notNull(operationDefaults, "operationDefaults must not be null");
+		this.operationDefaults = operationDefaults;
 	}
 
-	public Duration getDefaultTtl() {
-		return this.defaultTtl;
-	}
-
-	public void setDefaultLease(Duration lease) {
-		Assert.notNull(lease, "lease must not be null");
-		this.defaultLease = lease;
-	}
-
-	public Duration getDefaultLease() {
-		return this.defaultLease;
-	}
-
-	public void setDefaultWaitFor(Duration waitFor) {
-		Assert.notNull(waitFor, "waitFor must not be null");
-		this.defaultWaitFor = waitFor;
-	}
-
-	public Duration getDefaultWaitFor() {
-		return this.defaultWaitFor;
-	}
-
-	/**
-	 * The {@code waitFor} of {@code @Async}, {@code @EventListener} and
-	 * {@code @Scheduled} methods, whose refused duplicates nobody retries; {@code null}
-	 * for one lease, by when a crashed first call has let its key go.
-	 */
-	public void setDefaultInProcessWaitFor(@Nullable Duration inProcessWaitFor) {
-		this.defaultInProcessWaitFor = inProcessWaitFor;
-	}
-
-	public Duration getDefaultInProcessWaitFor(Duration lease) {
-		return (this.defaultInProcessWaitFor != null) ? this.defaultInProcessWaitFor : lease;
-	}
-
-	public void setDefaultRetryAfter(Duration retryAfter) {
-		Assert.notNull(retryAfter, "retryAfter must not be null");
-		this.defaultRetryAfter = retryAfter;
-	}
-
-	public Duration getDefaultRetryAfter() {
-		return this.defaultRetryAfter;
-	}
-
-	public void setDefaultMaxDuration(Duration maxDuration) {
-		Assert.notNull(maxDuration, "maxDuration must not be null");
-		this.defaultMaxDuration = maxDuration;
-	}
-
-	/** Raised to a longer {@code lease}, which alone bounds the call then. */
-	public Duration getDefaultMaxDuration(Duration lease) {
-		return (lease.compareTo(this.defaultMaxDuration) > 0) ? lease : this.defaultMaxDuration;
-	}
-
-	public void setDefaultReleaseOnStatus(ReleasedStatuses releaseOnStatus) {
-		Assert.notNull(releaseOnStatus, "releaseOnStatus must not be null");
-		this.defaultReleaseOnStatus = releaseOnStatus;
-	}
-
-	public ReleasedStatuses getDefaultReleaseOnStatus() {
-		return this.defaultReleaseOnStatus;
+	public OperationDefaults getOperationDefaults() {
+		return this.operationDefaults;
 	}
 
 	/** Observes each call in {@code registry}; {@code includeKey} puts keys on spans. */

@@ -35,8 +35,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lease, Durat
 	/** A policy whose {@link #maxDuration} is the default, or the lease if longer. */
 	public IdempotencyPolicy(String name, Duration ttl, Duration lease, Duration waitFor, Duration retryAfter,
 			List<Class<? extends Throwable>> cacheFor, ResultCodec.Binding codec) {
-		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec,
-				(lease.compareTo(DEFAULT_MAX_DURATION) > 0) ? lease : DEFAULT_MAX_DURATION);
+		this(name, ttl, lease, waitFor, retryAfter, cacheFor, codec, OperationDefaults.DEFAULT.maxDuration(lease));
 	}
 
 	/** A policy whose duplicates are replayed ({@link DuplicateHandling#REPLAY}). */

@@ -334,16 +334,15 @@ public class IdempotencyTemplate {
 		}
 
 		private IdempotencyPolicy policy(Type resultType) {
-			IdempotencyExecutor executor = IdempotencyTemplate.this.executor;
-			Duration lease = (this.lease != null) ? this.lease : executor.getDefaultLease();
+			OperationDefaults defaults = IdempotencyTemplate.this.executor.getOperationDefaults();
+			Duration lease = (this.lease != null) ? this.lease : defaults.lease();
 			try {
-				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : executor.getDefaultTtl(), lease,
-						(this.waitFor != null) ? this.waitFor : executor.getDefaultWaitFor(),
-						(this.retryAfter != null) ? this.retryAfter : executor.getDefaultRetryAfter(), this.cacheFor,
+				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,
+						(this.waitFor != null) ? this.waitFor : defaults.waitFor(),
+						(this.retryAfter != null) ? this.retryAfter : defaults.retryAfter(), this.cacheFor,
 						IdempotencyTemplate.this.bindings.computeIfAbsent(resultType,
 								(type) -> IdempotencyTemplate.this.codec.bind(ResolvableType.forType(type))),
-						(this.maxDuration != null) ? this.maxDuration : executor.getDefaultMaxDuration(lease),
-						this.duplicates);
+						(this.maxDuration != null) ? this.maxDuration : defaults.maxDuration(lease), this.duplicates);
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalArgumentException(

@@ -141,15 +141,14 @@ final class IdempotentOperationSource {
 	private IdempotentOperation parse(Method method, Class<?> targetClass, Idempotent annotation) {
 		String where = defaultName(method, targetClass);
 		String name = StringUtils.hasText(annotation.name()) ? resolve(annotation.name()) : where;
-		Duration ttl = duration(where, "ttl", annotation.ttl(), this.executor.getDefaultTtl());
-		Duration lease = duration(where, "lease", annotation.lease(), this.executor.getDefaultLease());
+		OperationDefaults defaults = this.executor.getOperationDefaults();
+		Duration ttl = duration(where, "ttl", annotation.ttl(), defaults.ttl());
+		Duration lease = duration(where, "lease", annotation.lease(), defaults.lease());
 		boolean unretried = isUnretried(method, targetClass);
 		Duration waitFor = duration(where, "waitFor", annotation.waitFor(),
-				unretried ? this.executor.getDefaultInProcessWaitFor(lease) : this.executor.getDefaultWaitFor());
-		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(),
-				this.executor.getDefaultRetryAfter());
-		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(),
-				this.executor.getDefaultMaxDuration(lease));
+				unretried ? defaults.inProcessWaitFor(lease) : defaults.waitFor());
+		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), defaults.retryAfter());
+		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), defaults.maxDuration(lease));
 		OperationValidation.checkCacheFor(where, annotation.cacheFor());
 		// Against the bean's class, so that Base<T>.make() on a Base<Order> returns
 		// Order.
@@ -259,7 +258,7 @@ final class IdempotentOperationSource {
 
 	private ReleasedStatuses releaseOnStatus(String where, String[] values, boolean handler) {
 		if (values.length == 0) {
-			return this.executor.getDefaultReleaseOnStatus();
+			return this.executor.getOperationDefaults().releaseOnStatus();
 		}
 		if (!handler) {
 			throw new IllegalStateException("@Idempotent on " + where + ": releaseOnStatus applies to the response of "

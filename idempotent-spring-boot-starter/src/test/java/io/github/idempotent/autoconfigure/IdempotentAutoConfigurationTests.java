@@ -207,7 +207,7 @@ class IdempotentAutoConfigurationTests {
 						.fingerprint("p", "test", ""));
 				assertThatExceptionOfType(IdempotencyKeyException.class)
 					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17)));
-				assertThat(executor.getDefaultTtl()).isEqualTo(Duration.ofHours(2));
+				assertThat(executor.getOperationDefaults().ttl()).isEqualTo(Duration.ofHours(2));
 			});
 	}
 
@@ -217,15 +217,7 @@ class IdempotentAutoConfigurationTests {
 			IdempotencyExecutor configured = context.getBean(IdempotencyExecutor.class);
 			try (IdempotencyExecutor own = new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED,
 					1024, IdempotencyObserver.NONE)) {
-				assertThat(own.getDefaultTtl()).isEqualTo(configured.getDefaultTtl());
-				assertThat(own.getDefaultLease()).isEqualTo(configured.getDefaultLease());
-				assertThat(own.getDefaultWaitFor()).isEqualTo(configured.getDefaultWaitFor());
-				assertThat(own.getDefaultInProcessWaitFor(Duration.ofSeconds(7)))
-					.isEqualTo(configured.getDefaultInProcessWaitFor(Duration.ofSeconds(7)));
-				assertThat(own.getDefaultRetryAfter()).isEqualTo(configured.getDefaultRetryAfter());
-				assertThat(own.getDefaultMaxDuration(Duration.ofNanos(1)))
-					.isEqualTo(configured.getDefaultMaxDuration(Duration.ofNanos(1)));
-				assertThat(own.getDefaultReleaseOnStatus()).isEqualTo(configured.getDefaultReleaseOnStatus());
+				assertThat(own.getOperationDefaults()).isEqualTo(configured.getOperationDefaults());
 			}
 		});
 	}
