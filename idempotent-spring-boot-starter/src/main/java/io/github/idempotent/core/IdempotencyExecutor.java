@@ -158,15 +158,8 @@ public class IdempotencyExecutor implements AutoCloseable {
 	/**
 	 * Runs {@code invocation} at most once per key and returns its result, or the stored
 	 * one. {@code clientKey} is the key as the caller sent it; {@code key} the store's.
-	 */
-	public Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			Invocation invocation) throws Throwable {
-		return execute(policy, clientKey, key, fingerprint, invocation, null);
-	}
-
-	/**
-	 * {@link #execute}; with a {@code capture}, the caller records the outcome itself (an
-	 * HTTP response as written) and writes replays: the answer is put into the capture.
+	 * With a {@code capture}, the caller records the outcome itself (an HTTP response as
+	 * written) and writes replays: the answer is put into the capture.
 	 */
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
@@ -207,14 +200,9 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 * Runs an {@code invocation} that returns a future at most once per key. The first
 	 * claim and the method run on the calling thread; the key is completed or released
 	 * when the future completes. Refusals complete the returned future exceptionally;
-	 * cancelling it only detaches the caller (docs/guide.md, "Return values").
+	 * cancelling it only detaches the caller (docs/guide.md, "Return values"). A
+	 * {@code capture} as {@link #execute} takes it.
 	 */
-	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeAsync(policy, clientKey, key, fingerprint, invocation, null);
-	}
-
-	/** {@link #executeAsync} with a capture, as {@link #execute}. */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, @Nullable ResponseCapture capture) {
 		CallObservations.Call observed = startObservation(policy, clientKey, null);
@@ -232,14 +220,10 @@ public class IdempotencyExecutor implements AutoCloseable {
 		return CallObservations.stopOnCompletion(result, observed);
 	}
 
-	/** {@link #executeAsync} with the first claim asynchronous too (an event loop). */
-	public CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey,
-			RecordKey key, Fingerprint fingerprint, AsyncInvocation invocation) {
-		return executeNonBlocking(policy, clientKey, key, fingerprint, invocation, null, null,
-				this.threads.blockingStoreExecutor());
-	}
-
-	/** {@link #executeNonBlocking}, with a capture, on {@code subscriberThread}. */
+	/**
+	 * {@link #executeAsync} with the first claim asynchronous too (an event loop),
+	 * continued on {@code subscriberThread}.
+	 */
 	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, CallObservations.@Nullable Call observed,
 			@Nullable ResponseCapture capture, Executor subscriberThread) {
@@ -296,15 +280,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.observations = new CallObservations(registry, getStore(), convention, includeKey);
 	}
 
-	/** Refuses a caller's key that is not printable or too long: a 400, not a 503. */
-	public void checkKey(String operation, String key) {
-		validate(operation, "key", key, this.maxKeyLength, null);
-	}
-
 	/**
-	 * {@link #checkKey} of a key the application's {@code builder} built, if not null.
+	 * Refuses a key that is not printable or too long: a 400, not a 503. {@code builder}:
+	 * what in the application built the key, or {@code null} for a key the caller sent.
 	 */
-	void checkKey(String operation, String key, @Nullable String builder) {
+	public void checkKey(String operation, String key, @Nullable String builder) {
 		validate(operation, "key", key, this.maxKeyLength, builder);
 	}
 

@@ -206,7 +206,7 @@ class IdempotentAutoConfigurationTests {
 							IdempotencyObserver.NONE)
 						.fingerprint("p", "test", ""));
 				assertThatExceptionOfType(IdempotencyKeyException.class)
-					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17)));
+					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17), null));
 				assertThat(executor.getOperationDefaults().ttl()).isEqualTo(Duration.ofHours(2));
 			});
 	}

@@ -247,7 +247,7 @@ class ProtocolInterleavingTests {
 		void call(IdempotencyPolicy policy, RecordKey key, Ledger ledger) {
 			this.scheduler.start(this.name, true, () -> {
 				try {
-					Object answer = this.executor.execute(policy, "k", key, PAYLOAD, () -> run(ledger, true));
+					Object answer = this.executor.execute(policy, "k", key, PAYLOAD, () -> run(ledger, true), null);
 					ledger.completed((String) answer, SteppedStore.reachedAt() * 10_000L);
 					ledger.answers.add(new Answer(key.value(), (String) answer, this.number, ledger.now(),
 							!ranHere(ledger, (String) answer)));
@@ -264,7 +264,7 @@ class ProtocolInterleavingTests {
 		Probe probe(IdempotencyPolicy policy, RecordKey key, Ledger ledger) {
 			long at = ledger.now() + 10_000;
 			try {
-				Object answer = this.executor.execute(policy, "k", key, PAYLOAD, () -> run(ledger, false));
+				Object answer = this.executor.execute(policy, "k", key, PAYLOAD, () -> run(ledger, false), null);
 				return new Probe(key.value(), 200, (String) answer, at);
 			}
 			catch (IdempotencyException ex) {

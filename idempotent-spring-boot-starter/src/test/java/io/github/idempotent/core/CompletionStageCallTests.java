@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -202,8 +203,10 @@ class CompletionStageCallTests {
 
 	private CompletableFuture<Object> call(boolean nonBlocking, IdempotencyPolicy policy, String key,
 			IdempotencyExecutor.AsyncInvocation method) {
-		return nonBlocking ? this.executor.executeNonBlocking(policy, key, new RecordKey(key), FP, method)
-				: this.executor.executeAsync(policy, key, new RecordKey(key), FP, method);
+		return nonBlocking
+				? this.executor.executeNonBlocking(policy, key, new RecordKey(key), FP, method, null, null,
+						ForkJoinPool.commonPool())
+				: this.executor.executeAsync(policy, key, new RecordKey(key), FP, method, null);
 	}
 
 	private IdempotencyExecutor executor(FailureMode failureMode) {

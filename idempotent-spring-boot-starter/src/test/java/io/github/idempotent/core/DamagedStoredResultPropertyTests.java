@@ -90,7 +90,7 @@ class DamagedStoredResultPropertyTests {
 					Object replayed = executor.execute(POLICY, "k", key, PAYLOAD, () -> {
 						runs.incrementAndGet();
 						return "ran";
-					});
+					}, null);
 					assertThat(replayed).isNotEqualTo("ran");
 				}
 				catch (IdempotencyResultException | IdempotencyRecordTooNewException | IllegalStateException ex) {

@@ -55,7 +55,8 @@ class IdempotencyExecutorHotPathTests {
 		IdempotencyPolicy policy = policy(String.class, Duration.ofSeconds(30));
 		for (int i = 0; i < 1000; i++) {
 			String key = "k" + i;
-			assertThat(this.executor.execute(policy, key, new RecordKey(key), FP, () -> "done")).isEqualTo("done");
+			assertThat(this.executor.execute(policy, key, new RecordKey(key), FP, () -> "done", null))
+				.isEqualTo("done");
 		}
 		// One timer armed for the first call's renewal; the 999 calls that follow neither
 		// schedule a task nor wake the timer's thread.
@@ -74,7 +75,7 @@ class IdempotencyExecutorHotPathTests {
 				seenWhileRunning.add(this.store.claim(key, FP, lease));
 			}
 			return "done";
-		});
+		}, null);
 		assertThat(result).isEqualTo("done");
 		assertThat(seenWhileRunning).allMatch(ClaimResult.InProgress.class::isInstance);
 		assertThat(this.lostLeases).isEmpty();
@@ -95,7 +96,7 @@ class IdempotencyExecutorHotPathTests {
 					this.executor.execute(policy, name, new RecordKey(name), FP, () -> {
 						Thread.sleep(sleep);
 						return "done";
-					});
+					}, null);
 					completed.incrementAndGet();
 				}
 				catch (Throwable ex) {
@@ -116,8 +117,8 @@ class IdempotencyExecutorHotPathTests {
 		for (int length : new int[] { 0, 1, 100, 7990, 8000, 8192, 10_000, 100_000 }) {
 			String value = "x".repeat(length);
 			String key = "size-" + length;
-			this.executor.execute(policy, key, new RecordKey(key), FP, () -> value);
-			Object replayed = this.executor.execute(policy, key, new RecordKey(key), FP, () -> "ran again");
+			this.executor.execute(policy, key, new RecordKey(key), FP, () -> value, null);
+			Object replayed = this.executor.execute(policy, key, new RecordKey(key), FP, () -> "ran again", null);
 			assertThat(replayed).as("replay of %d characters", length).isEqualTo(value);
 		}
 	}

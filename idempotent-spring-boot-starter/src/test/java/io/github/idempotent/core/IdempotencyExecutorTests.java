@@ -66,7 +66,7 @@ class IdempotencyExecutorTests {
 					slowStarted.countDown();
 					Thread.sleep(800);
 					return "slow owner";
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				throw new IllegalStateException(ex);
@@ -74,10 +74,12 @@ class IdempotencyExecutorTests {
 		});
 		assertThat(slowStarted.await(5, TimeUnit.SECONDS)).isTrue();
 		Thread.sleep(400);
-		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "new owner")).isEqualTo("new owner");
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "new owner", null))
+			.isEqualTo("new owner");
 		assertThat(slow.get(5, TimeUnit.SECONDS)).isEqualTo("slow owner");
 		// The slow owner's complete was fenced off: the new owner's result stays.
-		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "must not run")).isEqualTo("new owner");
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "must not run", null))
+			.isEqualTo("new owner");
 		assertThat(this.leaseLost.get()).isEqualTo(1);
 	}
 
@@ -102,7 +104,7 @@ class IdempotencyExecutorTests {
 					started.countDown();
 					finish.await(10, TimeUnit.SECONDS);
 					return "owner";
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				throw new IllegalStateException(ex);
@@ -112,8 +114,8 @@ class IdempotencyExecutorTests {
 		long claimed = System.nanoTime();
 		Thread.sleep(950);
 		while (System.nanoTime() - claimed < TimeUnit.MILLISECONDS.toNanos(1150)) {
-			assertThatExceptionOfType(IdempotencyInProgressException.class)
-				.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet()));
+			assertThatExceptionOfType(IdempotencyInProgressException.class).isThrownBy(
+					() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet(), null));
 			Thread.sleep(20);
 		}
 		finish.countDown();
@@ -134,9 +136,9 @@ class IdempotencyExecutorTests {
 		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> {
 			runs.incrementAndGet();
 			return large;
-		})).isEqualTo(large);
+		}, null)).isEqualTo(large);
 		assertThatExceptionOfType(IdempotencyResultException.class)
-			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet()))
+			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> runs.incrementAndGet(), null))
 			.withMessageContaining("max-result-size");
 		assertThat(runs.get()).isEqualTo(1);
 	}
@@ -155,14 +157,15 @@ class IdempotencyExecutorTests {
 					firstStarted.countDown();
 					Thread.sleep(300);
 					throw new IllegalStateException("first failed");
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				return ex;
 			}
 		});
 		assertThat(firstStarted.await(5, TimeUnit.SECONDS)).isTrue();
-		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "second ran")).isEqualTo("second ran");
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "second ran", null))
+			.isEqualTo("second ran");
 		assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
 	}
 
@@ -197,7 +200,7 @@ class IdempotencyExecutorTests {
 					firstRuns.countDown();
 					firstMayReturn.await(10, TimeUnit.SECONDS);
 					return "first";
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				throw new IllegalStateException(ex);
@@ -205,14 +208,14 @@ class IdempotencyExecutorTests {
 		});
 		assertThat(firstRuns.await(5, TimeUnit.SECONDS)).isTrue();
 		assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
-			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> "must not run"));
+			.isThrownBy(() -> this.executor.execute(policy, "k", key, fingerprint, () -> "must not run", null));
 		// Again for a future, on an executor that is not stopping yet.
 		IdempotencyExecutor stopped = this.executor;
 		this.executor = new IdempotencyExecutor(store, FailureMode.CLOSED, 1024, this.observer);
 		claims.set(1);
 		assertThat(this.executor.executeAsync(policy, "k", key, fingerprint, () -> {
 			throw new AssertionError("must not run");
-		})).failsWithin(Duration.ofSeconds(10))
+		}, null)).failsWithin(Duration.ofSeconds(10))
 			.withThrowableThat()
 			.withCauseInstanceOf(IdempotencyStoreUnavailableException.class);
 		firstMayReturn.countDown();
@@ -235,7 +238,7 @@ class IdempotencyExecutorTests {
 		registry.observationConfig().observationHandler((context) -> true);
 		this.executor.observeWith(registry, null, false);
 		this.executor.execute(policy(Duration.ofSeconds(5)), "k", new RecordKey("test:observed-once"),
-				new Fingerprint("fp"), () -> "done");
+				new Fingerprint("fp"), () -> "done", null);
 		assertThat(executed).hasValue(1);
 	}
 
@@ -266,7 +269,8 @@ class IdempotencyExecutorTests {
 		RecordKey key = new RecordKey("test:abandoned");
 		Fingerprint fingerprint = new Fingerprint("fp");
 		this.executor.admit(policy, "k", key, fingerprint, null).close();
-		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "retry ran")).isEqualTo("retry ran");
+		assertThat(this.executor.execute(policy, "k", key, fingerprint, () -> "retry ran", null))
+			.isEqualTo("retry ran");
 	}
 
 	@Test
@@ -298,7 +302,7 @@ class IdempotencyExecutorTests {
 		this.executor.observeWith(registry, null, false);
 		assertThatExceptionOfType(AssertionError.class)
 			.isThrownBy(() -> this.executor.execute(policy(Duration.ofSeconds(5)), "k",
-					new RecordKey("test:observer-broke"), new Fingerprint("fp"), () -> "done"))
+					new RecordKey("test:observer-broke"), new Fingerprint("fp"), () -> "done", null))
 			.isSameAs(observerFailure);
 		assertThat(observedErrors).containsExactly(observerFailure);
 	}

@@ -509,7 +509,7 @@ class LeaseWatchdogTests {
 
 	private Object run(IdempotencyPolicy policy, RecordKey key, Callable<Object> method) throws Exception {
 		try {
-			return this.executor.execute(policy, "k", key, FP, method::call);
+			return this.executor.execute(policy, "k", key, FP, method::call, null);
 		}
 		catch (Exception | Error ex) {
 			throw ex;

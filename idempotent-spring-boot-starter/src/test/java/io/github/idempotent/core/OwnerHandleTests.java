@@ -526,7 +526,7 @@ class OwnerHandleTests {
 			@Override
 			Object call(IdempotencyExecutor executor, IdempotencyPolicy policy, String key, Callable<Object> method)
 					throws Throwable {
-				return executor.execute(policy, key, new RecordKey(key), FP, method::call);
+				return executor.execute(policy, key, new RecordKey(key), FP, method::call, null);
 			}
 		},
 
@@ -546,7 +546,7 @@ class OwnerHandleTests {
 							catch (Exception ex) {
 								throw new CompletionException(ex);
 							}
-						}, THREADS))
+						}, THREADS), null)
 						.get(20, TimeUnit.SECONDS);
 				}
 				catch (ExecutionException ex) {

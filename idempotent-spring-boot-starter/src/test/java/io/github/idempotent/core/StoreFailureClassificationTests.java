@@ -200,7 +200,7 @@ class StoreFailureClassificationTests {
 		return this.executor.execute(policy, "k", new RecordKey("test:k"), new Fingerprint("fp"), () -> {
 			this.runs.incrementAndGet();
 			return "ran";
-		});
+		}, null);
 	}
 
 	/**

@@ -49,8 +49,8 @@ class UnprotectedNestedCallContextTests {
 						() -> {
 							seenByInner.set(IdempotencyContext.current());
 							return "charged";
-						});
-			});
+						}, null);
+			}, null);
 		}
 		assertThat(seenByInner.get())
 			.as("the unprotected charge call must see no context (so that it takes the careful path); it sees "

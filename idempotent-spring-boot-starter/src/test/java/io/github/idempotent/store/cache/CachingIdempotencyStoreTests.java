@@ -179,11 +179,11 @@ class CachingIdempotencyStoreTests {
 				new JacksonResultCodec(new JsonMapper()).bind(ResolvableType.forClass(String.class)));
 		RecordKey key = new RecordKey("reused");
 		try (executor) {
-			assertThat(executor.execute(policy, "reused", key, FP, () -> "first")).isEqualTo("first");
-			assertThat(executor.execute(policy, "reused", key, FP, () -> "second")).isEqualTo("first");
+			assertThat(executor.execute(policy, "reused", key, FP, () -> "first", null)).isEqualTo("first");
+			assertThat(executor.execute(policy, "reused", key, FP, () -> "second", null)).isEqualTo("first");
 			int claims = this.store.claims.get();
-			assertThatExceptionOfType(IdempotencyKeyReusedException.class)
-				.isThrownBy(() -> executor.execute(policy, "reused", key, new Fingerprint("other"), () -> "third"));
+			assertThatExceptionOfType(IdempotencyKeyReusedException.class).isThrownBy(
+					() -> executor.execute(policy, "reused", key, new Fingerprint("other"), () -> "third", null));
 			assertThat(this.store.claims).as("refused from the cache").hasValue(claims);
 		}
 	}

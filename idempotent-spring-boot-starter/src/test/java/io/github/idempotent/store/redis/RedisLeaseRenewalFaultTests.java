@@ -111,7 +111,7 @@ class RedisLeaseRenewalFaultTests {
 			.isThrownBy(() -> this.executor.execute(policy, healthy, new RecordKey(healthy), FP, () -> {
 				this.runs.computeIfAbsent(healthy, (k) -> new AtomicInteger()).incrementAndGet();
 				return "duplicate";
-			}));
+			}, null));
 
 		this.proxy.pass();
 		finish.countDown();
@@ -174,7 +174,7 @@ class RedisLeaseRenewalFaultTests {
 					entered.countDown();
 					finish.await(30, TimeUnit.SECONDS);
 					throw new IllegalStateException("declined");
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				return ex.getMessage();
@@ -216,8 +216,8 @@ class RedisLeaseRenewalFaultTests {
 			this.proxy.stall();
 			this.callers.submit(() -> {
 				duplicateSent.countDown();
-				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class)
-					.isThrownBy(() -> this.executor.execute(policy, key, new RecordKey(key), FP, () -> "duplicate"));
+				assertThatExceptionOfType(IdempotencyStoreUnavailableException.class).isThrownBy(
+						() -> this.executor.execute(policy, key, new RecordKey(key), FP, () -> "duplicate", null));
 				return null;
 			});
 			assertThat(duplicateSent.await(10, TimeUnit.SECONDS)).isTrue();
@@ -228,12 +228,12 @@ class RedisLeaseRenewalFaultTests {
 				return null;
 			});
 			return "ran " + key;
-		});
+		}, null);
 		assertThat(first).isEqualTo("ran " + key);
 		assertThat(this.executor.execute(policy, key, new RecordKey(key), FP, () -> {
 			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 			return "ran again";
-		})).isEqualTo("ran " + key);
+		}, null)).isEqualTo("ran " + key);
 		assertRanOnceAndCompleted(policy, key);
 	}
 
@@ -266,7 +266,7 @@ class RedisLeaseRenewalFaultTests {
 					entered.countDown();
 					assertThat(finish.await(30, TimeUnit.SECONDS)).isTrue();
 					return "ran " + key;
-				});
+				}, null);
 			}
 			catch (Throwable ex) {
 				throw new IllegalStateException(ex);

@@ -120,7 +120,7 @@ class RedisMemoryPressureTests {
 			first = this.executor.executeAsync(policy, key, new RecordKey(key), FP, () -> {
 				setMaxMemory("1");
 				return CompletableFuture.completedFuture(ran());
-			}).get(30, TimeUnit.SECONDS);
+			}, null).get(30, TimeUnit.SECONDS);
 		}
 		else {
 			first = call(policy, key, () -> {
@@ -163,9 +163,11 @@ class RedisMemoryPressureTests {
 				IdempotencyObserver.NONE)) {
 			setMaxMemory("1");
 			try {
-				assertThat(failingOpen.execute(policy, key, new RecordKey(key), FP, () -> ran())).isEqualTo(RAN_ONCE);
+				assertThat(failingOpen.execute(policy, key, new RecordKey(key), FP, () -> ran(), null))
+					.isEqualTo(RAN_ONCE);
 				assertThat(failingOpen
-					.executeAsync(policy, key, new RecordKey(key), FP, () -> CompletableFuture.completedFuture(ran()))
+					.executeAsync(policy, key, new RecordKey(key), FP, () -> CompletableFuture.completedFuture(ran()),
+							null)
 					.get(10, TimeUnit.SECONDS)).isEqualTo(RAN_ONCE);
 			}
 			catch (Throwable ex) {
@@ -189,7 +191,7 @@ class RedisMemoryPressureTests {
 	private Object call(IdempotencyPolicy policy, String key, IdempotencyExecutor.Invocation invocation)
 			throws Exception {
 		try {
-			return this.executor.execute(policy, key, new RecordKey(key), FP, invocation);
+			return this.executor.execute(policy, key, new RecordKey(key), FP, invocation, null);
 		}
 		catch (Exception | Error ex) {
 			throw ex;

@@ -179,17 +179,17 @@ class RedisTrackedLocalCacheTests {
 		String clientKey = this.prefix + "method";
 		RecordKey key = new RecordKey(clientKey);
 		AtomicInteger runs = new AtomicInteger();
-		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet()))
+		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet(), null))
 			.isEqualTo("run 1");
-		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet()))
+		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet(), null))
 			.isEqualTo("run 1");
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.instanceA.cachedResults() == 1);
-		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet()))
+		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet(), null))
 			.isEqualTo("run 1");
 
 		deleteOnB(key);
 		sync();
-		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet()))
+		assertThat(executor.execute(policy, clientKey, key, FP, () -> "run " + runs.incrementAndGet(), null))
 			.isEqualTo("run 2");
 		assertThat(runs).hasValue(2);
 	}
