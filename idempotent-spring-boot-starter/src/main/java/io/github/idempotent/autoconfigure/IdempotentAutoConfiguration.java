@@ -31,7 +31,6 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.github.idempotent.observation.IdempotencyObservationConvention;
-import io.github.idempotent.core.OperationDefaults;
 import io.github.idempotent.core.ReleasedStatuses;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyObserver;
@@ -180,9 +179,9 @@ public final class IdempotentAutoConfiguration {
 					catch (IllegalArgumentException ex) {
 						throw new IllegalStateException("idempotent.web.release-on-status: " + ex.getMessage(), ex);
 					}
-					executor.setOperationDefaults(new OperationDefaults(settings.ttl(), settings.lease(),
-							settings.waitFor(), settings.inProcessWaitFor(), settings.retryAfter(),
-							settings.maxDuration(), releaseOnStatus));
+					executor.setOperationDefaults(settings.ttl(), settings.lease(), settings.waitFor(),
+							settings.inProcessWaitFor(), settings.retryAfter(), settings.maxDuration(),
+							releaseOnStatus);
 					observations.ifAvailable((registry) -> executor.observeWith(registry,
 							observationConvention.getIfUnique(), observationProperties.getObject().includeKey()));
 				}

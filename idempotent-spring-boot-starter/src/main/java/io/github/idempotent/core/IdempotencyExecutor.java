@@ -3,6 +3,7 @@ package io.github.idempotent.core;
 import java.io.OutputStream;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
@@ -265,12 +266,18 @@ public class IdempotencyExecutor implements AutoCloseable {
 		this.maxKeyLength = maxKeyLength;
 	}
 
-	public void setOperationDefaults(OperationDefaults operationDefaults) {
-		Assert.notNull(operationDefaults, "operationDefaults must not be null");
-		this.operationDefaults = operationDefaults;
+	/**
+	 * The settings of every operation that names none of its own ({@code idempotent.*});
+	 * a {@code null} {@code inProcessWaitFor} is one lease.
+	 */
+	public void setOperationDefaults(Duration ttl, Duration lease, Duration waitFor,
+			@Nullable Duration inProcessWaitFor, Duration retryAfter, Duration maxDuration,
+			ReleasedStatuses releaseOnStatus) {
+		this.operationDefaults = new OperationDefaults(ttl, lease, waitFor, inProcessWaitFor, retryAfter, maxDuration,
+				releaseOnStatus);
 	}
 
-	public OperationDefaults getOperationDefaults() {
+	OperationDefaults operationDefaults() {
 		return this.operationDefaults;
 	}
 

@@ -334,7 +334,7 @@ public class IdempotencyTemplate {
 		}
 
 		private IdempotencyPolicy policy(Type resultType) {
-			OperationDefaults defaults = IdempotencyTemplate.this.executor.getOperationDefaults();
+			OperationDefaults defaults = IdempotencyTemplate.this.executor.operationDefaults();
 			Duration lease = (this.lease != null) ? this.lease : defaults.lease();
 			try {
 				return new IdempotencyPolicy(this.name, (this.ttl != null) ? this.ttl : defaults.ttl(), lease,

@@ -141,7 +141,7 @@ final class IdempotentOperationSource {
 	private IdempotentOperation parse(Method method, Class<?> targetClass, Idempotent annotation) {
 		String where = defaultName(method, targetClass);
 		String name = StringUtils.hasText(annotation.name()) ? resolve(annotation.name()) : where;
-		OperationDefaults defaults = this.executor.getOperationDefaults();
+		OperationDefaults defaults = this.executor.operationDefaults();
 		Duration ttl = duration(where, "ttl", annotation.ttl(), defaults.ttl());
 		Duration lease = duration(where, "lease", annotation.lease(), defaults.lease());
 		boolean unretried = isUnretried(method, targetClass);
@@ -258,7 +258,7 @@ final class IdempotentOperationSource {
 
 	private ReleasedStatuses releaseOnStatus(String where, String[] values, boolean handler) {
 		if (values.length == 0) {
-			return this.executor.getOperationDefaults().releaseOnStatus();
+			return this.executor.operationDefaults().releaseOnStatus();
 		}
 		if (!handler) {
 			throw new IllegalStateException("@Idempotent on " + where + ": releaseOnStatus applies to the response of "

@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * The settings of every operation that names none of its own, set on the executor as one
+ * The settings of every operation that names none of its own, held by the executor as one
  * value: the {@code idempotent.*} properties, or {@link #DEFAULT}.
  *
  * @param ttl how long a completed result is replayed
@@ -19,7 +19,7 @@ import org.springframework.util.Assert;
  * @param maxDuration how long one call may hold its key, raised to a longer lease
  * @param releaseOnStatus response statuses of an HTTP handler that release its key
  */
-public record OperationDefaults(Duration ttl, Duration lease, Duration waitFor, @Nullable Duration inProcessWaitFor,
+record OperationDefaults(Duration ttl, Duration lease, Duration waitFor, @Nullable Duration inProcessWaitFor,
 		Duration retryAfter, Duration maxDuration, ReleasedStatuses releaseOnStatus) {
 
 	/**
@@ -31,7 +31,7 @@ public record OperationDefaults(Duration ttl, Duration lease, Duration waitFor, 
 			Duration.ZERO, null, Duration.ofSeconds(1), IdempotencyPolicy.DEFAULT_MAX_DURATION,
 			ReleasedStatuses.DEFAULT);
 
-	public OperationDefaults {
+	OperationDefaults {
 		Assert.notNull(ttl, "ttl must not be null");
 		Assert.notNull(lease, "lease must not be null");
 		Assert.notNull(waitFor, "waitFor must not be null");

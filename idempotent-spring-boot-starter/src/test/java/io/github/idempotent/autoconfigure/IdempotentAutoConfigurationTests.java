@@ -19,6 +19,7 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.security.authentication.TestingAuthenticationToken;
 import org.springframework.security.core.context.SecurityContextHolder;
 
@@ -27,6 +28,8 @@ import io.github.idempotent.core.IdempotentAnnotationAutoConfiguration;
 import io.github.idempotent.core.IdempotencyExecutor;
 import io.github.idempotent.core.IdempotencyKeyException;
 import io.github.idempotent.core.IdempotencyObserver;
+import io.github.idempotent.core.IdempotencyPolicy;
+import io.github.idempotent.core.IdempotentOperation;
 import io.github.idempotent.core.FailureMode;
 import io.github.idempotent.core.IdempotencyScopeException;
 import io.github.idempotent.core.IdempotencyScopeResolver;
@@ -207,7 +210,7 @@ class IdempotentAutoConfigurationTests {
 						.fingerprint("p", "test", ""));
 				assertThatExceptionOfType(IdempotencyKeyException.class)
 					.isThrownBy(() -> executor.checkKey("op", "k".repeat(17), null));
-				assertThat(executor.getOperationDefaults().ttl()).isEqualTo(Duration.ofHours(2));
+				assertThat(policyOf(executor, "pay").ttl()).isEqualTo(Duration.ofHours(2));
 			});
 	}
 
@@ -217,9 +220,42 @@ class IdempotentAutoConfigurationTests {
 			IdempotencyExecutor configured = context.getBean(IdempotencyExecutor.class);
 			try (IdempotencyExecutor own = new IdempotencyExecutor(new InMemoryIdempotencyStore(), FailureMode.CLOSED,
 					1024, IdempotencyObserver.NONE)) {
-				assertThat(own.getOperationDefaults()).isEqualTo(configured.getOperationDefaults());
+				IdempotencyPolicy ownPolicy = policyOf(own, "pay");
+				IdempotencyPolicy configuredPolicy = policyOf(configured, "pay");
+				assertThat(ownPolicy)
+					.extracting(IdempotencyPolicy::ttl, IdempotencyPolicy::lease, IdempotencyPolicy::waitFor,
+							IdempotencyPolicy::retryAfter, IdempotencyPolicy::maxDuration,
+							IdempotencyPolicy::releaseOnStatus)
+					.containsExactly(configuredPolicy.ttl(), configuredPolicy.lease(), configuredPolicy.waitFor(),
+							configuredPolicy.retryAfter(), configuredPolicy.maxDuration(),
+							configuredPolicy.releaseOnStatus());
+				assertThat(policyOf(own, "ship").waitFor()).isEqualTo(policyOf(configured, "ship").waitFor());
 			}
 		});
+	}
+
+	private static IdempotencyPolicy policyOf(IdempotencyExecutor executor, String method) throws Exception {
+		IdempotentOperation operation = executor.operation(Guarded.class.getMethod(method, String.class),
+				Guarded.class);
+		assertThat(operation).isNotNull();
+		return operation.policy();
+	}
+
+	/** Takes every setting from the executor's defaults. */
+	static class Guarded {
+
+		@Idempotent(key = "#id")
+		public String pay(String id) {
+			return id;
+		}
+
+		/** A duplicate of an @Async call waits the in-process default. */
+		@Async
+		@Idempotent(key = "#id")
+		public String ship(String id) {
+			return id;
+		}
+
 	}
 
 	@Test
