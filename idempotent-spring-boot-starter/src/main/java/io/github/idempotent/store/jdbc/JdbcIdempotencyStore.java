@@ -301,13 +301,12 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		if (row.expired() || row.tombstone()) {
 			return null;
 		}
-		Fingerprint stored = fingerprintOf(row.fingerprint());
-		if (stored == null) {
+		if (row.fingerprint() == null) {
 			// Not a row this store writes: refused as damaged, never re-run.
 			return new ClaimResult.Damaged(BLANK_FINGERPRINT);
 		}
-		return row.completed() ? new ClaimResult.Completed(stored, new StoredResult(row.result()))
-				: new ClaimResult.InProgress(stored, Duration.ofMillis(Math.max(1, row.millisLeft())));
+		return row.completed() ? new ClaimResult.Completed(row.fingerprint(), new StoredResult(row.result()))
+				: new ClaimResult.InProgress(row.fingerprint(), Duration.ofMillis(Math.max(1, row.millisLeft())));
 	}
 
 	// A claim that met contention answers from the row last committed, read without
@@ -334,13 +333,16 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private record ClaimRow(boolean inserted, @Nullable Row row) {
 	}
 
-	private record Row(boolean completed, boolean tombstone, String token, String fingerprint, byte[] result,
-			long millisLeft, boolean expired) {
+	/** {@code fingerprint} {@code null} when blank, which this store never writes. */
+	private record Row(boolean completed, boolean tombstone, String token, @Nullable Fingerprint fingerprint,
+			byte[] result, long millisLeft, boolean expired) {
 
 		static Row read(ResultSet rs, int first) throws SQLException {
 			String state = rs.getString(first);
+			String fingerprint = rs.getString(first + 2);
 			byte[] result = rs.getBytes(first + 3);
-			return new Row("C".equals(state), "D".equals(state), rs.getString(first + 1), rs.getString(first + 2),
+			return new Row("C".equals(state), "D".equals(state), rs.getString(first + 1),
+					StringUtils.hasText(fingerprint) ? new Fingerprint(fingerprint) : null,
 					(result != null) ? result : new byte[0], rs.getLong(first + 4), rs.getInt(first + 5) == 1);
 		}
 
@@ -349,11 +351,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 	private @Nullable Row select(String key) {
 		List<Row> rows = this.jdbc.query(this.sql.select, (rs, rowNum) -> Row.read(rs, 1), key);
 		return rows.isEmpty() ? null : rows.get(0);
-	}
-
-	/** {@code null} for a blank fingerprint, which this store never writes. */
-	private static @Nullable Fingerprint fingerprintOf(@Nullable String text) {
-		return StringUtils.hasText(text) ? new Fingerprint(text) : null;
 	}
 
 	// A duplicate key is an error on H2 only, elsewhere a row count of 0.
@@ -374,14 +371,13 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 
 	private static IdempotencyRecord record(RecordKey key, Row row) {
 		Duration expiresIn = Duration.ofMillis(Math.max(0, row.millisLeft()));
-		Fingerprint stored = fingerprintOf(row.fingerprint());
-		if (stored == null) {
+		if (row.fingerprint() == null) {
 			return IdempotencyRecord.unreadable(key, BLANK_FINGERPRINT, expiresIn);
 		}
 		return row.completed()
-				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, stored, null, expiresIn,
+				? new IdempotencyRecord(key, IdempotencyRecord.State.COMPLETED, row.fingerprint(), null, expiresIn,
 						new StoredResult(row.result()))
-				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, stored,
+				: new IdempotencyRecord(key, IdempotencyRecord.State.IN_PROGRESS, row.fingerprint(),
 						OwnerToken.claimedAt(row.token()), expiresIn, null);
 	}
 
@@ -451,7 +447,7 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 			Row row = select(key.value());
 			if (row != null) {
 				// Resent after a broken connection: finds its own record and succeeds.
-				return row.completed() && token.equals(row.token()) && fingerprint.value().equals(row.fingerprint())
+				return row.completed() && token.equals(row.token()) && fingerprint.equals(row.fingerprint())
 						&& Arrays.equals(result.bytes(), row.result());
 			}
 			return inserted(this.sql.insertCompleted, key.value(), token, fingerprint.value(), result.bytes(),
