@@ -191,10 +191,6 @@ public class JdbcIdempotencyStore implements InspectableIdempotencyStore {
 		this.takeoverMemory = takeoverMemory;
 	}
 
-	public Duration getTakeoverMemory() {
-		return this.takeoverMemory;
-	}
-
 	/**
 	 * Sets whether a claim reads the row before it inserts the placeholder (not on
 	 * PostgreSQL, whose claim is one statement). Reading first, a replay is one

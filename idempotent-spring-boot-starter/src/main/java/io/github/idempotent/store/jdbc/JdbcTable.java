@@ -28,8 +28,8 @@ import org.springframework.util.StringUtils;
  */
 final class JdbcTable {
 
-	static final List<String> COLUMNS = List.of("idempotency_key", "state", "owner_token", "fingerprint", "result",
-			"expires_at");
+	private static final List<String> COLUMNS = List.of("idempotency_key", "state", "owner_token", "fingerprint",
+			"result", "expires_at");
 
 	// SQL states of a table, schema or column that is not there (PostgreSQL, MySQL, H2).
 	private static final Set<String> NOT_FOUND_STATES = Set.of("42P01", "42703", "42S02", "42S03", "42S04", "42S22",
