@@ -193,7 +193,6 @@ final class OwnTransaction {
 		return refusal == Refusal.CONFLICT || refusal == Refusal.TIMEOUT;
 	}
 
-	/** The first {@link SQLException} in the causes of {@code failure} that matches. */
 	static @Nullable SQLException sqlException(Throwable failure, Predicate<SQLException> matching) {
 		for (Throwable ex = failure; ex != null && ex.getCause() != ex; ex = ex.getCause()) {
 			if (ex instanceof SQLException sql && matching.test(sql)) {

@@ -313,8 +313,7 @@ final class RedisRecordTracking implements RecordTracking, SmartLifecycle {
 		}
 		if (this.scheduler != null) {
 			// Heartbeats run one at a time: after this no-op, connect() has seen stopped.
-			await(() -> this.scheduler.submit(() -> {
-			}), Duration.ofSeconds(10));
+			await(() -> this.scheduler.submit(() -> null), Duration.ofSeconds(10));
 		}
 		if (current != null) {
 			end(current, "stopped");
