@@ -30,6 +30,7 @@ import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
 import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.Assert;
 import org.springframework.util.StringUtils;
 
 import io.github.idempotent.annotation.Idempotent;
@@ -50,8 +51,7 @@ final class IdempotentOperationSource {
 
 	private final IdempotencyExecutor executor;
 
-	// Asked at each method read, not before: the codec's converters may need the
-	// executor.
+	// Asked at each method read: the codec's converters may need the executor.
 	private final Supplier<ResultCodec> codec;
 
 	private final @Nullable ConfigurableBeanFactory beanFactory;
@@ -128,14 +128,10 @@ final class IdempotentOperationSource {
 				}
 			}
 		}
-		for (Method method : targetClass.getMethods()) {
-			get(method, targetClass);
-		}
-		for (Method method : targetClass.getDeclaredMethods()) {
-			if (!method.isSynthetic()) {
-				get(method, targetClass);
-			}
-		}
+		Stream
+			.concat(Stream.of(targetClass.getMethods()),
+					Stream.of(targetClass.getDeclaredMethods()).filter((method) -> !method.isSynthetic()))
+			.forEach((method) -> get(method, targetClass));
 	}
 
 	private IdempotentOperation parse(Method method, Class<?> targetClass, Idempotent annotation) {
@@ -150,15 +146,14 @@ final class IdempotentOperationSource {
 		Duration retryAfter = duration(where, "retryAfter", annotation.retryAfter(), defaults.retryAfter());
 		Duration maxDuration = duration(where, "maxDuration", annotation.maxDuration(), defaults.maxDuration(lease));
 		OperationValidation.checkCacheFor(where, annotation.cacheFor());
-		// Against the bean's class, so that Base<T>.make() on a Base<Order> returns
-		// Order.
+		// Against the bean's class: Base<T>.make() on a Base<Order> returns Order.
 		ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
 		IdempotentOperation.Kind kind = OperationValidation.kind(method, returnType);
 		ResolvableType valueType = OperationValidation.valueType(method, targetClass, returnType, kind);
 		OperationValidation.checkValueType(where, valueType);
 		ResultCodec.Binding binding = this.codec.get().bind(valueType);
-		OperationValidation.checkDuplicateHandling(where, method, kind, annotation.onDuplicate());
 		boolean handler = OperationValidation.isHandler(method);
+		OperationValidation.checkDuplicateHandling(where, method, handler, kind, annotation.onDuplicate());
 		ReleasedStatuses releaseOnStatus = releaseOnStatus(where, annotation.releaseOnStatus(), handler);
 		IdempotencyPolicy policy;
 		try {
@@ -177,12 +172,11 @@ final class IdempotentOperationSource {
 			OperationValidation.checkNoParameterNames(where, "payload", payload);
 			OperationValidation.checkNoParameterNames(where, "scope", scope);
 		}
-		if (handler && payload != null) {
-			throw new IllegalStateException("@Idempotent on " + where + ": payload = \"" + annotation.payload()
-					+ "\" is not allowed on an HTTP handler method, whose fingerprint is the request as its client "
-					+ "sent it (method, path, query string and body). Remove payload; to fingerprint part of it, "
-					+ "put @Idempotent on a service method the handler calls");
-		}
+		Assert.state(!handler || payload == null,
+				() -> "@Idempotent on " + where + ": payload = \"" + annotation.payload()
+						+ "\" is not allowed on an HTTP handler method, whose fingerprint is the "
+						+ "request as its client sent it (method, path, query string and body). Remove payload; to "
+						+ "fingerprint part of it, put @Idempotent on a service method the handler calls");
 		return new IdempotentOperation(method, policy, key, payload, scope, annotation.required(),
 				PayloadArguments.of(method), InvocationArguments.variables(method, names), kind, unretried, handler,
 				isMessageListener(method));
@@ -260,11 +254,9 @@ final class IdempotentOperationSource {
 		if (values.length == 0) {
 			return this.executor.operationDefaults().releaseOnStatus();
 		}
-		if (!handler) {
-			throw new IllegalStateException("@Idempotent on " + where + ": releaseOnStatus applies to the response of "
-					+ "an HTTP handler method (@RequestMapping), and this method is none. Remove it; an exception "
-					+ "releases the key unless cacheFor lists its type");
-		}
+		Assert.state(handler, () -> "@Idempotent on " + where + ": releaseOnStatus applies to the response of an "
+				+ "HTTP handler method (@RequestMapping), and this method is none. Remove it; an exception releases "
+				+ "the key unless cacheFor lists its type");
 		List<String> resolved = Arrays.stream(values).map(this::resolve).toList();
 		try {
 			return ReleasedStatuses.of(resolved);

@@ -3,6 +3,7 @@ package io.github.idempotent.core;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.regex.Pattern;
@@ -17,6 +18,7 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
 import io.github.idempotent.annotation.DuplicateHandling;
@@ -91,46 +93,37 @@ final class OperationValidation {
 		int modifiers = method.getModifiers();
 		String problem = Modifier.isPrivate(modifiers) ? "private"
 				: Modifier.isStatic(modifiers) ? "static" : Modifier.isFinal(modifiers) ? "final" : null;
-		if (problem != null) {
-			throw new IllegalStateException("@Idempotent on " + method.getDeclaringClass().getName() + "#"
-					+ method.getName() + " has no effect: the method is " + problem
-					+ ", so Spring's proxy cannot intercept it and every call would run unprotected. "
-					+ "Make it a public (or protected, or package-private), non-static, non-final method");
-		}
+		Assert.state(problem == null,
+				() -> "@Idempotent on " + method.getDeclaringClass().getName() + "#" + method.getName()
+						+ " has no effect: the method is " + problem
+						+ ", so Spring's proxy cannot intercept it and every call would run unprotected. "
+						+ "Make it a public (or protected, or package-private), non-static, non-final method");
 	}
 
 	static void checkCacheFor(String where, Class<? extends Throwable>[] cacheFor) {
 		for (Class<? extends Throwable> type : cacheFor) {
-			if (!StoredOutcome.isRecreatable(type)) {
-				throw new IllegalStateException("@Idempotent on " + where + ": cacheFor type " + type.getName()
-						+ " needs a constructor taking a String message, or none, to be replayed");
-			}
+			Assert.state(StoredOutcome.isRecreatable(type), () -> "@Idempotent on " + where + ": cacheFor type "
+					+ type.getName() + " needs a constructor taking a String message, or none, to be replayed");
 		}
 	}
 
-	static void checkDuplicateHandling(String where, Method method, IdempotentOperation.Kind kind,
+	static void checkDuplicateHandling(String where, Method method, boolean handler, IdempotentOperation.Kind kind,
 			DuplicateHandling onDuplicate) {
-		if (onDuplicate != DuplicateHandling.REPLAY && isHandler(method)) {
-			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = " + onDuplicate
-					+ " is not allowed on an HTTP handler method: its client retries because it lost the response, "
-					+ "and must get that response again (REPLAY, the default). To answer duplicates yourself, put "
-					+ "@Idempotent(onDuplicate = FLAG) on a service method the handler calls");
-		}
+		Assert.state(onDuplicate == DuplicateHandling.REPLAY || !handler,
+				() -> "@Idempotent on " + where + ": onDuplicate = " + onDuplicate
+						+ " is not allowed on an HTTP handler method: its client retries because it lost the response, "
+						+ "and must get that response again (REPLAY, the default). To answer duplicates yourself, put "
+						+ "@Idempotent(onDuplicate = FLAG) on a service method the handler calls");
+		boolean skipsValue = onDuplicate == DuplicateHandling.SKIP && kind == IdempotentOperation.Kind.VALUE;
 		Class<?> returnType = method.getReturnType();
-		if (onDuplicate != DuplicateHandling.SKIP || kind != IdempotentOperation.Kind.VALUE) {
-			return;
-		}
-		if (returnType.isPrimitive() && returnType != void.class) {
-			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
-					+ "duplicate, which a method returning " + returnType.getName() + " cannot return. Return void "
-					+ "or a wrapper type (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
-					+ "), or use REPLAY or FLAG");
-		}
-		if (returnType == java.util.Optional.class) {
-			throw new IllegalStateException("@Idempotent on " + where + ": onDuplicate = SKIP returns null for a "
-					+ "duplicate, which a caller of a method returning Optional does not expect. Return void or a "
-					+ "nullable type, or use REPLAY or FLAG");
-		}
+		Assert.state(!skipsValue || !returnType.isPrimitive() || returnType == void.class,
+				() -> "@Idempotent on " + where + ": onDuplicate = SKIP returns null for a duplicate, which a method "
+						+ "returning " + returnType.getName() + " cannot return. Return void or a wrapper type ("
+						+ ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
+						+ "), or use REPLAY or FLAG");
+		Assert.state(!skipsValue || returnType != Optional.class, () -> "@Idempotent on " + where
+				+ ": onDuplicate = SKIP returns null for a duplicate, which a caller of a method returning Optional "
+				+ "does not expect. Return void or a nullable type, or use REPLAY or FLAG");
 	}
 
 	static void checkValueType(String where, ResolvableType returnType) {
@@ -138,13 +131,11 @@ final class OperationValidation {
 				: returnType;
 		for (ResolvableType type : List.of(returnType, valueType)) {
 			for (String name : UNSUPPORTED_RETURN_TYPES) {
-				if (IdempotentOperationSource.isA(type.toClass(), name)) {
-					throw new IllegalStateException("@Idempotent on " + where + " cannot protect a method that returns "
-							+ type + ": its result arrives as a stream or through a handle whose completion cannot be "
-							+ "observed, and storing the returned object would not store it. Return the value itself, "
-							+ "a CompletableFuture, a CompletionStage or a Mono of it (collect a Flux with "
-							+ "collectList()), or put @Idempotent on a method that does");
-				}
+				Assert.state(!IdempotentOperationSource.isA(type.toClass(), name), () -> "@Idempotent on " + where
+						+ " cannot protect a method that returns " + type + ": its result arrives as a stream or "
+						+ "through a handle whose completion cannot be observed, and storing the returned object would "
+						+ "not store it. Return the value itself, a CompletableFuture, a CompletionStage or a Mono of "
+						+ "it (collect a Flux with collectList()), or put @Idempotent on a method that does");
 			}
 		}
 	}
@@ -153,13 +144,12 @@ final class OperationValidation {
 	static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
 		if (expression instanceof SpelExpression spel) {
 			String name = namedVariable(spel.getAST());
-			if (name != null) {
-				throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '"
-						+ expression.getExpressionString() + "' refers to the parameter #" + name
-						+ ", but the class was compiled without parameter names. Compile with -parameters "
-						+ "(maven-compiler-plugin <parameters>true</parameters>, as Spring Boot's parent POM does) "
-						+ "or refer to the argument by position: #p0, #a0");
-			}
+			Assert.state(name == null,
+					() -> "@Idempotent on " + where + ": " + attribute + " expression '"
+							+ expression.getExpressionString() + "' refers to the parameter #" + name
+							+ ", but the class was compiled without parameter names. Compile with -parameters "
+							+ "(maven-compiler-plugin <parameters>true</parameters>, as Spring Boot's parent POM does) "
+							+ "or refer to the argument by position: #p0, #a0");
 		}
 	}
 
