@@ -163,26 +163,19 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 	private static RecordedResponse decode(byte[] bytes, long maxBodySize) {
 		Reader in = new Reader(bytes, 1);
 		int flags = in.readByte();
-		if ((flags & ~DEFLATED) != 0) {
-			throw new IllegalArgumentException(
-					String.format("its flags 0x%02x are not ones this version writes", flags));
-		}
+		Assert.isTrue((flags & ~DEFLATED) == 0,
+				() -> String.format("its flags 0x%02x are not ones this version writes", flags));
 		if ((flags & DEFLATED) != 0) {
 			// A header block beyond 64 KB is not one this application wrote.
 			in = new Reader(inflate(in, maxBodySize + MAX_HEAD_SIZE), 0);
 		}
 		int status = (in.readByte() << 8) | in.readByte();
-		if (status < 100 || status > 999) {
-			throw new IllegalArgumentException("its status " + status + " is not an HTTP status");
-		}
 		int count = in.readVarint();
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		for (int i = 0; i < count; i++) {
 			String name = in.readText();
 			int valueCount = in.readVarint();
-			if (valueCount == 0) {
-				throw new IllegalArgumentException("its header " + name + " has no value");
-			}
+			Assert.isTrue(valueCount != 0, () -> "its header " + name + " has no value");
 			List<String> values = new ArrayList<>(Math.min(valueCount, 16));
 			for (int j = 0; j < valueCount; j++) {
 				values.add(in.readText());
@@ -252,9 +245,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 		}
 
 		int readByte() {
-			if (this.position >= this.bytes.length) {
-				throw new IllegalArgumentException("it is truncated");
-			}
+			Assert.isTrue(this.position < this.bytes.length, "it is truncated");
 			return this.bytes[this.position++] & 0xFF;
 		}
 
@@ -275,9 +266,7 @@ public record RecordedResponse(int status, Map<String, List<String>> headers, by
 
 		String readText() {
 			int length = readVarint();
-			if (length > this.bytes.length - this.position) {
-				throw new IllegalArgumentException("it is truncated");
-			}
+			Assert.isTrue(length <= this.bytes.length - this.position, "it is truncated");
 			String text = new String(this.bytes, this.position, length, StandardCharsets.UTF_8);
 			this.position += length;
 			return text;

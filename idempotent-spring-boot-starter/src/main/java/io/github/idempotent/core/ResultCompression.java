@@ -111,17 +111,13 @@ final class ResultCompression {
 	 * crafted record that inflates to gigabytes cannot exhaust the heap.
 	 */
 	static byte[] inflate(byte[] stored, long limit) {
-		if (stored.length < HEADER) {
-			throw new IllegalArgumentException("it is truncated");
-		}
+		Assert.isTrue(stored.length >= HEADER, "it is truncated");
 		return inflate(stored, HEADER, stored.length - HEADER, ByteBuffer.wrap(stored, 1, 4).getInt(), limit);
 	}
 
 	static byte[] inflate(byte[] data, int offset, int length, int declared, long limit) {
-		if (declared < 0 || declared > limit) {
-			throw new IllegalArgumentException("it declares " + Integer.toUnsignedString(declared)
-					+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
-		}
+		Assert.isTrue(declared >= 0 && declared <= limit, () -> "it declares " + Integer.toUnsignedString(declared)
+				+ " bytes, above idempotent.max-result-size (" + limit + " bytes)");
 		byte[] out = new byte[declared];
 		Inflater inflater = Objects.requireNonNullElseGet(inflaters.poll(), () -> new Inflater(true));
 		try {
@@ -134,15 +130,10 @@ final class ResultCompression {
 				}
 				position += inflated;
 			}
-			if (position != declared) {
-				throw new IllegalArgumentException("it inflates to fewer bytes than it declares");
-			}
-			if (!inflater.finished()) {
-				// A last empty block may remain; anything more is not what was written.
-				if (inflater.inflate(new byte[1]) != 0 || !inflater.finished()) {
-					throw new IllegalArgumentException("it inflates to more bytes than it declares");
-				}
-			}
+			Assert.isTrue(position == declared, "it inflates to fewer bytes than it declares");
+			// A last empty block may remain; anything more is not what was written.
+			Assert.isTrue(inflater.finished() || (inflater.inflate(new byte[1]) == 0 && inflater.finished()),
+					"it inflates to more bytes than it declares");
 			return out;
 		}
 		catch (DataFormatException ex) {
