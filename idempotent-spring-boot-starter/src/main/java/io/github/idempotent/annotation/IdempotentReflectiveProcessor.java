@@ -1,13 +1,13 @@
 package io.github.idempotent.annotation;
 
 import java.lang.reflect.AnnotatedElement;
-import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.List;
 
 import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
 import org.springframework.aot.hint.ExecutableMode;
+import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.ReflectionHints;
 import org.springframework.aot.hint.annotation.ReflectiveProcessor;
 import org.springframework.core.KotlinDetector;
@@ -47,27 +47,14 @@ class IdempotentReflectiveProcessor implements ReflectiveProcessor {
 			return;
 		}
 		hints.registerMethod(method, ExecutableMode.INVOKE);
+		// The constructors by which StoredOutcome recreates a cacheFor type.
 		for (Class<? extends Throwable> type : idempotent.cacheFor()) {
-			registerRecreatable(hints, type);
+			hints.registerType(type, MemberCategory.INVOKE_DECLARED_CONSTRUCTORS);
 		}
 		this.bindings.registerReflectionHints(hints, storedType(method).getType());
 		for (Parameter parameter : method.getParameters()) {
 			if (FRAMEWORK_PACKAGES.stream().noneMatch(parameter.getType().getName()::startsWith)) {
 				this.bindings.registerReflectionHints(hints, parameter.getParameterizedType());
-			}
-		}
-	}
-
-	/** The constructors {@code StoredOutcome} looks for, in its order. */
-	private static void registerRecreatable(ReflectionHints hints, Class<? extends Throwable> type) {
-		hints.registerType(type);
-		for (Class<?>[] parameters : new Class<?>[][] { { String.class }, {} }) {
-			try {
-				Constructor<?> constructor = type.getDeclaredConstructor(parameters);
-				hints.registerConstructor(constructor, ExecutableMode.INVOKE);
-			}
-			catch (NoSuchMethodException ex) {
-				// the other form, or the start-up check refuses the type
 			}
 		}
 	}
