@@ -128,10 +128,9 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			try {
 				response = execution.execute(keyed, body);
 				int status = response.getStatusCode().value();
-				// 500 is retried because Spring applications answer it for transient
-				// failures too; 409 and 429 only with Retry-After, else they are a
-				// conflict with the resource's state and a rate limit a back-off would
-				// not outlast.
+				// 500 is retried: Spring applications answer it for transient failures
+				// too. 409 and 429 only with Retry-After, else they are a conflict with
+				// the resource's state and a rate limit a back-off would not outlast.
 				if (!RETRIED.contains(status) && !(RETRIED_WHEN_ASKED.contains(status)
 						&& response.getHeaders().containsHeader(HttpHeaders.RETRY_AFTER))) {
 					return response;
@@ -157,8 +156,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			Duration retryAfter = parseRetryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER),
 					Instant.now());
 			if (retryAfter != null && retryAfter.compareTo(this.maxRetryAfter) > 0) {
-				logger.debug("Retry-After of " + retryAfter + " is above the maximum of " + this.maxRetryAfter
-						+ ": not retrying");
+				logger.debug("Retry-After of " + retryAfter + " above " + this.maxRetryAfter + ": not retrying");
 				return response;
 			}
 			if (!sleep((retryAfter != null) ? retryAfter.toMillis() : delay)) {

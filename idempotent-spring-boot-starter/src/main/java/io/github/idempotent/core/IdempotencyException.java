@@ -1,6 +1,7 @@
 package io.github.idempotent.core;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
@@ -67,13 +68,11 @@ public abstract class IdempotencyException extends RuntimeException {
 	 * @return the first of these types found, in that order, or {@code null} if none
 	 */
 	public static @Nullable RuntimeException findNotRetryable(@Nullable Throwable failure) {
-		for (Class<? extends RuntimeException> type : NOT_RETRYABLE) {
-			RuntimeException found = find(failure, type, (ex) -> true);
-			if (found != null) {
-				return found;
-			}
-		}
-		return null;
+		return NOT_RETRYABLE.stream()
+			.map((type) -> (RuntimeException) find(failure, type, (ex) -> true))
+			.filter(Objects::nonNull)
+			.findFirst()
+			.orElse(null);
 	}
 
 	private static <T extends Throwable> @Nullable T find(@Nullable Throwable failure, Class<T> type,

@@ -1,9 +1,6 @@
 package io.github.idempotent.core;
 
-/**
- * The idempotency key or scope of a call is missing, blank, too long or malformed (HTTP
- * 400).
- */
+/** A call's key or scope is missing, blank, too long or malformed (HTTP 400). */
 public class IdempotencyKeyException extends IdempotencyException {
 
 	public IdempotencyKeyException(String message) {

@@ -1,9 +1,6 @@
 package io.github.idempotent.core;
 
-/**
- * A keyed request's body is larger than {@code idempotent.web.max-request-size} (HTTP
- * 413).
- */
+/** A keyed request's body is above {@code idempotent.web.max-request-size} (HTTP 413). */
 public class IdempotencyRequestTooLargeException extends IdempotencyException {
 
 	private final long limit;

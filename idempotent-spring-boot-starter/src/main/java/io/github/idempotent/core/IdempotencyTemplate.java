@@ -132,10 +132,7 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * The key's scope (a tenant, a user); {@code idempotent.default-scope} by
-		 * default.
-		 */
+		/** The key's scope (tenant, user); default {@code idempotent.default-scope}. */
 		public OperationSpec scope(String scope) {
 			this.scope = scope;
 			return this;
@@ -167,26 +164,19 @@ public class IdempotencyTemplate {
 			return this;
 		}
 
-		/**
-		 * How long a duplicate waits before refusal; default {@code idempotent.wait-for}.
-		 */
+		/** A duplicate's wait before refusal; default {@code idempotent.wait-for}. */
 		public OperationSpec waitFor(Duration waitFor) {
 			this.waitFor = waitFor;
 			return this;
 		}
 
-		/**
-		 * The delay suggested to a refused duplicate; {@code idempotent.retry-after} by
-		 * default.
-		 */
+		/** Delay a refused duplicate is told; default {@code idempotent.retry-after}. */
 		public OperationSpec retryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
 			return this;
 		}
 
-		/**
-		 * How long one call may hold its key; {@code idempotent.max-duration} by default.
-		 */
+		/** Longest a call may hold its key; default {@code idempotent.max-duration}. */
 		public OperationSpec maxDuration(Duration maxDuration) {
 			this.maxDuration = maxDuration;
 			return this;

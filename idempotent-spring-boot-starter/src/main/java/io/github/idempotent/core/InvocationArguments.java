@@ -114,8 +114,8 @@ final class InvocationArguments {
 		Object value = evaluate(expression, "scope");
 		if (value == null || !StringUtils.hasText(value.toString())) {
 			throw new IdempotencyKeyException(
-					"The request has no scope for its idempotency key: the request field it is taken from is "
-							+ "missing or blank",
+					"The request has no scope for its idempotency key: the request "
+							+ "field it is taken from is missing or blank",
 					"Scope expression '" + expression.getExpressionString() + "' of " + this.operation.describe()
 							+ " evaluated to null or blank; every call needs a scope");
 		}

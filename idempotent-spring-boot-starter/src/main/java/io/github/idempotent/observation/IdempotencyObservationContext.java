@@ -5,9 +5,7 @@ import java.util.Locale;
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
-/**
- * What an observation of one idempotent call knows: operation, store, key and outcome.
- */
+/** What the observation of an idempotent call knows: operation, store, key, outcome. */
 public class IdempotencyObservationContext extends Observation.Context {
 
 	private final String operation;
