@@ -163,15 +163,11 @@ final class IdempotentOperationSource {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + ex.getMessage(), ex);
 		}
-		Expression key = expression(where, "key", annotation.key());
-		Expression payload = expression(where, "payload", annotation.payload());
-		Expression scope = expression(where, "scope", annotation.scope());
 		String[] names = this.parameterNames.getParameterNames(method);
-		if (names == null && method.getParameterCount() > 0) {
-			OperationValidation.checkNoParameterNames(where, "key", key);
-			OperationValidation.checkNoParameterNames(where, "payload", payload);
-			OperationValidation.checkNoParameterNames(where, "scope", scope);
-		}
+		boolean unnamed = names == null && method.getParameterCount() > 0;
+		Expression key = expression(where, "key", annotation.key(), unnamed);
+		Expression payload = expression(where, "payload", annotation.payload(), unnamed);
+		Expression scope = expression(where, "scope", annotation.scope(), unnamed);
 		Assert.state(!handler || payload == null,
 				() -> "@Idempotent on " + where + ": payload = \"" + annotation.payload()
 						+ "\" is not allowed on an HTTP handler method, whose fingerprint is the "
@@ -207,10 +203,9 @@ final class IdempotentOperationSource {
 			"org.springframework.kafka.annotation.KafkaListener", "org.springframework.jms.annotation.JmsListener");
 
 	private static boolean isMessageListener(Method method) {
-		MergedAnnotations onMethod = MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
-		MergedAnnotations onClass = MergedAnnotations.from(method.getDeclaringClass(),
-				MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
-		return MESSAGE_LISTENERS.stream().anyMatch((name) -> onMethod.isPresent(name) || onClass.isPresent(name));
+		return Stream.of(method, method.getDeclaringClass())
+			.map((element) -> MergedAnnotations.from(element, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY))
+			.anyMatch((annotations) -> MESSAGE_LISTENERS.stream().anyMatch(annotations::isPresent));
 	}
 
 	/**
@@ -267,12 +262,14 @@ final class IdempotentOperationSource {
 		}
 	}
 
-	private static @Nullable Expression expression(String where, String attribute, String text) {
+	private static @Nullable Expression expression(String where, String attribute, String text, boolean unnamed) {
 		if (!StringUtils.hasText(text)) {
 			return null;
 		}
 		try {
-			return PARSER.parseExpression(text);
+			Expression expression = PARSER.parseExpression(text);
+			OperationValidation.checkNoParameterNames(where, attribute, expression, unnamed);
+			return expression;
 		}
 		catch (ParseException ex) {
 			throw new IllegalStateException("@Idempotent on " + where + ": " + attribute + " expression '" + text

@@ -141,8 +141,8 @@ final class OperationValidation {
 	}
 
 	// Without names #request is null on every call: a 400, or no protection at all.
-	static void checkNoParameterNames(String where, String attribute, @Nullable Expression expression) {
-		if (expression instanceof SpelExpression spel) {
+	static void checkNoParameterNames(String where, String attribute, Expression expression, boolean unnamed) {
+		if (unnamed && expression instanceof SpelExpression spel) {
 			String name = namedVariable(spel.getAST());
 			Assert.state(name == null,
 					() -> "@Idempotent on " + where + ": " + attribute + " expression '"
