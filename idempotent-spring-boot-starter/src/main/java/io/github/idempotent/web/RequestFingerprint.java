@@ -172,21 +172,15 @@ final class RequestFingerprint {
 		out.append('"');
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
-			switch (c) {
-				case '"', '\\' -> out.append('\\').append(c);
-				case '\b' -> out.append("\\b");
-				case '\f' -> out.append("\\f");
-				case '\n' -> out.append("\\n");
-				case '\r' -> out.append("\\r");
-				case '\t' -> out.append("\\t");
-				default -> {
-					if (c < 0x20) {
-						out.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						out.append(c);
-					}
-				}
+			int escape = "\"\\\b\f\n\r\t".indexOf(c);
+			if (escape >= 0) {
+				out.append('\\').append("\"\\bfnrt".charAt(escape));
+			}
+			else if (c < 0x20) {
+				out.append(String.format("\\u%04x", (int) c));
+			}
+			else {
+				out.append(c);
 			}
 		}
 		out.append('"');
