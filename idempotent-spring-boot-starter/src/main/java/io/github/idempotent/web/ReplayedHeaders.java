@@ -2,13 +2,12 @@ package io.github.idempotent.web;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
@@ -27,28 +26,23 @@ final class ReplayedHeaders {
 			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
 			"content-length", "date", "set-cookie", "set-cookie2", "authorization", "www-authenticate",
 			"authentication-info", "proxy-authentication-info", "x-auth-token", "x-api-key", "x-access-token",
-			"x-refresh-token", "x-id-token", "x-csrf-token", "x-xsrf-token",
-			IdempotencyResponseHeaders.REPLAYED.toLowerCase(Locale.ROOT));
+			"x-refresh-token", "x-id-token", "x-csrf-token", "x-xsrf-token", IdempotencyResponseHeaders.REPLAYED);
 
-	private final Set<String> excluded;
+	// Header names are ASCII tokens: a case-insensitive order compares them as lower
+	// case.
+	private final Set<String> excluded = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
 
-	private final Set<String> replayedOnly;
+	private final Set<String> replayedOnly = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
 
 	ReplayedHeaders(Collection<String> excludedHeaders, Collection<String> replayedOnlyHeaders) {
-		this.excluded = lowerCase(excludedHeaders, NOT_REPLAYED);
-		this.replayedOnly = lowerCase(replayedOnlyHeaders, Set.of());
-	}
-
-	private static Set<String> lowerCase(Collection<String> names, Set<String> more) {
-		Set<String> lower = new HashSet<>(more);
-		names.forEach((name) -> lower.add(name.toLowerCase(Locale.ROOT)));
-		return Set.copyOf(lower);
+		this.excluded.addAll(NOT_REPLAYED);
+		this.excluded.addAll(excludedHeaders);
+		this.replayedOnly.addAll(replayedOnlyHeaders);
 	}
 
 	boolean isReplayed(String name) {
-		String lower = name.toLowerCase(Locale.ROOT);
-		return !this.excluded.contains(lower) && !lower.startsWith("access-control-")
-				&& (this.replayedOnly.isEmpty() || this.replayedOnly.contains(lower));
+		return !this.excluded.contains(name) && !name.regionMatches(true, 0, "access-control-", 0, 15)
+				&& (this.replayedOnly.isEmpty() || this.replayedOnly.contains(name));
 	}
 
 	/**
