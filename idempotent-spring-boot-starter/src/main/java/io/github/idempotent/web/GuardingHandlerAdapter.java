@@ -13,9 +13,8 @@ import io.github.idempotent.core.IdempotentOperation;
 import io.github.idempotent.core.IdempotencyExecutor;
 
 /**
- * What the handler adapters of Spring MVC and WebFlux share: which handlers they guard,
- * the key a request carries and its record, ahead of the framework's adapter {@code D}
- * they delegate to.
+ * What the Spring MVC and WebFlux handler adapters share, ahead of the framework's
+ * adapter {@code D} they delegate to: which handlers they guard, the key a request sends.
  */
 abstract class GuardingHandlerAdapter<D> implements Ordered {
 

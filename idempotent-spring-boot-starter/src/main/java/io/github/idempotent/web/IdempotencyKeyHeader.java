@@ -67,7 +67,7 @@ final class IdempotencyKeyHeader {
 		}
 		if (key.isEmpty()) {
 			throw new IdempotencyKeyException(
-					headerName + " header is empty; send a unique key per operation, " + "such as a UUID");
+					headerName + " header is empty; send a unique key per operation, such as a UUID");
 		}
 		for (int i = 0; i < key.length(); i++) {
 			char c = key.charAt(i);

@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
@@ -172,8 +171,7 @@ class IdempotentHandlerAdapter extends GuardingHandlerAdapter<RequestMappingHand
 	}
 
 	private byte[] parts(HttpServletRequest request) throws IOException, ServletException {
-		List<Part> parts = new ArrayList<>(request.getParts());
-		parts.sort(Comparator.comparing(Part::getName));
+		List<Part> parts = request.getParts().stream().sorted(Comparator.comparing(Part::getName)).toList();
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		long size = 0;
 		for (Part part : parts) {

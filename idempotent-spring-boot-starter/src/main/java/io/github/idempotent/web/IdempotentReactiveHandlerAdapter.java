@@ -2,6 +2,7 @@ package io.github.idempotent.web;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -15,7 +16,6 @@ import reactor.util.context.Context;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.core.MethodParameter;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -173,13 +173,9 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 
 	// Such a handler is given the body as sent, and its fingerprint holds the boundary.
 	private static boolean readsBody(HandlerMethod method) {
-		for (MethodParameter parameter : method.getMethodParameters()) {
-			if (parameter.hasParameterAnnotation(RequestBody.class)
-					|| HttpEntity.class.isAssignableFrom(parameter.getParameterType())) {
-				return true;
-			}
-		}
-		return false;
+		return Arrays.stream(method.getMethodParameters())
+			.anyMatch((parameter) -> parameter.hasParameterAnnotation(RequestBody.class)
+					|| HttpEntity.class.isAssignableFrom(parameter.getParameterType()));
 	}
 
 	private Mono<byte[]> parts(MultiValueMap<String, Part> parts) {
@@ -230,11 +226,7 @@ class IdempotentReactiveHandlerAdapter extends GuardingHandlerAdapter<RequestMap
 		Object observed;
 		if (value instanceof CompletionStage<?> stage) {
 			// Written from the stage returned, so that the failure is known by then.
-			observed = stage.whenComplete((ignored, failure) -> {
-				if (failure != null) {
-					recording.failed(failure);
-				}
-			});
+			observed = stage.whenComplete((ignored, failure) -> recording.failed(failure));
 		}
 		else if (value instanceof Mono<?> mono) {
 			Mono<?> failing = mono.doOnError(recording::failed);

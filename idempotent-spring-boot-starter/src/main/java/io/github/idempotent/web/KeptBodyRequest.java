@@ -37,10 +37,7 @@ final class KeptBodyRequest extends HttpServletRequestWrapper {
 	@Override
 	public @Nullable RequestDispatcher getRequestDispatcher(String path) {
 		RequestDispatcher dispatcher = super.getRequestDispatcher(path);
-		if (dispatcher == null) {
-			return null;
-		}
-		return new RequestDispatcher() {
+		return (dispatcher == null) ? null : new RequestDispatcher() {
 
 			@Override
 			public void forward(ServletRequest request, ServletResponse response) throws ServletException, IOException {

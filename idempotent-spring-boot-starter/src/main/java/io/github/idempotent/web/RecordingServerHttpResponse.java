@@ -75,7 +75,7 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		return this.holding;
 	}
 
-	void failed(Throwable failure) {
+	void failed(@Nullable Throwable failure) {
 		this.failure = failure;
 	}
 
@@ -115,19 +115,16 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 				return Flux.from(body).doOnNext(DataBufferUtils::release).then(Mono.defer(() -> writeReplay(replay)));
 			}
 			Hold hold = this.capture.take();
-			mark(hold != null);
+			if (!isCommitted()) {
+				this.contract.mark(this.capture.isReplay(), hold != null, this.failure, this.sentKey,
+						getHeaders()::set);
+			}
 			if (hold == null) {
 				return pass.get();
 			}
 			this.taken.set(hold);
 			return record.get();
 		});
-	}
-
-	private void mark(boolean ran) {
-		if (!isCommitted()) {
-			this.contract.mark(this.capture.isReplay(), ran, this.failure, this.sentKey, getHeaders()::set);
-		}
 	}
 
 	// Past the limit, as on Spring MVC: what was held is sent, the rest passes.
@@ -213,10 +210,8 @@ final class RecordingServerHttpResponse extends ServerHttpResponseDecorator impl
 		setStatusCode(HttpStatusCode.valueOf(response.status()));
 		this.contract.writeReplayed(replay, this.sentKey, this.before, headers(), getHeaders()::put);
 		getHeaders().setContentLength(response.body().length);
-		if (response.body().length == 0) {
-			return super.setComplete();
-		}
-		return super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(response.body())));
+		return (response.body().length == 0) ? super.setComplete()
+				: super.writeWith(Mono.fromSupplier(() -> bufferFactory().wrap(response.body())));
 	}
 
 	private CompletableFuture<Void> end(@Nullable RecordedResponse recorded, @Nullable String notStored) {

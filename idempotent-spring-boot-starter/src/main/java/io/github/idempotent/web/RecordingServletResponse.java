@@ -123,7 +123,6 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		byte[] body = null;
 		Hold hold;
 		Replay replay;
-		Throwable failure;
 		String unrecordable;
 		synchronized (this) {
 			replay = (this.capture != null) ? this.capture.replay() : null;
@@ -138,15 +137,19 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			this.mode = Mode.DONE;
 			// Taken here once: the end of an async request calls abandon() after this.
 			hold = (this.capture != null) ? this.capture.take() : null;
-			failure = this.failure;
-			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
+			// PASS: failed after the call returned, answered as written (an error view).
+			unrecordable = (this.unrecordable != null) ? this.unrecordable : (mode == Mode.STREAMING)
+					? "its response was a stream of events, sent as it came"
+					: this.errorSent ? "an error was sent through the servlet container"
+							: this.held.isOverflowed() ? HeldBody.TOO_LARGE
+									: (exceptionResolved || mode == Mode.PASS) ? "writing its response failed" : null;
 		}
 		if (hold != null) {
 			// A replay here is a forwarded-to handler's: the request answered with it.
 			RecordedResponse response = (replay != null) ? replay.response()
 					: (unrecordable != null) ? null : new RecordedResponse(getStatus(),
 							this.contract.replayedHeaders.recorded(getContentType(), this.before, headers()), body);
-			hold.end(getStatus(), response, unrecordable, failure).join();
+			hold.end(getStatus(), response, unrecordable, this.failure).join();
 		}
 		if (replay != null) {
 			writeReplay(replay);
@@ -200,36 +203,16 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 		writeBody(replay.response().body());
 	}
 
-	private @Nullable String unrecordable(Mode mode, boolean exceptionResolved) {
-		if (mode == Mode.STREAMING) {
-			return "its response was a stream of events, sent as it came";
-		}
-		if (this.errorSent) {
-			return "an error was sent through the servlet container";
-		}
-		if (this.held.isOverflowed()) {
-			return HeldBody.TOO_LARGE;
-		}
-		// PASS: what failed after the call returned was answered as it was written (an
-		// error view), not held.
-		if (exceptionResolved || mode == Mode.PASS) {
-			return "writing its response failed";
-		}
-		return null;
-	}
-
 	// Failed after its handler's call returned: the call ran, so its key is not freed.
 	void abandon() {
 		Hold hold;
-		Throwable failure;
 		synchronized (this) {
 			hold = (this.capture != null) ? this.capture.take() : null;
-			failure = this.failure;
 			this.mode = Mode.DONE;
 		}
 		if (hold != null) {
 			// Ended before the request is: a retry sent at once finds the key free.
-			hold.end(getStatus(), null, "the request failed while its response was written", failure).join();
+			hold.end(getStatus(), null, "the request failed while its response was written", this.failure).join();
 		}
 	}
 

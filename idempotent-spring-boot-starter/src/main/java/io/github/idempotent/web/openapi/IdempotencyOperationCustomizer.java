@@ -58,10 +58,8 @@ public class IdempotencyOperationCustomizer implements OperationCustomizer {
 						+ "A bare token or an RFC 8941 string of printable ASCII.")
 				.schema(new StringSchema().minLength(1).maxLength(this.maxKeyLength)));
 		}
-		if (operation.getResponses() == null) {
-			operation.setResponses(new ApiResponses());
-		}
-		ApiResponses responses = operation.getResponses();
+		ApiResponses responses = (operation.getResponses() != null) ? operation.getResponses() : new ApiResponses();
+		operation.setResponses(responses);
 		responses.forEach((status, response) -> {
 			if (status.startsWith("2")) {
 				response.addHeaderObject(this.replayedHeader,
