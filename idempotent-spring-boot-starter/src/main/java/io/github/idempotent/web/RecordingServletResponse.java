@@ -137,12 +137,7 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			this.mode = Mode.DONE;
 			// Taken here once: the end of an async request calls abandon() after this.
 			hold = (this.capture != null) ? this.capture.take() : null;
-			// PASS: failed after the call returned, answered as written (an error view).
-			unrecordable = (this.unrecordable != null) ? this.unrecordable : (mode == Mode.STREAMING)
-					? "its response was a stream of events, sent as it came"
-					: this.errorSent ? "an error was sent through the servlet container"
-							: this.held.isOverflowed() ? HeldBody.TOO_LARGE
-									: (exceptionResolved || mode == Mode.PASS) ? "writing its response failed" : null;
+			unrecordable = (this.unrecordable != null) ? this.unrecordable : unrecordable(mode, exceptionResolved);
 		}
 		if (hold != null) {
 			// A replay here is a forwarded-to handler's: the request answered with it.
@@ -201,6 +196,24 @@ final class RecordingServletResponse extends HttpServletResponseWrapper implemen
 			values.stream().skip(1).forEach((value) -> target.addHeader(name, value));
 		});
 		writeBody(replay.response().body());
+	}
+
+	private @Nullable String unrecordable(Mode mode, boolean exceptionResolved) {
+		if (mode == Mode.STREAMING) {
+			return "its response was a stream of events, sent as it came";
+		}
+		if (this.errorSent) {
+			return "an error was sent through the servlet container";
+		}
+		if (this.held.isOverflowed()) {
+			return HeldBody.TOO_LARGE;
+		}
+		// PASS: what failed after the call returned was answered as it was written (an
+		// error view), not held.
+		if (exceptionResolved || mode == Mode.PASS) {
+			return "writing its response failed";
+		}
+		return null;
 	}
 
 	// Failed after its handler's call returned: the call ran, so its key is not freed.
