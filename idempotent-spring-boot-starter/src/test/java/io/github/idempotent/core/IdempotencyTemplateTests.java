@@ -114,6 +114,11 @@ class IdempotencyTemplateTests {
 				.withMessageContaining("refunds");
 			assertThatIllegalArgumentException().isThrownBy(() -> template.operation(" "))
 				.withMessageContaining("operation name");
+			assertThatIllegalArgumentException()
+				.isThrownBy(
+						() -> template.operation("refunds").cacheFor(OperationParsingTests.CauseOnlyException.class))
+				.withMessageContaining("cacheFor type " + OperationParsingTests.CauseOnlyException.class.getName()
+						+ " of refunds needs a constructor taking a String message, or none");
 		});
 	}
 

@@ -116,6 +116,17 @@ class OperationParsingTests {
 	}
 
 	@Test
+	void aCacheForTypeAReplayCouldNotRecreateFailsTheStartUpNamingIt() {
+		this.runner.withBean(UnreplayableCacheForService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining(UnreplayableCacheForService.class.getName() + "#pay")
+				.hasMessageContaining("cacheFor type " + CauseOnlyException.class.getName()
+						+ " needs a constructor taking a String message, or none");
+		});
+	}
+
+	@Test
 	void aGenericReturnTypeDeclaredOnASuperclassReplaysAsItsTypeArgument() {
 		this.runner.withBean(OrderService.class).run((context) -> {
 			OrderService service = context.getBean(OrderService.class);
@@ -283,6 +294,24 @@ class OperationParsingTests {
 	}
 
 	public record Order(String id, long amount) {
+	}
+
+	static class UnreplayableCacheForService {
+
+		@Idempotent(key = "#a0", cacheFor = CauseOnlyException.class)
+		public String pay(String key) {
+			return "paid";
+		}
+
+	}
+
+	/** No constructor a replay could call with the stored message. */
+	static class CauseOnlyException extends RuntimeException {
+
+		CauseOnlyException(Throwable cause) {
+			super(cause);
+		}
+
 	}
 
 	abstract static class Base<T> {
