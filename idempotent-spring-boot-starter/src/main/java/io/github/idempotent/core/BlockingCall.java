@@ -76,7 +76,7 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 					context = protocol.bindOwner(call, run.acquired());
 				}
 				catch (Throwable ex) {
-					run.owner().release(ex);
+					OwnerHandle.await(run.owner().releaseAsync(ex));
 					throw ex;
 				}
 				return new BlockingCall(observed, observing, null, context, run.owner());
@@ -119,7 +119,7 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 		OwnerHandle owner = unbind();
 		if (owner != null) {
 			try {
-				owner.complete(result);
+				OwnerHandle.await(owner.completeAsync(result));
 			}
 			catch (Throwable ex) {
 				// The call fails with it (an observer's Error): so does its observation.
@@ -134,7 +134,7 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 		this.failure = failure;
 		OwnerHandle owner = unbind();
 		if (owner != null) {
-			owner.release(failure);
+			OwnerHandle.await(owner.releaseAsync(failure));
 		}
 	}
 

@@ -7,6 +7,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -72,20 +73,20 @@ final class CompletionStageCall {
 			this.result.completeExceptionally(refusal);
 			return;
 		}
-		proceed(IdempotencyContext.unbind());
+		proceed(null, IdempotencyContext::unbind);
 	}
 
 	private void handle(ClaimResult claim) {
 		try {
 			ClaimDecision decision = this.protocol.decide(this.call, claim);
 			if (decision instanceof ClaimDecision.Run run) {
-				run(run);
+				proceed(run.owner(), () -> this.protocol.bindOwner(this.call, run.acquired()));
 			}
 			else if (decision instanceof ClaimDecision.Answer answer) {
 				this.result.complete(answer.value());
 			}
 			else if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
-				proceed(IdempotencyContext.bind(duplicate.context()));
+				proceed(null, () -> IdempotencyContext.bind(duplicate.context()));
 			}
 			else {
 				waitAndReclaim(((ClaimDecision.Wait) decision).millis());
@@ -133,43 +134,6 @@ final class CompletionStageCall {
 		});
 	}
 
-	private void run(ClaimDecision.Run run) {
-		OwnerHandle owner = run.owner();
-		if (this.result.isDone()) {
-			// The caller went away before the method started: a retry may run it.
-			owner.abandonAsync(new CancellationException());
-			return;
-		}
-		CompletionStage<?> stage;
-		try (IdempotencyContext.Scope scope = this.protocol.bindOwner(this.call, run.acquired())) {
-			stage = this.invocation.proceed();
-			if (stage == null) {
-				throw nullStage();
-			}
-		}
-		catch (Throwable ex) {
-			whenAnswered(owner.releaseAsync(ex), true, (done, never) -> this.result.completeExceptionally(ex));
-			return;
-		}
-		// The caller's future completes after the store has answered, so that a client
-		// that retries as soon as it has the answer gets a replay, not a 409.
-		stage.whenComplete((value, failure) -> {
-			if (failure == null && this.call.capture != null) {
-				// Stored once the response is written: till then retries wait or get 409.
-				owner.recordLater(this.call.capture);
-				this.result.complete(value);
-			}
-			else if (failure == null) {
-				whenAnswered(owner.completeAsync(value), true, (done, never) -> this.result.complete(value));
-			}
-			else {
-				Throwable cause = Futures.unwrap(failure);
-				whenAnswered(owner.releaseAsync(cause), true,
-						(done, never) -> this.result.completeExceptionally(cause));
-			}
-		});
-	}
-
 	/** Runs {@code action} on {@link #handoff}, or inline if asked and answered. */
 	private <T> void whenAnswered(CompletableFuture<T> reply, boolean inline,
 			BiConsumer<? super T, ? super Throwable> action) {
@@ -181,33 +145,46 @@ final class CompletionStageCall {
 		}
 	}
 
-	/** Runs the method unguarded, or as a duplicate, in {@code scope}. */
-	private void proceed(IdempotencyContext.Scope scope) {
+	/**
+	 * Runs the method in the context {@code bind} binds: as {@code owner}, or unguarded
+	 * or as a duplicate without one.
+	 */
+	private void proceed(@Nullable OwnerHandle owner, Supplier<IdempotencyContext.Scope> bind) {
+		if (owner != null && this.result.isDone()) {
+			// The caller went away before the method started: a retry may run it.
+			owner.abandonAsync(new CancellationException());
+			return;
+		}
 		CompletionStage<?> stage;
-		try (scope) {
+		try (IdempotencyContext.Scope scope = bind.get()) {
 			stage = this.invocation.proceed();
+			if (stage == null) {
+				throw new IllegalStateException(this.call.policy.name()
+						+ " returned null instead of a future or Mono; return a completed one for a null result");
+			}
 		}
 		catch (Throwable ex) {
-			this.result.completeExceptionally(ex);
+			ended(owner, null, ex);
 			return;
 		}
-		if (stage == null) {
-			this.result.completeExceptionally(nullStage());
-			return;
-		}
-		stage.whenComplete((value, ex) -> {
-			if (ex != null) {
-				this.result.completeExceptionally(Futures.unwrap(ex));
-			}
-			else {
-				this.result.complete(value);
-			}
-		});
+		stage.whenComplete((value, failure) -> ended(owner, value, (failure != null) ? Futures.unwrap(failure) : null));
 	}
 
-	private IllegalStateException nullStage() {
-		return new IllegalStateException(this.call.policy.name()
-				+ " returned null instead of a future or Mono; return a completed one for a null result");
+	/**
+	 * Completes the caller's future once an owner's outcome is stored, so that a client
+	 * that retries as soon as it has the answer gets a replay, not a 409.
+	 */
+	private void ended(@Nullable OwnerHandle owner, @Nullable Object value, @Nullable Throwable failure) {
+		CompletableFuture<Void> stored = (owner == null) ? CompletableFuture.completedFuture(null)
+				: (failure == null) ? owner.completeAsync(value) : owner.releaseAsync(failure);
+		whenAnswered(stored, true, (done, never) -> {
+			if (failure == null) {
+				this.result.complete(value);
+			}
+			else {
+				this.result.completeExceptionally(failure);
+			}
+		});
 	}
 
 }

@@ -13,9 +13,9 @@ import org.jspecify.annotations.Nullable;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The winner's hold on a claimed key, ended once by {@link #complete} or {@link #release}
- * (or their {@code *Async} forms, which never block the signalling thread and complete
- * once the store has answered, exceptionally only if a step itself broke).
+ * The winner's hold on a claimed key, ended once by {@link #completeAsync} or
+ * {@link #releaseAsync}: never blocking a signalling thread, completed once the store has
+ * answered, exceptionally only if a step itself broke; a blocking call awaits them.
  */
 final class OwnerHandle implements IdempotencyExecutor.Hold {
 
@@ -43,26 +43,20 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 
 	/**
 	 * Stores {@code result} for replay, or hands the hold to the caller that records the
-	 * response. A store failure is logged, not thrown: the result belongs to the caller.
+	 * response once written (till then retries wait or get 409); a request already over
+	 * (an async one that timed out) records nothing, but the key is kept. A store failure
+	 * is logged, not thrown: the result belongs to the caller.
 	 */
-	void complete(@Nullable Object result) {
-		if (this.call.capture != null) {
-			recordLater(this.call.capture);
+	CompletableFuture<Void> completeAsync(@Nullable Object result) {
+		if (this.call.capture == null) {
+			return completeWith(() -> StoredOutcome.value(this.call.policy, this.call.clientKey, result,
+					this.protocol.maxResultSize, this.protocol.resultCompression));
 		}
-		else {
-			await(completeAsync(result));
-		}
-	}
-
-	/**
-	 * Hands the hold to the caller, which ends it once the response is written. A request
-	 * already over (an async one that timed out) records nothing, but the key is kept.
-	 */
-	void recordLater(IdempotencyExecutor.ResponseCapture capture) {
 		returned();
-		if (!capture.offer(this)) {
+		if (!this.call.capture.offer(this)) {
 			end(NO_STATUS, null, "the request ended before its response was written", null);
 		}
+		return CompletableFuture.completedFuture(null);
 	}
 
 	private void returned() {
@@ -107,25 +101,16 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		return this.protocol.leases.unwatchAsync(this.lease).thenCompose((renewed) -> step.get());
 	}
 
-	/**
-	 * Frees the key for a retry, or stores {@code failure} when {@code cacheFor} lists
-	 * its type. A store failure is added to {@code failure} as suppressed, not thrown.
-	 */
-	void release(Throwable failure) {
-		await(releaseAsync(failure));
-	}
-
-	CompletableFuture<Void> completeAsync(@Nullable Object result) {
-		return completeWith(() -> StoredOutcome.value(this.call.policy, this.call.clientKey, result,
-				this.protocol.maxResultSize, this.protocol.resultCompression));
-	}
-
 	/** Stores the outcome the call returned, unless it is fenced out by then. */
 	private CompletableFuture<Void> completeWith(Supplier<StoredResult> outcome) {
 		returned();
 		return settle(afterRenewal(() -> isFencedOut() ? keepKeyFencedOut(null) : store(outcome.get())));
 	}
 
+	/**
+	 * Frees the key for a retry, or stores {@code failure} when {@code cacheFor} lists
+	 * its type. A store failure is added to {@code failure} as suppressed, not thrown.
+	 */
 	CompletableFuture<Void> releaseAsync(Throwable failure) {
 		return settle(afterRenewal(() -> {
 			if (isFencedOut()) {
@@ -326,7 +311,8 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		}
 	}
 
-	private static void await(CompletableFuture<Void> done) {
+	/** Waits for a blocking handle's step, whose own failure is thrown as it is. */
+	static void await(CompletableFuture<Void> done) {
 		try {
 			done.join();
 		}
