@@ -17,9 +17,9 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 
 	private final Observation.@Nullable Scope observing;
 
-	private final boolean answered;
+	private boolean answered;
 
-	private final @Nullable Object answer;
+	private @Nullable Object answer;
 
 	// Null once the outcome is reported; the owner's hold only if this call owns the key.
 	private IdempotencyContext.@Nullable Scope context;
@@ -28,33 +28,25 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 
 	private @Nullable Throwable failure;
 
-	private BlockingCall(CallObservations.@Nullable Call observed, Observation.@Nullable Scope observing,
-			@Nullable Object answer, IdempotencyContext.@Nullable Scope context, @Nullable OwnerHandle owner) {
+	private BlockingCall(CallObservations.@Nullable Call observed) {
 		this.observed = observed;
-		this.observing = observing;
-		this.answered = context == null;
-		this.answer = answer;
-		this.context = context;
-		this.owner = owner;
+		this.observing = (observed != null) ? observed.observation.openScope() : null;
 	}
 
-	static BlockingCall admit(IdempotencyProtocol protocol, ProtocolCall call, CallObservations.@Nullable Call observed)
-			throws Throwable {
-		Observation.Scope observing = (observed != null) ? observed.observation.openScope() : null;
+	static BlockingCall admit(IdempotencyProtocol protocol, ProtocolCall call) throws Throwable {
+		BlockingCall admitted = new BlockingCall(call.observed);
 		try {
-			return claim(protocol, call, observed, observing);
+			admitted.claim(protocol, call);
 		}
 		catch (Throwable ex) {
-			if (observing != null) {
-				observing.close();
-			}
-			CallObservations.stop(observed, ex);
+			admitted.failure = ex;
+			admitted.close();
 			throw ex;
 		}
+		return admitted;
 	}
 
-	private static BlockingCall claim(IdempotencyProtocol protocol, ProtocolCall call,
-			CallObservations.@Nullable Call observed, Observation.@Nullable Scope observing) throws Throwable {
+	private void claim(IdempotencyProtocol protocol, ProtocolCall call) throws Throwable {
 		ClaimResult claim;
 		try {
 			claim = protocol.store.claim(call);
@@ -66,26 +58,30 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 			}
 			// No context: an enclosing call's must not tell this unprotected one that it
 			// is a first attempt.
-			return new BlockingCall(observed, observing, null, IdempotencyContext.unbind(), null);
+			this.context = IdempotencyContext.unbind();
+			return;
 		}
 		while (true) {
 			ClaimDecision decision = protocol.decide(call, claim);
 			if (decision instanceof ClaimDecision.Run run) {
-				IdempotencyContext.Scope context;
 				try {
-					context = protocol.bindOwner(call, run.acquired());
+					this.context = protocol.bindOwner(call, run.acquired());
 				}
 				catch (Throwable ex) {
 					OwnerHandle.await(run.owner().releaseAsync(ex));
 					throw ex;
 				}
-				return new BlockingCall(observed, observing, null, context, run.owner());
+				this.owner = run.owner();
+				return;
 			}
 			if (decision instanceof ClaimDecision.Answer answer) {
-				return new BlockingCall(observed, observing, answer.value(), null, null);
+				this.answered = true;
+				this.answer = answer.value();
+				return;
 			}
 			if (decision instanceof ClaimDecision.RunAsDuplicate duplicate) {
-				return new BlockingCall(observed, observing, null, IdempotencyContext.bind(duplicate.context()), null);
+				this.context = IdempotencyContext.bind(duplicate.context());
+				return;
 			}
 			if (!IdempotencyThreads.sleep(((ClaimDecision.Wait) decision).millis())) {
 				throw protocol.inProgress(call);
@@ -154,8 +150,7 @@ final class BlockingCall implements IdempotencyExecutor.Admission {
 	public void close() {
 		try {
 			if (this.context != null) {
-				// The caller left without an outcome: the key must not wait for its
-				// lease.
+				// Left without an outcome: the key must not wait for its lease.
 				failed(new IllegalStateException("The call was closed before its method's outcome was reported"));
 			}
 		}

@@ -2,6 +2,7 @@ package io.github.idempotent.core;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -85,11 +86,20 @@ final class CallObservations {
 	}
 
 	/**
-	 * {@code result}, completed once {@code observed} has stopped, so that whoever sees
-	 * the outcome finds it recorded; cancelling it cancels {@code result}.
+	 * The future {@code start} returns, completed once {@code observed} has stopped, so
+	 * that whoever sees the outcome finds it recorded; cancelling it cancels that one.
 	 */
-	static CompletableFuture<@Nullable Object> stopOnCompletion(CompletableFuture<@Nullable Object> result,
-			@Nullable Call observed) {
+	static CompletableFuture<@Nullable Object> observe(@Nullable Call observed,
+			Supplier<CompletableFuture<@Nullable Object>> start) {
+		CompletableFuture<@Nullable Object> result;
+		try {
+			result = start.get();
+		}
+		catch (RuntimeException | Error ex) {
+			// Thrown before a future existed: the observation must not stay open.
+			stop(observed, ex);
+			throw ex;
+		}
 		if (observed == null) {
 			return result;
 		}

@@ -87,18 +87,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 		Assert.isTrue(maxResultSize > 0, "maxResultSize must be positive");
 		Assert.isTrue(ownsWatchdog || watchdog != null, "watchdog must not be null");
 		Assert.notNull(observer, "observer must not be null");
-		IdempotencyThreads threads = new IdempotencyThreads(watchdog);
-		this.threads = threads;
-		this.protocol = new IdempotencyProtocol(new StoreAccess(store, threads), threads, failureMode, maxResultSize);
+		this.threads = new IdempotencyThreads(watchdog);
+		this.protocol = new IdempotencyProtocol(store, this.threads, failureMode, maxResultSize);
 		this.observer = IdempotencyObserver.failSafe(observer);
 		this.operations = new IdempotentOperationSource(this,
 				SingletonSupplier.of(() -> new JacksonResultCodec(new JsonMapper(), List.of())), null);
 	}
 
 	/**
-	 * Ends every waiting duplicate at its next claim with
-	 * {@link IdempotencyStoreUnavailableException}; running calls go on until
-	 * {@link #close}.
+	 * Ends each waiting duplicate at its next claim, as if the store were unavailable;
+	 * running calls go on until {@link #close}.
 	 */
 	public void stopWaiting() {
 		this.threads.stopping = true;
@@ -121,18 +119,16 @@ public class IdempotencyExecutor implements AutoCloseable {
 	}
 
 	/**
-	 * The operation of an {@code @Idempotent} method, read on its first call with the
-	 * settings it names none of from this executor, or {@code null} if it is not
-	 * annotated.
+	 * The operation of an {@code @Idempotent} method, read on its first call, settings it
+	 * names none of from this executor; {@code null} if it is not annotated.
 	 */
 	public @Nullable IdempotentOperation operation(Method method, @Nullable Class<?> targetClass) {
 		return this.operations.get(method, targetClass);
 	}
 
 	/**
-	 * The operation of a handler method that a configured route guards, read as if the
-	 * method carried {@code settings}, so that adding the annotation later keeps its
-	 * name.
+	 * The operation of a handler that a configured route guards, read as if it carried
+	 * {@code settings}: adding the annotation later keeps its name.
 	 */
 	public IdempotentOperation routedOperation(Method method, Class<?> targetClass, Idempotent settings) {
 		return this.operations.routed(method, targetClass, settings);
@@ -165,7 +161,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	public @Nullable Object execute(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			Invocation invocation, @Nullable ResponseCapture capture) throws Throwable {
 		try (Admission call = admit(policy, clientKey, key, fingerprint, capture)) {
-			return call.run(invocation);
+			if (call.isAnswered()) {
+				return call.answer();
+			}
+			Object result;
+			try {
+				result = invocation.proceed();
+			}
+			catch (Throwable ex) {
+				call.failed(ex);
+				throw ex;
+			}
+			call.returned(result);
+			return result;
 		}
 	}
 
@@ -177,24 +185,19 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public Admission admit(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
 			@Nullable ResponseCapture capture) throws Throwable {
-		CallObservations.Call observed = startObservation(policy, clientKey, null);
-		return BlockingCall.admit(this.protocol, call(policy, clientKey, key, fingerprint, observed, capture, true),
-				observed);
+		return BlockingCall.admit(this.protocol, call(policy, clientKey, key, fingerprint, null, capture, true));
 	}
 
-	/** Told to the executor's observer, then to the observation. */
-	private ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			CallObservations.@Nullable Call observed, @Nullable ResponseCapture capture, boolean blocking) {
+	/** Told to the executor's observer, then to the observation it starts. */
+	ProtocolCall call(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
+			@Nullable Object parent, @Nullable ResponseCapture capture, boolean blocking) {
+		// Before the observation starts: an observer that throws here leaves none open.
 		IdempotencyObserver own = blocking ? this.observer : this.observer.forAsyncCall();
+		CallObservations observations = this.observations;
+		CallObservations.Call observed = (observations != null) ? observations.start(policy, clientKey, parent) : null;
 		IdempotencyObserver observer = (observed == null) ? own
 				: IdempotencyObserver.composite(List.of(own, IdempotencyObserver.failSafe(observed)));
-		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, capture, blocking);
-	}
-
-	CallObservations.@Nullable Call startObservation(IdempotencyPolicy policy, String clientKey,
-			@Nullable Object parent) {
-		CallObservations observations = this.observations;
-		return (observations != null) ? observations.start(policy, clientKey, parent) : null;
+		return new ProtocolCall(policy, clientKey, key, fingerprint, observer, observed, capture, blocking);
 	}
 
 	/**
@@ -206,36 +209,29 @@ public class IdempotencyExecutor implements AutoCloseable {
 	 */
 	public CompletableFuture<@Nullable Object> executeAsync(IdempotencyPolicy policy, String clientKey, RecordKey key,
 			Fingerprint fingerprint, AsyncInvocation invocation, @Nullable ResponseCapture capture) {
-		CallObservations.Call observed = startObservation(policy, clientKey, null);
-		CompletableFuture<@Nullable Object> result;
-		try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
-			result = new CompletionStageCall(this.protocol,
-					call(policy, clientKey, key, fingerprint, observed, capture, false), invocation,
-					this.threads.blockingStoreExecutor())
-				.start();
-		}
-		catch (Throwable ex) {
-			CallObservations.stop(observed, ex);
-			throw ex;
-		}
-		return CallObservations.stopOnCompletion(result, observed);
+		ProtocolCall call = call(policy, clientKey, key, fingerprint, null, capture, false);
+		return CallObservations.observe(call.observed, () -> {
+			try (Observation.Scope scope = (call.observed != null) ? call.observed.observation.openScope() : null) {
+				return new CompletionStageCall(this.protocol, call, invocation, this.threads.blockingStoreExecutor)
+					.start();
+			}
+		});
 	}
 
 	/**
 	 * {@link #executeAsync} with the first claim asynchronous too (an event loop),
 	 * continued on {@code subscriberThread}.
 	 */
-	CompletableFuture<@Nullable Object> executeNonBlocking(IdempotencyPolicy policy, String clientKey, RecordKey key,
-			Fingerprint fingerprint, AsyncInvocation invocation, CallObservations.@Nullable Call observed,
-			@Nullable ResponseCapture capture, Executor subscriberThread) {
-		return new CompletionStageCall(this.protocol,
-				call(policy, clientKey, key, fingerprint, observed, capture, false), invocation, subscriberThread)
-			.startNonBlocking();
+	CompletableFuture<@Nullable Object> executeNonBlocking(ProtocolCall call, AsyncInvocation invocation,
+			Executor subscriberThread) {
+		return CallObservations.observe(call.observed,
+				() -> new CompletionStageCall(this.protocol, call, invocation, subscriberThread).startNonBlocking());
 	}
 
 	/** Runs the steps of a store without async support for async calls. */
 	public void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
-		this.threads.setBlockingStoreExecutor(blockingStoreExecutor);
+		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
+		this.threads.blockingStoreExecutor = blockingStoreExecutor;
 	}
 
 	/**
@@ -379,25 +375,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 		/** Releases the key, or stores {@code failure} when {@code cacheFor} lists it. */
 		void failed(Throwable failure);
 
-		/**
-		 * Runs {@code invocation} unless the call is answered, and reports how it ended.
-		 */
-		default @Nullable Object run(Invocation invocation) throws Throwable {
-			if (isAnswered()) {
-				return answer();
-			}
-			Object result;
-			try {
-				result = invocation.proceed();
-			}
-			catch (Throwable ex) {
-				failed(ex);
-				throw ex;
-			}
-			returned(result);
-			return result;
-		}
-
 		/** Ends the call; one whose outcome was not reported releases its key. */
 		@Override
 		void close();
@@ -412,7 +389,6 @@ public class IdempotencyExecutor implements AutoCloseable {
 
 	}
 
-	/** The guarded method. */
 	@FunctionalInterface
 	public interface Invocation {
 
@@ -554,11 +530,12 @@ public class IdempotencyExecutor implements AutoCloseable {
 		public static Mono<?> execute(IdempotencyExecutor executor, IdempotencyPolicy policy, String clientKey,
 				RecordKey key, Fingerprint fingerprint, Supplier<? extends Mono<?>> call, ContextView contextView,
 				@Nullable ResponseCapture capture) {
-			CallObservations.Call observed = executor.startObservation(policy, clientKey,
-					contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null));
-			CompletableFuture<@Nullable Object> result;
 			try {
-				result = executor.executeNonBlocking(policy, clientKey, key, fingerprint, () -> {
+				ProtocolCall protocolCall = executor.call(policy, clientKey, key, fingerprint,
+						contextView.getOrDefault(CallObservations.REACTOR_CONTEXT_KEY, null), capture, false);
+				CallObservations.Call observed = protocolCall.observed;
+				// suppressCancel: a cancelled subscriber leaves the call running.
+				return Mono.fromFuture(executor.executeNonBlocking(protocolCall, () -> {
 					try (Observation.Scope scope = (observed != null) ? observed.observation.openScope() : null) {
 						Mono<?> mono = withIdempotencyContext(call.get());
 						// Written inside the subscriber's context, so that this
@@ -568,15 +545,11 @@ public class IdempotencyExecutor implements AutoCloseable {
 							.contextWrite(contextView)
 							.toFuture();
 					}
-				}, observed, capture, subscriberThread());
+				}, subscriberThread()), true);
 			}
 			catch (RuntimeException | Error ex) {
-				// Thrown before a future existed: the observation must not stay open.
-				CallObservations.stop(observed, ex);
 				return Mono.error(ex);
 			}
-			// suppressCancel: a cancelled subscriber leaves the call running.
-			return Mono.fromFuture(CallObservations.stopOnCompletion(result, observed), true);
 		}
 
 		/** Read while the executor has it bound: the operators run on other threads. */

@@ -8,14 +8,14 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.idempotent.store.ClaimResult;
 import io.github.idempotent.store.Fingerprint;
+import io.github.idempotent.store.IdempotencyStore;
 import io.github.idempotent.store.StoredResult;
 
 /**
- * The idempotency protocol for every kind of call: what the answer to a claim means (run
- * as owner, answer a completed duplicate, wait for one in progress, refuse), what a store
- * failure means, and how the owner's hold starts. {@link BlockingCall} and
- * {@link CompletionStageCall} carry its decisions out; its log category is the
- * executor's.
+ * The protocol for every kind of call: what the answer to a claim means (run as owner,
+ * answer a completed duplicate, wait for one in progress, refuse), what a store failure
+ * means, and how the owner's hold starts. {@link BlockingCall} and
+ * {@link CompletionStageCall} carry its decisions out; it logs as the executor.
  */
 final class IdempotencyProtocol {
 
@@ -43,12 +43,13 @@ final class IdempotencyProtocol {
 
 	volatile ResultCompression resultCompression = ResultCompression.none();
 
-	IdempotencyProtocol(StoreAccess store, IdempotencyThreads threads, FailureMode failureMode, long maxResultSize) {
-		this.store = store;
+	IdempotencyProtocol(IdempotencyStore store, IdempotencyThreads threads, FailureMode failureMode,
+			long maxResultSize) {
+		this.store = new StoreAccess(store, threads);
 		this.threads = threads;
 		this.failureMode = failureMode;
 		this.maxResultSize = maxResultSize;
-		this.leases = new LeaseWatchdog(store.store, threads.timer, threads.renewals);
+		this.leases = new LeaseWatchdog(store, threads.timer, threads.renewals);
 	}
 
 	/**

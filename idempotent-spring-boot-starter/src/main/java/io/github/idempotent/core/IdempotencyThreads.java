@@ -13,8 +13,6 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.util.Assert;
-
 /**
  * The protocol's own threads: the timer, lease renewals, and blocking store calls for
  * asynchronous callers; {@link #close()} stops those created here.
@@ -37,7 +35,8 @@ final class IdempotencyThreads implements AutoCloseable {
 	private final ThreadPoolExecutor ownedBlockingStoreExecutor = new ThreadPoolExecutor(64, 64, 60, TimeUnit.SECONDS,
 			new LinkedBlockingQueue<>(), daemons(() -> "idempotent-store"));
 
-	private volatile Executor blockingStoreExecutor = this.ownedBlockingStoreExecutor;
+	/** Never the thread that completes a caller's future, which may be an event loop. */
+	volatile Executor blockingStoreExecutor = this.ownedBlockingStoreExecutor;
 
 	/** Set at shutdown: a call that would wait for the store again ends instead. */
 	volatile boolean stopping;
@@ -55,16 +54,6 @@ final class IdempotencyThreads implements AutoCloseable {
 		AtomicInteger threads = new AtomicInteger();
 		return new ThreadPoolExecutor(0, RENEWAL_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
 				daemons(() -> "idempotent-lease-renewal-" + threads.incrementAndGet()));
-	}
-
-	void setBlockingStoreExecutor(Executor blockingStoreExecutor) {
-		Assert.notNull(blockingStoreExecutor, "blockingStoreExecutor must not be null");
-		this.blockingStoreExecutor = blockingStoreExecutor;
-	}
-
-	/** Never the thread that completes a caller's future, which may be an event loop. */
-	Executor blockingStoreExecutor() {
-		return this.blockingStoreExecutor;
 	}
 
 	static ThreadFactory daemons(Supplier<String> names) {

@@ -274,7 +274,7 @@ final class OwnerHandle implements IdempotencyExecutor.Hold {
 		try {
 			threads.timer.schedule(() -> {
 				try {
-					threads.blockingStoreExecutor().execute(retry);
+					threads.blockingStoreExecutor.execute(retry);
 				}
 				catch (RejectedExecutionException ex) {
 					gaveUp(ex.getMessage(), done);

@@ -24,6 +24,9 @@ final class ProtocolCall {
 
 	final IdempotencyObserver observer;
 
+	/** The call's observation, started by the executor and stopped once it has ended. */
+	final CallObservations.@Nullable Call observed;
+
 	final IdempotencyExecutor.@Nullable ResponseCapture capture;
 
 	/** Whether the method returns on the calling thread, where the owner's steps run. */
@@ -34,12 +37,14 @@ final class ProtocolCall {
 	private long pollMillis = FIRST_POLL_MILLIS;
 
 	ProtocolCall(IdempotencyPolicy policy, String clientKey, RecordKey key, Fingerprint fingerprint,
-			IdempotencyObserver observer, IdempotencyExecutor.@Nullable ResponseCapture capture, boolean blocking) {
+			IdempotencyObserver observer, CallObservations.@Nullable Call observed,
+			IdempotencyExecutor.@Nullable ResponseCapture capture, boolean blocking) {
 		this.policy = policy;
 		this.clientKey = clientKey;
 		this.key = key;
 		this.fingerprint = fingerprint;
 		this.observer = observer;
+		this.observed = observed;
 		this.capture = capture;
 		this.blocking = blocking;
 	}

@@ -56,7 +56,7 @@ final class StoreAccess {
 		if (this.store instanceof AsyncIdempotencyStore async && async.supportsAsync()) {
 			return Futures.call(() -> nonBlocking.apply(async));
 		}
-		return Futures.call(() -> CompletableFuture.supplyAsync(step, this.threads.blockingStoreExecutor()));
+		return Futures.call(() -> CompletableFuture.supplyAsync(step, this.threads.blockingStoreExecutor));
 	}
 
 }

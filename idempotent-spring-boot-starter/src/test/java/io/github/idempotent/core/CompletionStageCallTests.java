@@ -204,7 +204,8 @@ class CompletionStageCallTests {
 	private CompletableFuture<Object> call(boolean nonBlocking, IdempotencyPolicy policy, String key,
 			IdempotencyExecutor.AsyncInvocation method) {
 		return nonBlocking
-				? this.executor.executeNonBlocking(policy, key, new RecordKey(key), FP, method, null, null,
+				? this.executor.executeNonBlocking(
+						this.executor.call(policy, key, new RecordKey(key), FP, null, null, false), method,
 						ForkJoinPool.commonPool())
 				: this.executor.executeAsync(policy, key, new RecordKey(key), FP, method, null);
 	}

@@ -418,7 +418,7 @@ class LeaseWatchdogTests {
 	private ProtocolCall call(Duration lease, Duration maxDuration) {
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), lease, Duration.ZERO,
 				Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec(), maxDuration);
-		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, this.observer, null, true);
+		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, this.observer, null, null, true);
 	}
 
 	/** A timer that counts the ticks it is given, and refuses the first few. */

@@ -128,7 +128,7 @@ class StepConfirmationTests {
 	private static ProtocolCall call(Duration leaseTime, Duration maxDuration) {
 		IdempotencyPolicy policy = new IdempotencyPolicy("op", Duration.ofMinutes(1), leaseTime, Duration.ZERO,
 				Duration.ofSeconds(1), List.of(), OwnerHandleTests.codec(), maxDuration);
-		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, IdempotencyObserver.NONE, null, true);
+		return new ProtocolCall(policy, "k", new RecordKey("k"), FP, IdempotencyObserver.NONE, null, null, true);
 	}
 
 }
