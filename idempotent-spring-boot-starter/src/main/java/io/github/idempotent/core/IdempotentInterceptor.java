@@ -90,8 +90,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 				Throwable cause = Futures.unwrap(failure);
 				Throwable answer = failures.failures().apply(cause);
 				long delay = failures.delayOf(cause).toMillis();
-				// Held back without a thread, for a requeue the container sends again at
-				// once.
+				// Held back without a thread, for a requeue redelivered at once.
 				Executor after = (delay > 0) ? CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS)
 						: Runnable::run;
 				after.execute(() -> translated.completeExceptionally(answer));
@@ -106,8 +105,7 @@ class IdempotentInterceptor implements MethodInterceptor {
 	 */
 	private @Nullable Object invokeHandler(IdempotentOperation operation, MethodInvocation invocation,
 			@Nullable Class<?> targetClass) throws Throwable {
-		// Spring MVC hands it on this thread even to a Mono handler; WebFlux in the
-		// context.
+		// Spring MVC binds it here, even for a Mono handler; WebFlux in the context.
 		HandlerCall handlerCall = HandlerCall.take(invocation.getMethod(), targetClass);
 		if (operation.kind() == IdempotentOperation.Kind.MONO) {
 			return reactive(operation).invokeHandler(operation, invocation, targetClass, this.beanResolver,

@@ -157,8 +157,7 @@ final class LeaseWatchdog {
 
 	/**
 	 * Starts a due renewal, or gives up on one unanswered in time; returns when the lease
-	 * next needs a tick, or {@link #IDLE} if only a renewal in flight can change
-	 * anything.
+	 * next needs a tick, {@link #IDLE} if only a renewal in flight can change that.
 	 */
 	private long check(Lease lease, long now) {
 		Attempt attempt = null;
@@ -397,9 +396,8 @@ final class LeaseWatchdog {
 		}
 
 		/**
-		 * Whether the claim or latest successful renewal was sent less than a lease
-		 * before {@code now}: a key found taken then was deleted, not taken over after a
-		 * stall.
+		 * Whether the claim or last successful renewal went out within a lease before
+		 * {@code now}: a key found taken then was deleted, not taken after a stall.
 		 */
 		synchronized boolean isHeld(long now) {
 			return now - this.renewedAt < this.call.policy.lease().toNanos();

@@ -23,9 +23,8 @@ record OperationDefaults(Duration ttl, Duration lease, Duration waitFor, @Nullab
 		Duration retryAfter, Duration maxDuration, ReleasedStatuses releaseOnStatus) {
 
 	/**
-	 * Those of an executor built without the auto-configuration; repeated as literals in
-	 * the properties for the configuration metadata (IdempotentAutoConfigurationTests
-	 * keeps them equal).
+	 * Those of an executor built without the auto-configuration, repeated as literals in
+	 * the properties' metadata (IdempotentAutoConfigurationTests keeps them equal).
 	 */
 	static final OperationDefaults DEFAULT = new OperationDefaults(Duration.ofHours(24), Duration.ofSeconds(30),
 			Duration.ZERO, null, Duration.ofSeconds(1), IdempotencyPolicy.DEFAULT_MAX_DURATION,

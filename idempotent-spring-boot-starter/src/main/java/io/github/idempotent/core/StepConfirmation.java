@@ -5,8 +5,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The retries of one {@link OwnerHandle} step after the store could not be reached,
  * backing off from {@value #FIRST_RETRY_MILLIS} ms to {@value #MAX_RETRY_MILLIS} ms for
- * one lease: the owner token fences a repeated step; past one lease the key may have been
- * taken over.
+ * one lease: the owner token fences a repeated step; past one lease the key may be taken.
  */
 final class StepConfirmation {
 
@@ -43,9 +42,8 @@ final class StepConfirmation {
 			this.deadline = now + this.lease.call.policy.lease().toNanos();
 		}
 		long left = TimeUnit.NANOSECONDS.toMillis(this.deadline - now);
-		// A Redis full under noeviction refuses the completion but still extends the
-		// lease: ask again past the bound, up to maxDuration, rather than let a retry
-		// run.
+		// A full Redis (noeviction) refuses the completion but still extends the lease:
+		// ask again past the bound, up to maxDuration, rather than let a retry run.
 		if (left <= 0 && !(this.lease.isHeld(now) && !this.lease.lost && !this.lease.overdue)) {
 			return -1;
 		}

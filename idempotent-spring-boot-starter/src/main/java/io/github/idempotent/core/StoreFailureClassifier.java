@@ -37,10 +37,9 @@ final class StoreFailureClassifier {
 	/** No room for a record: retried like an outage, never run unprotected. */
 	static boolean isFull(Throwable failure) {
 		return anyCause(failure, (ex, type) -> ex instanceof StoreFullException
-				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), OUT_OF_MEMORY)));
+				|| (REDIS_ERROR_REPLIES.contains(type) && isRefusal(ex.getMessage(), "OOM ")));
 	}
 
-	/** Whether {@code test} holds for a cause and one of its classes' names. */
 	private static boolean anyCause(Throwable failure, BiPredicate<Throwable, String> test) {
 		for (Throwable ex = failure; ex != null; ex = (ex.getCause() != ex) ? ex.getCause() : null) {
 			for (Class<?> type = ex.getClass(); type != null; type = type.getSuperclass()) {
@@ -59,8 +58,6 @@ final class StoreFailureClassifier {
 	 */
 	private static final List<String> PASSING_REFUSALS = List.of("OOM ", "READONLY ", "MASTERDOWN ", "NOREPLICAS ",
 			"TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "BUSY ");
-
-	private static final String OUT_OF_MEMORY = "OOM ";
 
 	private static boolean isRefusal(@Nullable String message, String refusal) {
 		return message != null && (message.startsWith(refusal) || message.contains("-" + refusal));
