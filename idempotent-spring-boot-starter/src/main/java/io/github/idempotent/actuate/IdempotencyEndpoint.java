@@ -269,9 +269,6 @@ public class IdempotencyEndpoint {
 
 	/** Undoes the escaping of {@link RecordKey#of}. */
 	private static String unescape(String part) {
-		if (part.indexOf('%') < 0) {
-			return part;
-		}
 		return part.replace("%3A", ":").replace("%7B", "{").replace("%7D", "}").replace("%7E", "~").replace("%25", "%");
 	}
 

@@ -3,7 +3,6 @@ package io.github.idempotent.messaging.amqp;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.ConditionalRejectingErrorHandler;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
@@ -54,12 +53,10 @@ public class QuietRequeueErrorHandler implements ErrorHandler {
 	}
 
 	private static String describe(Throwable failure) {
-		Message message = (failure instanceof ListenerExecutionFailedException listener) ? listener.getFailedMessage()
-				: null;
-		if (message == null) {
+		if (!(failure instanceof ListenerExecutionFailedException listener) || listener.getFailedMessage() == null) {
 			return "A message";
 		}
-		MessageProperties properties = message.getMessageProperties();
+		MessageProperties properties = listener.getFailedMessage().getMessageProperties();
 		String id = (properties.getMessageId() != null) ? "Message " + properties.getMessageId()
 				: "A message without a message id";
 		return (properties.getConsumerQueue() != null) ? id + " from queue " + properties.getConsumerQueue() : id;

@@ -40,10 +40,7 @@ public class RabbitMessageKeyResolver implements IdempotencyKeyResolver {
 	@Override
 	public @Nullable String resolveKey() {
 		Message message = CURRENT.get();
-		if (message == null) {
-			return null;
-		}
-		String id = message.getMessageProperties().getMessageId();
+		String id = (message != null) ? message.getMessageProperties().getMessageId() : null;
 		return StringUtils.hasText(id) ? id : null;
 	}
 

@@ -29,15 +29,13 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 
 	private static final ThreadLocal<ConsumerRecord<?, ?>> CURRENT = new ThreadLocal<>();
 
-	/** The default of {@code idempotent.max-key-length}. */
-	private static final int DEFAULT_MAX_KEY_LENGTH = 255;
-
 	private final String headerName;
 
 	private final int maxKeyLength;
 
+	/** Derived keys are at most 255 characters, the default max-key-length. */
 	public KafkaRecordKeyResolver(String headerName) {
-		this(headerName, DEFAULT_MAX_KEY_LENGTH);
+		this(headerName, 255);
 	}
 
 	/** Derived keys are at most {@code maxKeyLength} characters. */
