@@ -21,7 +21,7 @@ public class IdempotencyRecordInterceptor implements RecordInterceptor<Object, O
 
 	@Override
 	public void afterRecord(ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
-		KafkaRecordKeyResolver.bind(null);
+		KafkaRecordKeyResolver.unbind();
 	}
 
 }

@@ -51,13 +51,12 @@ public class KafkaRecordKeyResolver implements IdempotencyKeyResolver {
 		return CURRENT.get();
 	}
 
-	static void bind(@Nullable ConsumerRecord<?, ?> record) {
-		if (record != null) {
-			CURRENT.set(record);
-		}
-		else {
-			CURRENT.remove();
-		}
+	static void bind(ConsumerRecord<?, ?> record) {
+		CURRENT.set(record);
+	}
+
+	static void unbind() {
+		CURRENT.remove();
 	}
 
 	@Override
