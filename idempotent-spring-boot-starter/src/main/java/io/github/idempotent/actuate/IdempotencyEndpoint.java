@@ -234,7 +234,7 @@ public class IdempotencyEndpoint {
 			.findFirst()
 			.orElse(unescape(parts[1])) : null;
 		Duration age = record.age(now);
-		Duration expiresIn = record.expiresIn();
+		String expiresIn = (record.expiresIn() != null) ? record.expiresIn().toString() : null;
 		String result = null;
 		String resultBase64 = null;
 		ResponseDescriptor response = null;
@@ -260,9 +260,8 @@ public class IdempotencyEndpoint {
 		boolean inProgress = record.state() == IdempotencyRecord.State.IN_PROGRESS;
 		return new RecordDescriptor(operation, shown ? unescape(parts[0]) : null, shown ? unescape(parts[2]) : null,
 				storedKey, record.state().name(), (record.claimedAt() != null) ? record.claimedAt().toString() : null,
-				(age != null) ? age.withNanos(0).toString() : null,
-				(inProgress && expiresIn != null) ? expiresIn.toString() : null,
-				(!inProgress && expiresIn != null) ? expiresIn.toString() : null,
+				(age != null) ? age.withNanos(0).toString() : null, inProgress ? expiresIn : null,
+				inProgress ? null : expiresIn,
 				(showResult && record.fingerprint() != null) ? hash(record.fingerprint().value()) : null,
 				(record.result() != null) ? record.result().size() : null, result, resultBase64, response, reason);
 	}
