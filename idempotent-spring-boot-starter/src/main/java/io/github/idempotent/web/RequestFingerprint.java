@@ -172,7 +172,8 @@ final class RequestFingerprint {
 		out.append('"');
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
-			int escape = "\"\\\b\f\n\r\t".indexOf(c);
+			// Most characters need no escape and skip the lookup.
+			int escape = (c >= 0x20 && c != '"' && c != '\\') ? -1 : "\"\\\b\f\n\r\t".indexOf(c);
 			if (escape >= 0) {
 				out.append('\\').append("\"\\bfnrt".charAt(escape));
 			}
