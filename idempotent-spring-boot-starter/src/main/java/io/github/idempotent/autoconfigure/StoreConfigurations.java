@@ -1,5 +1,9 @@
 package io.github.idempotent.autoconfigure;
 
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.util.List;
+
 import javax.sql.DataSource;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -10,11 +14,11 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
@@ -64,10 +68,40 @@ final class StoreConfigurations {
 	private StoreConfigurations() {
 	}
 
+	/** The store types a configuration serves: see {@link OnStoreType}. */
+	@Retention(RetentionPolicy.RUNTIME)
+	@Conditional(OnStoreType.class)
+	@interface ConditionalOnStoreType {
+
+		StoreType[] value();
+
+	}
+
+	/**
+	 * {@code idempotent.store.type} read as {@link IdempotentProperties} binds it (auto
+	 * when unset): a value with a trailing blank, kept by an application.properties file,
+	 * must choose the store it binds to, not another.
+	 */
+	static final class OnStoreType extends SpringBootCondition {
+
+		@Override
+		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			List<StoreType> types = List
+				.of(metadata.getAnnotations().get(ConditionalOnStoreType.class).getEnumArray("value", StoreType.class));
+			StoreType type = Binder.get(context.getEnvironment())
+				.bind("idempotent.store.type", StoreType.class)
+				.orElse(StoreType.AUTO);
+			return new ConditionOutcome(types.contains(type),
+					ConditionMessage.forCondition(ConditionalOnStoreType.class, types)
+						.because("idempotent.store.type is " + type));
+		}
+
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedisConnectionFactory.class)
 	@ConditionalOnBean(RedisConnectionFactory.class)
-	@Conditional(Redis.NoOtherStoreType.class)
+	@ConditionalOnStoreType({ StoreType.AUTO, StoreType.REDIS })
 	static class Redis {
 
 		@Bean
@@ -81,24 +115,6 @@ final class StoreConfigurations {
 				store.setWaitReplicas(redis.waitReplicas(), redis.waitTimeout());
 			}
 			return store;
-		}
-
-		/**
-		 * {@code idempotent.store.type} auto (or unset) or redis, read as
-		 * {@link IdempotentProperties} binds it: a value with a trailing blank must not
-		 * give Redis where the application asked for another store.
-		 */
-		static final class NoOtherStoreType extends SpringBootCondition {
-
-			@Override
-			public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-				StoreType type = Binder.get(context.getEnvironment())
-					.bind("idempotent.store.type", StoreType.class)
-					.orElse(StoreType.AUTO);
-				return new ConditionOutcome(type == StoreType.AUTO || type == StoreType.REDIS,
-						"idempotent.store.type is " + type);
-			}
-
 		}
 
 	}
@@ -144,7 +160,7 @@ final class StoreConfigurations {
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass({ JdbcTemplate.class, DataSourceScriptDatabaseInitializer.class })
 	@ConditionalOnSingleCandidate(DataSource.class)
-	@ConditionalOnProperty(name = "idempotent.store.type", havingValue = "jdbc")
+	@ConditionalOnStoreType(StoreType.JDBC)
 	@EnableConfigurationProperties(IdempotentJdbcProperties.class)
 	@Import(DatabaseInitializationDependencyConfigurer.class)
 	static class Jdbc {

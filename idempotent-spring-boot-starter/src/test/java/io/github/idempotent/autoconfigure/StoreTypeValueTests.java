@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
+import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport.ConditionAndOutcomes;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.env.PropertiesPropertySourceLoader;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -14,6 +16,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.io.ByteArrayResource;
 
+import io.github.idempotent.store.jdbc.JdbcIdempotencyStore;
 import io.github.idempotent.store.memory.InMemoryIdempotencyStore;
 import io.github.idempotent.store.redis.RedisIdempotencyStore;
 import io.github.idempotent.testsupport.TestRedis;
@@ -45,18 +48,23 @@ class StoreTypeValueTests {
 	}
 
 	@Test
-	void jdbcWithATrailingBlankIsNeverServedByRedisInstead() {
+	void jdbcWithATrailingBlankKeepsRecordsInTheDatabaseWhenRedisIsThere() {
 		this.runner.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.generate-unique-name=true")
 			.withInitializer((context) -> applicationProperties(context, "idempotent.store.type=jdbc \n"))
 			.run((context) -> {
-				// Bound as JDBC: the start-up may fail, but the records must not land in
-				// Redis.
-				if (context.getStartupFailure() == null) {
-					assertThat(context.getBean(IdempotentProperties.class).store().type())
-						.isEqualTo(IdempotentProperties.StoreType.JDBC);
-					assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
-				}
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IdempotentProperties.class).store().type())
+					.isEqualTo(IdempotentProperties.StoreType.JDBC);
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class)
+					.doesNotHaveBean(RedisIdempotencyStore.class);
+				// The condition report says why Redis stood aside.
+				ConditionAndOutcomes redis = ConditionEvaluationReport.get(context.getBeanFactory())
+					.getConditionAndOutcomesBySource()
+					.get(StoreConfigurations.Redis.class.getName());
+				assertThat(redis.isFullMatch()).isFalse();
+				assertThat(redis).anySatisfy((outcome) -> assertThat(outcome.getOutcome().getMessage()).isEqualTo(
+						"@StoreConfigurations.ConditionalOnStoreType [AUTO, REDIS] idempotent.store.type is JDBC"));
 			});
 	}
 
